@@ -1,0 +1,19 @@
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function encode(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+export function decode<T = unknown>(data: Uint8Array): T {
+  return JSON.parse(decoder.decode(data)) as T;
+}
+
+/** Subject tokens cannot hold `.`, `*`, `>` or spaces: anything outside [A-Za-z0-9_-] is %-encoded. */
+export function subjectToken(value: string): string {
+  return value.replace(/[^A-Za-z0-9_-]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
+}
+
+export function fromSubjectToken(token: string): string {
+  return token.replace(/%([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}

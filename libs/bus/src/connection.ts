@@ -1,0 +1,32 @@
+import { connect, type NatsConnection, type ConnectionOptions } from 'nats';
+import { getLogger } from '@platform/logger';
+
+const log = getLogger('bus.connection');
+
+export interface ConnectOptions {
+  url: string;
+  name: string;
+  /** Keep trying forever (default) so a service survives NATS restarts. */
+  maxReconnectAttempts?: number;
+}
+
+export async function connectNats(opts: ConnectOptions): Promise<NatsConnection> {
+  const options: ConnectionOptions = {
+    servers: opts.url.split(',').map((s) => s.trim()),
+    name: opts.name,
+    maxReconnectAttempts: opts.maxReconnectAttempts ?? -1,
+    reconnectTimeWait: 250,
+    waitOnFirstConnect: true,
+    pingInterval: 5_000,
+    maxPingOut: 2,
+  };
+  const nc = await connect(options);
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
+        log.warn({ natsStatus: s.type, data: String(s.data) }, 'nats connection status changed');
+      }
+    }
+  })().catch(() => undefined);
+  return nc;
+}

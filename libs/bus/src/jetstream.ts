@@ -1,0 +1,202 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  RetentionPolicy,
+  StorageType,
+  headers as natsHeaders,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+  nanos,
+} from 'nats';
+import type { z } from 'zod';
+import { type EventDef, type EventEnvelope, PLATFORM_EVENTS_STREAM, EVENT_SUBJECT_PREFIX, type PendingEvent } from '@platform/contracts';
+import { getLogger, runWithContext } from '@platform/logger';
+import { decode, encode } from './codec';
+
+const log = getLogger('bus.jetstream');
+
+export interface StreamSpec {
+  name: string;
+  subjects: string[];
+  retention?: 'limits' | 'workqueue' | 'interest';
+  maxAgeMs?: number;
+  duplicateWindowMs?: number;
+}
+
+export const platformEventsStream: StreamSpec = {
+  name: PLATFORM_EVENTS_STREAM,
+  subjects: [`${EVENT_SUBJECT_PREFIX}.>`],
+  retention: 'limits',
+  maxAgeMs: 7 * 24 * 3600 * 1000,
+  duplicateWindowMs: 10 * 60 * 1000,
+};
+
+export async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, replicas = 1): Promise<void> {
+  const cfg = {
+    name: spec.name,
+    subjects: spec.subjects,
+    retention: spec.retention === 'workqueue' ? RetentionPolicy.Workqueue : spec.retention === 'interest' ? RetentionPolicy.Interest : RetentionPolicy.Limits,
+    storage: StorageType.File,
+    num_replicas: replicas,
+    max_age: spec.maxAgeMs ? nanos(spec.maxAgeMs) : 0,
+    duplicate_window: nanos(spec.duplicateWindowMs ?? 2 * 60 * 1000),
+  };
+  try {
+    await jsm.streams.info(spec.name);
+    return;
+  } catch {
+    /* not there yet */
+  }
+  try {
+    await jsm.streams.add(cfg);
+  } catch (err) {
+    // another replica may have created it at the same moment
+    const msg = String((err as Error).message ?? err);
+    if (!/already in use|exists/i.test(msg)) throw err;
+  }
+}
+
+export interface Publisher {
+  /** Publishes with `msgID` so JetStream drops a second publish of the same id. */
+  publish(subject: string, data: unknown, msgId: string, headers?: Record<string, string>): Promise<{ duplicate: boolean }>;
+  publishPending(events: PendingEvent[]): Promise<void>;
+}
+
+export function publisher(js: JetStreamClient): Publisher {
+  return {
+    async publish(subject, data, msgId, hdrs) {
+      const h = natsHeaders();
+      for (const [k, v] of Object.entries(hdrs ?? {})) h.set(k, v);
+      const ack = await js.publish(subject, encode(data), { msgID: msgId, headers: h });
+      return { duplicate: ack.duplicate };
+    },
+    async publishPending(events) {
+      await Promise.all(events.map((e) => this.publish(e.subject, e.envelope, e.id)));
+    },
+  };
+}
+
+export interface ConsumeOptions<T> {
+  stream: string;
+  durable: string;
+  filterSubjects: string[];
+  /** How long a message may be worked before it is redelivered. */
+  ackWaitMs?: number;
+  maxDeliver?: number;
+  /** Messages worked at once by this process. */
+  concurrency?: number;
+  /** Delay before a failed message is redelivered. */
+  nakDelayMs?: number;
+  parse?: z.ZodType<T>;
+  handler: (data: T, msg: JsMsg) => Promise<void>;
+}
+
+export interface RunningConsumer {
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * A durable pull consumer: each message is acknowledged only after `handler` resolves; a failure is
+ * nak'ed with a delay and redelivered. Replicas that use the same durable share the messages.
+ */
+export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: ConsumeOptions<T>): Promise<RunningConsumer> {
+  const jsm = await nc.jetstreamManager();
+  const js = nc.jetstream();
+  const config = {
+    durable_name: opts.durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(opts.ackWaitMs ?? 30_000),
+    max_deliver: opts.maxDeliver ?? -1,
+    max_ack_pending: Math.max(1000, (opts.concurrency ?? 16) * 4),
+    ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
+  };
+  try {
+    await jsm.consumers.info(opts.stream, opts.durable);
+    await jsm.consumers.update(opts.stream, opts.durable, {
+      ack_wait: config.ack_wait,
+      max_deliver: config.max_deliver,
+      max_ack_pending: config.max_ack_pending,
+      ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
+    });
+  } catch {
+    try {
+      await jsm.consumers.add(opts.stream, config);
+    } catch (err) {
+      if (!/already in use|exists/i.test(String((err as Error).message))) throw err;
+    }
+  }
+  const consumer = await js.consumers.get(opts.stream, opts.durable);
+  const concurrency = opts.concurrency ?? 16;
+  let stopping = false;
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
+  let slot: (() => void) | undefined;
+  let messages: ConsumerMessages | undefined;
+
+  const work = async (m: JsMsg) => {
+    inFlight++;
+    try {
+      const raw = decode<unknown>(m.data);
+      const data = opts.parse ? opts.parse.parse(raw) : (raw as T);
+      const requestId = (raw as Partial<EventEnvelope>)?.id ?? m.headers?.get('x-request-id') ?? 'jetstream';
+      await runWithContext({ requestId }, () => opts.handler(data, m));
+      m.ack();
+    } catch (err) {
+      log.warn({ err, durable: opts.durable, subject: m.subject, deliveries: m.info.redeliveryCount }, 'message handling failed; will be redelivered');
+      try {
+        m.nak(opts.nakDelayMs ?? 1000);
+      } catch {
+        /* connection gone: redelivered after ack_wait */
+      }
+    } finally {
+      inFlight--;
+      slot?.();
+      if (inFlight === 0) idle?.();
+    }
+  };
+
+  const loop = async () => {
+    while (!stopping) {
+      try {
+        messages = await consumer.consume({ max_messages: concurrency * 2 });
+        for await (const m of messages) {
+          if (stopping) {
+            m.nak();
+            continue;
+          }
+          while (inFlight >= concurrency) await new Promise<void>((r) => (slot = r));
+          void work(m);
+        }
+      } catch (err) {
+        if (stopping) break;
+        log.warn({ err, durable: opts.durable }, 'consumer loop failed; restarting');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  };
+  void loop();
+
+  return {
+    async stop(graceMs = 20_000) {
+      stopping = true;
+      try {
+        messages?.stop();
+      } catch {
+        /* already closed */
+      }
+      if (inFlight > 0) {
+        await Promise.race([new Promise<void>((r) => (idle = r)), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);
+      }
+    },
+  };
+}
+
+/** Decodes an event envelope from a message, validating its payload against the event's schema. */
+export function parseEvent<T>(def: EventDef<z.ZodType<T>>, raw: unknown): EventEnvelope<T> {
+  const env = raw as EventEnvelope<unknown>;
+  return { ...env, data: def.payload.parse(env.data) };
+}

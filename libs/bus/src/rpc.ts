@@ -1,0 +1,230 @@
+import { headers as natsHeaders, type NatsConnection, type Msg, type Subscription, ErrorCode, type NatsError, type MsgHdrs } from 'nats';
+import type { z } from 'zod';
+import {
+  type AnyOperation,
+  type OperationInput,
+  type OperationReplyBody,
+  type OperationRequest,
+  Principal,
+  type RequestMeta,
+} from '@platform/contracts';
+import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProblem } from '@platform/problems';
+import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
+import { decode, encode } from './codec';
+
+const log = getLogger('bus.rpc');
+
+/** What travels on the wire for one operation call. */
+export interface WireRequest {
+  params?: unknown;
+  query?: unknown;
+  body?: unknown;
+  principal: Principal;
+  meta?: RequestMeta;
+}
+
+export type WireReply =
+  | { ok: true; status: number; body?: unknown; headers?: Record<string, string> }
+  | { ok: false; problem: Problem; headers?: Record<string, string> };
+
+/** A handler may return a body (sent with the contract's status) or a `Reply` to pick status and headers. */
+export class Reply<T = unknown> {
+  constructor(
+    readonly status: number,
+    readonly body?: T,
+    readonly headers?: Record<string, string>,
+  ) {}
+}
+
+export function reply<T>(status: number, body?: T, headers?: Record<string, string>): Reply<T> {
+  return new Reply(status, body, headers);
+}
+
+export interface HandlerContext {
+  principal: Principal;
+  meta: RequestMeta;
+  requestId: string;
+  /** W3C traceparent from the caller, if any. */
+  traceparent?: string;
+}
+
+export type Handler<O extends AnyOperation> = (
+  input: OperationInput<O>,
+  ctx: HandlerContext,
+) => Promise<OperationReplyBody<O> | Reply<unknown>> | OperationReplyBody<O> | Reply<unknown>;
+
+export interface CallContext {
+  requestId?: string;
+  principal?: Principal;
+  meta?: RequestMeta;
+  traceparent?: string;
+  timeoutMs?: number;
+}
+
+export interface CallResult<T = unknown> {
+  status: number;
+  body: T;
+  headers?: Record<string, string>;
+}
+
+function parsePart(schema: z.ZodType | undefined, value: unknown, where: 'params' | 'query' | 'body'): unknown {
+  if (!schema) return where === 'body' ? undefined : {};
+  const r = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
+  if (!r.success) throw validationError(r.error, where);
+  return r.data;
+}
+
+/** Parses params, query and body against the operation's schemas; throws a 400 AppError listing every issue. */
+export function parseOperationInput<O extends AnyOperation>(op: O, raw: { params?: unknown; query?: unknown; body?: unknown }): OperationInput<O> {
+  return {
+    params: parsePart(op.params, raw.params, 'params'),
+    query: parsePart(op.query, raw.query, 'query'),
+    body: parsePart(op.body, raw.body, 'body'),
+  } as OperationInput<O>;
+}
+
+export function errorToWire(err: unknown, instance?: string, requestId?: string): WireReply {
+  if (err instanceof AppError) {
+    return { ok: false, problem: err.toProblem({ instance, requestId }), headers: err.headers };
+  }
+  log.error({ err, requestId }, 'unhandled error in handler');
+  return { ok: false, problem: buildProblem('internal_server_error', GENERIC_5XX_DETAIL, { instance, requestId }) };
+}
+
+function headerMap(h: MsgHdrs | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!h) return out;
+  for (const k of h.keys()) out[k.toLowerCase()] = h.get(k);
+  return out;
+}
+
+export class ServiceBus {
+  private readonly subs: Subscription[] = [];
+  private inFlight = 0;
+  private drainedResolve?: () => void;
+
+  constructor(
+    readonly nc: NatsConnection,
+    readonly service: string,
+    private readonly defaultTimeoutMs = 10_000,
+  ) {}
+
+  /** Serves an operation on its subject with queue group = service name, so replicas share the load. */
+  handle<O extends AnyOperation>(op: O, handler: Handler<O>): void {
+    this.serve(op.subject, async (wire, hdrs) => {
+      const requestId = hdrs['x-request-id'] ?? 'internal';
+      const principal = Principal.parse(wire.principal ?? { kind: 'anonymous' });
+      const input = parseOperationInput(op, wire);
+      const result = await handler(input, { principal, meta: wire.meta ?? {}, requestId, traceparent: hdrs['traceparent'] });
+      if (result instanceof Reply) return { ok: true, status: result.status, body: result.body, headers: result.headers };
+      return { ok: true, status: op.reply.status, body: result };
+    });
+  }
+
+  /** Serves a raw subject (queue group = service) with request-context restore and error mapping. */
+  serve(subject: string, fn: (wire: WireRequest, headers: Record<string, string>, msg: Msg) => Promise<WireReply>): void {
+    const sub = this.nc.subscribe(subject, { queue: this.service });
+    this.subs.push(sub);
+    void (async () => {
+      for await (const msg of sub) {
+        void this.dispatch(msg, fn);
+      }
+    })();
+  }
+
+  private async dispatch(msg: Msg, fn: (wire: WireRequest, headers: Record<string, string>, msg: Msg) => Promise<WireReply>) {
+    this.inFlight++;
+    const hdrs = headerMap(msg.headers);
+    const ctx: RequestContext = { requestId: hdrs['x-request-id'] ?? 'internal' };
+    if (hdrs['x-tenant-id']) ctx.tenantId = hdrs['x-tenant-id'];
+    if (hdrs['x-project-id']) ctx.projectId = hdrs['x-project-id'];
+    if (hdrs['traceparent']) ctx.traceId = hdrs['traceparent'].split('-')[1];
+    await runWithContext(ctx, async () => {
+      let out: WireReply;
+      try {
+        const wire = decode<WireRequest>(msg.data);
+        out = await fn(wire, hdrs, msg);
+      } catch (err) {
+        out = errorToWire(err, hdrs['x-instance'], ctx.requestId);
+      }
+      if (msg.reply) {
+        try {
+          msg.respond(encode(out));
+        } catch (err) {
+          log.warn({ err }, 'could not send reply');
+        }
+      }
+    }).finally(() => {
+      this.inFlight--;
+      if (this.inFlight === 0 && this.drainedResolve) this.drainedResolve();
+    });
+  }
+
+  /** Calls an operation's owning service and returns its reply; a problem reply becomes an AppError. */
+  async call<O extends AnyOperation>(op: O, request: OperationRequest<O>, ctx: CallContext = {}): Promise<CallResult<OperationReplyBody<O>>> {
+    const wire: WireRequest = {
+      params: request.params,
+      query: request.query,
+      body: request.body,
+      principal: ctx.principal ?? { kind: 'admin', via: 'bearer' },
+      meta: ctx.meta,
+    };
+    const result = await this.requestWire(op.subject, wire, ctx, op.path);
+    return result as CallResult<OperationReplyBody<O>>;
+  }
+
+  /** Sends a wire request on a subject; returns the success reply or throws the problem as AppError. */
+  async requestWire(subject: string, wire: WireRequest, ctx: CallContext = {}, instance?: string): Promise<CallResult> {
+    const reply = await this.requestRaw(subject, wire, ctx, instance);
+    if (reply.ok) return { status: reply.status, body: reply.body, headers: reply.headers };
+    throw AppError.fromProblem(reply.problem, reply.headers);
+  }
+
+  async requestRaw(subject: string, wire: WireRequest, ctx: CallContext = {}, instance?: string): Promise<WireReply> {
+    const h = natsHeaders();
+    const current = currentContext();
+    h.set('x-request-id', ctx.requestId ?? current?.requestId ?? 'internal');
+    if (ctx.traceparent) h.set('traceparent', ctx.traceparent);
+    if (instance) h.set('x-instance', instance);
+    try {
+      const msg = await this.nc.request(subject, encode(wire), { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs, headers: h });
+      return decode<WireReply>(msg.data);
+    } catch (err) {
+      throw natsErrorToAppError(err, subject);
+    }
+  }
+
+  /** Stops taking new requests and waits (up to `graceMs`) for the ones in flight. */
+  async drain(graceMs = 20_000): Promise<void> {
+    for (const s of this.subs) {
+      try {
+        await s.drain();
+      } catch {
+        /* connection may already be closed */
+      }
+    }
+    if (this.inFlight > 0) {
+      await Promise.race([
+        new Promise<void>((r) => (this.drainedResolve = r)),
+        new Promise<void>((r) => setTimeout(r, graceMs).unref()),
+      ]);
+    }
+  }
+}
+
+export function natsErrorToAppError(err: unknown, subject: string): AppError {
+  const code = (err as NatsError)?.code;
+  if (code === ErrorCode.NoResponders || code === '503') {
+    return new AppError('service_unavailable', 'The service that owns this operation is not available; try again shortly', {
+      headers: { 'retry-after': '1' },
+    });
+  }
+  if (code === ErrorCode.Timeout || code === 'TIMEOUT') {
+    return new AppError('gateway_timeout', 'The service that owns this operation did not answer in time');
+  }
+  if (code === ErrorCode.Disconnect || code === ErrorCode.ConnectionClosed || code === 'CONNECTION_CLOSED' || code === 'CONNECTION_DRAINING') {
+    return new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } });
+  }
+  log.error({ err, subject }, 'nats request failed');
+  return new AppError('service_unavailable', 'The message bus could not carry the request; try again shortly', { headers: { 'retry-after': '1' } });
+}

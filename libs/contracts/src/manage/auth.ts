@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { operation } from '../operation';
+import { TenantPath, Rid, dataReply, listReply, ListQuery, IsoDateTime } from '../common';
+import { Role } from '../principal';
+
+/** A management access token for one tenant (an addition: how tenant-scoped management credentials are issued). */
+export const AccessToken = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  name: z.string(),
+  role: Role,
+  userId: z.string(),
+  expiresAt: z.string().nullable(),
+  createdAt: z.string(),
+});
+export type AccessToken = z.infer<typeof AccessToken>;
+
+export const AccessTokenCreate = z.strictObject({
+  name: z.string().min(1).max(256),
+  role: Role.default('admin'),
+  userId: Rid.optional().describe('User the token acts as (defaults to the token id)'),
+  expiresAt: IsoDateTime.nullable().optional(),
+});
+
+const tags = ['Access'];
+
+export const createAccessToken = operation({
+  operationId: 'createAccessToken',
+  summary: 'Issue a management access token for a tenant (shown once)',
+  description: 'Admins, and tenant owners for their own tenant, issue bearer tokens scoped to one tenant with a role (owner, admin, member, viewer).',
+  tags,
+  method: 'post',
+  path: '/manage/tenants/{tenantId}/access-tokens',
+  service: 'management',
+  subject: 'svc.management.access-tokens.create',
+  auth: 'manage',
+  permission: 'admin',
+  params: TenantPath,
+  body: AccessTokenCreate,
+  reply: { status: 201, body: dataReply(z.object({ accessToken: AccessToken, token: z.string() })) },
+  errors: [400, 401, 403, 422, 500],
+  addition: true,
+});
+
+export const listAccessTokens = operation({
+  operationId: 'listAccessTokens',
+  summary: 'List management access tokens of a tenant',
+  tags,
+  method: 'get',
+  path: '/manage/tenants/{tenantId}/access-tokens',
+  service: 'management',
+  subject: 'svc.management.access-tokens.list',
+  auth: 'manage',
+  permission: 'admin',
+  params: TenantPath,
+  query: ListQuery,
+  reply: { status: 200, body: listReply(AccessToken) },
+  errors: [400, 401, 403, 500],
+  addition: true,
+});
+
+export const deleteAccessToken = operation({
+  operationId: 'deleteAccessToken',
+  summary: 'Revoke a management access token (it stops working at once)',
+  tags,
+  method: 'delete',
+  path: '/manage/tenants/{tenantId}/access-tokens/{id}',
+  service: 'management',
+  subject: 'svc.management.access-tokens.delete',
+  auth: 'manage',
+  permission: 'admin',
+  params: TenantPath.extend({ id: Rid }),
+  reply: { status: 204 },
+  errors: [400, 401, 403, 404, 500],
+  addition: true,
+});
+
+export const Session = z.object({ expiresAt: z.string(), principal: z.object({ kind: z.string(), tenantId: z.string().optional(), role: z.string().optional() }) });
+
+export const createSession = operation({
+  operationId: 'createSession',
+  summary: 'Exchange a bearer credential for a browser session cookie',
+  description: 'Sets the HTTP-only `<prefix>.session_token` cookie (7 days). The session acts with the bearer credential\'s tenant and role.',
+  tags,
+  method: 'post',
+  path: '/manage/auth/session',
+  service: 'management',
+  subject: 'svc.management.sessions.create',
+  auth: 'bearer',
+  reply: { status: 201, body: dataReply(Session) },
+  errors: [401, 500],
+  addition: true,
+});
+
+export const deleteSession = operation({
+  operationId: 'deleteSession',
+  summary: 'End the current browser session',
+  tags,
+  method: 'delete',
+  path: '/manage/auth/session',
+  service: 'management',
+  subject: 'svc.management.sessions.delete',
+  auth: 'cookie',
+  reply: { status: 204 },
+  errors: [401, 500],
+  addition: true,
+});
+
+/** Internal: the gateway resolves a bearer token or session id to a principal. */
+export const RESOLVE_MANAGE_CREDENTIAL_SUBJECT = 'svc.management.auth.resolve';
+export const ResolveManageCredential = z.object({ bearer: z.string().optional(), session: z.string().optional() });
+
+/** Core NATS subject (not stored): a credential was revoked or changed; every gateway drops its cached verification. */
+export const CREDENTIAL_REVOKED_SUBJECT = 'internal.auth.revoked';
+export interface CredentialRevoked {
+  apiKeyId?: string;
+  accessTokenId?: string;
+}

@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import { operation } from '../operation';
+import { Rid, ProjectPath, IdPath, ListQuery, listReply, dataReply, HeaderMap } from '../common';
+
+/** Event types a destination can subscribe to (families: conversation, feedback, event.created, evaluation.failed). */
+export const WEBHOOK_EVENT_TYPES = [
+  'conversation.created',
+  'conversation.updated',
+  'conversation.execution.error',
+  'conversation.generation.error',
+  'conversation.tool.error',
+  'conversation.context.error',
+  'feedback.created',
+  'event.created',
+  'evaluation.failed',
+] as const;
+export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
+
+export const WebhookDestination = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  enabled: z.boolean(),
+  eventTypes: z.array(z.string()),
+  agentIds: z.array(z.string()),
+  evaluatorIds: z.array(z.string()),
+  headers: z.record(z.string(), z.string()),
+  url: z.string().nullable(),
+  chatappChannelId: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type WebhookDestination = z.infer<typeof WebhookDestination>;
+
+const Url = z
+  .url({ protocol: /^https?$/, message: 'must be an http or https URL' })
+  .max(2048)
+  .refine((u) => { try { const p = new URL(u); return !p.username && !p.password; } catch { return false; } }, { message: 'must not carry user:password' });
+
+const fields = {
+  name: z.string().min(1).max(256),
+  description: z.string().max(2000).nullable(),
+  enabled: z.boolean(),
+  eventTypes: z.array(WebhookEventType).min(1),
+  agentIds: z.array(Rid),
+  evaluatorIds: z.array(Rid),
+  headers: HeaderMap,
+  url: Url,
+  chatappChannelId: z.string().min(1).max(255).regex(/^[A-Z0-9]+$/, 'must be a chat channel id (uppercase letters and digits)'),
+};
+
+export const WebhookDestinationCreate = z
+  .strictObject({
+    id: Rid.optional(),
+    name: fields.name,
+    description: fields.description.optional(),
+    enabled: fields.enabled.default(true),
+    eventTypes: fields.eventTypes,
+    agentIds: fields.agentIds.optional(),
+    evaluatorIds: fields.evaluatorIds.optional(),
+    headers: fields.headers.optional(),
+    url: fields.url.optional(),
+    chatappChannelId: fields.chatappChannelId.optional(),
+  })
+  .refine((b) => (b.url === undefined) !== (b.chatappChannelId === undefined), {
+    message: 'give exactly one of url and chatappChannelId',
+    path: ['url'],
+  });
+export type WebhookDestinationCreate = z.infer<typeof WebhookDestinationCreate>;
+
+export const WebhookDestinationUpdate = z
+  .strictObject({
+    name: fields.name.optional(),
+    description: fields.description.optional(),
+    enabled: fields.enabled.optional(),
+    eventTypes: fields.eventTypes.optional(),
+    agentIds: fields.agentIds.optional(),
+    evaluatorIds: fields.evaluatorIds.optional(),
+    headers: fields.headers.optional(),
+    url: fields.url.nullable().optional(),
+    chatappChannelId: fields.chatappChannelId.nullable().optional(),
+  })
+  .refine((b) => !(typeof b.url === 'string' && typeof b.chatappChannelId === 'string'), {
+    message: 'give at most one of url and chatappChannelId',
+    path: ['url'],
+  });
+export type WebhookDestinationUpdate = z.infer<typeof WebhookDestinationUpdate>;
+
+const tags = ['Webhook destinations'];
+const base = '/manage/tenants/{tenantId}/projects/{projectId}/webhook-destinations';
+
+export const listWebhookDestinations = operation({
+  operationId: 'listWebhookDestinations',
+  summary: 'List webhook destinations',
+  tags,
+  method: 'get',
+  path: base,
+  service: 'management',
+  subject: 'svc.management.webhook-destinations.list',
+  auth: 'manage',
+  permission: 'view',
+  params: ProjectPath,
+  query: ListQuery.extend({ agentId: Rid.optional() }),
+  reply: { status: 200, body: listReply(WebhookDestination) },
+  errors: [400, 401, 403, 404, 422, 500],
+});
+
+export const createWebhookDestination = operation({
+  operationId: 'createWebhookDestination',
+  summary: 'Create a webhook destination',
+  tags,
+  method: 'post',
+  path: base,
+  service: 'management',
+  subject: 'svc.management.webhook-destinations.create',
+  auth: 'manage',
+  permission: 'edit',
+  params: ProjectPath,
+  body: WebhookDestinationCreate,
+  reply: { status: 201, body: dataReply(WebhookDestination) },
+  errors: [400, 401, 403, 404, 409, 422, 500],
+});
+
+export const getWebhookDestination = operation({
+  operationId: 'getWebhookDestination',
+  summary: 'Get a webhook destination',
+  tags,
+  method: 'get',
+  path: `${base}/{id}`,
+  service: 'management',
+  subject: 'svc.management.webhook-destinations.get',
+  auth: 'manage',
+  permission: 'view',
+  params: IdPath,
+  reply: { status: 200, body: dataReply(WebhookDestination) },
+  errors: [400, 401, 403, 404, 422, 500],
+});
+
+export const updateWebhookDestination = operation({
+  operationId: 'updateWebhookDestination',
+  summary: 'Update a webhook destination',
+  tags,
+  method: 'patch',
+  path: `${base}/{id}`,
+  service: 'management',
+  subject: 'svc.management.webhook-destinations.update',
+  auth: 'manage',
+  permission: 'edit',
+  params: IdPath,
+  body: WebhookDestinationUpdate,
+  reply: { status: 200, body: dataReply(WebhookDestination) },
+  errors: [400, 401, 403, 404, 422, 500],
+});
+
+export const deleteWebhookDestination = operation({
+  operationId: 'deleteWebhookDestination',
+  summary: 'Delete a webhook destination',
+  tags,
+  method: 'delete',
+  path: `${base}/{id}`,
+  service: 'management',
+  subject: 'svc.management.webhook-destinations.delete',
+  auth: 'manage',
+  permission: 'edit',
+  params: IdPath,
+  reply: { status: 204 },
+  errors: [400, 401, 403, 404, 422, 500],
+});
+
+/** Internal (NATS only): the dispatcher asks for the destinations of a project when its projection is cold. */
+export const LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT = 'svc.management.webhook-destinations.for-dispatch';

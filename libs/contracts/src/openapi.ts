@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import type { AnyOperation } from './operation';
+import { allOperations } from './operations';
+
+const ProblemSchema = {
+  type: 'object',
+  required: ['title', 'status', 'detail', 'code', 'error'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    code: { type: 'string' },
+    instance: { type: 'string' },
+    requestId: { type: 'string' },
+    error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+    errors: {
+      type: 'array',
+      items: { type: 'object', required: ['pointer', 'detail'], properties: { pointer: { type: 'string' }, detail: { type: 'string' } } },
+    },
+  },
+};
+const LegacyErrorSchema = {
+  type: 'object',
+  required: ['error', 'message'],
+  properties: { details: {}, error: { type: 'string' }, message: { type: 'string' } },
+};
+const OAuthErrorSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: { error: { type: 'string' }, error_description: { type: 'string' } },
+};
+
+const statusText: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large',
+  415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error',
+  502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+};
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  delete out.$schema;
+  return out;
+}
+
+function parameters(op: AnyOperation) {
+  const params: unknown[] = [];
+  const add = (schema: z.ZodType | undefined, where: 'path' | 'query') => {
+    if (!schema) return;
+    const js = jsonSchema(schema, 'input') as { properties?: Record<string, unknown>; required?: string[] };
+    for (const [name, s] of Object.entries(js.properties ?? {})) {
+      params.push({ name, in: where, required: where === 'path' || (js.required ?? []).includes(name), schema: s });
+    }
+  };
+  add(op.params, 'path');
+  add(op.query, 'query');
+  return params;
+}
+
+/** Error statuses every operation may answer besides its declared ones (gateway-level). */
+function gatewayStatuses(op: AnyOperation): number[] {
+  const s = [429, 500, 503, 504];
+  if (op.auth !== 'none') s.push(401);
+  if (op.body) s.push(400, 413, 415);
+  if (op.params || op.query) s.push(400);
+  if (op.auth === 'manage' || op.auth === 'cookie' || op.auth === 'bearer' || op.auth === 'admin') s.push(403);
+  return s;
+}
+
+export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array<{ url: string; description?: string }> = []) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of ops) {
+    const responses: Record<string, unknown> = {};
+    const success = (status: number, body: z.ZodType | undefined, description: string, contentType = 'application/json') => {
+      responses[String(status)] = body
+        ? { description, content: { [contentType]: { schema: jsonSchema(body, 'output') } } }
+        : { description };
+    };
+    success(op.reply.status, op.reply.body, op.reply.description ?? 'Success', op.reply.contentType);
+    for (const extra of op.extraReplies ?? []) success(extra.status, extra.body, extra.description, extra.contentType);
+    const errorStatuses = [...new Set([...op.errors, ...gatewayStatuses(op)])].sort();
+    for (const status of errorStatuses) {
+      if (responses[String(status)]) continue;
+      const shape = op.errorBody === 'oauth' && status < 500 ? { 'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } } }
+        : op.errorBody === 'legacy' && status < 500 && status !== 429
+          ? { 'application/json': { schema: { $ref: '#/components/schemas/LegacyError' } }, 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } }
+          : { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+      responses[String(status)] = { description: statusText[status] ?? 'Error', content: shape };
+    }
+    const security =
+      op.auth === 'none' ? [] :
+      op.auth === 'cookie' ? [{ cookieAuth: [] }] :
+      op.auth === 'manage' ? [{ bearerAuth: [] }, { cookieAuth: [] }] :
+      op.auth === 'run' ? [{ bearerAuth: [] }] :
+      [{ bearerAuth: [] }];
+    const entry: Record<string, unknown> = {
+      operationId: op.operationId,
+      summary: op.summary,
+      ...(op.description ? { description: op.description } : {}),
+      tags: op.tags,
+      security,
+      parameters: parameters(op),
+      responses,
+      ...(op.addition ? { 'x-addition': true } : {}),
+    };
+    if (op.body) {
+      const contentType = op.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
+      entry.requestBody = { required: true, content: { [contentType]: { schema: jsonSchema(op.body, 'input') } } };
+    }
+    (paths[op.path] ??= {})[op.method] = entry;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Agent Platform API',
+      version: '0.1.0',
+      description: 'Management, run, evaluation, chat-app, credential-gateway and analytics operations. Generated from the operation declarations in libs/contracts.',
+    },
+    servers,
+    paths,
+    components: {
+      schemas: { Problem: ProblemSchema, LegacyError: LegacyErrorSchema, OAuthError: OAuthErrorSchema },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer' },
+        cookieAuth: { type: 'apiKey', in: 'cookie', name: 'platform.session_token' },
+      },
+    },
+  };
+}

@@ -1,0 +1,218 @@
+import mongoose, { type Connection, type Model } from 'mongoose';
+import type { PendingEvent } from '@platform/contracts';
+import type { Publisher } from '@platform/bus';
+import { getLogger } from '@platform/logger';
+import { AppError } from '@platform/problems';
+
+const log = getLogger('mongo');
+
+export interface MongoOptions {
+  url: string;
+  dbPrefix: string;
+  service: string;
+  poolSize?: number;
+}
+
+/** One connection per service, to its own database `<prefix>_<service>`. */
+export async function connectMongo(opts: MongoOptions): Promise<Connection> {
+  const dbName = `${opts.dbPrefix}_${opts.service.replace(/-/g, '_')}`;
+  const conn = mongoose.createConnection(opts.url, {
+    dbName,
+    maxPoolSize: opts.poolSize ?? 20,
+    serverSelectionTimeoutMS: 5_000,
+    autoIndex: true,
+    retryWrites: false,
+  });
+  await conn.asPromise();
+  conn.on('disconnected', () => log.warn({ dbName }, 'database disconnected'));
+  conn.on('reconnected', () => log.info({ dbName }, 'database reconnected'));
+  return conn;
+}
+
+/** Is the database answering right now (for readiness). */
+export async function mongoReady(conn: Connection): Promise<boolean> {
+  try {
+    if (conn.readyState !== 1 || !conn.db) return false;
+    await conn.db.admin().ping();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function scoped(scope: { tenantId: string; projectId?: string }) {
+  return scope.projectId === undefined ? { tenantId: scope.tenantId } : { tenantId: scope.tenantId, projectId: scope.projectId };
+}
+
+/** Natural `_id` for a record unique within a project: fast primary-key lookups. */
+export function scopedId(scope: { tenantId: string; projectId: string }, id: string): string {
+  return `${scope.tenantId}:${scope.projectId}:${id}`;
+}
+
+export function isDuplicateKey(err: unknown): boolean {
+  return (err as { code?: number })?.code === 11000;
+}
+
+/** Database errors surface as 503 problems (the request can be retried), never as a stack trace. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const name = (err as Error)?.name ?? '';
+  return /MongoNetwork|MongoServerSelection|MongoNotConnected|MongoPoolClosed|MongoTopologyClosed/.test(name);
+}
+
+export async function withDbErrors<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isDatabaseUnavailable(err)) throw new AppError('service_unavailable', 'The database is not reachable; try again shortly', { headers: { 'retry-after': '1' } });
+    throw err;
+  }
+}
+
+export function iso(d: Date | string | undefined | null): string | undefined {
+  if (d === undefined || d === null) return undefined;
+  return typeof d === 'string' ? d : d.toISOString();
+}
+
+/**
+ * Outbox fields every model with pending events carries. `pendingEvents` is a map of event id to entry
+ * (map keys can be removed one by one with `$unset`, which every Mongo-wire server supports);
+ * `outboxSeq` counts appends so the relay clears `outboxPending` only when nothing new arrived.
+ */
+export const outboxFields = {
+  pendingEvents: { type: mongoose.Schema.Types.Mixed, default: undefined },
+  outboxPending: { type: Boolean, default: undefined, index: { sparse: true } },
+  outboxSeq: { type: Number, default: undefined },
+  outboxDelete: { type: Boolean, default: undefined },
+};
+
+/** Filter that hides documents whose deletion is being relayed (merge into every read). */
+export const live = { outboxDelete: { $ne: true } } as const;
+
+/** Update operators that delete a document through the outbox: it is hidden at once and removed once its events are published. */
+export function outboxOnDelete(events: PendingEvent[]) {
+  const ops = outboxOnUpdate(events);
+  return { $set: { ...ops.$set, outboxDelete: true }, $inc: ops.$inc };
+}
+
+/** Fields for a new document whose creation emits `events`. */
+export function outboxOnCreate(events: PendingEvent[]) {
+  return {
+    pendingEvents: Object.fromEntries(events.map((e) => [e.id, e])),
+    outboxPending: true,
+    outboxSeq: 1,
+  };
+}
+
+/** Update operators that append `events` to a document's outbox (merge into your own `$set`). */
+export function outboxOnUpdate(events: PendingEvent[]) {
+  return {
+    $set: { outboxPending: true, ...Object.fromEntries(events.map((e) => [`pendingEvents.${e.id}`, e])) } as Record<string, unknown>,
+    $inc: { outboxSeq: 1 } as Record<string, number>,
+  };
+}
+
+export interface OutboxDoc {
+  _id: unknown;
+  outboxSeq?: number;
+  outboxDelete?: boolean;
+  pendingEvents?: Record<string, PendingEvent>;
+}
+
+export interface OutboxRelay {
+  /** Publish the pending events of a document just written, then clear them (batched, after the reply). */
+  flush(doc: OutboxDoc): void;
+  /** Republish everything left pending (at start and on a timer). */
+  sweep(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Relays outbox entries to JetStream. The change and its pending events are one document write;
+ * the relay publishes with the event id as Nats-Msg-Id (JetStream drops duplicates) and only then clears them.
+ * A crash between the two leaves the entries pending; the sweep republishes them.
+ */
+export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalMs?: number; batchMs?: number; onPublished?: (n: number) => void } = {}): OutboxRelay {
+  let queue: OutboxDoc[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let stopped = false;
+
+  const publishAndClear = async (docs: OutboxDoc[]) => {
+    const events = docs.flatMap((d) => Object.values(d.pendingEvents ?? {}));
+    if (!events.length) return;
+    await pub.publishPending(events);
+    await model.bulkWrite(
+      docs.map((d) => {
+        const keys = Object.fromEntries(Object.keys(d.pendingEvents ?? {}).map((k) => [`pendingEvents.${k}`, 1]));
+        return { updateOne: { filter: { _id: d._id }, update: { $unset: keys } } };
+      }),
+      { ordered: false },
+    );
+    await model.bulkWrite(
+      docs.map((d) =>
+        d.outboxDelete
+          ? { deleteOne: { filter: { _id: d._id, outboxSeq: d.outboxSeq } } }
+          : { updateOne: { filter: { _id: d._id, outboxSeq: d.outboxSeq }, update: { $unset: { outboxPending: 1 } } } },
+      ) as any,
+      { ordered: false },
+    );
+    opts.onPublished?.(events.length);
+  };
+
+  const drain = async () => {
+    while (queue.length) {
+      const batch = queue.splice(0, 500);
+      try {
+        await publishAndClear(batch);
+      } catch (err) {
+        log.warn({ err, count: batch.length }, 'outbox publish failed; the sweep will retry');
+      }
+    }
+  };
+
+  const schedule = () => {
+    if (timer || stopped) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      running = running.then(drain);
+    }, opts.batchMs ?? 2);
+  };
+
+  const sweep = async (): Promise<number> => {
+    let total = 0;
+    for (let round = 0; round < 100; round++) {
+      const docs = (await model.find({ outboxPending: true }, { _id: 1, pendingEvents: 1, outboxSeq: 1, outboxDelete: 1 }).limit(500).lean()) as OutboxDoc[];
+      if (!docs.length) break;
+      await publishAndClear(docs);
+      total += docs.length;
+      if (docs.length < 500) break;
+    }
+    return total;
+  };
+
+  const interval = setInterval(() => {
+    running = running.then(() => sweep().then(() => undefined)).catch((err) => log.warn({ err }, 'outbox sweep failed'));
+  }, opts.intervalMs ?? 5_000);
+  interval.unref();
+
+  return {
+    flush(doc) {
+      queue.push(doc);
+      schedule();
+    },
+    sweep,
+    async stop() {
+      stopped = true;
+      clearInterval(interval);
+      if (timer) {
+        clearTimeout(timer);
+        timer = undefined;
+      }
+      running = running.then(drain);
+      await running;
+    },
+  };
+}
+
+export { mongoose };
+export type { Connection, Model };

@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomId } from '@platform/secrets';
+import { client, type Client } from './http';
+import { repoRoot } from './infra';
+
+export interface TestStackInfo {
+  gatewayUrl: string;
+  adminToken: string;
+  env: Record<string, string>;
+}
+
+/** The stack jest's global setup started (its URLs and admin credential). */
+export function testStack(): TestStackInfo {
+  return JSON.parse(readFileSync(join(repoRoot, '.infra', 'test-stack.json'), 'utf8')) as TestStackInfo;
+}
+
+export function adminClient(info: TestStackInfo = testStack()): Client {
+  return client(info.gatewayUrl, info.adminToken);
+}
+
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${randomId(10).toLowerCase()}`;
+}
+
+/** A fresh tenant and project, unique to the calling test. */
+export function aProject() {
+  return { tenantId: uniqueId('t'), projectId: uniqueId('p') };
+}
+
+export const projectPath = (p: { tenantId: string; projectId: string }) => `/manage/tenants/${p.tenantId}/projects/${p.projectId}`;
+
+/** Creates an API key through the API and returns its value and record. */
+export async function anApiKey(admin: Client, p: { tenantId: string; projectId: string }, overrides: Record<string, unknown> = {}) {
+  const res = await admin.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-1', name: 'test key', ...overrides });
+  if (res.status !== 201) throw new Error(`creating an API key failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { key: res.body.data.key as string, apiKey: res.body.data.apiKey as { id: string; agentId: string } };
+}
+
+/** A management access token for a tenant (role admin unless told). */
+export async function aTenantToken(admin: Client, tenantId: string, role = 'admin') {
+  const res = await admin.post(`/manage/tenants/${tenantId}/access-tokens`, { name: 'test', role });
+  if (res.status !== 201) throw new Error(`creating an access token failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data.token as string;
+}

@@ -1,0 +1,35 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const repoRoot = join(__dirname, '..', '..', '..');
+
+export interface InfraEnv {
+  NATS_URL: string;
+  REDIS_URL: string;
+  MONGO_URL: string;
+}
+
+export function readEnvFile(path: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!existsSync(path)) return out;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (m) out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+/**
+ * The real servers: URLs from the environment when all three are given, otherwise
+ * `scripts/infra.sh up` starts (or reuses) nats-server, redis-server and FerretDB and writes .infra/env.
+ */
+export function ensureInfra(): InfraEnv {
+  if (process.env.NATS_URL && process.env.REDIS_URL && process.env.MONGO_URL) {
+    return { NATS_URL: process.env.NATS_URL, REDIS_URL: process.env.REDIS_URL, MONGO_URL: process.env.MONGO_URL };
+  }
+  execFileSync('bash', [join(repoRoot, 'scripts', 'infra.sh'), 'up'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const env = readEnvFile(join(repoRoot, '.infra', 'env'));
+  if (!env.NATS_URL || !env.REDIS_URL || !env.MONGO_URL) throw new Error('scripts/infra.sh did not write .infra/env');
+  return { NATS_URL: env.NATS_URL, REDIS_URL: env.REDIS_URL, MONGO_URL: env.MONGO_URL };
+}

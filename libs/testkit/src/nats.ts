@@ -1,0 +1,70 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect as netConnect } from 'node:net';
+import { freePort } from './stack';
+
+export interface NatsServer {
+  url: string;
+  port: number;
+  storeDir: string;
+  /** Stops the server (SIGTERM, or SIGKILL with `hard`). */
+  stop(hard?: boolean): Promise<void>;
+  /** Starts it again on the same port and store (after stop). */
+  start(): Promise<void>;
+}
+
+function waitPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const s = netConnect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve();
+      });
+      s.once('error', () => {
+        s.destroy();
+        if (Date.now() > deadline) reject(new Error(`nothing listens on ${port}`));
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+/** A private nats-server with JetStream for one test run (so parallel runs never share queue groups). */
+export async function startNatsServer(opts: { port?: number; args?: string[] } = {}): Promise<NatsServer> {
+  try {
+    execFileSync('nats-server', ['--version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error('nats-server is not installed: run scripts/infra.sh up first');
+  }
+  const port = opts.port ?? (await freePort());
+  const storeDir = mkdtempSync(join(tmpdir(), 'nats-js-'));
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn('nats-server', ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' });
+    await waitPort(port);
+  };
+  await start();
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
+    async stop(hard = false) {
+      const c = child;
+      if (!c || c.exitCode !== null) return;
+      await new Promise<void>((r) => {
+        c.once('exit', () => r());
+        c.kill(hard ? 'SIGKILL' : 'SIGTERM');
+      });
+    },
+    start,
+  };
+}
+
+export function removeNatsStore(server: NatsServer): void {
+  rmSync(server.storeDir, { recursive: true, force: true });
+}

@@ -1,0 +1,77 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  json: any;
+  at: number;
+}
+
+export interface Receiver {
+  url: string;
+  received: ReceivedRequest[];
+  /** Answer the next requests with these statuses (then 200). */
+  respondWith(...statuses: number[]): void;
+  /** Waits until `predicate` matches `count` requests. */
+  waitFor(predicate: (r: ReceivedRequest) => boolean, count?: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+/** A local webhook receiver on 127.0.0.1 that records what it gets. */
+export async function startReceiver(): Promise<Receiver> {
+  const received: ReceivedRequest[] = [];
+  const queue: number[] = [];
+  const waiters = new Set<() => void>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        json = undefined;
+      }
+      const status = queue.shift() ?? 200;
+      received.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() });
+      for (const w of waiters) w();
+      res.writeHead(status, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return {
+    url,
+    received,
+    respondWith(...statuses) {
+      queue.push(...statuses);
+    },
+    async waitFor(predicate, count = 1, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const hits = received.filter(predicate);
+        if (hits.length >= count) return hits;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`receiver got ${hits.length} of ${count} expected requests`);
+        await new Promise<void>((r) => {
+          const done = () => {
+            waiters.delete(done);
+            clearTimeout(t);
+            r();
+          };
+          const t = setTimeout(done, Math.min(left, 250));
+          waiters.add(done);
+        });
+      }
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}

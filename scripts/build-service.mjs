@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// Bundles services into services/<name>/dist/main.js (one file each; production dependencies inlined).
+// Usage: node scripts/build-service.mjs [name ...]   (no names: every service)
+import { build } from 'esbuild';
+import { readdirSync, existsSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const all = readdirSync(join(root, 'services')).filter((n) => existsSync(join(root, 'services', n, 'src', 'main.ts')));
+const names = process.argv.slice(2).length ? process.argv.slice(2) : all;
+
+// Optional native add-ons of the MongoDB driver and friends: never installed, loaded lazily.
+const external = [
+  'kerberos', '@mongodb-js/zstd', '@aws-sdk/credential-providers', 'gcp-metadata', 'snappy', 'socks', 'aws4',
+  'mongodb-client-encryption', 'pino-pretty', 'bufferutil', 'utf-8-validate', 'playwright-core', 'chromium-bidi',
+];
+
+await build({
+  entryPoints: Object.fromEntries(names.map((n) => [n, join(root, 'services', n, 'src', 'main.ts')])),
+  outdir: join(root, '.build-tmp'),
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: 'linked',
+  external,
+  logLevel: 'warning',
+  write: true,
+  entryNames: '[name]/main',
+});
+// move each bundle next to its service
+import { renameSync, mkdirSync, rmSync } from 'node:fs';
+for (const n of names) {
+  const out = join(root, 'services', n, 'dist');
+  mkdirSync(out, { recursive: true });
+  for (const f of ['main.js', 'main.js.map']) renameSync(join(root, '.build-tmp', n, f), join(out, f));
+}
+rmSync(join(root, '.build-tmp'), { recursive: true, force: true });
+console.log(`built ${names.length} service bundle(s): ${names.join(', ')}`);

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what the repository needs and is missing: pnpm, then the workspace's packages.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then log "Node.js 20 or newer is required (found $(node --version))"; exit 1; fi
+
+PNPM_VERSION=$(node -p 'require("./package.json").packageManager.split("@")[1]')
+if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$PNPM_VERSION" ]; then
+  log "installing pnpm $PNPM_VERSION"
+  npm install -g "pnpm@$PNPM_VERSION" >/dev/null 2>&1 || { corepack enable && corepack prepare "pnpm@$PNPM_VERSION" --activate; }
+fi
+
+stamp="node_modules/.install-stamp"
+want=$(sha256sum pnpm-lock.yaml package.json | sha256sum | cut -c1-16)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  log "installing packages (pnpm install)"
+  CI=true pnpm install --frozen-lockfile --reporter=silent
+  echo "$want" >"$stamp"
+fi

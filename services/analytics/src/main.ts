@@ -1,0 +1,4 @@
+import { runMain } from '@platform/runtime';
+import { analytics } from './service';
+
+runMain(analytics);

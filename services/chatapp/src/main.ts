@@ -1,0 +1,4 @@
+import { runMain } from '@platform/runtime';
+import { chatapp } from './service';
+
+runMain(chatapp);

@@ -1,0 +1,4 @@
+import { runMain } from '@platform/runtime';
+import { credentialGateway } from './service';
+
+runMain(credentialGateway);

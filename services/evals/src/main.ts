@@ -1,0 +1,4 @@
+import { runMain } from '@platform/runtime';
+import { evals } from './service';
+
+runMain(evals);

@@ -1,0 +1,50 @@
+import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+
+/**
+ * `_id` is `<tenant>:<project>:<id>`: the idempotent insert is a primary-key write, and concurrent
+ * duplicates of one id can only ever leave one row.
+ */
+const schema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    id: { type: String, required: true },
+    tenantId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    type: { type: String, required: true },
+    agentId: { type: String, default: null },
+    conversationId: { type: String, default: null },
+    messageId: { type: String, default: null },
+    properties: { type: mongoose.Schema.Types.Mixed, default: null },
+    userProperties: { type: mongoose.Schema.Types.Mixed, default: null },
+    metadata: { type: mongoose.Schema.Types.Mixed, default: null },
+    serverMetadata: { type: mongoose.Schema.Types.Mixed, required: true },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+    ...outboxFields,
+  },
+  { collection: 'runEvents', versionKey: false, minimize: false },
+);
+schema.index({ tenantId: 1, projectId: 1, conversationId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, messageId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
+
+export function runEventModel(db: Connection): Model<any> {
+  return db.models.RunEvent ?? db.model('RunEvent', schema);
+}
+
+export interface RunEventDoc {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  type: string;
+  agentId: string | null;
+  conversationId: string | null;
+  messageId: string | null;
+  properties: Record<string, unknown> | null;
+  userProperties: Record<string, unknown> | null;
+  metadata: Record<string, unknown> | null;
+  serverMetadata: { authMethod: string } & Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}

@@ -1,0 +1,64 @@
+import type { PendingEvent, ProjectScope, RunEvent } from '@platform/contracts';
+import { iso, isDuplicateKey, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { runEventModel, type RunEventDoc } from './run-event.model';
+
+export function toRunEvent(d: RunEventDoc): RunEvent {
+  return {
+    id: d.id,
+    tenantId: d.tenantId,
+    projectId: d.projectId,
+    type: d.type,
+    agentId: d.agentId ?? null,
+    conversationId: d.conversationId ?? null,
+    messageId: d.messageId ?? null,
+    properties: d.properties ?? null,
+    userProperties: d.userProperties ?? null,
+    metadata: d.metadata ?? null,
+    serverMetadata: d.serverMetadata,
+    createdAt: iso(d.createdAt)!,
+    updatedAt: iso(d.updatedAt)!,
+  };
+}
+
+const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
+
+export type RunEventRepo = ReturnType<typeof runEventRepo>;
+
+export function runEventRepo(db: Connection, relay: () => OutboxRelay) {
+  const Model = runEventModel(db);
+  return {
+    model: Model,
+    /** Inserts once; when the id exists returns the stored row untouched (`created: false`). */
+    async insertOnce(doc: Omit<RunEventDoc, '_id'>, events: (e: RunEvent) => PendingEvent[]): Promise<{ created: boolean; event: RunEvent }> {
+      const full: RunEventDoc = { _id: scopedId(doc, doc.id), ...doc };
+      const event = toRunEvent(full);
+      const outbox = outboxOnCreate(events(event));
+      try {
+        await Model.collection.insertOne({ ...full, ...outbox } as never);
+        relay().flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
+        return { created: true, event };
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        const existing = await Model.findById(full._id, hidden).lean<RunEventDoc>();
+        if (!existing) throw err;
+        return { created: false, event: toRunEvent(existing) };
+      }
+    },
+    async findById(scope: ProjectScope, id: string): Promise<RunEvent | null> {
+      const d = await Model.findById(scopedId(scope, id), hidden).lean<RunEventDoc>();
+      return d ? toRunEvent(d) : null;
+    },
+    /** Most recent non-null userProperties of an anchor (message or conversation). */
+    async latestUserProperties(scope: ProjectScope, anchor: 'messageId' | 'conversationId', value: string) {
+      const d = await Model.findOne({ ...scoped(scope), [anchor]: value, userProperties: { $ne: null } }, { userProperties: 1 })
+        .sort({ createdAt: -1 })
+        .lean<Pick<RunEventDoc, 'userProperties'>>();
+      return d?.userProperties ?? null;
+    },
+    /** A conversation id recorded for a message, if any event carried both. */
+    async conversationOfMessage(scope: ProjectScope, messageId: string): Promise<string | null> {
+      const d = await Model.findOne({ ...scoped(scope), messageId, conversationId: { $ne: null } }, { conversationId: 1 }).lean<Pick<RunEventDoc, 'conversationId'>>();
+      return d?.conversationId ?? null;
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { eventCreated, pendingEvent, type Principal, type RunEvent, type RunEventCreate } from '@platform/contracts';
+import { AppError } from '@platform/problems';
+import { sha256Hex } from '@platform/secrets';
+import type { RunEventRepo } from '../data/run-event.repo';
+
+export interface RunEventDeps {
+  events: RunEventRepo;
+}
+
+type RunPrincipal = Extract<Principal, { kind: 'run' }>;
+
+const PLACEHOLDER_IDENTITIES = new Set(['ANONYMOUS', 'COOKIED']);
+
+/**
+ * Placeholder identities (`identificationType` ANONYMOUS or COOKIED) are dropped; from any other value the
+ * `identificationType` marker is removed. Contents are otherwise stored as given.
+ */
+export function filterUserProperties(value: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
+  if (!value) return null;
+  const kind = value.identificationType;
+  if (typeof kind === 'string' && PLACEHOLDER_IDENTITIES.has(kind.toUpperCase())) return null;
+  if (!('identificationType' in value)) return value;
+  const { identificationType: _marker, ...rest } = value;
+  return rest;
+}
+
+/**
+ * A caller-supplied value always wins. When absent: the message anchor's recorded value, then the
+ * conversation's (given, or derived from the message), else null. Never merged, never taken from the credential.
+ */
+export async function resolveUserProperties(deps: RunEventDeps, scope: { tenantId: string; projectId: string }, input: RunEventCreate) {
+  if (input.userProperties !== undefined) return filterUserProperties(input.userProperties);
+  if (input.messageId) {
+    const fromMessage = await deps.events.latestUserProperties(scope, 'messageId', input.messageId);
+    if (fromMessage) return filterUserProperties(fromMessage);
+  }
+  const conversationId = input.conversationId ?? (input.messageId ? await deps.events.conversationOfMessage(scope, input.messageId) : null);
+  if (conversationId) {
+    const fromConversation = await deps.events.latestUserProperties(scope, 'conversationId', conversationId);
+    if (fromConversation) return filterUserProperties(fromConversation);
+  }
+  return null;
+}
+
+export async function recordRunEvent(deps: RunEventDeps, principal: Principal, input: RunEventCreate): Promise<{ created: boolean; event: RunEvent }> {
+  if (principal.kind !== 'run') throw new AppError('unauthorized', 'A run-API credential is required');
+  const p: RunPrincipal = principal;
+  const scope = { tenantId: p.tenantId, projectId: p.projectId };
+  const id = input.id ?? randomUUID();
+  const agentId = input.agentId ?? p.agentId ?? null;
+  const now = new Date();
+  const userProperties = await resolveUserProperties(deps, scope, input);
+  const dispatch = Boolean(agentId && p.ref);
+  return deps.events.insertOnce(
+    {
+      id,
+      ...scope,
+      type: input.type,
+      agentId,
+      conversationId: input.conversationId ?? null,
+      messageId: input.messageId ?? null,
+      properties: input.properties ?? null,
+      userProperties,
+      metadata: input.metadata ?? null,
+      serverMetadata: { authMethod: p.authMethod },
+      createdAt: now,
+      updatedAt: now,
+    },
+    // The event id is derived from the row's key: a republish after a crash is dropped by JetStream as a duplicate.
+    (event) => [pendingEvent(eventCreated, sha256Hex(`event.created:${scope.tenantId}:${scope.projectId}:${id}`).slice(0, 40), scope, { event, dispatch })],
+  );
+}

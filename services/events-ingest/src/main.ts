@@ -1,0 +1,4 @@
+import { runMain } from '@platform/runtime';
+import { eventsIngest } from './service';
+
+runMain(eventsIngest);

@@ -1,0 +1,80 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { allOperations, buildOpenApi } from '@platform/contracts';
+import { connectNats, ServiceBus } from '@platform/bus';
+import { AppError } from '@platform/problems';
+import { getLogger, setLogLevel } from '@platform/logger';
+import type { GatewayConfig } from './config';
+import { requestId } from './middleware/request-id';
+import { errorMiddleware } from './middleware/errors';
+import { authenticator } from './middleware/authenticate';
+import { mountOperations } from './routes/mount-operations';
+
+const log = getLogger('gateway');
+
+export interface RunningGateway {
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startGateway(config: GatewayConfig): Promise<RunningGateway> {
+  setLogLevel(config.LOG_LEVEL);
+  const nc = await connectNats({ url: config.NATS_URL, name: 'gateway' });
+  const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS);
+  const auth = authenticator(bus, nc, { cookieName: `${config.SESSION_COOKIE_PREFIX}.session_token`, ttlMs: config.AUTH_CACHE_TTL_MS });
+  let draining = false;
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.TRUST_PROXY === 'true' ? true : config.TRUST_PROXY === 'false' ? false : config.TRUST_PROXY);
+  app.set('etag', false);
+  app.use(requestId);
+  app.use((_req, res, next) => {
+    if (draining) res.setHeader('connection', 'close');
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => {
+    const ready = !draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined;
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
+  });
+  const openapi = JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : []));
+  app.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(openapi);
+  });
+
+  const router = express.Router({ strict: false });
+  mountOperations(router, allOperations, { bus, auth, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS });
+  app.use(router);
+  app.use((req, _res, next) => next(new AppError('not_found', `No operation at ${req.method} ${req.path}`)));
+  app.use(errorMiddleware);
+
+  const server = http.createServer(app);
+  server.headersTimeout = config.HEADERS_TIMEOUT_MS;
+  server.requestTimeout = config.REQUEST_TIMEOUT_MS;
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve) => server.listen(config.GATEWAY_PORT, config.GATEWAY_HOST, resolve));
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  log.info({ port }, 'gateway listening');
+
+  return {
+    port,
+    url,
+    async stop() {
+      draining = true;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), Math.max(0, config.SHUTDOWN_GRACE_MS - 1000)).unref();
+      });
+      auth.stop();
+      await nc.drain().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { baseConfig } from '@platform/config';
+
+export const gatewayConfig = baseConfig.extend({
+  GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('Port of the public HTTP listener (0 picks a free port)'),
+  GATEWAY_HOST: z.string().default('0.0.0.0').describe('Address the public listener binds'),
+  PUBLIC_BASE_URL: z.string().optional().describe('Public base URL of the API (used in generated links and the OpenAPI servers list)'),
+  SESSION_COOKIE_PREFIX: z.string().default('platform').describe('Session cookie name is <prefix>.session_token'),
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10000).describe('How long the gateway remembers a verified credential (revocations clear it at once)'),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024).describe('Default largest request body'),
+  TRUST_PROXY: z.string().default('loopback').describe('Express trust proxy setting (which X-Forwarded-For hops to trust)'),
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(15000).describe('Time a client has to send request headers'),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30000).describe('Time a client has to send a whole request'),
+});
+export type GatewayConfig = z.infer<typeof gatewayConfig>;

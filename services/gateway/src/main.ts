@@ -1,0 +1,22 @@
+import { loadConfig } from '@platform/config';
+import { getLogger } from '@platform/logger';
+import { gatewayConfig } from './config';
+import { startGateway } from './app';
+
+const log = getLogger('gateway.main');
+
+startGateway(loadConfig(gatewayConfig))
+  .then((gw) => {
+    const onSignal = (signal: string) => {
+      log.info({ signal }, 'signal received; draining');
+      setTimeout(() => process.exit(1), Number(process.env.SHUTDOWN_GRACE_MS ?? 20000) + 5000).unref();
+      gw.stop().then(() => process.exit(0), () => process.exit(1));
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  })
+  .catch((err) => {
+    // eslint-disable-next-line no-console
+    console.error('gateway failed to start:', err instanceof Error ? err.message : err);
+    process.exit(1);
+  });

@@ -1,0 +1,185 @@
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import type { NatsConnection } from 'nats';
+import {
+  type AnyOperation,
+  AUTHENTICATE_RUN_SUBJECT,
+  CREDENTIAL_REVOKED_SUBJECT,
+  type CredentialRevoked,
+  permissionRole,
+  type Principal,
+  RESOLVE_MANAGE_CREDENTIAL_SUBJECT,
+  roleRank,
+} from '@platform/contracts';
+import { decode, type ServiceBus } from '@platform/bus';
+import { AppError } from '@platform/problems';
+
+interface CacheEntry {
+  principal: Principal;
+  at: number;
+  expiresAt?: number;
+  credentialId?: string;
+}
+
+/** Reads `Authorization: Bearer <token>`. */
+export function bearerToken(req: Request): string | undefined {
+  const h = req.headers.authorization;
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m?.[1];
+}
+
+export function cookieValue(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i < 0) continue;
+    if (part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return undefined;
+}
+
+const unauthorized = (detail: string) => new AppError('unauthorized', detail, { headers: { 'www-authenticate': 'Bearer' } });
+
+/**
+ * Authenticates requests by the operation's scheme. Verified credentials are remembered for a short time;
+ * a revocation announced on the bus drops them at once, and an expiry is checked on every hit.
+ */
+export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cookieName: string; ttlMs: number }) {
+  const cache = new Map<string, CacheEntry>();
+  const byCredential = new Map<string, Set<string>>();
+  const sub = nc.subscribe(CREDENTIAL_REVOKED_SUBJECT);
+  void (async () => {
+    for await (const m of sub) {
+      try {
+        const r = decode<CredentialRevoked>(m.data);
+        for (const id of [r.apiKeyId, r.accessTokenId]) {
+          if (!id) continue;
+          for (const k of byCredential.get(id) ?? []) cache.delete(k);
+          byCredential.delete(id);
+        }
+      } catch {
+        cache.clear();
+      }
+    }
+  })();
+
+  const remember = (key: string, principal: Principal, credentialId?: string) => {
+    if (opts.ttlMs <= 0) return;
+    const exp = principal.kind === 'run' && principal.expiresAt ? Date.parse(principal.expiresAt) : undefined;
+    cache.set(key, { principal, at: Date.now(), expiresAt: exp, credentialId });
+    if (credentialId) {
+      let set = byCredential.get(credentialId);
+      if (!set) byCredential.set(credentialId, (set = new Set()));
+      set.add(key);
+    }
+    if (cache.size > 50_000) {
+      const first = cache.keys().next().value;
+      if (first !== undefined) cache.delete(first);
+    }
+  };
+
+  const cached = (key: string): Principal | undefined => {
+    const hit = cache.get(key);
+    if (!hit) return undefined;
+    const now = Date.now();
+    if (now - hit.at > opts.ttlMs || (hit.expiresAt !== undefined && hit.expiresAt <= now)) {
+      cache.delete(key);
+      return undefined;
+    }
+    return hit.principal;
+  };
+
+  const keyOf = (kind: string, token: string) => kind + ':' + createHash('sha256').update(token).digest('base64url');
+
+  async function resolveManage(cred: { bearer?: string; session?: string }, requestId: string): Promise<Principal | null> {
+    const key = cred.bearer ? keyOf('b', cred.bearer) : keyOf('s', cred.session!);
+    const hit = cached(key);
+    if (hit) return hit;
+    const res = await bus.requestWire(RESOLVE_MANAGE_CREDENTIAL_SUBJECT, { principal: { kind: 'anonymous' }, body: cred }, { requestId });
+    const principal = (res.body as { principal: Principal | null }).principal;
+    if (principal) {
+      const tokenId = cred.bearer?.startsWith('mt_') ? cred.bearer.slice(3, 15) : undefined;
+      remember(key, principal, tokenId);
+    }
+    return principal;
+  }
+
+  async function resolveRun(req: Request, token: string, requestId: string): Promise<Principal> {
+    const appId = typeof req.headers['x-app-id'] === 'string' ? req.headers['x-app-id'] : undefined;
+    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+    // App JWTs depend on the origin and app; only API keys are cached by token alone.
+    const cacheable = token.startsWith('sk_');
+    const key = keyOf('r', token);
+    if (cacheable) {
+      const hit = cached(key);
+      if (hit) return hit;
+    }
+    const res = await bus.requestWire(AUTHENTICATE_RUN_SUBJECT, { principal: { kind: 'anonymous' }, body: { token, appId, origin } }, { requestId });
+    const principal = (res.body as { principal: Principal }).principal;
+    if (cacheable && principal.kind === 'run') remember(key, principal, principal.apiKeyId);
+    return principal;
+  }
+
+  /** Who is calling, by the operation's auth scheme; throws 401 when a required credential is missing or bad. */
+  async function authenticate(op: AnyOperation, req: Request, requestId: string): Promise<Principal> {
+    const bearer = bearerToken(req);
+    const session = cookieValue(req, opts.cookieName);
+    switch (op.auth) {
+      case 'none':
+        return { kind: 'anonymous' };
+      case 'run': {
+        if (!bearer) throw unauthorized('Authentication failed: send an API key or token as Authorization: Bearer <credential>');
+        return resolveRun(req, bearer, requestId);
+      }
+      case 'cookie': {
+        if (!session) throw unauthorized(`This operation needs a session cookie (${opts.cookieName})`);
+        const p = await resolveManage({ session }, requestId);
+        if (!p) throw unauthorized('The session is invalid or has expired');
+        return p;
+      }
+      case 'bearer':
+      case 'admin':
+      case 'manage': {
+        let p: Principal | null = null;
+        if (bearer) {
+          p = await resolveManage({ bearer }, requestId);
+          if (!p) throw unauthorized('The bearer token is invalid, expired or revoked');
+        } else if (session && op.auth === 'manage') {
+          p = await resolveManage({ session }, requestId);
+          if (!p) throw unauthorized('The session is invalid or has expired');
+        } else {
+          throw unauthorized(op.auth === 'manage' ? 'Send a bearer token or a session cookie' : 'Send a bearer token');
+        }
+        if (op.auth === 'admin' && p.kind !== 'admin') throw new AppError('forbidden', 'Only the platform admin may do this');
+        return p;
+      }
+      case 'analytics':
+        throw unauthorized('Analytics keys are verified by the analytics listener');
+    }
+  }
+
+  /** Tenant isolation and role checks for management-style principals. */
+  function authorize(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void {
+    if (principal.kind === 'admin' || op.auth === 'none' || op.auth === 'run') return;
+    if (principal.kind !== 'user') throw new AppError('forbidden', 'This credential cannot be used here');
+    const tenantId = params.tenantId;
+    if (typeof tenantId === 'string' && tenantId !== principal.tenantId) {
+      throw new AppError('forbidden', 'This credential has no access to that tenant');
+    }
+    const needed = op.permission ? permissionRole[op.permission] : 'viewer';
+    if (roleRank[principal.role] < roleRank[needed]) {
+      throw new AppError('forbidden', `This operation needs the ${needed} role or higher`);
+    }
+  }
+
+  return {
+    authenticate,
+    authorize,
+    stop() {
+      sub.unsubscribe();
+    },
+  };
+}
+export type Authenticator = ReturnType<typeof authenticator>;

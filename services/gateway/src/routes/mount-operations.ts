@@ -1,0 +1,105 @@
+import express, { type Request, type Response, type Router } from 'express';
+import { type AnyOperation, expressPath, type RequestMeta } from '@platform/contracts';
+import { parseOperationInput, type ServiceBus, type WireReply } from '@platform/bus';
+import { AppError } from '@platform/problems';
+import type { Authenticator } from '../middleware/authenticate';
+import { sendError } from '../middleware/errors';
+
+const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
+
+/** Static segments before parameters, so `/x/bulk` is tried before `/x/{id}`. */
+export function routeOrder(a: AnyOperation, b: AnyOperation): number {
+  const sa = a.path.split('/');
+  const sb = b.path.split('/');
+  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
+    const pa = sa[i]!.startsWith('{');
+    const pb = sb[i]!.startsWith('{');
+    if (pa !== pb) return pa ? 1 : -1;
+  }
+  return sb.length - sa.length;
+}
+
+function isJson(req: Request): boolean {
+  return Boolean(req.is('application/json') || req.is('application/*+json'));
+}
+
+function bodyParser(op: AnyOperation, defaultLimit: number) {
+  const limit = op.bodyLimit ?? defaultLimit;
+  if (op.bodyType === 'form') return express.urlencoded({ extended: false, limit, type: () => true });
+  return express.json({ limit, strict: true, type: () => true });
+}
+
+export interface MountOptions {
+  bus: ServiceBus;
+  auth: Authenticator;
+  bodyLimit: number;
+  baseUrl?: string;
+  timeoutMs: number;
+}
+
+/** One loop mounts every operation: authenticate, validate, forward over NATS, send the reply. */
+export function mountOperations(router: Router, operations: AnyOperation[], opts: MountOptions): void {
+  for (const op of [...operations].sort(routeOrder)) {
+    const takesBody = Boolean(op.body) && METHODS_WITH_BODY.has(op.method);
+    const parse = takesBody ? bodyParser(op, opts.bodyLimit) : undefined;
+    router[op.method](expressPath(op.path), async (req: Request, res: Response) => {
+      res.locals.operation = op;
+      const requestId = res.locals.requestId as string;
+      try {
+        if (takesBody) {
+          const hasBody = req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
+          if (hasBody) {
+            const wantsForm = op.bodyType === 'form';
+            if (wantsForm ? !req.is('application/x-www-form-urlencoded') : !isJson(req)) {
+              throw new AppError('unsupported_media_type', `Send the body as ${wantsForm ? 'application/x-www-form-urlencoded' : 'application/json'}`);
+            }
+            await new Promise<void>((resolve, reject) => parse!(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+          }
+        }
+        const raw = { params: req.params, query: req.query, body: takesBody ? req.body : undefined };
+        const principal = await opts.auth.authenticate(op, req, requestId);
+        // Validate before forwarding: bad input never reaches a service.
+        const parsed = parseOperationInput(op, raw);
+        opts.auth.authorize(op, principal, parsed.params as Record<string, unknown>);
+        const meta: RequestMeta = {
+          ip: req.ip,
+          origin: typeof req.headers.origin === 'string' ? req.headers.origin : undefined,
+          userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : undefined,
+          baseUrl: opts.baseUrl ?? `${req.protocol}://${req.get('host')}`,
+          headers: forwardedHeaders(op, req),
+        };
+        const reply: WireReply = await opts.bus.requestRaw(op.subject, { ...raw, principal, meta }, { requestId, timeoutMs: opts.timeoutMs }, req.path);
+        sendReply(res, req, op, reply);
+      } catch (err) {
+        sendError(res, req, err, op);
+      }
+    });
+  }
+}
+
+function forwardedHeaders(op: AnyOperation, req: Request): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const name of op.forwardHeaders ?? []) {
+    const v = req.headers[name];
+    if (typeof v === 'string') out[name] = v;
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+function sendReply(res: Response, req: Request, op: AnyOperation, reply: WireReply): void {
+  if (!reply.ok) {
+    sendError(res, req, AppError.fromProblem(reply.problem, reply.headers), op);
+    return;
+  }
+  for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+  res.status(reply.status);
+  if (reply.status === 204 || reply.body === undefined || reply.status === 302 || reply.status === 303) {
+    res.end();
+    return;
+  }
+  if (typeof reply.body === 'string' && reply.headers?.['content-type']) {
+    res.send(reply.body);
+    return;
+  }
+  res.json(reply.body);
+}

@@ -1,0 +1,39 @@
+import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+
+/** `_id` is the key's public id (also its `id`), so verification is a primary-key lookup. */
+const schema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    tenantId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    agentId: { type: String, required: true },
+    name: { type: String, required: true },
+    keyPrefix: { type: String, required: true },
+    keyHash: { type: String, required: true },
+    expiresAt: { type: Date, default: null },
+    lastUsedAt: { type: Date, default: null },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+    ...outboxFields,
+  },
+  { collection: 'apiKeys', versionKey: false, minimize: false },
+);
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1 });
+
+export function apiKeyModel(db: Connection): Model<any> {
+  return db.models.ApiKey ?? db.model('ApiKey', schema);
+}
+export type ApiKeyDoc = {
+  _id: string;
+  tenantId: string;
+  projectId: string;
+  agentId: string;
+  name: string;
+  keyPrefix: string;
+  keyHash: string;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+};

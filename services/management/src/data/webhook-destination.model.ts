@@ -1,0 +1,53 @@
+import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+
+/** `_id` is `<tenant>:<project>:<id>` (ids are unique per project). */
+const schema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    id: { type: String, required: true },
+    tenantId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    name: { type: String, required: true },
+    description: { type: String, default: null },
+    enabled: { type: Boolean, required: true },
+    eventTypes: { type: [String], required: true },
+    agentIds: { type: [String], default: [] },
+    evaluatorIds: { type: [String], default: [] },
+    headers: { type: mongoose.Schema.Types.Mixed, default: {} },
+    url: { type: String, default: null },
+    chatappChannelId: { type: String, default: null },
+    secret: { type: String, default: null },
+    revision: { type: Number, required: true },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+    ...outboxFields,
+  },
+  { collection: 'webhookDestinations', versionKey: false, minimize: false },
+);
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, agentIds: 1 });
+
+export function webhookDestinationModel(db: Connection): Model<any> {
+  return db.models.WebhookDestination ?? db.model('WebhookDestination', schema);
+}
+
+export interface WebhookDestinationDoc {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  description: string | null;
+  enabled: boolean;
+  eventTypes: string[];
+  agentIds: string[];
+  evaluatorIds: string[];
+  headers: Record<string, string>;
+  url: string | null;
+  chatappChannelId: string | null;
+  /** Sealed signing secret (issue: webhook signing). */
+  secret: string | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+}

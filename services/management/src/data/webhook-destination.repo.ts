@@ -1,0 +1,73 @@
+import type { PendingEvent, ProjectScope, WebhookDestination } from '@platform/contracts';
+import { iso, live, outboxOnCreate, outboxOnDelete, outboxOnUpdate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { webhookDestinationModel, type WebhookDestinationDoc } from './webhook-destination.model';
+
+export function toWebhookDestination(d: WebhookDestinationDoc): WebhookDestination {
+  return {
+    id: d.id,
+    name: d.name,
+    description: d.description ?? null,
+    enabled: d.enabled,
+    eventTypes: d.eventTypes,
+    agentIds: d.agentIds ?? [],
+    evaluatorIds: d.evaluatorIds ?? [],
+    headers: d.headers ?? {},
+    url: d.url ?? null,
+    chatappChannelId: d.chatappChannelId ?? null,
+    createdAt: iso(d.createdAt)!,
+    updatedAt: iso(d.updatedAt)!,
+  };
+}
+
+type WithOutbox = WebhookDestinationDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> };
+
+export type WebhookDestinationRepo = ReturnType<typeof webhookDestinationRepo>;
+
+export function webhookDestinationRepo(db: Connection, relay: () => OutboxRelay) {
+  const Model = webhookDestinationModel(db);
+  const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
+  return {
+    model: Model,
+    async insert(doc: Omit<WebhookDestinationDoc, '_id'>, events: (d: WebhookDestinationDoc) => PendingEvent[]): Promise<WebhookDestinationDoc> {
+      const full: WebhookDestinationDoc = { _id: scopedId(doc, doc.id), ...doc };
+      const outbox = outboxOnCreate(events(full));
+      await Model.create({ ...full, ...outbox });
+      relay().flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
+      return full;
+    },
+    async findById(scope: ProjectScope, id: string): Promise<WebhookDestinationDoc | null> {
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean<WebhookDestinationDoc>();
+    },
+    async list(scope: ProjectScope, filter: { agentId?: string }, page: number, limit: number) {
+      const q = { ...scoped(scope), ...live, ...(filter.agentId ? { agentIds: filter.agentId } : {}) };
+      const [rows, total] = await Promise.all([
+        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<WebhookDestinationDoc[]>(),
+        Model.countDocuments(q),
+      ]);
+      return { rows, total };
+    },
+    /** Every destination of a project (for the dispatcher). */
+    async allOfProject(scope: ProjectScope): Promise<WebhookDestinationDoc[]> {
+      return Model.find({ ...scoped(scope), ...live }, hidden).limit(1000).lean<WebhookDestinationDoc[]>();
+    },
+    async update(scope: ProjectScope, id: string, set: Partial<WebhookDestinationDoc>, events: (d: WebhookDestinationDoc) => PendingEvent[], current: WebhookDestinationDoc) {
+      const next = { ...current, ...set, revision: current.revision + 1 };
+      const ops = outboxOnUpdate(events(next));
+      const d = await Model.findOneAndUpdate(
+        { _id: scopedId(scope, id), revision: current.revision, ...live },
+        { $set: { ...set, revision: next.revision, ...ops.$set }, $inc: ops.$inc },
+        { new: true },
+      ).lean<WithOutbox>();
+      if (d) relay().flush(d);
+      return d;
+    },
+    async remove(scope: ProjectScope, id: string, events: (d: WebhookDestinationDoc) => PendingEvent[]): Promise<boolean> {
+      const current = await this.findById(scope, id);
+      if (!current) return false;
+      const ops = outboxOnDelete(events(current));
+      const d = await Model.findOneAndUpdate({ _id: current._id, ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<WithOutbox>();
+      if (d) relay().flush(d);
+      return d !== null;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import {
+  createAccessToken,
+  createPlaygroundToken,
+  createSession,
+  deleteAccessToken,
+  deleteSession,
+  listAccessTokens,
+  pagination,
+  RESOLVE_MANAGE_CREDENTIAL_SUBJECT,
+  ResolveManageCredential,
+} from '@platform/contracts';
+import { reply, type ServiceBus } from '@platform/bus';
+import { AppError } from '@platform/problems';
+import {
+  closeSession,
+  issueAccessToken,
+  issuePlaygroundToken,
+  listAccessTokensPage,
+  openSession,
+  resolveBearer,
+  resolveSession,
+  revokeAccessToken,
+  verifyPlaygroundToken,
+  type AccessDeps,
+} from '../domain/access';
+
+export const VERIFY_PLAYGROUND_TOKEN_SUBJECT = 'svc.management.playground.verify';
+
+export function registerAccessHandlers(bus: ServiceBus, deps: AccessDeps, cookieName: string) {
+  bus.handle(createAccessToken, async ({ params, body }) => ({ data: await issueAccessToken(deps, params.tenantId, body) }));
+  bus.handle(listAccessTokens, async ({ params, query }) => {
+    const { rows, total } = await listAccessTokensPage(deps, params.tenantId, query.page, query.limit);
+    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
+  });
+  bus.handle(deleteAccessToken, async ({ params }) => {
+    await revokeAccessToken(deps, params.tenantId, params.id);
+    return reply(204);
+  });
+  bus.handle(createSession, async (_input, ctx) => {
+    const { session, expiresAt } = await openSession(deps, ctx.principal);
+    const p = ctx.principal as { kind: string; tenantId?: string; role?: string };
+    const maxAge = Math.floor((Date.parse(expiresAt) - Date.now()) / 1000);
+    const secure = ctx.meta.baseUrl?.startsWith('https://') ? '; Secure; SameSite=None' : '; SameSite=Lax';
+    return reply(201, { data: { expiresAt, principal: { kind: p.kind, tenantId: p.tenantId, role: p.role } } }, {
+      'set-cookie': `${cookieName}=${session}; Path=/; HttpOnly; Max-Age=${maxAge}${secure}`,
+    });
+  });
+  bus.handle(deleteSession, async (_input, ctx) => {
+    const session = ctx.meta.headers?.['x-session-token'];
+    if (session) await closeSession(deps, session);
+    return reply(204, undefined, { 'set-cookie': `${cookieName}=; Path=/; HttpOnly; Max-Age=0` });
+  });
+  bus.handle(createPlaygroundToken, async ({ params, body }, ctx) => issuePlaygroundToken(deps, ctx.principal, params.tenantId, body.projectId, body.agentId));
+
+  bus.serve(RESOLVE_MANAGE_CREDENTIAL_SUBJECT, async (wire) => {
+    const req = ResolveManageCredential.parse(wire.body);
+    const principal = req.bearer ? await resolveBearer(deps, req.bearer) : req.session ? await resolveSession(deps, req.session) : null;
+    return { ok: true, status: 200, body: { principal } };
+  });
+  bus.serve(VERIFY_PLAYGROUND_TOKEN_SUBJECT, async (wire) => {
+    const token = (wire.body as { token?: unknown })?.token;
+    if (typeof token !== 'string') throw new AppError('bad_request', 'token is required');
+    return { ok: true, status: 200, body: verifyPlaygroundToken(deps, token) };
+  });
+}

@@ -1,0 +1,4 @@
+import { runMain } from '@platform/runtime';
+import { management } from './service';
+
+runMain(management);

@@ -1,0 +1,4 @@
+import { runMain } from '@platform/runtime';
+import { runAuth } from './service';
+
+runMain(runAuth);

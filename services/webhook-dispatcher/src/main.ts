@@ -1,0 +1,4 @@
+import { runMain } from '@platform/runtime';
+import { webhookDispatcher } from './service';
+
+runMain(webhookDispatcher);

@@ -1,0 +1,33 @@
+import { adminClient, aProject, anApiKey, client, projectPath, startReceiver, testStack, type Receiver } from '@platform/testkit';
+
+const stack = testStack();
+const admin = adminClient(stack);
+let receiver: Receiver;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver.close();
+});
+
+describe('the event path, end to end', () => {
+  test('when an event is posted with an API key, then it is stored (201), replayed (200) and delivered to the webhook', async () => {
+    const p = aProject();
+    const { key } = await anApiKey(admin, p, { agentId: 'agent-a' });
+    const dest = await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'local', url: receiver.url, eventTypes: ['event.created'] });
+    expect(dest.status).toBe(201);
+
+    const run = client(stack.gatewayUrl, key);
+    const first = await run.post('/run/v1/events', { id: 'evt-1', type: 'page.viewed', properties: { page: '/' } });
+    expect(first.status).toBe(201);
+    expect(first.body.data).toMatchObject({ id: 'evt-1', type: 'page.viewed', agentId: 'agent-a', tenantId: p.tenantId, projectId: p.projectId, serverMetadata: { authMethod: 'api_key' } });
+
+    const again = await run.post('/run/v1/events', { id: 'evt-1', type: 'something.else' });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toEqual(first.body.data);
+
+    const [delivery] = await receiver.waitFor((r) => r.json?.data?.event?.id === 'evt-1' && r.json?.tenantId === p.tenantId);
+    expect(delivery!.json).toMatchObject({ type: 'event.created', tenantId: p.tenantId, projectId: p.projectId, agentId: 'agent-a', data: { event: first.body.data } });
+  });
+});

@@ -1,0 +1,42 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureInfra, localSecrets, repoRoot, startNatsServer, startStack, type NatsServer, type Stack } from '@platform/testkit';
+
+declare global {
+  // eslint-disable-next-line no-var
+  var __STACK__: Stack | undefined;
+  // eslint-disable-next-line no-var
+  var __NATS__: NatsServer | undefined;
+}
+
+/** Real infrastructure, fresh service bundles, and one whole stack shared by every test file. */
+export default async function globalSetup(): Promise<void> {
+  const shared = ensureInfra();
+  // NATS is private to this run (queue groups and durable consumers are never shared with another run);
+  // Redis and the database are shared, with per-run key prefixes and per-test tenants.
+  const nats = await startNatsServer();
+  globalThis.__NATS__ = nats;
+  const infra = { ...shared, NATS_URL: nats.url };
+  execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build-service.mjs')], { stdio: 'inherit' });
+  const secrets = localSecrets();
+  const runId = Date.now().toString(36);
+  const stack = await startStack({
+    infra,
+    logDir: join(repoRoot, '.infra', 'test-logs', runId),
+    env: {
+      ...secrets,
+      MONGO_DB_PREFIX: 'test',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+      REDIS_KEY_PREFIX: `test:${runId}:`,
+      ALLOW_LOOPBACK_WEBHOOKS: 'true',
+      WEBHOOK_RETRY_DELAY_MS: '500',
+    },
+  });
+  globalThis.__STACK__ = stack;
+  mkdirSync(join(repoRoot, '.infra'), { recursive: true });
+  writeFileSync(
+    join(repoRoot, '.infra', 'test-stack.json'),
+    JSON.stringify({ gatewayUrl: stack.gatewayUrl, adminToken: secrets.ADMIN_TOKEN, env: stack.env }, null, 2),
+  );
+}
