@@ -11,3 +11,4 @@ export * from './run/events';
 export * from './run/auth';
 export * from './internal/system';
 export * from './openapi';
+export * from './internal/cross-service';
