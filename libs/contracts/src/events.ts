@@ -45,5 +45,54 @@ export const apiKeyRevoked = event({
   payload: z.object({ id: z.string(), publicId: z.string() }),
 });
 
+/** Feedback was recorded (management). Feeds the `feedback.created` webhook family. */
+export const feedbackCreated = event({
+  name: 'feedback.created',
+  version: 1,
+  publisher: 'management',
+  description: 'Feedback on a conversation or message was recorded. `data.feedback` is the stored record.',
+  payload: z.object({
+    feedback: z
+      .object({
+        id: z.string(),
+        conversationId: z.string(),
+        messageId: z.string().nullable().optional(),
+        type: z.enum(['positive', 'negative']),
+        details: z.string().nullable().optional(),
+        agentId: z.string().nullable().optional(),
+        createdAt: z.string(),
+        updatedAt: z.string(),
+      })
+      .catchall(z.unknown()),
+  }),
+  webhookFamily: 'feedback.created',
+});
+
+/** An evaluation of a conversation failed its pass criteria (evals). Feeds the `evaluation.failed` family, scoped by evaluator. */
+export const evaluationFailed = event({
+  name: 'evaluation.failed',
+  version: 1,
+  publisher: 'evals',
+  description: 'An evaluator judged a conversation as failed. Destinations scoped with `evaluatorIds` receive only their evaluators.',
+  payload: z
+    .object({
+      evaluator: z.object({ id: z.string(), name: z.string() }),
+      conversation: z.object({ id: z.string(), agentId: z.string().nullable().optional() }).catchall(z.unknown()),
+      failedConditions: z.array(z.object({ field: z.string(), operator: z.string(), value: z.unknown(), actual: z.unknown() }).catchall(z.unknown())),
+      evaluationRunId: z.string().nullable().optional(),
+      resultId: z.string(),
+    })
+    .catchall(z.unknown()),
+  webhookFamily: 'evaluation.failed',
+});
+
 /** Every event we publish, for the AsyncAPI document and consumers. */
-export const allEvents = [eventCreated, webhookDestinationCreated, webhookDestinationUpdated, webhookDestinationDeleted, apiKeyRevoked];
+export const allEvents = [
+  eventCreated,
+  feedbackCreated,
+  evaluationFailed,
+  webhookDestinationCreated,
+  webhookDestinationUpdated,
+  webhookDestinationDeleted,
+  apiKeyRevoked,
+];
