@@ -110,7 +110,7 @@ start_ferretdb() {
   build_ferretdb
   start_postgres
   if alive ferretdb; then return; fi
-  "$BIN/ferretdb" --handler=postgresql --postgresql-url="postgres://postgres@127.0.0.1:$PG_PORT/ferretdb" \
+  "$BIN/ferretdb" --handler=postgresql --postgresql-url="postgres://postgres@127.0.0.1:$PG_PORT/ferretdb?pool_max_conns=200" \
     --listen-addr="127.0.0.1:$FERRET_PORT" --debug-addr="127.0.0.1:$FERRET_DEBUG_PORT" --telemetry=disable \
     --log-level=warn >"$LOGS/ferretdb.log" 2>&1 &
   echo $! >"$RUN/ferretdb.pid"

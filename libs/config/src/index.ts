@@ -26,7 +26,7 @@ export const baseConfig = z.object({
 export const mongoConfig = z.object({
   MONGO_URL: z.string().min(1).default('mongodb://127.0.0.1:27017/').describe('MongoDB connection string (MongoDB 7 or FerretDB)'),
   MONGO_DB_PREFIX: z.string().regex(/^[a-z0-9_]*$/).default('platform').describe('Prefix of each service\'s database name (<prefix>_<service>)'),
-  MONGO_POOL_SIZE: z.coerce.number().int().min(1).default(20).describe('Connection pool size per process'),
+  MONGO_POOL_SIZE: z.coerce.number().int().min(1).default(10).describe('Connection pool size per process'),
 });
 
 export const redisConfig = z.object({

@@ -20,13 +20,35 @@ export async function connectMongo(opts: MongoOptions): Promise<Connection> {
     dbName,
     maxPoolSize: opts.poolSize ?? 20,
     serverSelectionTimeoutMS: 5_000,
-    autoIndex: true,
+    // Indexes and collections are created by ensureIndexes() (only what is missing): on FerretDB a
+    // createIndexes takes a global metadata lock, so restarts under load must not issue one needlessly.
+    autoIndex: false,
+    autoCreate: false,
     retryWrites: false,
   });
   await conn.asPromise();
   conn.on('disconnected', () => log.warn({ dbName }, 'database disconnected'));
   conn.on('reconnected', () => log.info({ dbName }, 'database reconnected'));
   return conn;
+}
+
+/**
+ * Creates the indexes a model's schema declares that the collection does not have yet. Called for every
+ * model at service start (see libs/runtime); a restart with everything in place issues no DDL at all.
+ */
+export async function ensureIndexes(model: Model<any>): Promise<void> {
+  let existing: Array<{ key: Record<string, unknown> }> = [];
+  try {
+    existing = (await model.collection.listIndexes().toArray()) as Array<{ key: Record<string, unknown> }>;
+  } catch {
+    // The collection does not exist yet: create it now, at start, rather than on a first write under load.
+    await model.db.createCollection(model.collection.collectionName).catch(() => undefined);
+  }
+  const have = new Set(existing.map((i) => JSON.stringify(i.key)));
+  for (const [fields, options] of model.schema.indexes()) {
+    if (have.has(JSON.stringify(fields))) continue;
+    await model.collection.createIndex(fields as Record<string, 1 | -1>, options as Record<string, unknown>);
+  }
 }
 
 /** Is the database answering right now (for readiness). */
@@ -138,16 +160,16 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
   let stopped = false;
 
   const publishAndClear = async (docs: OutboxDoc[]) => {
+    if (!docs.length) return;
     const events = docs.flatMap((d) => Object.values(d.pendingEvents ?? {}));
-    if (!events.length) return;
-    await pub.publishPending(events);
-    await model.bulkWrite(
-      docs.map((d) => {
+    if (events.length) await pub.publishPending(events);
+    const unsets = docs
+      .filter((d) => Object.keys(d.pendingEvents ?? {}).length > 0)
+      .map((d) => {
         const keys = Object.fromEntries(Object.keys(d.pendingEvents ?? {}).map((k) => [`pendingEvents.${k}`, 1]));
         return { updateOne: { filter: { _id: d._id }, update: { $unset: keys } } };
-      }),
-      { ordered: false },
-    );
+      });
+    if (unsets.length) await model.bulkWrite(unsets as any, { ordered: false });
     await model.bulkWrite(
       docs.map((d) =>
         d.outboxDelete

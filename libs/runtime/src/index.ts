@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { baseConfig, loadConfig, mongoConfig, redisConfig } from '@platform/config';
 import { ServiceBus, connectNats, ensureStream, platformEventsStream, publisher, type Publisher } from '@platform/bus';
 import { healthSubject, type ServiceName } from '@platform/contracts';
-import { connectMongo, mongoReady, type Connection } from '@platform/mongo';
+import { connectMongo, ensureIndexes, mongoReady, type Connection } from '@platform/mongo';
 import { getLogger, setLogLevel } from '@platform/logger';
 
 export const instanceId = `${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -77,6 +77,7 @@ export async function bootService<S extends z.ZodObject>(def: ServiceDefinition<
   }
   const deps: Deps<z.infer<S>> = { config, nc, bus, pub, db, redis };
   const running = await def.start(deps);
+  if (db) for (const model of Object.values(db.models)) await ensureIndexes(model);
 
   const isReady = async () => {
     if (nc.isClosed() || nc.isDraining()) return false;

@@ -12,7 +12,6 @@ export const eventsIngest = defineService({
     let relay: OutboxRelay | undefined;
     const events = runEventRepo(db!, () => relay!);
     relay = outboxRelay(events.model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
-    await events.model.init();
     await relay.sweep();
     registerRunEventHandlers(bus, { events });
     return {

@@ -27,7 +27,6 @@ export const management = defineService({
     apiKeyRelay = outboxRelay(apiKeys.model, pub);
     destinationRelay = outboxRelay(destinations.model, pub);
     relays.push(apiKeyRelay, destinationRelay);
-    await Promise.all([apiKeys.model.init(), destinations.model.init()]);
     await Promise.all(relays.map((r) => r.sweep()));
 
     const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;

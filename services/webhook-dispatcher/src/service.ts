@@ -12,7 +12,6 @@ export const webhookDispatcher = defineService({
   uses: { mongo: true },
   async start({ config, bus, nc, db }) {
     const deliveries = deliveryRepo(db!);
-    await deliveries.model.init();
     const destinations = destinationView(bus, nc, config.DESTINATION_CACHE_MS);
     const deps = { deliveries, destinations, timeoutMs: config.WEBHOOK_TIMEOUT_MS };
     const consumer = await consumeDurable<EventEnvelope>(nc, {

@@ -48,14 +48,14 @@ export function apiKeyRepo(db: Connection, relay: () => OutboxRelay) {
       const d = await Model.findOneAndUpdate(
         { _id: id, ...scoped(scope), ...live },
         { $set: { ...set, ...ops.$set }, $inc: ops.$inc },
-        { new: true, projection: { keyHash: 0 } },
+        { new: true },
       ).lean<ApiKeyDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> }>();
       if (d) relay().flush(d);
       return d ? toApiKey(d) : null;
     },
     async remove(scope: ProjectScope, id: string, events: PendingEvent[]): Promise<boolean> {
       const ops = outboxOnDelete(events);
-      const d = await Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true, projection: { keyHash: 0 } }).lean<any>();
+      const d = await Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<any>();
       if (d) relay().flush(d);
       return d !== null;
     },
