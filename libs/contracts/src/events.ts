@@ -86,6 +86,58 @@ export const evaluationFailed = event({
   webhookFamily: 'evaluation.failed',
 });
 
+const AgentSummary = z.object({ id: z.string(), name: z.string(), subAgentIds: z.array(z.string()) });
+
+/** A full agent definition was created (management). */
+export const agentCreated = event({
+  name: 'agent.created',
+  version: 1,
+  publisher: 'management',
+  description: 'A full agent was created. `data.agent` names it and its sub-agents; ask GET_AGENT_DEFINITION_SUBJECT for the definition.',
+  payload: z.object({ agent: AgentSummary }),
+});
+
+/** An agent's attachments changed (management). */
+export const agentUpdated = event({
+  name: 'agent.updated',
+  version: 1,
+  publisher: 'management',
+  description: 'A sub-agent attachment of an agent was added, changed or removed. `data.change` says which.',
+  payload: z.object({
+    agent: AgentSummary,
+    change: z.object({
+      kind: z.enum(['external-agent', 'skill', 'tool', 'data-component', 'artifact-component', 'function-tool']),
+      action: z.enum(['attached', 'updated', 'detached']),
+      subAgentId: z.string(),
+      targetId: z.string().describe('The attached external agent, skill, tool, component or function tool id'),
+      relationId: z.string(),
+    }),
+  }),
+});
+
+const SkillSummary = z.object({ id: z.string(), name: z.string(), description: z.string() });
+export const skillCreated = event({
+  name: 'skill.created',
+  version: 1,
+  publisher: 'management',
+  description: 'A skill was created.',
+  payload: z.object({ skill: SkillSummary }),
+});
+export const skillUpdated = event({
+  name: 'skill.updated',
+  version: 1,
+  publisher: 'management',
+  description: 'The files of a skill changed.',
+  payload: z.object({ skill: SkillSummary }),
+});
+export const skillDeleted = event({
+  name: 'skill.deleted',
+  version: 1,
+  publisher: 'management',
+  description: 'A skill was deleted.',
+  payload: z.object({ id: z.string() }),
+});
+
 /** Every event we publish, for the AsyncAPI document and consumers. */
 export const allEvents = [
   eventCreated,
@@ -95,4 +147,9 @@ export const allEvents = [
   webhookDestinationUpdated,
   webhookDestinationDeleted,
   apiKeyRevoked,
+  agentCreated,
+  agentUpdated,
+  skillCreated,
+  skillUpdated,
+  skillDeleted,
 ];
