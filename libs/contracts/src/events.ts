@@ -115,29 +115,6 @@ export const agentUpdated = event({
   }),
 });
 
-const SkillSummary = z.object({ id: z.string(), name: z.string(), description: z.string() });
-export const skillCreated = event({
-  name: 'skill.created',
-  version: 1,
-  publisher: 'management',
-  description: 'A skill was created.',
-  payload: z.object({ skill: SkillSummary }),
-});
-export const skillUpdated = event({
-  name: 'skill.updated',
-  version: 1,
-  publisher: 'management',
-  description: 'The files of a skill changed.',
-  payload: z.object({ skill: SkillSummary }),
-});
-export const skillDeleted = event({
-  name: 'skill.deleted',
-  version: 1,
-  publisher: 'management',
-  description: 'A skill was deleted.',
-  payload: z.object({ id: z.string() }),
-});
-
 /** Every event we publish, for the AsyncAPI document and consumers. */
 export const allEvents = [
   eventCreated,
@@ -149,7 +126,4 @@ export const allEvents = [
   apiKeyRevoked,
   agentCreated,
   agentUpdated,
-  skillCreated,
-  skillUpdated,
-  skillDeleted,
 ];

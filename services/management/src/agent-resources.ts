@@ -1,6 +1,8 @@
 import type { Connection } from '@platform/mongo';
 import { outboxRelay, type OutboxRelay } from '@platform/mongo';
 import type { Publisher, ServiceBus } from '@platform/bus';
+import type { Redis } from 'ioredis';
+import { entityLock } from './data/entity-lock';
 import { agentRepo } from './data/agent.repo';
 import { skillRepo } from './data/skill.repo';
 import { registerAgentHandlers } from './handlers/agents';
@@ -8,18 +10,16 @@ import { registerSkillHandlers } from './handlers/skills';
 import { registerSubAgentAttachmentHandlers } from './handlers/sub-agent-attachments';
 
 /** Agents, their sub-agent attachments and skills: repositories, outbox relays and handlers. Returns the relays to stop. */
-export async function startAgentResources(bus: ServiceBus, db: Connection, pub: Publisher): Promise<OutboxRelay[]> {
+export async function startAgentResources(bus: ServiceBus, db: Connection, redis: Redis, pub: Publisher): Promise<OutboxRelay[]> {
   let agentRelay: OutboxRelay | undefined;
-  let skillRelay: OutboxRelay | undefined;
   const agents = agentRepo(db, () => agentRelay!);
-  const skills = skillRepo(db, () => skillRelay!);
+  const skills = skillRepo(db);
   agentRelay = outboxRelay(agents.model, pub);
-  skillRelay = outboxRelay(skills.model, pub);
   await Promise.all([agents.model.init(), skills.model.init()]);
-  await Promise.all([agentRelay.sweep(), skillRelay.sweep()]);
-  const deps = { agents, skills };
+  await agentRelay.sweep();
+  const deps = { agents, skills, lock: entityLock(redis) };
   registerAgentHandlers(bus, deps);
   registerSubAgentAttachmentHandlers(bus, deps);
   registerSkillHandlers(bus, deps);
-  return [agentRelay, skillRelay];
+  return [agentRelay];
 }

@@ -30,7 +30,7 @@ export const management = defineService({
     relays.push(apiKeyRelay, destinationRelay);
     await Promise.all([apiKeys.model.init(), destinations.model.init()]);
     await Promise.all(relays.map((r) => r.sweep()));
-    relays.push(...(await startAgentResources(bus, db!, pub)));
+    relays.push(...(await startAgentResources(bus, db!, redis!, pub)));
 
     const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
     registerSystemHandlers(bus, instanceId);

@@ -1,4 +1,4 @@
-import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model } from '@platform/mongo';
 
 const fileSchema = new mongoose.Schema(
   {
@@ -27,7 +27,6 @@ const schema = new mongoose.Schema(
     revision: { type: Number, required: true },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
-    ...outboxFields,
   },
   { collection: 'skills', versionKey: false, minimize: false },
 );

@@ -17,11 +17,16 @@ import { randomId } from '@platform/secrets';
 import type { AgentRepo } from '../data/agent.repo';
 import type { AgentDoc } from '../data/agent.model';
 import type { SkillRepo } from '../data/skill.repo';
+import type { WithLock } from '../data/entity-lock';
 
 export interface AgentDeps {
   agents: AgentRepo;
   skills: SkillRepo;
+  /** Serializes read-modify-write of one skill (see data/entity-lock.ts). */
+  lock: WithLock;
 }
+
+export const skillLockKey = (s: ProjectScope, skillId: string) => `skill:${s.tenantId}:${s.projectId}:${skillId}`;
 
 export interface ComponentLink {
   id: string;
@@ -225,7 +230,6 @@ export async function addFullAgent(deps: AgentDeps, scope: ProjectScope, input: 
         name: input.name,
         body: JSON.stringify(body),
         skillIds: skillIdsOf(body.relations),
-        revision: 1,
         createdAt: now,
         updatedAt: now,
       },

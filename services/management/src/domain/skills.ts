@@ -1,11 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import {
   MAX_SKILL_FILES,
-  pendingEvent,
   SKILL_MANIFEST,
-  skillCreated,
-  skillDeleted,
-  skillUpdated,
   type ProjectScope,
   type SkillCreate,
   type SkillUpdate,
@@ -15,7 +11,7 @@ import { isDuplicateKey } from '@platform/mongo';
 import { randomId } from '@platform/secrets';
 import type { SkillDoc, SkillFileDoc } from '../data/skill.model';
 import { toSkill, toSkillWithFiles } from '../data/skill.repo';
-import type { AgentDeps } from './agents';
+import { skillLockKey, type AgentDeps } from './agents';
 
 export type SkillDeps = AgentDeps;
 
@@ -73,10 +69,6 @@ function manifestOf(files: Array<{ filePath: string; content: string }>, prefix 
   return i < 0 ? undefined : readManifest(files[i]!.content, `${prefix}/${i}/content`);
 }
 
-function summary(d: Pick<SkillDoc, 'id' | 'name' | 'description'>) {
-  return { skill: { id: d.id, name: d.name, description: d.description } };
-}
-
 export async function addSkill(deps: SkillDeps, scope: ProjectScope, input: SkillCreate) {
   const manifest = manifestOf(input.files);
   if (!manifest) throw invalidManifest('/files', `must contain a ${SKILL_MANIFEST} file at the root`);
@@ -94,7 +86,7 @@ export async function addSkill(deps: SkillDeps, scope: ProjectScope, input: Skil
     updatedAt: now,
   };
   try {
-    const saved = await deps.skills.insert(doc, [pendingEvent(skillCreated, randomId(24), scope, summary(doc))]);
+    const saved = await deps.skills.insert(doc);
     return toSkillWithFiles(saved);
   } catch (err) {
     if (isDuplicateKey(err)) throw new AppError('conflict', `A skill named "${manifest.name}" already exists in this project`);
@@ -115,7 +107,11 @@ export async function listSkillsPage(deps: SkillDeps, scope: ProjectScope, q: { 
 
 /** Adds or replaces files by path and removes others; a new SKILL.md re-reads description, metadata and content. */
 export async function changeSkill(deps: SkillDeps, scope: ProjectScope, id: string, input: SkillUpdate) {
-  for (let attempt = 0; attempt < 8; attempt++) {
+  return deps.lock(skillLockKey(scope, id), () => writeSkillChange(deps, scope, id, input));
+}
+
+async function writeSkillChange(deps: SkillDeps, scope: ProjectScope, id: string, input: SkillUpdate) {
+  for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.skills.findById(scope, id);
     if (!current) throw notFound(id);
     const now = new Date();
@@ -141,20 +137,23 @@ export async function changeSkill(deps: SkillDeps, scope: ProjectScope, id: stri
       }
       Object.assign(set, { description: manifest.description, content: manifest.content, metadata: manifest.metadata ? JSON.stringify(manifest.metadata) : null });
     }
-    const next = { ...current, ...set };
-    const saved = await deps.skills.update(current, set, [pendingEvent(skillUpdated, randomId(24), scope, summary(next))]);
+    const saved = await deps.skills.update(current, set);
     if (saved) return toSkillWithFiles(saved);
   }
   throw new AppError('conflict', 'The skill changed concurrently; retry');
 }
 
 export async function removeSkill(deps: SkillDeps, scope: ProjectScope, id: string) {
+  await deps.lock(skillLockKey(scope, id), () => removeUnusedSkill(deps, scope, id));
+}
+
+async function removeUnusedSkill(deps: SkillDeps, scope: ProjectScope, id: string) {
   const current = await deps.skills.findById(scope, id);
   if (!current) throw notFound(id);
   const users = await deps.agents.usingSkill(scope, id);
   if (users.length) {
-    throw new AppError('conflict', `Skill "${id}" is attached to sub-agents of agent(s) ${users.map((u) => `"${u.id}"`).join(', ')}; detach it first`);
+    throw new AppError('conflict', `Skill "${id}" is attached to sub-agents of agent(s) ${users.map((u) => `"${u}"`).join(', ')}; detach it first`);
   }
-  const removed = await deps.skills.remove(current, [pendingEvent(skillDeleted, randomId(24), scope, { id })]);
+  const removed = await deps.skills.remove(current);
   if (!removed) throw notFound(id);
 }

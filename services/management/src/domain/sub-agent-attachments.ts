@@ -13,7 +13,7 @@ import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
 import type { AgentDoc } from '../data/agent.model';
 import { toSkill } from '../data/skill.repo';
-import { agentNotFound, agentSummary, has, readBody, skillIdsOf, type AgentBody, type AgentDeps, type ComponentLink, type Relations } from './agents';
+import { agentNotFound, agentSummary, has, skillLockKey, readBody, skillIdsOf, type AgentBody, type AgentDeps, type ComponentLink, type Relations } from './agents';
 
 type Kind = 'external-agent' | 'skill' | 'tool' | 'data-component' | 'artifact-component' | 'function-tool';
 interface Change {
@@ -53,11 +53,11 @@ function assertAgentIdMatches(bodyAgentId: string, scope: AgentPath) {
 }
 
 /**
- * Applies `change` to the agent's relations and writes the whole body back in one write guarded by the revision
- * (retried when someone else wrote in between). `change` validates against the current state and throws AppErrors.
+ * Applies `change` to the latest revision's relations and inserts the next revision (retried from a fresh read when
+ * another writer took that revision first). `change` validates against the state it is given and throws AppErrors.
  */
 async function mutate<T>(deps: AgentDeps, scope: AgentPath, change: (body: AgentBody, now: string) => { result: T; event: Change }): Promise<T> {
-  for (let attempt = 0; attempt < 8; attempt++) {
+  for (let attempt = 0; attempt < 50; attempt++) {
     const { doc, body } = await load(deps, scope);
     const now = new Date();
     const { result, event } = change(body, now.toISOString());
@@ -163,8 +163,15 @@ export async function removeExternalAgentRelation(deps: AgentDeps, scope: ExtSco
 
 export async function attachSkill(deps: AgentDeps, scope: AgentPath, input: SubAgentSkillCreate) {
   assertAgentIdMatches(input.agentId, scope);
-  const skill = await deps.skills.findById(scope, input.skillId);
-  if (!skill) throw new AppError('not_found', `Skill "${input.skillId}" not found`);
+  // Under the skill's lock, so a concurrent delete of the skill cannot slip between the check and the attach.
+  return deps.lock(skillLockKey(scope, input.skillId), async () => {
+    const skill = await deps.skills.findById(scope, input.skillId);
+    if (!skill) throw new AppError('not_found', `Skill "${input.skillId}" not found`);
+    return attachExistingSkill(deps, scope, input);
+  });
+}
+
+function attachExistingSkill(deps: AgentDeps, scope: AgentPath, input: SubAgentSkillCreate) {
   return mutate(deps, scope, (body, now) => {
     assertSubAgent(body, scope, input.subAgentId);
     if (body.relations.skills.some((r) => r.subAgentId === input.subAgentId && r.skillId === input.skillId)) {
