@@ -12,7 +12,7 @@ import {
   projectPath,
   testStack,
 } from '@platform/testkit';
-import { agentCreated, eventFilter, GET_AGENT_DEFINITION_SUBJECT, LOOKUP_AGENT_SUBJECT } from '@platform/contracts';
+import { agentCreated, allOperations, eventFilter, GET_AGENT_DEFINITION_SUBJECT, LOOKUP_AGENT_SUBJECT } from '@platform/contracts';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -291,5 +291,35 @@ describe('agent lookup and definition subjects', () => {
   test('when the request is malformed, then the subject answers a 400 problem', async () => {
     const res = await internalRequest(LOOKUP_AGENT_SUBJECT, { tenantId: 't' });
     expect(res).toMatchObject({ ok: false, problem: { status: 400 } });
+  });
+});
+
+describe('the OpenAPI document', () => {
+  const mine = allOperations.filter((op) => /^svc\.management\.(agents|external-agent-relations|sub-agent-[a-z-]+|skills)\./.test(op.subject));
+
+  test('when it is fetched, then every agent, attachment and skill operation is documented with its schemas', async () => {
+    // 32 operations of the spec's tables, plus get, update and delete of a skill and delete of a tool relation.
+    expect(mine).toHaveLength(36);
+    const res = await anonymous.get('/openapi.json');
+    expect(res.status).toBe(200);
+    for (const op of mine) {
+      const entry = res.body.paths[op.path]?.[op.method];
+      expect(entry).toMatchObject({ operationId: op.operationId });
+      const success = entry.responses[String(op.reply.status)];
+      expect(success).toBeDefined();
+      if (op.reply.body) expect(success.content['application/json'].schema.type).toBe('object');
+      if (op.body) expect(entry.requestBody.content['application/json'].schema.type).toBe('object');
+      for (const p of op.path.match(/\{(\w+)\}/g) ?? []) expect(entry.parameters.map((x: { name: string }) => `{${x.name}}`)).toContain(p);
+    }
+  });
+
+  test('when it describes create full agent and the attach operations, then their 409 carries the legacy error body', async () => {
+    const res = await anonymous.get('/openapi.json');
+    for (const id of ['createFullAgent', 'attachDataComponent', 'attachArtifactComponent', 'attachFunctionTool']) {
+      const op = mine.find((o) => o.operationId === id)!;
+      const entry = res.body.paths[op.path][op.method];
+      expect(entry.responses['409'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/LegacyError' });
+      expect(entry.responses['422'].content['application/json']).toBeUndefined();
+    }
   });
 });
