@@ -86,6 +86,35 @@ export const evaluationFailed = event({
   webhookFamily: 'evaluation.failed',
 });
 
+const AgentSummary = z.object({ id: z.string(), name: z.string(), subAgentIds: z.array(z.string()) });
+
+/** A full agent definition was created (management). */
+export const agentCreated = event({
+  name: 'agent.created',
+  version: 1,
+  publisher: 'management',
+  description: 'A full agent was created. `data.agent` names it and its sub-agents; ask GET_AGENT_DEFINITION_SUBJECT for the definition.',
+  payload: z.object({ agent: AgentSummary }),
+});
+
+/** An agent's attachments changed (management). */
+export const agentUpdated = event({
+  name: 'agent.updated',
+  version: 1,
+  publisher: 'management',
+  description: 'A sub-agent attachment of an agent was added, changed or removed. `data.change` says which.',
+  payload: z.object({
+    agent: AgentSummary,
+    change: z.object({
+      kind: z.enum(['external-agent', 'skill', 'tool', 'data-component', 'artifact-component', 'function-tool']),
+      action: z.enum(['attached', 'updated', 'detached']),
+      subAgentId: z.string(),
+      targetId: z.string().describe('The attached external agent, skill, tool, component or function tool id'),
+      relationId: z.string(),
+    }),
+  }),
+});
+
 /** Every event we publish, for the AsyncAPI document and consumers. */
 export const allEvents = [
   eventCreated,
@@ -95,4 +124,6 @@ export const allEvents = [
   webhookDestinationUpdated,
   webhookDestinationDeleted,
   apiKeyRevoked,
+  agentCreated,
+  agentUpdated,
 ];

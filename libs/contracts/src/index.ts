@@ -12,3 +12,6 @@ export * from './run/auth';
 export * from './internal/system';
 export * from './openapi';
 export * from './internal/cross-service';
+export * from './manage/agents';
+export * from './manage/sub-agent-attachments';
+export * from './manage/skills';

@@ -82,7 +82,7 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
     for (const status of errorStatuses) {
       if (responses[String(status)]) continue;
       const shape = op.errorBody === 'oauth' && status < 500 ? { 'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } } }
-        : op.errorBody === 'legacy' && status < 500 && status !== 429
+        : op.errorBody === 'legacy' && status < 500 && status !== 429 && (!op.legacyErrorStatuses || op.legacyErrorStatuses.includes(status))
           ? { 'application/json': { schema: { $ref: '#/components/schemas/LegacyError' } }, 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } }
           : { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
       responses[String(status)] = { description: statusText[status] ?? 'Error', content: shape };

@@ -61,6 +61,8 @@ export interface OperationDef<
   errors: number[];
   /** Error body shape: problem+json (default), legacy `{details,error,message}`, or OAuth `{error,error_description}`. */
   errorBody?: 'problem' | 'legacy' | 'oauth';
+  /** With `errorBody: 'legacy'`: only these error statuses use the legacy body; the others stay problem+json. */
+  legacyErrorStatuses?: number[];
   /** Request headers forwarded to the service (lowercase names). */
   forwardHeaders?: string[];
   /** Marks operations we designed beyond the spec (documented in the README's API notes). */

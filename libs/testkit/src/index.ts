@@ -5,3 +5,4 @@ export * from './receiver';
 export * from './fixtures';
 export * from './nats';
 export * from './db';
+export * from './agents';

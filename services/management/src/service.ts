@@ -11,6 +11,7 @@ import { registerApiKeyHandlers } from './handlers/api-keys';
 import { registerWebhookDestinationHandlers } from './handlers/webhook-destinations';
 import { registerAccessHandlers } from './handlers/access';
 import { registerSystemHandlers } from './handlers/system';
+import { startAgentResources } from './agent-resources';
 
 export const management = defineService({
   name: 'management',
@@ -28,6 +29,7 @@ export const management = defineService({
     destinationRelay = outboxRelay(destinations.model, pub);
     relays.push(apiKeyRelay, destinationRelay);
     await Promise.all(relays.map((r) => r.sweep()));
+    relays.push(...(await startAgentResources(bus, db!, redis!, pub)));
 
     const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
     registerSystemHandlers(bus, instanceId);

@@ -14,6 +14,8 @@ export const LookupAgentReply = z.object({ exists: z.boolean(), agent: z.object(
 /** Owner: management. The full stored definition of an agent (the FullAgent shape), for evals and improvements. */
 export const GET_AGENT_DEFINITION_SUBJECT = 'svc.management.agents.definition';
 export const GetAgentDefinitionRequest = LookupAgentRequest;
+/** Reply: the FullAgent (`FullAgent` in manage/agents), or a 404 problem when the agent does not exist. */
+export { FullAgent as GetAgentDefinitionReply } from '../manage/agents';
 
 /** Owner: management. An app with its auth configuration, for run-auth and the credential gateway. */
 export const GET_APP_FOR_AUTH_SUBJECT = 'svc.management.apps.for-auth';

@@ -39,7 +39,7 @@ export function sendError(res: Response, req: Request, err: unknown, op?: AnyOpe
   const problem: Problem = appErr.status >= 500 && appErr.status !== 503 && appErr.status !== 504 && appErr.status !== 502
     ? buildProblem('internal_server_error', GENERIC_5XX_DETAIL, { instance: req.originalUrl.split('?')[0], requestId })
     : appErr.toProblem({ instance: req.originalUrl.split('?')[0], requestId });
-  if (op?.errorBody === 'legacy' && problem.status < 500 && problem.status !== 429) {
+  if (op?.errorBody === 'legacy' && problem.status < 500 && problem.status !== 429 && (!op.legacyErrorStatuses || op.legacyErrorStatuses.includes(problem.status))) {
     res.status(problem.status).json({ details: problem.errors ?? null, error: problem.code, message: problem.detail });
     return;
   }

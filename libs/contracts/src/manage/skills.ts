@@ -1,0 +1,173 @@
+import { z } from 'zod';
+import { operation } from '../operation';
+import { Rid, ProjectPath, ListQuery, listReply, dataReply } from '../common';
+
+/**
+ * Skills (SPEC "Skills"), in the Agent Skills layout: a skill is a set of files, one of which is `SKILL.md` at the
+ * root. Its YAML front matter gives `name` (also the skill id), `description` and `metadata`; the Markdown after
+ * the front matter is the skill's `content`.
+ */
+
+export const SkillFile = z.object({
+  id: z.string(),
+  skillId: z.string(),
+  filePath: z.string(),
+  content: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type SkillFile = z.infer<typeof SkillFile>;
+
+export const Skill = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  content: z.string(),
+  metadata: z.record(z.string(), z.string()).nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Skill = z.infer<typeof Skill>;
+export const SkillWithFiles = Skill.extend({ files: z.array(SkillFile) });
+export type SkillWithFiles = z.infer<typeof SkillWithFiles>;
+
+export const SKILL_MANIFEST = 'SKILL.md';
+export const MAX_SKILL_FILES = 100;
+
+/** A relative path inside the skill: `/`-separated segments, no `.`/`..` segments, no leading `/`, no backslash. */
+export const SkillFilePath = z
+  .string()
+  .min(1)
+  .max(512)
+  .regex(/^[^\\\0\r\n]+$/, 'must not contain a backslash, NUL or line break')
+  .refine((p) => !p.startsWith('/') && p.split('/').every((s) => s !== '' && s !== '.' && s !== '..'), {
+    message: 'must be a relative path without empty, "." or ".." segments',
+  });
+
+export const SkillFileInput = z.strictObject({
+  filePath: SkillFilePath,
+  content: z.string().max(500_000),
+});
+
+const uniquePaths = (files: Array<{ filePath: string }>, ctx: z.RefinementCtx, at: string) => {
+  const seen = new Set<string>();
+  files.forEach((f, i) => {
+    if (seen.has(f.filePath)) ctx.addIssue({ code: 'custom', message: `filePath "${f.filePath}" is given twice`, path: [at, i, 'filePath'] });
+    seen.add(f.filePath);
+  });
+};
+
+export const SkillCreate = z
+  .strictObject({
+    files: z.array(SkillFileInput).min(1).max(MAX_SKILL_FILES),
+  })
+  .superRefine((b, ctx) => {
+    uniquePaths(b.files, ctx, 'files');
+    if (!b.files.some((f) => f.filePath === SKILL_MANIFEST)) {
+      ctx.addIssue({ code: 'custom', message: `must contain a ${SKILL_MANIFEST} file at the root`, path: ['files'] });
+    }
+  });
+export type SkillCreate = z.infer<typeof SkillCreate>;
+
+export const SkillUpdate = z
+  .strictObject({
+    files: z.array(SkillFileInput).min(1).max(MAX_SKILL_FILES).optional().describe('Files added, or replaced by filePath'),
+    removeFilePaths: z.array(SkillFilePath).min(1).max(MAX_SKILL_FILES).optional().describe(`Files removed by filePath (never ${SKILL_MANIFEST})`),
+  })
+  .superRefine((b, ctx) => {
+    if (!b.files && !b.removeFilePaths) ctx.addIssue({ code: 'custom', message: 'give files, removeFilePaths or both', path: [] });
+    if (b.files) uniquePaths(b.files, ctx, 'files');
+    b.removeFilePaths?.forEach((p, i) => {
+      if (p === SKILL_MANIFEST) ctx.addIssue({ code: 'custom', message: `${SKILL_MANIFEST} cannot be removed`, path: ['removeFilePaths', i] });
+      if (b.files?.some((f) => f.filePath === p)) ctx.addIssue({ code: 'custom', message: 'is also given in files', path: ['removeFilePaths', i] });
+    });
+  });
+export type SkillUpdate = z.infer<typeof SkillUpdate>;
+
+const tags = ['Skills'];
+const base = '/manage/tenants/{tenantId}/projects/{projectId}/skills';
+const SkillIdPath = ProjectPath.extend({ id: Rid });
+
+export const listSkills = operation({
+  operationId: 'listSkills',
+  summary: 'List the skills of a project',
+  tags,
+  method: 'get',
+  path: base,
+  service: 'management',
+  subject: 'svc.management.skills.list',
+  auth: 'manage',
+  permission: 'view',
+  params: ProjectPath,
+  query: ListQuery,
+  reply: { status: 200, body: listReply(Skill) },
+  errors: [400, 401, 403, 404, 422, 500],
+});
+
+export const createSkill = operation({
+  operationId: 'createSkill',
+  summary: 'Create a skill from its files',
+  description: `The files must include ${SKILL_MANIFEST} whose YAML front matter has name (lowercase letters, digits and single hyphens, at most 64; it becomes the id), description (1 to 1024) and optionally metadata (string to string). An existing name is a 409.`,
+  tags,
+  method: 'post',
+  path: base,
+  service: 'management',
+  subject: 'svc.management.skills.create',
+  auth: 'manage',
+  permission: 'edit',
+  params: ProjectPath,
+  body: SkillCreate,
+  reply: { status: 201, body: dataReply(SkillWithFiles) },
+  errors: [400, 401, 403, 404, 409, 422, 500],
+});
+
+export const getSkill = operation({
+  operationId: 'getSkill',
+  summary: 'Get a skill with its files',
+  tags,
+  method: 'get',
+  path: `${base}/{id}`,
+  service: 'management',
+  subject: 'svc.management.skills.get',
+  auth: 'manage',
+  permission: 'view',
+  params: SkillIdPath,
+  reply: { status: 200, body: dataReply(SkillWithFiles) },
+  errors: [400, 401, 403, 404, 422, 500],
+  addition: true,
+});
+
+export const updateSkill = operation({
+  operationId: 'updateSkill',
+  summary: 'Add, replace or remove files of a skill',
+  description: `A new ${SKILL_MANIFEST} re-reads description, metadata and content; its name must stay the skill id (422 otherwise).`,
+  tags,
+  method: 'patch',
+  path: `${base}/{id}`,
+  service: 'management',
+  subject: 'svc.management.skills.update',
+  auth: 'manage',
+  permission: 'edit',
+  params: SkillIdPath,
+  body: SkillUpdate,
+  reply: { status: 200, body: dataReply(SkillWithFiles) },
+  errors: [400, 401, 403, 404, 409, 422, 500],
+  addition: true,
+});
+
+export const deleteSkill = operation({
+  operationId: 'deleteSkill',
+  summary: 'Delete a skill and its files',
+  description: 'A skill still attached to a sub-agent is a 409: detach it first.',
+  tags,
+  method: 'delete',
+  path: `${base}/{id}`,
+  service: 'management',
+  subject: 'svc.management.skills.delete',
+  auth: 'manage',
+  permission: 'edit',
+  params: SkillIdPath,
+  reply: { status: 204 },
+  errors: [400, 401, 403, 404, 409, 422, 500],
+  addition: true,
+});

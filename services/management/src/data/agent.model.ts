@@ -1,0 +1,47 @@
+import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+
+/**
+ * Agents are stored as immutable revisions: `_id` is `<tenant>:<project>:<agentId>#<revision>`. Each revision holds
+ * the whole definition and attachments as JSON text (`body`), so a create and every attachment change is ONE insert.
+ * Inserting revision N+1 is the compare-and-set: of two concurrent writers only one can insert that `_id` (the
+ * Mongo-wire server we run on applies a conditional update non-atomically, and rewrites whole documents, so a
+ * mutable document would lose changes to concurrent writers or to the outbox relay). Revision 1 is kept for good
+ * (it names the agent); revisions between it and the latest are pruned once their events are relayed.
+ */
+const schema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    id: { type: String, required: true },
+    tenantId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    name: { type: String, required: true },
+    body: { type: String, required: true },
+    /** Skills attached to any sub-agent in this revision (so deleting a skill can find its users). */
+    skillIds: { type: [String], default: [] },
+    revision: { type: Number, required: true },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+    ...outboxFields,
+  },
+  { collection: 'agentRevisions', versionKey: false, minimize: false },
+);
+schema.index({ tenantId: 1, projectId: 1, id: 1, revision: -1 });
+schema.index({ revision: 1, tenantId: 1, projectId: 1, id: 1 });
+schema.index({ tenantId: 1, projectId: 1, skillIds: 1 });
+
+export function agentModel(db: Connection): Model<any> {
+  return db.models.AgentRevision ?? db.model('AgentRevision', schema);
+}
+
+export interface AgentDoc {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  body: string;
+  skillIds: string[];
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+}

@@ -1,0 +1,66 @@
+import type { PendingEvent, ProjectScope } from '@platform/contracts';
+import { isDuplicateKey, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { getLogger } from '@platform/logger';
+import { agentModel, type AgentDoc } from './agent.model';
+
+const log = getLogger('management.agents');
+
+const revisionId = (scope: ProjectScope, agentId: string, revision: number) => `${scopedId(scope, agentId)}#${revision}`;
+
+export type AgentRepo = ReturnType<typeof agentRepo>;
+
+export function agentRepo(db: Connection, relay: () => OutboxRelay) {
+  const Model = agentModel(db);
+  const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
+
+  const insertRevision = async (doc: Omit<AgentDoc, '_id'>, events: PendingEvent[]): Promise<AgentDoc> => {
+    const full: AgentDoc = { _id: revisionId(doc, doc.id, doc.revision), ...doc };
+    const outbox = outboxOnCreate(events);
+    await Model.create({ ...full, ...outbox });
+    relay().flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
+    return full;
+  };
+
+  return {
+    model: Model,
+    /** Inserts revision 1 with the whole agent; a taken id throws a duplicate-key error. */
+    async insert(doc: Omit<AgentDoc, '_id' | 'revision'>, events: PendingEvent[]): Promise<AgentDoc> {
+      return insertRevision({ ...doc, revision: 1 }, events);
+    },
+    /** The latest revision. */
+    async findById(scope: ProjectScope, id: string): Promise<AgentDoc | null> {
+      return Model.findOne({ ...scoped(scope), id }, hidden).sort({ revision: -1 }).lean<AgentDoc>();
+    },
+    /** Writes the revision after `current`; null when another writer took that revision first. */
+    async replaceBody(current: AgentDoc, set: { body: string; skillIds: string[]; updatedAt: Date }, events: PendingEvent[]): Promise<AgentDoc | null> {
+      const { _id, ...rest } = current;
+      let written: AgentDoc;
+      try {
+        written = await insertRevision({ ...rest, ...set, revision: current.revision + 1 }, events);
+      } catch (err) {
+        if (isDuplicateKey(err)) return null;
+        throw err;
+      }
+      // Superseded revisions go once their events are out (revision 1 stays: it names the agent).
+      Model.deleteMany({ ...scoped(current), id: current.id, revision: { $gt: 1, $lt: written.revision }, outboxPending: { $ne: true } })
+        .exec()
+        .catch((err: unknown) => log.warn({ err, agentId: current.id }, 'could not prune agent revisions'));
+      return written;
+    },
+    /** Agents a caller may see: all (admin) or one tenant's; names only. */
+    async available(filter: { tenantId?: string }, limit: number) {
+      const q = { revision: 1, ...(filter.tenantId ? { tenantId: filter.tenantId } : {}) };
+      return Model.find(q, { id: 1, name: 1, tenantId: 1, projectId: 1 })
+        .sort({ tenantId: 1, projectId: 1, id: 1 })
+        .limit(limit)
+        .lean<Array<Pick<AgentDoc, 'id' | 'name' | 'tenantId' | 'projectId'>>>();
+    },
+    /** Ids of the agents of a project whose latest revision has `skillId` attached to some sub-agent. */
+    async usingSkill(scope: ProjectScope, skillId: string): Promise<string[]> {
+      const rows = await Model.find({ ...scoped(scope), skillIds: skillId }, { id: 1 }).limit(200).lean<Array<Pick<AgentDoc, 'id'>>>();
+      const ids = [...new Set(rows.map((r) => r.id))];
+      const latest = await Promise.all(ids.map((id) => this.findById(scope, id)));
+      return latest.filter((d): d is AgentDoc => !!d && d.skillIds.includes(skillId)).map((d) => d.id);
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type { ProjectScope, Skill, SkillWithFiles } from '@platform/contracts';
+import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { skillModel, type SkillDoc } from './skill.model';
+
+export function toSkill(d: SkillDoc): Skill {
+  return {
+    id: d.id,
+    name: d.name,
+    description: d.description,
+    content: d.content ?? '',
+    metadata: d.metadata ? (JSON.parse(d.metadata) as Record<string, string>) : null,
+    createdAt: iso(d.createdAt)!,
+    updatedAt: iso(d.updatedAt)!,
+  };
+}
+
+export function toSkillWithFiles(d: SkillDoc): SkillWithFiles {
+  return {
+    ...toSkill(d),
+    files: (d.files ?? []).map((f) => ({
+      id: f.id,
+      skillId: d.id,
+      filePath: f.filePath,
+      content: f.content ?? '',
+      createdAt: iso(f.createdAt)!,
+      updatedAt: iso(f.updatedAt)!,
+    })),
+  };
+}
+
+export type SkillRepo = ReturnType<typeof skillRepo>;
+
+/**
+ * Skills are written only by the management handlers, one writer per skill at a time (the entity lock), and carry
+ * no outbox: no other service consumes skill changes.
+ */
+export function skillRepo(db: Connection) {
+  const Model = skillModel(db);
+  const listFields = { files: 0 };
+  return {
+    model: Model,
+    async insert(doc: Omit<SkillDoc, '_id'>): Promise<SkillDoc> {
+      const full: SkillDoc = { _id: scopedId(doc, doc.id), ...doc };
+      await Model.create(full);
+      return full;
+    },
+    async findById(scope: ProjectScope, id: string): Promise<SkillDoc | null> {
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean<SkillDoc>();
+    },
+    /** Skills by id, without files (for sub-agent listings). */
+    async findMany(scope: ProjectScope, ids: string[]): Promise<SkillDoc[]> {
+      if (!ids.length) return [];
+      return Model.find({ _id: { $in: ids.map((id) => scopedId(scope, id)) }, ...scoped(scope) }, listFields).lean<SkillDoc[]>();
+    },
+    async list(scope: ProjectScope, page: number, limit: number) {
+      const q = scoped(scope);
+      const [rows, total] = await Promise.all([
+        Model.find(q, listFields).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<SkillDoc[]>(),
+        Model.countDocuments(q),
+      ]);
+      return { rows, total };
+    },
+    /** Writes the new state if the skill is still at `current.revision`; null otherwise. */
+    async update(current: SkillDoc, set: Partial<SkillDoc>): Promise<SkillDoc | null> {
+      return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean<SkillDoc>();
+    },
+    async remove(current: SkillDoc): Promise<boolean> {
+      const r = await Model.deleteOne({ _id: current._id });
+      return r.deletedCount === 1;
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import {
+  AgentPath,
+  createFullAgent,
+  GET_AGENT_DEFINITION_SUBJECT,
+  GetAgentDefinitionRequest,
+  listAvailableAgents,
+  LOOKUP_AGENT_SUBJECT,
+  LookupAgentRequest,
+} from '@platform/contracts';
+import type { ServiceBus } from '@platform/bus';
+import { validationError } from '@platform/problems';
+import type { z } from 'zod';
+import { addFullAgent, agentDefinition, availableAgents, lookupAgent, type AgentDeps } from '../domain/agents';
+
+function parseRequest<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const r = schema.safeParse(body);
+  if (!r.success) throw validationError(r.error, 'body');
+  return r.data;
+}
+
+/** Agent scope of an internal request; ids that could never be stored are simply unknown. */
+function agentScope(req: { tenantId: string; projectId: string; agentId: string }) {
+  const r = AgentPath.safeParse(req);
+  return r.success ? r.data : null;
+}
+
+export function registerAgentHandlers(bus: ServiceBus, deps: AgentDeps) {
+  bus.handle(createFullAgent, async ({ params, body }) => ({ data: await addFullAgent(deps, params, body) }));
+  bus.handle(listAvailableAgents, async (_input, ctx) => ({ data: await availableAgents(deps, ctx.principal) }));
+
+  /** Internal: does an agent exist (chatapp channel configs, evals)? */
+  bus.serve(LOOKUP_AGENT_SUBJECT, async (wire) => {
+    const scope = agentScope(parseRequest(LookupAgentRequest, wire.body));
+    const body = scope ? await lookupAgent(deps, scope, scope.agentId) : { exists: false };
+    return { ok: true, status: 200, body };
+  });
+  /** Internal: the stored full definition, or a 404 problem. */
+  bus.serve(GET_AGENT_DEFINITION_SUBJECT, async (wire) => {
+    const req = parseRequest(GetAgentDefinitionRequest, wire.body);
+    const scope = agentScope(req);
+    const body = await agentDefinition(deps, scope ?? req, req.agentId);
+    return { ok: true, status: 200, body };
+  });
+}
