@@ -11,6 +11,7 @@ import { registerApiKeyHandlers } from './handlers/api-keys';
 import { registerWebhookDestinationHandlers } from './handlers/webhook-destinations';
 import { registerAccessHandlers } from './handlers/access';
 import { registerSystemHandlers } from './handlers/system';
+import { startCredentialsTriggersFeedback } from './credentials-triggers-feedback';
 
 export const management = defineService({
   name: 'management',
@@ -34,6 +35,7 @@ export const management = defineService({
     registerSystemHandlers(bus, instanceId);
     registerApiKeyHandlers(bus, { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked });
     registerWebhookDestinationHandlers(bus, { destinations });
+    relays.push(...(await startCredentialsTriggersFeedback(bus, db!, pub, config)));
     registerAccessHandlers(
       bus,
       {
