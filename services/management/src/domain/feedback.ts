@@ -82,20 +82,28 @@ export async function addFeedbackBulk(deps: FeedbackDeps, scope: ProjectScope, i
     valid.push({ index, input: parsed.data });
   });
 
+  let unexpected: unknown;
   const stored = await Promise.all(
     valid.map(async ({ index, input }) => {
       try {
         return { index, feedback: await store(deps, scope, input) };
       } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        const detail = idTaken(input.id!);
-        failures.push({ index, conversationId: input.conversationId, message: `/id: ${detail}`, errors: [{ pointer: `/${index}/id`, detail }] });
+        if (isDuplicateKey(err)) {
+          const detail = idTaken(input.id!);
+          failures.push({ index, conversationId: input.conversationId, message: `/id: ${detail}`, errors: [{ pointer: `/${index}/id`, detail }] });
+        } else {
+          unexpected ??= err;
+          const detail = 'could not be stored right now; send this item again';
+          failures.push({ index, conversationId: input.conversationId, message: detail, errors: [{ pointer: `/${index}`, detail }] });
+        }
         return null;
       }
     }),
   );
   failures.sort((a, b) => a.index - b.index);
   const data = stored.filter((s) => s !== null).map((s) => s.feedback);
+  // Nothing stored because the database failed: that is the server's problem (5xx), not the items'.
+  if (!data.length && unexpected) throw unexpected;
   if (!data.length) {
     throw new AppError('unprocessable_entity', `No feedback item was stored: ${failures.length} item(s) are invalid`, { errors: failures.flatMap((f) => f.errors) });
   }
