@@ -76,6 +76,23 @@ describe('feedback', () => {
     expectProblem(await admin.patch(`${P}/feedback/fb-1`, { type: 'negative' }), 404);
   });
 
+  test('when feedback is changed or deleted right after it is created, then the change is kept and its event still arrives', async () => {
+    const p = aProject();
+    const P = projectPath(p);
+    const ids = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
+    await Promise.all(
+      ids.map(async (id) => {
+        expect((await admin.post(`${P}/feedback`, { id, conversationId: 'c', type: 'positive' })).status).toBe(201);
+        if (id === 'r19') expect((await admin.delete(`${P}/feedback/${id}`)).status).toBe(204);
+        else expect((await admin.patch(`${P}/feedback/${id}`, { type: 'negative', details: `changed ${id}` })).status).toBe(200);
+      }),
+    );
+    for (const id of ids.slice(0, 19)) expect((await admin.get(`${P}/feedback/${id}`)).body.data).toMatchObject({ type: 'negative', details: `changed ${id}` });
+    expectProblem(await admin.get(`${P}/feedback/r19`), 404);
+    const events = await feedbackEvents(p, 20);
+    expect(events.map((e) => (e.data as { feedback: { id: string } }).feedback.id).sort()).toEqual(ids);
+  });
+
   test('when feedback is created without an id, then one is generated and the optional fields are null', async () => {
     const p = aProject();
     const res = await admin.post(`${projectPath(p)}/feedback`, { conversationId: 'conv-1', type: 'positive' });

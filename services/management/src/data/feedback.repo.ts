@@ -30,6 +30,22 @@ export type FeedbackRepo = ReturnType<typeof feedbackRepo>;
 
 export function feedbackRepo(db: Connection, relay: () => OutboxRelay) {
   const Model = feedbackModel(db);
+
+  /**
+   * Waits (briefly) until the relay has finished with a record's creation event. The Mongo-wire server we run on
+   * rewrites whole documents, so two writes to one document at once can lose one of them: a change made while the
+   * relay clears the outbox flags could be undone by the relay's write. Feedback only has events at creation, so
+   * once settled the relay never writes the record again. After the wait the change goes ahead regardless
+   * (a relay that cannot publish writes nothing either).
+   */
+  async function outboxSettled(_id: string, waitMs = 3000): Promise<void> {
+    const deadline = Date.now() + waitMs;
+    while (await Model.exists({ _id, outboxPending: true, ...live })) {
+      if (Date.now() > deadline) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   return {
     model: Model,
     /** One write: the record and its pending events. Throws a duplicate-key error when the id is taken. */
@@ -63,6 +79,7 @@ export function feedbackRepo(db: Connection, relay: () => OutboxRelay) {
       return { rows, total };
     },
     async update(scope: ProjectScope, id: string, set: Partial<FeedbackDoc>): Promise<FeedbackDoc | null> {
+      await outboxSettled(scopedId(scope, id));
       return Model.findOneAndUpdate({ _id: scopedId(scope, id), ...scoped(scope), ...live }, { $set: set }, { new: true }).lean<FeedbackDoc>();
     },
     /**
@@ -71,6 +88,7 @@ export function feedbackRepo(db: Connection, relay: () => OutboxRelay) {
      */
     async remove(scope: ProjectScope, id: string): Promise<boolean> {
       const _id = scopedId(scope, id);
+      await outboxSettled(_id);
       const r = await Model.deleteOne({ _id, ...scoped(scope), ...live, outboxPending: { $ne: true } });
       if (r.deletedCount === 1) return true;
       const ops = outboxOnDelete([]);
