@@ -1,5 +1,6 @@
 import mongoose from 'mongoose';
-import { adminClient, aProject, aTenantToken, client, projectPath, testStack, type HttpResult } from '@platform/testkit';
+import { adminClient, aProject, aTenantToken, client, projectPath, testStack } from '@platform/testkit';
+import { expectProblem } from './helpers/expect-problem';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -11,13 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db.close();
 });
-
-function expectProblem(res: HttpResult, status: number, pointer?: string) {
-  expect(res.status).toBe(status);
-  expect(res.contentType).toMatch(/application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, code: expect.any(String), detail: expect.any(String) });
-  if (pointer) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer })]));
-}
 
 const aCredential = (overrides: Record<string, unknown> = {}) => ({
   id: 'cred-1',

@@ -1,6 +1,7 @@
 import { AckPolicy, DeliverPolicy, connect, type NatsConnection } from 'nats';
 import { eventSubject, feedbackCreated, parseEventData, PLATFORM_EVENTS_STREAM, type EventEnvelope } from '@platform/contracts';
-import { adminClient, aProject, aTenantToken, client, eventually, projectPath, testStack, type HttpResult } from '@platform/testkit';
+import { adminClient, aProject, aTenantToken, client, eventually, projectPath, testStack } from '@platform/testkit';
+import { expectProblem } from './helpers/expect-problem';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -12,13 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await nc.close();
 });
-
-function expectProblem(res: HttpResult, status: number, pointer?: string) {
-  expect(res.status).toBe(status);
-  expect(res.contentType).toMatch(/application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, code: expect.any(String), detail: expect.any(String) });
-  if (pointer) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer })]));
-}
 
 async function feedbackCount(p: { tenantId: string; projectId: string }) {
   return (await admin.get(`${projectPath(p)}/feedback`)).body.pagination.total as number;

@@ -1,5 +1,6 @@
 import type { Credential, CredentialCreate, CredentialUpdate, Principal, ProjectScope } from '@platform/contracts';
-import { AppError, type FieldError } from '@platform/problems';
+import { AppError } from '@platform/problems';
+import { unprocessable } from './unprocessable';
 import { isDuplicateKey } from '@platform/mongo';
 import type { CredentialRepo } from '../data/credential.repo';
 import { toCredential } from '../data/credential.repo';
@@ -15,15 +16,11 @@ export interface CredentialDeps extends CredentialStoreDeps {
 
 const notFound = () => new AppError('not_found', 'Credential not found');
 
-function invalid(errors: FieldError[]): AppError {
-  return new AppError('unprocessable_entity', `${errors[0]!.pointer}: ${errors[0]!.detail}`, { errors });
-}
-
 /** A credential naming one of our stores must have that store's type. */
 function assertStoreMatchesType(storeId: string, type: string): void {
   const storeType = storeTypeOf(storeId);
   if (storeType && storeType !== type) {
-    throw invalid([{ pointer: '/type', detail: `credential store '${storeId}' is a ${storeType} store, so type must be ${storeType}` }]);
+    throw unprocessable([{ pointer: '/type', detail: `credential store '${storeId}' is a ${storeType} store, so type must be ${storeType}` }]);
   }
 }
 
@@ -85,7 +82,7 @@ export async function listCredentialsPage(deps: CredentialDeps, scope: ProjectSc
 }
 
 export async function changeCredential(deps: CredentialDeps, scope: ProjectScope, id: string, input: CredentialUpdate): Promise<Credential> {
-  if (input.id !== undefined && input.id !== id) throw invalid([{ pointer: '/id', detail: 'ids cannot be changed; create a new credential instead' }]);
+  if (input.id !== undefined && input.id !== id) throw unprocessable([{ pointer: '/id', detail: 'ids cannot be changed; create a new credential instead' }]);
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.credentials.findById(scope, id);
     if (!current) throw notFound();

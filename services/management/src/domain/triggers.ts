@@ -8,6 +8,7 @@ import {
   type TriggerUpdate,
 } from '@platform/contracts';
 import { AppError, type FieldError } from '@platform/problems';
+import { unprocessable } from './unprocessable';
 import { isDuplicateKey, iso } from '@platform/mongo';
 import { keyedHash, randomId } from '@platform/secrets';
 import type { TriggerRepo } from '../data/trigger.repo';
@@ -30,10 +31,6 @@ export interface TriggerContext {
 }
 
 const notFound = () => new AppError('not_found', 'Trigger not found');
-
-function invalid(errors: FieldError[]): AppError {
-  return new AppError('unprocessable_entity', `${errors[0]!.pointer}: ${errors[0]!.detail}`, { errors });
-}
 
 const parseJson = <T>(text: string | null): T | null => (text ? (JSON.parse(text) as T) : null);
 
@@ -78,7 +75,7 @@ async function assertConsistent(deps: TriggerDeps, scope: AgentPath, state: Trig
     const found = await deps.credentials.findById(scope, state.signingSecretCredentialReferenceId);
     if (!found) errors.push({ pointer: '/signingSecretCredentialReferenceId', detail: `no credential "${state.signingSecretCredentialReferenceId}" in this project` });
   }
-  if (errors.length) throw invalid(errors);
+  if (errors.length) throw unprocessable(errors);
 }
 
 /** Things that work but deserve attention; answered as `warning`, never an error. */
@@ -184,12 +181,12 @@ function nextAuthentication(pepper: string, current: TriggerDoc, input: NonNulla
     }
     return [{ name: h.name, valueHash: kept.valueHash }];
   });
-  if (errors.length) throw invalid(errors);
+  if (errors.length) throw unprocessable(errors);
   return headers.length ? { headers } : null;
 }
 
 export async function changeTrigger(deps: TriggerDeps, scope: AgentPath, id: string, input: TriggerUpdate, ctx: TriggerContext): Promise<{ trigger: Trigger; warning?: string }> {
-  if (input.id !== undefined && input.id !== id) throw invalid([{ pointer: '/id', detail: 'ids cannot be changed; create a new trigger instead' }]);
+  if (input.id !== undefined && input.id !== id) throw unprocessable([{ pointer: '/id', detail: 'ids cannot be changed; create a new trigger instead' }]);
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.triggers.findById(scope, id);
     if (!current) throw notFound();
