@@ -2,6 +2,9 @@ import type { AnyOperation } from './operation';
 import * as apiKeys from './manage/api-keys';
 import * as auth from './manage/auth';
 import * as webhookDestinations from './manage/webhook-destinations';
+import * as credentials from './manage/credentials';
+import * as triggers from './manage/triggers';
+import * as feedback from './manage/feedback';
 import * as runEvents from './run/events';
 import * as system from './internal/system';
 import * as agents from './manage/agents';
@@ -11,6 +14,7 @@ import * as skills from './manage/skills';
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
 const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, runEvents];
 modules.push(agents, subAgentAttachments, skills);
+modules.push(credentials, triggers, feedback);
 
 function isOperation(v: unknown): v is AnyOperation {
   return typeof v === 'object' && v !== null && 'operationId' in v && 'subject' in v && 'method' in v && 'path' in v;

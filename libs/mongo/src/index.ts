@@ -178,7 +178,7 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
       ) as any,
       { ordered: false },
     );
-    opts.onPublished?.(events.length);
+    if (events.length) opts.onPublished?.(events.length);
   };
 
   const drain = async () => {

@@ -12,6 +12,7 @@ import { registerWebhookDestinationHandlers } from './handlers/webhook-destinati
 import { registerAccessHandlers } from './handlers/access';
 import { registerSystemHandlers } from './handlers/system';
 import { startAgentResources } from './agent-resources';
+import { startCredentialsTriggersFeedback } from './credentials-triggers-feedback';
 
 export const management = defineService({
   name: 'management',
@@ -35,6 +36,7 @@ export const management = defineService({
     registerSystemHandlers(bus, instanceId);
     registerApiKeyHandlers(bus, { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked });
     registerWebhookDestinationHandlers(bus, { destinations });
+    relays.push(...(await startCredentialsTriggersFeedback(bus, db!, pub, config)));
     registerAccessHandlers(
       bus,
       {

@@ -1,0 +1,29 @@
+import { outboxRelay, type Connection, type OutboxRelay } from '@platform/mongo';
+import type { Publisher, ServiceBus } from '@platform/bus';
+import { SecretBox } from '@platform/secrets';
+import type { ManagementConfig } from './config';
+import { credentialRepo } from './data/credential.repo';
+import { credentialStoreEntryRepo } from './data/credential-store-entry.repo';
+import { triggerRepo } from './data/trigger.repo';
+import { feedbackRepo } from './data/feedback.repo';
+import { registerCredentialHandlers } from './handlers/credentials';
+import { registerTriggerHandlers } from './handlers/triggers';
+import { registerFeedbackHandlers } from './handlers/feedback';
+
+/** Credentials and credential stores, triggers, feedback: their data, outbox relay and handlers. Returns the relays to stop. */
+export async function startCredentialsTriggersFeedback(bus: ServiceBus, db: Connection, pub: Publisher, config: ManagementConfig): Promise<OutboxRelay[]> {
+  const credentials = credentialRepo(db);
+  const entries = credentialStoreEntryRepo(db);
+  const triggers = triggerRepo(db);
+  let relay: OutboxRelay | undefined;
+  const feedback = feedbackRepo(db, () => relay!);
+  relay = outboxRelay(feedback.model, pub);
+  await Promise.all([credentials.model.init(), entries.model.init(), triggers.model.init(), feedback.model.init()]);
+  await relay.sweep();
+
+  const box = new SecretBox(config.ENCRYPTION_KEY);
+  registerCredentialHandlers(bus, { credentials, entries, triggers, box });
+  registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER });
+  registerFeedbackHandlers(bus, { feedback });
+  return [relay];
+}

@@ -1,0 +1,47 @@
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+
+/**
+ * `_id` is `<tenant>:<project>:<id>`. `retrievalParams` is kept as JSON text: it is free-form, and its keys
+ * may start with `$` or contain `.`, which not every Mongo-wire server accepts as field names.
+ */
+const schema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    id: { type: String, required: true },
+    tenantId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    name: { type: String, required: true },
+    type: { type: String, required: true },
+    credentialStoreId: { type: String, required: true },
+    createdBy: { type: String, default: null },
+    toolId: { type: String, default: null },
+    userId: { type: String, default: null },
+    retrievalParamsJson: { type: String, default: null },
+    revision: { type: Number, required: true },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'credentials', versionKey: false, minimize: false },
+);
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
+
+export function credentialModel(db: Connection): Model<any> {
+  return db.models.Credential ?? db.model('Credential', schema);
+}
+
+export interface CredentialDoc {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  type: string;
+  credentialStoreId: string;
+  createdBy: string | null;
+  toolId: string | null;
+  userId: string | null;
+  retrievalParamsJson: string | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+}

@@ -1,0 +1,59 @@
+import type { Credential, CredentialType, ProjectScope } from '@platform/contracts';
+import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { credentialModel, type CredentialDoc } from './credential.model';
+
+export function toCredential(d: CredentialDoc): Credential {
+  return {
+    id: d.id,
+    name: d.name,
+    type: d.type as CredentialType,
+    credentialStoreId: d.credentialStoreId,
+    createdBy: d.createdBy ?? null,
+    toolId: d.toolId ?? null,
+    userId: d.userId ?? null,
+    retrievalParams: d.retrievalParamsJson ? (JSON.parse(d.retrievalParamsJson) as Record<string, unknown>) : null,
+    // Tools and external agents are not resources of this service yet: nothing can use a credential so far.
+    externalAgents: [],
+    tools: [],
+    createdAt: iso(d.createdAt)!,
+    updatedAt: iso(d.updatedAt)!,
+  };
+}
+
+export type CredentialRepo = ReturnType<typeof credentialRepo>;
+
+export function credentialRepo(db: Connection) {
+  const Model = credentialModel(db);
+  return {
+    model: Model,
+    /** Throws a duplicate-key error when the id is taken in the project. */
+    async insert(doc: Omit<CredentialDoc, '_id'>): Promise<CredentialDoc> {
+      const full: CredentialDoc = { _id: scopedId(doc, doc.id), ...doc };
+      await Model.create(full);
+      return full;
+    },
+    async findById(scope: ProjectScope, id: string): Promise<CredentialDoc | null> {
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean<CredentialDoc>();
+    },
+    async list(scope: ProjectScope, page: number, limit: number) {
+      const q = scoped(scope);
+      const [rows, total] = await Promise.all([
+        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<CredentialDoc[]>(),
+        Model.countDocuments(q),
+      ]);
+      return { rows, total };
+    },
+    /** Applies `set` only if nobody changed the credential since `current` was read (null otherwise). */
+    async update(current: CredentialDoc, set: Partial<CredentialDoc>): Promise<CredentialDoc | null> {
+      return Model.findOneAndUpdate(
+        { _id: current._id, revision: current.revision },
+        { $set: { ...set, revision: current.revision + 1 } },
+        { new: true },
+      ).lean<CredentialDoc>();
+    },
+    async remove(scope: ProjectScope, id: string): Promise<boolean> {
+      const r = await Model.deleteOne({ _id: scopedId(scope, id), ...scoped(scope) });
+      return r.deletedCount === 1;
+    },
+  };
+}

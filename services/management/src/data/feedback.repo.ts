@@ -1,0 +1,108 @@
+import type { Feedback, PendingEvent, ProjectScope } from '@platform/contracts';
+import { iso, live, outboxOnCreate, outboxOnDelete, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { feedbackModel, type FeedbackDoc } from './feedback.model';
+
+export function toFeedback(d: FeedbackDoc): Feedback {
+  return {
+    id: d.id,
+    conversationId: d.conversationId,
+    messageId: d.messageId ?? null,
+    agentId: d.agentId ?? null,
+    type: d.type,
+    details: d.details ?? null,
+    createdAt: iso(d.createdAt)!,
+    updatedAt: iso(d.updatedAt)!,
+  };
+}
+
+export interface FeedbackFilter {
+  conversationId?: string;
+  messageId?: string;
+  agentId?: string;
+  type?: string;
+  startDate?: string;
+  endDate?: string;
+}
+
+const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
+
+export type FeedbackRepo = ReturnType<typeof feedbackRepo>;
+
+export function feedbackRepo(db: Connection, relay: () => OutboxRelay) {
+  const Model = feedbackModel(db);
+
+  /**
+   * Waits (briefly) until the relay has finished with a record's creation event. The Mongo-wire server we run on
+   * rewrites whole documents, so two writes to one document at once can lose one of them: a change made while the
+   * relay clears the outbox flags could be undone by the relay's write. Feedback only has events at creation, so
+   * once settled the relay never writes the record again. After the wait the change goes ahead regardless
+   * (a relay that cannot publish writes nothing either).
+   */
+  async function outboxSettled(_id: string, waitMs = 3000): Promise<void> {
+    const deadline = Date.now() + waitMs;
+    while (await Model.exists({ _id, outboxPending: true, ...live })) {
+      if (Date.now() > deadline) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  return {
+    model: Model,
+    /** One write: the record and its pending events. Throws a duplicate-key error when the id is taken. */
+    async insert(doc: Omit<FeedbackDoc, '_id'>, events: (f: Feedback) => PendingEvent[]): Promise<FeedbackDoc> {
+      const full: FeedbackDoc = { _id: scopedId(doc, doc.id), ...doc };
+      const outbox = outboxOnCreate(events(toFeedback(full)));
+      await Model.create({ ...full, ...outbox });
+      relay().flush({ _id: full._id, outboxSeq: outbox.outboxSeq, pendingEvents: outbox.pendingEvents });
+      return full;
+    },
+    async findById(scope: ProjectScope, id: string): Promise<FeedbackDoc | null> {
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean<FeedbackDoc>();
+    },
+    async list(scope: ProjectScope, filter: FeedbackFilter, page: number, limit: number) {
+      const createdAt: Record<string, Date> = {};
+      if (filter.startDate) createdAt.$gte = new Date(filter.startDate);
+      if (filter.endDate) createdAt.$lte = new Date(filter.endDate);
+      const q = {
+        ...scoped(scope),
+        ...live,
+        ...(filter.conversationId ? { conversationId: filter.conversationId } : {}),
+        ...(filter.messageId ? { messageId: filter.messageId } : {}),
+        ...(filter.agentId ? { agentId: filter.agentId } : {}),
+        ...(filter.type ? { type: filter.type } : {}),
+        ...(Object.keys(createdAt).length ? { createdAt } : {}),
+      };
+      const [rows, total] = await Promise.all([
+        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<FeedbackDoc[]>(),
+        Model.countDocuments(q),
+      ]);
+      return { rows, total };
+    },
+    async update(scope: ProjectScope, id: string, set: Partial<FeedbackDoc>): Promise<FeedbackDoc | null> {
+      await outboxSettled(scopedId(scope, id));
+      return Model.findOneAndUpdate({ _id: scopedId(scope, id), ...scoped(scope), ...live }, { $set: set }, { new: true }).lean<FeedbackDoc>();
+    },
+    /**
+     * Deletes at once when nothing is waiting in its outbox; otherwise hides it and lets the relay delete it
+     * after publishing, so a `feedback.created` accepted before the delete is never lost.
+     */
+    async remove(scope: ProjectScope, id: string): Promise<boolean> {
+      const _id = scopedId(scope, id);
+      await outboxSettled(_id);
+      const r = await Model.deleteOne({ _id, ...scoped(scope), ...live, outboxPending: { $ne: true } });
+      if (r.deletedCount === 1) return true;
+      const ops = outboxOnDelete([]);
+      const d = await Model.findOneAndUpdate({ _id, ...scoped(scope), ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<{
+        _id: string;
+        outboxSeq?: number;
+        outboxDelete?: boolean;
+        pendingEvents?: Record<string, PendingEvent>;
+      }>();
+      if (!d) return false;
+      if (Object.keys(d.pendingEvents ?? {}).length) relay().flush(d);
+      // The relay published everything in between: nothing is left to wait for.
+      else await Model.deleteOne({ _id, outboxSeq: d.outboxSeq });
+      return true;
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+
+/**
+ * `_id` is `<tenant>:<project>:<agent>:<id>` (ids are unique per agent). Free-form JSON (`inputSchema`,
+ * `outputTransform`) is kept as text: JSON Schema keys start with `$`, which not every Mongo-wire server accepts.
+ * `authentication` holds header names and keyed hashes of their values only.
+ */
+const schema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    id: { type: String, required: true },
+    tenantId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    agentId: { type: String, required: true },
+    name: { type: String, required: true },
+    description: { type: String, default: null },
+    enabled: { type: Boolean, required: true },
+    dispatchDelayMs: { type: Number, required: true },
+    messageTemplate: { type: String, default: null },
+    inputSchemaJson: { type: String, default: null },
+    outputTransformJson: { type: String, default: null },
+    runAsUserId: { type: String, default: null },
+    runAsUserIds: { type: [String], default: [] },
+    createdBy: { type: String, default: null },
+    authentication: { type: mongoose.Schema.Types.Mixed, default: null },
+    signingSecretCredentialReferenceId: { type: String, default: null },
+    signatureVerificationJson: { type: String, default: null },
+    revision: { type: Number, required: true },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'triggers', versionKey: false, minimize: false },
+);
+schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, signingSecretCredentialReferenceId: 1 });
+
+export function triggerModel(db: Connection): Model<any> {
+  return db.models.Trigger ?? db.model('Trigger', schema);
+}
+
+export interface StoredAuthHeader {
+  name: string;
+  /** keyedHash(TOKEN_PEPPER, value) */
+  valueHash: string;
+}
+
+export interface TriggerDoc {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  agentId: string;
+  name: string;
+  description: string | null;
+  enabled: boolean;
+  dispatchDelayMs: number;
+  messageTemplate: string | null;
+  inputSchemaJson: string | null;
+  outputTransformJson: string | null;
+  runAsUserId: string | null;
+  runAsUserIds: string[];
+  createdBy: string | null;
+  authentication: { headers: StoredAuthHeader[] } | null;
+  signingSecretCredentialReferenceId: string | null;
+  signatureVerificationJson: string | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+}

@@ -1,0 +1,49 @@
+import type { AgentPath, ProjectScope } from '@platform/contracts';
+import { type Connection } from '@platform/mongo';
+import { triggerModel, type TriggerDoc } from './trigger.model';
+
+const triggerId = (scope: AgentPath, id: string) => `${scope.tenantId}:${scope.projectId}:${scope.agentId}:${id}`;
+const scopedToAgent = (scope: AgentPath) => ({ tenantId: scope.tenantId, projectId: scope.projectId, agentId: scope.agentId });
+
+export type TriggerRepo = ReturnType<typeof triggerRepo>;
+
+export function triggerRepo(db: Connection) {
+  const Model = triggerModel(db);
+  return {
+    model: Model,
+    /** Throws a duplicate-key error when the id is taken for the agent. */
+    async insert(doc: Omit<TriggerDoc, '_id'>): Promise<TriggerDoc> {
+      const full: TriggerDoc = { _id: triggerId(doc, doc.id), ...doc };
+      await Model.create(full);
+      return full;
+    },
+    async findById(scope: AgentPath, id: string): Promise<TriggerDoc | null> {
+      return Model.findOne({ _id: triggerId(scope, id), ...scopedToAgent(scope) }).lean<TriggerDoc>();
+    },
+    async list(scope: AgentPath, page: number, limit: number) {
+      const q = scopedToAgent(scope);
+      const [rows, total] = await Promise.all([
+        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<TriggerDoc[]>(),
+        Model.countDocuments(q),
+      ]);
+      return { rows, total };
+    },
+    /** Ids of the triggers of a project that use a credential as signing secret (at most `limit`). */
+    async usingCredential(scope: ProjectScope, credentialId: string, limit = 5): Promise<Array<{ agentId: string; id: string }>> {
+      return Model.find(
+        { tenantId: scope.tenantId, projectId: scope.projectId, signingSecretCredentialReferenceId: credentialId },
+        { _id: 0, agentId: 1, id: 1 },
+      )
+        .limit(limit)
+        .lean<Array<{ agentId: string; id: string }>>();
+    },
+    /** Applies `set` only if nobody changed the trigger since `current` was read (null otherwise). */
+    async update(current: TriggerDoc, set: Partial<TriggerDoc>): Promise<TriggerDoc | null> {
+      return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean<TriggerDoc>();
+    },
+    async remove(scope: AgentPath, id: string): Promise<boolean> {
+      const r = await Model.deleteOne({ _id: triggerId(scope, id), ...scopedToAgent(scope) });
+      return r.deletedCount === 1;
+    },
+  };
+}

@@ -1,0 +1,9 @@
+import type { HttpResult } from '@platform/testkit';
+
+/** Asserts an RFC 9457 problem answer with `status`, and (when given) an `errors` entry at `pointer`. */
+export function expectProblem(res: HttpResult, status: number, pointer?: string): void {
+  expect(res.status).toBe(status);
+  expect(res.contentType).toMatch(/application\/problem\+json/);
+  expect(res.body).toMatchObject({ status, code: expect.any(String), detail: expect.any(String) });
+  if (pointer) expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer })]));
+}
