@@ -139,15 +139,14 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
 
   const publishAndClear = async (docs: OutboxDoc[]) => {
     const events = docs.flatMap((d) => Object.values(d.pendingEvents ?? {}));
-    if (!events.length) return;
-    await pub.publishPending(events);
-    await model.bulkWrite(
-      docs.map((d) => {
-        const keys = Object.fromEntries(Object.keys(d.pendingEvents ?? {}).map((k) => [`pendingEvents.${k}`, 1]));
-        return { updateOne: { filter: { _id: d._id }, update: { $unset: keys } } };
-      }),
-      { ordered: false },
-    );
+    if (events.length) await pub.publishPending(events);
+    // A document whose entries were already cleared (a crash between the two writes) has no keys to unset.
+    const clears = docs
+      .map((d) => Object.fromEntries(Object.keys(d.pendingEvents ?? {}).map((k) => [`pendingEvents.${k}`, 1])))
+      .map((keys, i) => ({ keys, d: docs[i]! }))
+      .filter(({ keys }) => Object.keys(keys).length > 0)
+      .map(({ keys, d }) => ({ updateOne: { filter: { _id: d._id }, update: { $unset: keys } } }));
+    if (clears.length) await model.bulkWrite(clears, { ordered: false });
     await model.bulkWrite(
       docs.map((d) =>
         d.outboxDelete

@@ -4,3 +4,5 @@ export * from './http';
 export * from './receiver';
 export * from './fixtures';
 export * from './nats';
+export * from './apps';
+export * from './challenges';

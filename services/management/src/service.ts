@@ -2,7 +2,7 @@ import { defineService, instanceId } from '@platform/runtime';
 import { outboxRelay, type OutboxRelay } from '@platform/mongo';
 import { keyedHash } from '@platform/secrets';
 import { encode } from '@platform/bus';
-import { CREDENTIAL_REVOKED_SUBJECT, type CredentialRevoked } from '@platform/contracts';
+import { APP_CHANGED_SUBJECT, CREDENTIAL_REVOKED_SUBJECT, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
 import { apiKeyRepo } from './data/api-key.repo';
 import { webhookDestinationRepo } from './data/webhook-destination.repo';
@@ -11,6 +11,8 @@ import { registerApiKeyHandlers } from './handlers/api-keys';
 import { registerWebhookDestinationHandlers } from './handlers/webhook-destinations';
 import { registerAccessHandlers } from './handlers/access';
 import { registerSystemHandlers } from './handlers/system';
+import { appRepo } from './data/app.repo';
+import { registerAppHandlers } from './handlers/apps';
 
 export const management = defineService({
   name: 'management',
@@ -22,18 +24,22 @@ export const management = defineService({
     const relayFor = (get: () => OutboxRelay | undefined) => () => get()!;
     let apiKeyRelay: OutboxRelay | undefined;
     let destinationRelay: OutboxRelay | undefined;
+    let appRelay: OutboxRelay | undefined;
     const apiKeys = apiKeyRepo(db!, relayFor(() => apiKeyRelay));
     const destinations = webhookDestinationRepo(db!, relayFor(() => destinationRelay));
+    const apps = appRepo(db!, relayFor(() => appRelay));
     apiKeyRelay = outboxRelay(apiKeys.model, pub);
     destinationRelay = outboxRelay(destinations.model, pub);
-    relays.push(apiKeyRelay, destinationRelay);
-    await Promise.all([apiKeys.model.init(), destinations.model.init()]);
+    appRelay = outboxRelay(apps.model, pub);
+    relays.push(apiKeyRelay, destinationRelay, appRelay);
+    await Promise.all([apiKeys.model.init(), destinations.model.init(), apps.model.init()]);
     await Promise.all(relays.map((r) => r.sweep()));
 
     const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
     registerSystemHandlers(bus, instanceId);
     registerApiKeyHandlers(bus, { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked });
     registerWebhookDestinationHandlers(bus, { destinations });
+    registerAppHandlers(bus, { apps, announceChanged: (change) => nc.publish(APP_CHANGED_SUBJECT, encode(change)) });
     registerAccessHandlers(
       bus,
       {
