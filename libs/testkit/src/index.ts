@@ -6,3 +6,4 @@ export * from './fixtures';
 export * from './nats';
 export * from './apps';
 export * from './challenges';
+export * from './gateway-process';
