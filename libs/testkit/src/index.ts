@@ -7,3 +7,4 @@ export * from './nats';
 export * from './apps';
 export * from './challenges';
 export * from './gateway-process';
+export * from './fakes/challenge-provider';
