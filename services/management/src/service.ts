@@ -30,9 +30,12 @@ export const management = defineService({
     const apps = appRepo(db!, relayFor(() => appRelay));
     apiKeyRelay = outboxRelay(apiKeys.model, pub);
     destinationRelay = outboxRelay(destinations.model, pub);
-    appRelay = outboxRelay(apps.model, pub);
+    appRelay = outboxRelay(apps.eventModel, pub);
     relays.push(apiKeyRelay, destinationRelay, appRelay);
-    await Promise.all([apiKeys.model.init(), destinations.model.init(), apps.model.init()]);
+    await Promise.all([apiKeys.model.init(), destinations.model.init(), apps.model.init(), apps.eventModel.init()]);
+    await apps.sweepHeld();
+    const heldSweep = setInterval(() => void apps.sweepHeld().catch(() => undefined), 30_000);
+    heldSweep.unref();
     await Promise.all(relays.map((r) => r.sweep()));
 
     const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
@@ -56,6 +59,7 @@ export const management = defineService({
     );
     return {
       async stop() {
+        clearInterval(heldSweep);
         await Promise.all(relays.map((r) => r.stop()));
       },
     };

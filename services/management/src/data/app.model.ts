@@ -3,8 +3,10 @@ import type { AppKeyAlgorithm, AppType } from '@platform/contracts';
 
 /**
  * `_id` is the app id (`app_<random>`, unique platform-wide), so the run-auth lookup is a primary-key read.
- * Public keys live in the app document as a map keyed by base64url(kid): adding one is a conditional `$set`,
- * removing one an `$unset` (both atomic with the outbox entry that announces the change).
+ * Public keys live in the app document as a map keyed by base64url(kid). Every change is a write conditional on
+ * `revision`. Only user changes write this document: its events and its `lastUsedAt` live in documents of their own
+ * (`appEvents`, `appUsage`), because FerretDB applies concurrent updates of one document as read-modify-write of the
+ * whole document and loses one of them (measured: 40 concurrent `$set`/`$unset` on one document kept 10).
  */
 const schema = new mongoose.Schema(
   {
@@ -23,8 +25,6 @@ const schema = new mongoose.Schema(
     revision: { type: Number, required: true },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
-    lastUsedAt: { type: Date, default: null },
-    ...outboxFields,
   },
   { collection: 'apps', versionKey: false, minimize: false },
 );
@@ -64,8 +64,36 @@ export interface AppDoc {
   revision: number;
   createdAt: Date;
   updatedAt: Date;
-  lastUsedAt: Date | null;
 }
 
 /** Map key of a kid (kids may hold `.` or `$`, which field names cannot). */
 export const kidField = (kid: string) => Buffer.from(kid, 'utf8').toString('base64url');
+
+/**
+ * The outbox of app changes: one document per event, written *held* before the app change and released after it
+ * (then relayed to JetStream and deleted by the outbox relay). A held event whose change never landed (crash, lost
+ * race) is resolved by `sweepHeld`: released when the app reached `revision` (or is gone, for `app.deleted`), else dropped.
+ */
+const eventSchema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    appId: { type: String, required: true },
+    /** Revision the change produces; -1 for a deletion. */
+    revision: { type: Number, required: true },
+    held: { type: Boolean, default: undefined, index: { sparse: true } },
+    createdAt: { type: Date, required: true },
+    ...outboxFields,
+  },
+  { collection: 'appEvents', versionKey: false, minimize: false },
+);
+
+export function appEventModel(db: Connection): Model<any> {
+  return db.models.AppEvent ?? db.model('AppEvent', eventSchema);
+}
+
+/** When each app last authenticated a request (written by run-auth reports, away from the app document). */
+const usageSchema = new mongoose.Schema({ _id: { type: String }, lastUsedAt: { type: Date, required: true } }, { collection: 'appUsage', versionKey: false });
+
+export function appUsageModel(db: Connection): Model<any> {
+  return db.models.AppUsage ?? db.model('AppUsage', usageSchema);
+}

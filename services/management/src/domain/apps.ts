@@ -68,7 +68,6 @@ export async function addApp(deps: AppDeps, scope: ProjectScope, input: AppCreat
     revision: 1,
     createdAt: now,
     updatedAt: now,
-    lastUsedAt: null,
   };
   const app = toApp(doc);
   await deps.apps.insert(doc, [pendingEvent(appCreated, randomId(24), scope, { app })]);
@@ -76,21 +75,15 @@ export async function addApp(deps: AppDeps, scope: ProjectScope, input: AppCreat
   return app;
 }
 
-/**
- * A read that just missed a write (FerretDB on a busy PostgreSQL can answer a read with the state before a write
- * another connection just finished) must not decide "not found" or "already exists": such decisions are re-read once.
- */
-const LAGGING_READ_RETRY_MS = 150;
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function current(deps: AppDeps, scope: ProjectScope, appId: string): Promise<AppDoc> {
-  const doc = (await deps.apps.findById(scope, appId)) ?? (await pause(LAGGING_READ_RETRY_MS).then(() => deps.apps.findById(scope, appId)));
+  const doc = await deps.apps.findById(scope, appId);
   if (!doc) throw notFound();
   return doc;
 }
 
 export async function findApp(deps: AppDeps, scope: ProjectScope, appId: string): Promise<App> {
-  return toApp(await current(deps, scope, appId));
+  const [app] = await deps.apps.toApps([await current(deps, scope, appId)]);
+  return app!;
 }
 
 /** Applies `change` to the app under an optimistic revision check (retried when another change won the race). */
@@ -102,16 +95,7 @@ async function mutate(
 ): Promise<AppDoc> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const doc = await current(deps, scope, appId);
-    let c: ReturnType<typeof change>;
-    try {
-      c = change(doc);
-    } catch (err) {
-      if (err instanceof AppError && (err.code === 'not_found' || err.code === 'conflict') && attempt === 0) {
-        await pause(LAGGING_READ_RETRY_MS);
-        continue;
-      }
-      throw err;
-    }
+    const c = change(doc);
     const set = { ...c.set, updatedAt: new Date() };
     const plain = Object.fromEntries(Object.entries(set).filter(([k]) => !k.includes('.')));
     const next: AppDoc = { ...doc, ...(plain as Partial<AppDoc>), publicKeys: { ...doc.publicKeys } };
@@ -154,7 +138,8 @@ export async function changeApp(deps: AppDeps, scope: ProjectScope, appId: strin
     }
     return { set };
   });
-  return toApp(saved);
+  const [app] = await deps.apps.toApps([saved]);
+  return app!;
 }
 
 export async function removeApp(deps: AppDeps, scope: ProjectScope, appId: string): Promise<void> {

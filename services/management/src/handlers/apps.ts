@@ -16,7 +16,7 @@ import {
 } from '@platform/contracts';
 import { decode, reply, type ServiceBus } from '@platform/bus';
 import { getLogger } from '@platform/logger';
-import { toApp, toAppForAuth } from '../data/app.repo';
+import { toAppForAuth } from '../data/app.repo';
 import { addApp, addAppKeyTo, callerRole, changeApp, findApp, listAppKeysOf, removeApp, removeAppKey, type AppDeps } from '../domain/apps';
 
 const log = getLogger('management.apps');
@@ -28,7 +28,7 @@ export function registerAppHandlers(bus: ServiceBus, deps: AppDeps) {
       deps.apps.tenantHasAny(scope.tenantId),
     ]);
     return {
-      data: rows.map(toApp),
+      data: await deps.apps.toApps(rows),
       pagination: pagination(query.page, query.limit, total, rows.length),
       role: callerRole(principal),
       tenantHasAnyApps,
