@@ -47,5 +47,8 @@ describe('session cookie', () => {
     const ev = await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: ok.body.apiKey, json: { type: 'playground.used' } });
     expect(ev.status).toBe(201);
     expect(ev.body.data.serverMetadata).toEqual({ authMethod: 'playground_token' });
+    // Clients that echo the returned appId as x-app-id keep working.
+    const withAppId = await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: ok.body.apiKey, json: { type: 'playground.used' }, headers: { 'x-app-id': ok.body.appId } });
+    expect(withAppId.status).toBe(201);
   });
 });

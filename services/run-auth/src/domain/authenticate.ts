@@ -7,6 +7,7 @@ import { originAllowed } from './origin';
 import { verifyAppJwt, type AnonymousTokens } from './tokens';
 
 export const VERIFY_PLAYGROUND_TOKEN_SUBJECT = 'svc.management.playground.verify';
+const PLAYGROUND_APP_ID = 'app_playground';
 
 export interface AuthenticateDeps {
   bus: ServiceBus;
@@ -45,12 +46,13 @@ export async function authenticateRun(deps: AuthenticateDeps, req: AuthenticateR
     if (!key) throw unauthorized();
     return { kind: 'run', tenantId: key.tenantId, projectId: key.projectId, agentId: key.agentId, apiKeyId: key.id, authMethod: AUTH_METHODS.apiKey, ref: 'main', expiresAt: key.expiresAt };
   }
-  if (req.appId) return authenticateAppCredential(deps, req.appId, token, req.origin);
+  // Playground tokens name `app_playground`, which is not a stored app: they take the playground path below.
+  if (req.appId && req.appId !== PLAYGROUND_APP_ID) return authenticateAppCredential(deps, req.appId, token, req.origin);
   if (token.split('.').length === 3) {
     const res = await deps.bus.requestWire(VERIFY_PLAYGROUND_TOKEN_SUBJECT, { principal: { kind: 'anonymous' }, body: { token } });
     const claims = res.body as { tenantId: string; projectId: string; agentId: string; subject: string } | null;
     if (claims) {
-      return { kind: 'run', tenantId: claims.tenantId, projectId: claims.projectId, agentId: claims.agentId, subject: claims.subject, appId: 'app_playground', authMethod: AUTH_METHODS.playground, ref: 'main' };
+      return { kind: 'run', tenantId: claims.tenantId, projectId: claims.projectId, agentId: claims.agentId, subject: claims.subject, appId: PLAYGROUND_APP_ID, authMethod: AUTH_METHODS.playground, ref: 'main' };
     }
   }
   throw unauthorized();
@@ -78,8 +80,8 @@ async function authenticateAppCredential(deps: AuthenticateDeps, appId: string, 
     const method = app.type === 'support_copilot' ? AUTH_METHODS.supportCopilot : AUTH_METHODS.appJwt;
     return appPrincipal(app, method, claims.sub, claims.exp);
   }
-  log.info({ appId, reason: checked.reason, keys: app.publicKeys.length }, 'app JWT not verified');
   if (checked.reason !== 'unknown_kid') {
+    log.info({ appId, reason: checked.reason }, 'app credential refused');
     const why = { expired: 'the token has expired', audience: 'the token audience does not match the app', lifetime: 'the token lifetime is too long', claims: 'the token claims are too large', invalid: 'the token signature or claims are invalid' }[checked.reason];
     throw unauthorized(`Authentication failed: ${why}`);
   }
@@ -91,5 +93,6 @@ async function authenticateAppCredential(deps: AuthenticateDeps, appId: string, 
       return appPrincipal(app, AUTH_METHODS.anonymous, anon.sub, anon.exp);
     }
   }
+  log.info({ appId, reason: 'no matching key or anonymous session' }, 'app credential refused');
   throw unauthorized();
 }
