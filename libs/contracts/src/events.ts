@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { event } from './event';
 import { RunEvent } from './run/events';
 import { WebhookDestination } from './manage/webhook-destinations';
+import { App } from './manage/apps';
 
 /** A run event was stored (POST /run/v1/events, 201). Feeds the `event.created` webhook family. */
 export const eventCreated = event({
@@ -115,6 +116,30 @@ export const agentUpdated = event({
   }),
 });
 
+const AppChange = z.object({ app: App });
+
+export const appCreated = event({
+  name: 'app.created',
+  version: 1,
+  publisher: 'management',
+  description: 'An app (app credential) was created.',
+  payload: AppChange,
+});
+export const appUpdated = event({
+  name: 'app.updated',
+  version: 1,
+  publisher: 'management',
+  description: 'An app or its public keys changed (the payload carries the whole new state); caches of the app must drop it.',
+  payload: AppChange,
+});
+export const appDeleted = event({
+  name: 'app.deleted',
+  version: 1,
+  publisher: 'management',
+  description: 'An app was deleted; its credentials stop working.',
+  payload: z.object({ id: z.string() }),
+});
+
 /** Every event we publish, for the AsyncAPI document and consumers. */
 export const allEvents = [
   eventCreated,
@@ -126,4 +151,7 @@ export const allEvents = [
   apiKeyRevoked,
   agentCreated,
   agentUpdated,
+  appCreated,
+  appUpdated,
+  appDeleted,
 ];

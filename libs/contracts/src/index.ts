@@ -10,6 +10,7 @@ export * from './manage/webhook-destinations';
 export * from './manage/credentials';
 export * from './manage/triggers';
 export * from './manage/feedback';
+export * from './manage/apps';
 export * from './run/events';
 export * from './run/auth';
 export * from './internal/system';

@@ -5,6 +5,8 @@ import * as webhookDestinations from './manage/webhook-destinations';
 import * as credentials from './manage/credentials';
 import * as triggers from './manage/triggers';
 import * as feedback from './manage/feedback';
+import * as apps from './manage/apps';
+import * as runAuth from './run/auth';
 import * as runEvents from './run/events';
 import * as system from './internal/system';
 import * as agents from './manage/agents';
@@ -12,7 +14,7 @@ import * as subAgentAttachments from './manage/sub-agent-attachments';
 import * as skills from './manage/skills';
 
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
-const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, runEvents];
+const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, runEvents, apps, runAuth];
 modules.push(agents, subAgentAttachments, skills);
 modules.push(credentials, triggers, feedback);
 

@@ -27,6 +27,11 @@ export function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');
 }
 
+/** The public id of a browser session: SHA-256 (base64url) of the cookie value, so revocations can name it without the secret. */
+export function sessionId(sessionValue: string): string {
+  return createHash('sha256').update(sessionValue).digest('base64url');
+}
+
 export function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a);
   const bb = Buffer.from(b);

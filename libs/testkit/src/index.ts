@@ -6,3 +6,7 @@ export * from './fixtures';
 export * from './nats';
 export * from './db';
 export * from './agents';
+export * from './apps';
+export * from './challenges';
+export * from './gateway-process';
+export * from './fakes/challenge-provider';

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import { Redis } from 'ioredis';
 import { allOperations, buildOpenApi } from '@platform/contracts';
 import { connectNats, ServiceBus } from '@platform/bus';
 import { AppError } from '@platform/problems';
@@ -10,6 +11,7 @@ import { requestId } from './middleware/request-id';
 import { errorMiddleware } from './middleware/errors';
 import { authenticator } from './middleware/authenticate';
 import { mountOperations } from './routes/mount-operations';
+import { rateLimiter } from './middleware/rate-limit';
 
 const log = getLogger('gateway');
 
@@ -23,7 +25,20 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   setLogLevel(config.LOG_LEVEL);
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway' });
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS);
-  const auth = authenticator(bus, nc, { cookieName: `${config.SESSION_COOKIE_PREFIX}.session_token`, ttlMs: config.AUTH_CACHE_TTL_MS });
+  const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
+  const auth = authenticator(bus, nc, { cookieName, ttlMs: config.AUTH_CACHE_TTL_MS });
+  // Offline queue off: while Redis is down a command fails at once and the limits fail open instead of stalling requests.
+  const redis = new Redis(config.REDIS_URL, { keyPrefix: config.REDIS_KEY_PREFIX, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+  redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+  await redis.connect().catch((err) => log.warn({ err: (err as Error).message }, 'redis not reachable at start; rate limits fail open until it is'));
+  const limits = rateLimiter(redis, {
+    enabled: config.RATE_LIMIT_ENABLED,
+    windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+    perIp: config.RATE_LIMIT_PER_IP,
+    perCredential: config.RATE_LIMIT_PER_CREDENTIAL,
+    keyPrefix: config.RATE_LIMIT_KEY_PREFIX,
+    cookieName,
+  });
   let draining = false;
 
   const app = express();
@@ -49,7 +64,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   });
 
   const router = express.Router({ strict: false });
-  mountOperations(router, allOperations, { bus, auth, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS });
+  mountOperations(router, allOperations, { bus, auth, limits, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS });
   app.use(router);
   app.use((req, _res, next) => next(new AppError('not_found', `No operation at ${req.method} ${req.path}`)));
   app.use(errorMiddleware);
@@ -74,6 +89,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
         setTimeout(() => server.closeAllConnections(), Math.max(0, config.SHUTDOWN_GRACE_MS - 1000)).unref();
       });
       auth.stop();
+      redis.disconnect();
       await nc.drain().catch(() => undefined);
     },
   };

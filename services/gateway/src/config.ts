@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { baseConfig } from '@platform/config';
+import { baseConfig, envBool, redisConfig } from '@platform/config';
 
-export const gatewayConfig = baseConfig.extend({
+export const gatewayConfig = baseConfig.extend(redisConfig.shape).extend({
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('Port of the public HTTP listener (0 picks a free port)'),
   GATEWAY_HOST: z.string().default('0.0.0.0').describe('Address the public listener binds'),
   PUBLIC_BASE_URL: z.string().optional().describe('Public base URL of the API (used in generated links and the OpenAPI servers list)'),
@@ -11,5 +11,10 @@ export const gatewayConfig = baseConfig.extend({
   TRUST_PROXY: z.string().default('loopback').describe('Express trust proxy setting (which X-Forwarded-For hops to trust)'),
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(15000).describe('Time a client has to send request headers'),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30000).describe('Time a client has to send a whole request'),
+  RATE_LIMIT_ENABLED: envBool(true).describe('Count requests per client IP and per credential in Redis and answer 429 above the limits'),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60).describe('Window of the gateway rate limits'),
+  RATE_LIMIT_PER_IP: z.coerce.number().int().min(1).default(6000).describe('Requests one client IP may make in each window (all operations)'),
+  RATE_LIMIT_PER_CREDENTIAL: z.coerce.number().int().min(1).default(6000).describe('Requests one credential (bearer token, API key, session cookie) may make in each window'),
+  RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/).default('rl').describe('Prefix of the rate-limit counters in Redis (after REDIS_KEY_PREFIX); gateways that share it share the limits'),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfig>;

@@ -2,7 +2,7 @@ import { defineService, instanceId } from '@platform/runtime';
 import { outboxRelay, type OutboxRelay } from '@platform/mongo';
 import { keyedHash } from '@platform/secrets';
 import { encode } from '@platform/bus';
-import { CREDENTIAL_REVOKED_SUBJECT, type CredentialRevoked } from '@platform/contracts';
+import { APP_CHANGED_SUBJECT, CREDENTIAL_REVOKED_SUBJECT, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
 import { apiKeyRepo } from './data/api-key.repo';
 import { webhookDestinationRepo } from './data/webhook-destination.repo';
@@ -13,6 +13,8 @@ import { registerAccessHandlers } from './handlers/access';
 import { registerSystemHandlers } from './handlers/system';
 import { startAgentResources } from './agent-resources';
 import { startCredentialsTriggersFeedback } from './credentials-triggers-feedback';
+import { appRepo } from './data/app.repo';
+import { registerAppHandlers } from './handlers/apps';
 
 export const management = defineService({
   name: 'management',
@@ -24,11 +26,17 @@ export const management = defineService({
     const relayFor = (get: () => OutboxRelay | undefined) => () => get()!;
     let apiKeyRelay: OutboxRelay | undefined;
     let destinationRelay: OutboxRelay | undefined;
+    let appRelay: OutboxRelay | undefined;
     const apiKeys = apiKeyRepo(db!, relayFor(() => apiKeyRelay));
     const destinations = webhookDestinationRepo(db!, relayFor(() => destinationRelay));
+    const apps = appRepo(db!, relayFor(() => appRelay));
     apiKeyRelay = outboxRelay(apiKeys.model, pub);
     destinationRelay = outboxRelay(destinations.model, pub);
-    relays.push(apiKeyRelay, destinationRelay);
+    appRelay = outboxRelay(apps.eventModel, pub);
+    relays.push(apiKeyRelay, destinationRelay, appRelay);
+    await apps.sweepHeld();
+    const heldSweep = setInterval(() => void apps.sweepHeld().catch(() => undefined), 30_000);
+    heldSweep.unref();
     await Promise.all(relays.map((r) => r.sweep()));
     relays.push(...(await startAgentResources(bus, db!, redis!, pub)));
 
@@ -37,6 +45,7 @@ export const management = defineService({
     registerApiKeyHandlers(bus, { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked });
     registerWebhookDestinationHandlers(bus, { destinations });
     relays.push(...(await startCredentialsTriggersFeedback(bus, db!, pub, config)));
+    registerAppHandlers(bus, { apps, announceChanged: (change) => nc.publish(APP_CHANGED_SUBJECT, encode(change)) });
     registerAccessHandlers(
       bus,
       {
@@ -53,6 +62,7 @@ export const management = defineService({
     );
     return {
       async stop() {
+        clearInterval(heldSweep);
         await Promise.all(relays.map((r) => r.stop()));
       },
     };

@@ -20,6 +20,40 @@ export { FullAgent as GetAgentDefinitionReply } from '../manage/agents';
 /** Owner: management. An app with its auth configuration, for run-auth and the credential gateway. */
 export const GET_APP_FOR_AUTH_SUBJECT = 'svc.management.apps.for-auth';
 export const GetAppForAuthRequest = z.object({ appId: z.string() });
+/** Reply body: `{app}`; `app` is null when no such app exists. Disabled apps are returned (with `enabled: false`). */
+export const AppForAuth = z.object({
+  id: z.string(),
+  /** Grows with every change; a reader that saw a newer revision announced ignores an older read. */
+  revision: z.number().int(),
+  tenantId: z.string(),
+  projectId: z.string(),
+  enabled: z.boolean(),
+  type: z.enum(['web_client', 'api', 'support_copilot']),
+  defaultAgentId: z.string().nullable(),
+  defaultProjectId: z.string().nullable(),
+  config: z.object({
+    type: z.string(),
+    webClient: z.object({ allowAnonymous: z.boolean(), allowedDomains: z.array(z.string()), audience: z.string().nullable() }).optional(),
+    supportCopilot: z.object({ audience: z.string().nullable() }).optional(),
+  }),
+  publicKeys: z.array(z.object({ kid: z.string(), algorithm: z.string(), publicKey: z.string(), addedAt: z.string() })),
+});
+export type AppForAuth = z.infer<typeof AppForAuth>;
+export const GetAppForAuthReply = z.object({ app: AppForAuth.nullable() });
+
+/**
+ * Core NATS subject (not stored), published by management after an app was created, changed (keys included) or deleted:
+ * `{appId, revision, app}` with the new state (`app` null once deleted). Every process that caches apps (run-auth, the
+ * credential gateway) replaces its copy at once and ignores reads older than `revision`.
+ * The durable record of the change is the `app.created` / `app.updated` / `app.deleted` event.
+ */
+export const APP_CHANGED_SUBJECT = 'internal.apps.changed';
+export const AppChanged = z.object({ appId: z.string(), revision: z.number().int(), app: AppForAuth.nullable() });
+export type AppChanged = z.infer<typeof AppChanged>;
+
+/** Core NATS subject, published by run-auth (at most once a minute per app and process) when an app authenticated a request: `{appId, at}`. Management records `lastUsedAt`. */
+export const APP_USED_SUBJECT = 'internal.apps.used';
+export const AppUsed = z.object({ appId: z.string(), at: z.string() });
 
 /** Owner: chatapp. Post a message to a channel of an installed workspace (webhook destinations with `chatappChannelId`). */
 export const POST_CHANNEL_MESSAGE_SUBJECT = 'svc.chatapp.channel-messages.post';

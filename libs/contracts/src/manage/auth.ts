@@ -104,6 +104,7 @@ export const deleteSession = operation({
   reply: { status: 204 },
   errors: [401, 500],
   addition: true,
+  forwardHeaders: ['cookie'],
 });
 
 /** Internal: the gateway resolves a bearer token or session id to a principal. */
@@ -115,4 +116,6 @@ export const CREDENTIAL_REVOKED_SUBJECT = 'internal.auth.revoked';
 export interface CredentialRevoked {
   apiKeyId?: string;
   accessTokenId?: string;
+  /** A session ended: its public id, `sessionId(cookie value)` from @platform/secrets. */
+  sessionId?: string;
 }

@@ -11,6 +11,7 @@ import {
   RESOLVE_MANAGE_CREDENTIAL_SUBJECT,
   roleRank,
 } from '@platform/contracts';
+import { sessionId } from '@platform/secrets';
 import { decode, type ServiceBus } from '@platform/bus';
 import { AppError } from '@platform/problems';
 
@@ -54,7 +55,7 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     for await (const m of sub) {
       try {
         const r = decode<CredentialRevoked>(m.data);
-        for (const id of [r.apiKeyId, r.accessTokenId]) {
+        for (const id of [r.apiKeyId, r.accessTokenId, r.sessionId]) {
           if (!id) continue;
           for (const k of byCredential.get(id) ?? []) cache.delete(k);
           byCredential.delete(id);
@@ -100,8 +101,8 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     const res = await bus.requestWire(RESOLVE_MANAGE_CREDENTIAL_SUBJECT, { principal: { kind: 'anonymous' }, body: cred }, { requestId });
     const principal = (res.body as { principal: Principal | null }).principal;
     if (principal) {
-      const tokenId = cred.bearer?.startsWith('mt_') ? cred.bearer.slice(3, 15) : undefined;
-      remember(key, principal, tokenId);
+      const credentialId = cred.bearer?.startsWith('mt_') ? cred.bearer.slice(3, 15) : cred.session ? sessionId(cred.session) : undefined;
+      remember(key, principal, credentialId);
     }
     return principal;
   }

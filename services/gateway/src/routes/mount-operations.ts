@@ -3,6 +3,7 @@ import { type AnyOperation, expressPath, type RequestMeta } from '@platform/cont
 import { parseOperationInput, type ServiceBus, type WireReply } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import type { Authenticator } from '../middleware/authenticate';
+import type { RateLimiter } from '../middleware/rate-limit';
 import { sendError } from '../middleware/errors';
 
 const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
@@ -32,6 +33,7 @@ function bodyParser(op: AnyOperation, defaultLimit: number) {
 export interface MountOptions {
   bus: ServiceBus;
   auth: Authenticator;
+  limits: RateLimiter;
   bodyLimit: number;
   baseUrl?: string;
   timeoutMs: number;
@@ -46,6 +48,8 @@ export function mountOperations(router: Router, operations: AnyOperation[], opts
       res.locals.operation = op;
       const requestId = res.locals.requestId as string;
       try {
+        // Counted before anything else, so floods of bad credentials or bodies are limited too.
+        await opts.limits.check(req);
         if (takesBody) {
           const hasBody = req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
           if (hasBody) {

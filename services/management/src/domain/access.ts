@@ -2,7 +2,7 @@ import jwt from 'jsonwebtoken';
 import type { z } from 'zod';
 import { type AccessToken, type AccessTokenCreate, type Principal } from '@platform/contracts';
 import { AppError } from '@platform/problems';
-import { keyedHash, randomId, randomSecret, safeEqual } from '@platform/secrets';
+import { keyedHash, randomId, randomSecret, safeEqual, sessionId } from '@platform/secrets';
 import type { Connection } from '@platform/mongo';
 import { accessTokenModel, type AccessTokenDoc } from '../data/access-token.model';
 import type { SessionStore } from '../data/session.store';
@@ -15,7 +15,7 @@ export interface AccessDeps {
   sessionTtlSeconds: number;
   playgroundKey: string;
   playgroundTtlSeconds: number;
-  announceRevoked(r: { apiKeyId?: string; accessTokenId?: string }): void;
+  announceRevoked(r: { apiKeyId?: string; accessTokenId?: string; sessionId?: string }): void;
 }
 
 const TOKEN_PATTERN = /^mt_([0-9A-Za-z]{12})\.([A-Za-z0-9_-]{43})$/;
@@ -83,6 +83,7 @@ export async function openSession(deps: AccessDeps, principal: Principal) {
 
 export async function closeSession(deps: AccessDeps, session: string) {
   await deps.sessions.remove(keyedHash(deps.pepper, session));
+  deps.announceRevoked({ sessionId: sessionId(session) });
 }
 
 /** A short-lived run-API token for the playground: HS256 JWT with tenant, project and agent claims. */

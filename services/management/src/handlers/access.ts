@@ -24,6 +24,14 @@ import {
   type AccessDeps,
 } from '../domain/access';
 
+function cookieFrom(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0 && part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return undefined;
+}
+
 export const VERIFY_PLAYGROUND_TOKEN_SUBJECT = 'svc.management.playground.verify';
 
 export function registerAccessHandlers(bus: ServiceBus, deps: AccessDeps, cookieName: string) {
@@ -46,7 +54,7 @@ export function registerAccessHandlers(bus: ServiceBus, deps: AccessDeps, cookie
     });
   });
   bus.handle(deleteSession, async (_input, ctx) => {
-    const session = ctx.meta.headers?.['x-session-token'];
+    const session = cookieFrom(ctx.meta.headers?.cookie, cookieName);
     if (session) await closeSession(deps, session);
     return reply(204, undefined, { 'set-cookie': `${cookieName}=; Path=/; HttpOnly; Max-Age=0` });
   });

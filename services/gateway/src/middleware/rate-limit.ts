@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { AppError } from '@platform/problems';
+import { getLogger } from '@platform/logger';
+import { bearerToken, cookieValue } from './authenticate';
+
+const log = getLogger('gateway.rate-limit');
+
+export interface RateLimitOptions {
+  enabled: boolean;
+  windowSeconds: number;
+  perIp: number;
+  perCredential: number;
+  keyPrefix: string;
+  cookieName: string;
+}
+
+/**
+ * Gateway-wide limits kept in Redis (so every gateway replica counts together): one counter per client IP and one per
+ * presented credential (a SHA-256 of the bearer token or session cookie, never the secret itself). Over a limit: 429
+ * problem+json with Retry-After. When Redis cannot be reached the limits fail open (requests pass, a warning is logged
+ * at most every 10 s): an outage of the counter store must not take the API down.
+ */
+export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
+  const byIp = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:ip`, points: opts.perIp, duration: opts.windowSeconds });
+  const byCredential = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:cred`, points: opts.perCredential, duration: opts.windowSeconds });
+  let lastWarning = 0;
+
+  const consume = async (limiter: RateLimiterRedis, key: string, what: string) => {
+    try {
+      await limiter.consume(key);
+    } catch (res) {
+      if (res instanceof RateLimiterRes) {
+        const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+        throw new AppError('too_many_requests', `Rate limit exceeded for this ${what}; retry after ${retryAfter} s`, { headers: { 'retry-after': String(retryAfter) } });
+      }
+      if (Date.now() - lastWarning > 10_000) {
+        lastWarning = Date.now();
+        log.warn({ err: (res as Error)?.message }, 'rate-limit store unreachable; letting requests through');
+      }
+    }
+  };
+
+  return {
+    async check(req: Request): Promise<void> {
+      if (!opts.enabled) return;
+      const credential = bearerToken(req) ?? cookieValue(req, opts.cookieName);
+      await consume(byIp, req.ip ?? 'unknown', 'client address');
+      if (credential) await consume(byCredential, createHash('sha256').update(credential).digest('base64url'), 'credential');
+    },
+  };
+}
+export type RateLimiter = ReturnType<typeof rateLimiter>;

@@ -1,0 +1,99 @@
+import { connectNats, ServiceBus } from '@platform/bus';
+import { getChallenge, getLegacyPowChallenge, postChallenge, verifyChallenge } from '@platform/contracts';
+import { bootService, type StartedService } from '@platform/runtime';
+import { AppError } from '@platform/problems';
+import { randomId, randomSecret } from '@platform/secrets';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort, removeNatsStore, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { runAuth } from '../src/service';
+
+/** run-auth booted in-process on its own NATS with the challenge service and the legacy PoW switched off. */
+let nats: NatsServer;
+let svc: StartedService;
+let nc: Awaited<ReturnType<typeof connectNats>>;
+let bus: ServiceBus;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  const main = testStack();
+  svc = await bootService(runAuth, {
+    NATS_URL: nats.url,
+    REDIS_URL: main.env.REDIS_URL,
+    REDIS_KEY_PREFIX: `test:rac-${randomId(8)}:`,
+    SIGNING_KEY_SEED: randomSecret(32),
+    CHALLENGE_ENABLED: 'false',
+    LEGACY_POW_ENABLED: 'false',
+    LOG_LEVEL: 'warn',
+  });
+  nc = await connectNats({ url: nats.url, name: 'test-client' });
+  bus = new ServiceBus(nc, 'test-client', 5000);
+});
+afterAll(async () => {
+  await nc?.close();
+  await svc?.stop();
+  await nats?.stop();
+  if (nats) removeNatsStore(nats);
+});
+
+async function problemOf(p: Promise<unknown>): Promise<{ status: number; detail: string }> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof AppError) return { status: err.status, detail: err.message };
+    throw err;
+  }
+  throw new Error('expected a problem reply');
+}
+
+describe('run-auth with the challenge service switched off', () => {
+  test('when the challenge service is disabled, then every challenge operation answers 404 "Challenge service is not enabled or app not found"', async () => {
+    const expected = { status: 404, detail: 'Challenge service is not enabled or app not found' };
+    await expect(problemOf(bus.call(getChallenge, { query: { appId: 'app_x' } }))).resolves.toEqual(expected);
+    await expect(problemOf(bus.call(postChallenge, { query: { appId: 'app_x' }, body: {} }))).resolves.toEqual(expected);
+    await expect(problemOf(bus.call(verifyChallenge, { query: { appId: 'app_x' }, body: { payload: 'x' } }))).resolves.toEqual(expected);
+  });
+
+  test('when the legacy proof of work is disabled, then it answers 404 "Legacy PoW is not enabled"', async () => {
+    await expect(problemOf(bus.call(getLegacyPowChallenge, {}))).resolves.toEqual({ status: 404, detail: 'Legacy PoW is not enabled' });
+  });
+});
+
+describe('run-auth when Redis goes away', () => {
+  let redis: ChildProcess;
+  let svc2: StartedService;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    for (let i = 0; i < 100; i++) {
+      try {
+        svc2 = await bootService(runAuth, {
+          NATS_URL: nats.url,
+          REDIS_URL: `redis://127.0.0.1:${port}`,
+          REDIS_KEY_PREFIX: 'test:',
+          SIGNING_KEY_SEED: randomSecret(32),
+          LOG_LEVEL: 'silent',
+        });
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100)); // redis-server still starting
+      }
+    }
+    await svc.stop(); // only the run-auth with the challenge service on answers from here
+    await new Promise<void>((r) => {
+      redis.once('exit', () => r());
+      redis.kill('SIGKILL');
+    });
+  });
+  afterAll(async () => {
+    await svc2?.stop();
+    if (redis.exitCode === null) redis.kill('SIGKILL');
+  });
+
+  test('when the challenge store is unreachable, then issuing and verifying challenges fail closed with 503', async () => {
+    const unavailable = expect.objectContaining({ status: 503 });
+    await expect(problemOf(bus.call(getChallenge, { query: { appId: 'app_x' } }))).resolves.toEqual(unavailable);
+    await expect(problemOf(bus.call(verifyChallenge, { query: { appId: 'app_x' }, body: { payload: 'x' } }))).resolves.toEqual(unavailable);
+    await expect(problemOf(bus.call(getLegacyPowChallenge, {}))).resolves.toEqual(unavailable);
+  });
+});
