@@ -7,6 +7,7 @@ export * from './operations';
 export * from './manage/api-keys';
 export * from './manage/auth';
 export * from './manage/webhook-destinations';
+export * from './manage/webhook-deliveries';
 export * from './run/events';
 export * from './run/auth';
 export * from './internal/system';

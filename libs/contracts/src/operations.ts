@@ -2,11 +2,12 @@ import type { AnyOperation } from './operation';
 import * as apiKeys from './manage/api-keys';
 import * as auth from './manage/auth';
 import * as webhookDestinations from './manage/webhook-destinations';
+import * as webhookDeliveries from './manage/webhook-deliveries';
 import * as runEvents from './run/events';
 import * as system from './internal/system';
 
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
-const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, runEvents];
+const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, webhookDeliveries, runEvents];
 
 function isOperation(v: unknown): v is AnyOperation {
   return typeof v === 'object' && v !== null && 'operationId' in v && 'subject' in v && 'method' in v && 'path' in v;
