@@ -148,7 +148,7 @@ export async function resolveVetted(host: string, policy: AddressPolicy, opts: R
   if (!answers.length) throw new AddressRefusedError(`${bare} did not resolve to any address`);
   for (const a of answers) {
     const v = classifyAddress(a.address, policy);
-    if (!v.allowed) throw new AddressRefusedError(bare === v.address ? v.reason : `${bare} resolves to ${v.reason}`);
+    if (!v.allowed) throw new AddressRefusedError(bare === v.address ? v.reason : `${bare} resolves to a refused address: ${v.reason}`);
   }
   return answers.map((a) => ({ address: classifyAddress(a.address, policy).address, family: a.family }));
 }

@@ -81,7 +81,7 @@ describe('the address-safety decision', () => {
       { address: '93.184.216.34', family: 4 },
       { address: '10.1.2.3', family: 4 },
     ];
-    await expect(resolveVetted('rebind.example', strict, { resolve })).rejects.toThrow(/rebind\.example resolves to 10\.1\.2\.3 is a private address/);
+    await expect(resolveVetted('rebind.example', strict, { resolve })).rejects.toThrow(/rebind\.example resolves to a refused address: 10\.1\.2\.3 is a private address/);
     await expect(resolveVetted('ok.example', strict, { resolve: async () => [{ address: '93.184.216.34', family: 4 }] })).resolves.toEqual([
       { address: '93.184.216.34', family: 4 },
     ]);

@@ -136,6 +136,7 @@ export function deliveryRepo(db: Connection, partition: string) {
 
     async list(scope: ProjectScope, destinationId: string, filter: { status?: string; eventType?: string }, page: number, limit: number) {
       const q = {
+        partition,
         ...scoped(scope),
         destinationId,
         ...(filter.status ? { status: filter.status } : {}),

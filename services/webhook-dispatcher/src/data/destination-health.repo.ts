@@ -8,7 +8,7 @@ export type DestinationHealthRepo = ReturnType<typeof destinationHealthRepo>;
 
 export function destinationHealthRepo(db: Connection, partition: string) {
   const Model = destinationHealthModel(db);
-  const idOf = (k: DestinationKey) => scopedId(k, k.destinationId);
+  const idOf = (k: DestinationKey) => `${partition}:${scopedId(k, k.destinationId)}`;
   const base = (k: DestinationKey) => ({ partition, tenantId: k.tenantId, projectId: k.projectId, destinationId: k.destinationId });
   return {
     model: Model,

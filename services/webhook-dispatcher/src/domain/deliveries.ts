@@ -151,12 +151,21 @@ export async function runDelivery(deps: DeliveryDeps, doc: DeliveryDoc, token: s
   return { outcome: 'attempted', result, status, nextAttemptAt };
 }
 
+/** Destinations seen succeeding lately, so a busy healthy destination costs no health write per delivery. */
+const knownHealthy = new Map<string, number>();
+const HEALTHY_MEMORY_MS = 60_000;
+
 async function keepHealth(deps: DeliveryDeps, key: DestinationKey, result: SendResult, error: string | null): Promise<void> {
+  const id = `${key.tenantId}\u0000${key.projectId}\u0000${key.destinationId}`;
   try {
     if (result.kind === 'delivered') {
+      if ((knownHealthy.get(id) ?? 0) > Date.now()) return;
       await deps.health.noteSuccess(key);
+      if (knownHealthy.size > 10_000) knownHealthy.clear();
+      knownHealthy.set(id, Date.now() + HEALTHY_MEMORY_MS);
       return;
     }
+    knownHealthy.delete(id);
     const now = new Date();
     if (result.kind === 'gone') {
       await disable(deps, key, `the receiver answered 410 Gone on ${now.toISOString()}; deliveries stopped`);
