@@ -30,7 +30,9 @@ export default async function globalSetup(): Promise<void> {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
       REDIS_KEY_PREFIX: `test:${runId}:`,
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
-      WEBHOOK_RETRY_DELAY_MS: '500',
+      WEBHOOK_RETRY_SCHEDULE_MS: '200,400,800',
+      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_PARTITION: `test-${runId}`,
     },
   });
   globalThis.__STACK__ = stack;

@@ -139,12 +139,54 @@ export const appDeleted = event({
   description: 'An app was deleted; its credentials stop working.',
   payload: z.object({ id: z.string() }),
 });
+/**
+ * Conversation events (the `conversation` webhook family). Published by the run side that executes conversations
+ * (the chat runtime; not built yet): declared here so producers and the webhook dispatcher share one shape.
+ * `data.conversation` is the conversation detail (messages in UI-message `parts` form); the four error events
+ * add `data.error`. Webhook receivers get `data` as published.
+ */
+const ConversationPayload = z
+  .object({
+    conversation: z.object({ id: z.string(), agentId: z.string().nullable().optional() }).catchall(z.unknown()),
+    agentName: z.string().optional().describe('Shown as `agentName` in the webhook envelope'),
+    error: z.object({ message: z.string(), code: z.string().optional() }).catchall(z.unknown()).optional(),
+  })
+  .catchall(z.unknown());
+
+function conversationEvent(name: string, description: string) {
+  return event({ name, version: 1, publisher: 'events-ingest', description, payload: ConversationPayload, webhookFamily: 'conversation' });
+}
+export const conversationCreated = conversationEvent('conversation.created', 'A conversation was started.');
+export const conversationUpdated = conversationEvent('conversation.updated', 'A conversation changed (new messages, properties).');
+export const conversationExecutionError = conversationEvent('conversation.execution.error', 'Running the agent on a conversation failed.');
+export const conversationGenerationError = conversationEvent('conversation.generation.error', 'The model failed to generate a reply.');
+export const conversationToolError = conversationEvent('conversation.tool.error', 'A tool call failed during a conversation.');
+export const conversationContextError = conversationEvent('conversation.context.error', 'Resolving the conversation context failed.');
+
+/** Every event a webhook destination can subscribe to (its `type` in the delivered envelope is the event name). */
+export const webhookEvents = [
+  conversationCreated,
+  conversationUpdated,
+  conversationExecutionError,
+  conversationGenerationError,
+  conversationToolError,
+  conversationContextError,
+  feedbackCreated,
+  eventCreated,
+  evaluationFailed,
+];
 
 /** Every event we publish, for the AsyncAPI document and consumers. */
 export const allEvents = [
   eventCreated,
   feedbackCreated,
   evaluationFailed,
+  conversationCreated,
+  conversationUpdated,
+  conversationExecutionError,
+  conversationGenerationError,
+  conversationToolError,
+  conversationContextError,
   webhookDestinationCreated,
   webhookDestinationUpdated,
   webhookDestinationDeleted,

@@ -11,6 +11,7 @@ export * from './manage/credentials';
 export * from './manage/triggers';
 export * from './manage/feedback';
 export * from './manage/apps';
+export * from './manage/webhook-deliveries';
 export * from './run/events';
 export * from './run/auth';
 export * from './internal/system';

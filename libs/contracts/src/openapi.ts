@@ -105,7 +105,7 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
     };
     if (op.body) {
       const contentType = op.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
-      entry.requestBody = { required: true, content: { [contentType]: { schema: jsonSchema(op.body, 'input') } } };
+      entry.requestBody = { required: !op.body.safeParse(undefined).success, content: { [contentType]: { schema: jsonSchema(op.body, 'input') } } };
     }
     (paths[op.path] ??= {})[op.method] = entry;
   }

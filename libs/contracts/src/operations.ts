@@ -7,6 +7,7 @@ import * as triggers from './manage/triggers';
 import * as feedback from './manage/feedback';
 import * as apps from './manage/apps';
 import * as runAuth from './run/auth';
+import * as webhookDeliveries from './manage/webhook-deliveries';
 import * as runEvents from './run/events';
 import * as system from './internal/system';
 import * as agents from './manage/agents';
@@ -14,7 +15,7 @@ import * as subAgentAttachments from './manage/sub-agent-attachments';
 import * as skills from './manage/skills';
 
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
-const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, runEvents, apps, runAuth];
+const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, webhookDeliveries, runEvents, apps, runAuth];
 modules.push(agents, subAgentAttachments, skills);
 modules.push(credentials, triggers, feedback);
 

@@ -10,11 +10,18 @@ export interface ReceivedRequest {
   at: number;
 }
 
+/** A status, or a status with response headers (for example a redirect's `location` or `retry-after`). */
+export type ReceiverAnswer = number | { status: number; headers?: Record<string, string> };
+
 export interface Receiver {
   url: string;
   received: ReceivedRequest[];
-  /** Answer the next requests with these statuses (then 200). */
-  respondWith(...statuses: number[]): void;
+  /** TCP connections accepted so far (a refused delivery must leave this at 0). */
+  readonly connections: number;
+  /** Answer the next requests with these (then the default, 200 unless `respondAlways` changed it). */
+  respondWith(...answers: ReceiverAnswer[]): void;
+  /** Answer every request (after queued ones) with this. */
+  respondAlways(answer: ReceiverAnswer): void;
   /** Waits until `predicate` matches `count` requests. */
   waitFor(predicate: (r: ReceivedRequest) => boolean, count?: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
@@ -23,7 +30,8 @@ export interface Receiver {
 /** A local webhook receiver on 127.0.0.1 that records what it gets. */
 export async function startReceiver(): Promise<Receiver> {
   const received: ReceivedRequest[] = [];
-  const queue: number[] = [];
+  const queue: ReceiverAnswer[] = [];
+  let fallback: ReceiverAnswer = 200;
   const waiters = new Set<() => void>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -36,20 +44,29 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         json = undefined;
       }
-      const status = queue.shift() ?? 200;
+      const answer = queue.shift() ?? fallback;
+      const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : { headers: {}, ...answer };
       received.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() });
       for (const w of waiters) w();
-      res.writeHead(status, { 'content-type': 'application/json' }).end('{"ok":true}');
+      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end('{"ok":true}');
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   server.keepAliveTimeout = 1000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return {
     url,
     received,
-    respondWith(...statuses) {
-      queue.push(...statuses);
+    get connections() {
+      return connections;
+    },
+    respondWith(...answers) {
+      queue.push(...answers);
+    },
+    respondAlways(answer) {
+      fallback = answer;
     },
     async waitFor(predicate, count = 1, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;

@@ -15,7 +15,6 @@ export async function startAgentResources(bus: ServiceBus, db: Connection, redis
   const agents = agentRepo(db, () => agentRelay!);
   const skills = skillRepo(db);
   agentRelay = outboxRelay(agents.model, pub);
-  await Promise.all([agents.model.init(), skills.model.init()]);
   await agentRelay.sweep();
   const deps = { agents, skills, lock: entityLock(redis) };
   registerAgentHandlers(bus, deps);

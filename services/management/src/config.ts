@@ -9,5 +9,12 @@ export const managementConfig = z.object({
   PLAYGROUND_SIGNING_KEY: z.string().min(32).optional().describe('HMAC key of playground tokens (defaults to a key derived from TOKEN_PEPPER)'),
   PLAYGROUND_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).default(3600).describe('Lifetime of a playground token'),
   ALLOW_LOOPBACK_WEBHOOKS: z.string().optional().describe('Development only: "true" accepts webhook URLs on loopback addresses'),
+  WEBHOOK_SECRET_GRACE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 3600)
+    .default(24 * 3600)
+    .describe('After a signing-secret rotation, how long the previous secret keeps signing next to the new one (a rotate request may say otherwise)'),
 });
 export type ManagementConfig = z.infer<typeof managementConfig>;

@@ -18,7 +18,6 @@ export async function startCredentialsTriggersFeedback(bus: ServiceBus, db: Conn
   let relay: OutboxRelay | undefined;
   const feedback = feedbackRepo(db, () => relay!);
   relay = outboxRelay(feedback.model, pub);
-  await Promise.all([credentials.model.init(), entries.model.init(), triggers.model.init(), feedback.model.init()]);
   await relay.sweep();
 
   const box = new SecretBox(config.ENCRYPTION_KEY);

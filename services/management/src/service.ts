@@ -1,6 +1,6 @@
 import { defineService, instanceId } from '@platform/runtime';
 import { outboxRelay, type OutboxRelay } from '@platform/mongo';
-import { keyedHash } from '@platform/secrets';
+import { keyedHash, SecretBox } from '@platform/secrets';
 import { encode } from '@platform/bus';
 import { APP_CHANGED_SUBJECT, CREDENTIAL_REVOKED_SUBJECT, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
@@ -43,7 +43,12 @@ export const management = defineService({
     const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
     registerSystemHandlers(bus, instanceId);
     registerApiKeyHandlers(bus, { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked });
-    registerWebhookDestinationHandlers(bus, { destinations });
+    registerWebhookDestinationHandlers(bus, {
+      destinations,
+      box: new SecretBox(config.ENCRYPTION_KEY),
+      allowLoopback: config.ALLOW_LOOPBACK_WEBHOOKS === 'true',
+      secretGraceSeconds: config.WEBHOOK_SECRET_GRACE_SECONDS,
+    });
     relays.push(...(await startCredentialsTriggersFeedback(bus, db!, pub, config)));
     registerAppHandlers(bus, { apps, announceChanged: (change) => nc.publish(APP_CHANGED_SUBJECT, encode(change)) });
     registerAccessHandlers(

@@ -1,9 +1,57 @@
 import { z } from 'zod';
 
+const HOUR = 3600_000;
+/** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 27.6 hours. */
+const DEFAULT_RETRY_SCHEDULE = [5_000, 300_000, 1_800_000, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR];
+
+const msList = z
+  .string()
+  .regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'must be a comma-separated list of milliseconds')
+  .transform((s) => s.split(',').map((n) => Number(n.trim())));
+
 export const webhookDispatcherConfig = z.object({
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000).describe('Timeout of one delivery attempt'),
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(32).describe('Events worked at once by one replica'),
-  WEBHOOK_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(5000).describe('Delay before a failed delivery is tried again'),
-  DESTINATION_CACHE_MS: z.coerce.number().int().min(0).default(2000).describe('How long a project\'s destinations are remembered (changes clear it at once)'),
+  ENCRYPTION_KEY: z.string().min(16).describe('Key that opens the sealed signing secrets management stores (the same ENCRYPTION_KEY as management)'),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000).describe('Time one HTTP delivery attempt may take in total (connect, headers, body)'),
+  WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000).describe('Time to open the TCP/TLS connection of one attempt'),
+  WEBHOOK_TEST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(8_000)
+    .describe('Time the test-delivery operation waits for the receiver (keep it below the gateway\'s NATS request timeout)'),
+  WEBHOOK_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).default(64 * 1024).describe('Receiver response bytes read at most; the rest is discarded unread'),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(32).describe('Delivery attempts run at once by one replica'),
+  WEBHOOK_RETRY_SCHEDULE_MS: msList
+    .default(DEFAULT_RETRY_SCHEDULE)
+    .describe('Delays before each retry, comma-separated ms (attempts = entries + 1); network errors, timeouts, 5xx, 408 and 429 are retried'),
+  WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(1).default(0.2).describe('Each retry delay is spread by ± this fraction at random'),
+  WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000).describe('How often due retries are looked for in the deliveries collection'),
+  WEBHOOK_DISABLE_AFTER_FAILING_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(5 * 24 * HOUR)
+    .describe('A destination whose deliveries have failed without a single success for this long is disabled (with disabledReason)'),
+  WEBHOOK_REDELIVERY_DELAY_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(2_000)
+    .describe('When an event cannot be scheduled (management or the database unavailable), JetStream redelivers it after this delay'),
+  ALLOW_LOOPBACK_WEBHOOKS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .describe('Development and tests only: "true" lets deliveries reach loopback addresses (127.0.0.0/8, ::1). Private, link-local and metadata addresses are refused regardless'),
+  WEBHOOK_HOST_OVERRIDES: z
+    .string()
+    .optional()
+    .describe('Static answers for host names, "host=ip,host2=ip2" (like curl --resolve); the addresses are checked like DNS answers'),
+  WEBHOOK_PARTITION: z
+    .string()
+    .min(1)
+    .max(64)
+    .default('default')
+    .describe('Which share of the deliveries collection this deployment works; stacks sharing one database (parallel test runs) use different names'),
+  DESTINATION_CACHE_MS: z.coerce.number().int().min(0).default(2000).describe("How long a project's destinations are remembered (changes clear it at once)"),
 });
 export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherConfig>;

@@ -27,10 +27,20 @@ export const WebhookDestination = z.object({
   headers: z.record(z.string(), z.string()),
   url: z.string().nullable(),
   chatappChannelId: z.string().nullable(),
+  disabledReason: z
+    .string()
+    .nullable()
+    .describe('Why delivery turned the destination off (a 410 Gone answer, or failing for days); null when enabled or turned off by a user'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 export type WebhookDestination = z.infer<typeof WebhookDestination>;
+
+/** The create reply (and only it) carries the signing secret, once. */
+export const WebhookDestinationWithSecret = WebhookDestination.extend({
+  secret: z.string().describe('Standard Webhooks signing secret (`whsec_` + base64 key); shown once, store it now'),
+});
+export type WebhookDestinationWithSecret = z.infer<typeof WebhookDestinationWithSecret>;
 
 const Url = z
   .url({ protocol: /^https?$/, message: 'must be an http or https URL' })
@@ -117,7 +127,7 @@ export const createWebhookDestination = operation({
   permission: 'edit',
   params: ProjectPath,
   body: WebhookDestinationCreate,
-  reply: { status: 201, body: dataReply(WebhookDestination) },
+  reply: { status: 201, body: dataReply(WebhookDestinationWithSecret) },
   errors: [400, 401, 403, 404, 409, 422, 500],
 });
 
@@ -167,5 +177,68 @@ export const deleteWebhookDestination = operation({
   errors: [400, 401, 403, 404, 422, 500],
 });
 
+export const WebhookSecretRotate = z
+  .strictObject({
+    graceSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 24 * 3600)
+      .optional()
+      .describe('How long the previous secret keeps signing next to the new one (default 24 hours; 0 retires it at once)'),
+  })
+  .optional();
+export type WebhookSecretRotate = z.infer<typeof WebhookSecretRotate>;
+
+export const WebhookSecretRotation = z.object({
+  id: z.string(),
+  secret: z.string().describe('The new signing secret; shown once'),
+  previousSecretExpiresAt: z.string().nullable().describe('Until then deliveries carry signatures by both secrets'),
+});
+
+export const rotateWebhookDestinationSecret = operation({
+  operationId: 'rotateWebhookDestinationSecret',
+  summary: 'Rotate the signing secret of a webhook destination',
+  description:
+    'Issues a new `whsec_` signing secret and returns it once. During the grace period every delivery carries two `v1,` signatures (new and previous secret) in `webhook-signature`, so receivers can switch without losing a delivery.',
+  tags,
+  method: 'post',
+  path: `${base}/{id}/rotate-secret`,
+  service: 'management',
+  subject: 'svc.management.webhook-destinations.rotate-secret',
+  auth: 'manage',
+  permission: 'edit',
+  params: IdPath,
+  body: WebhookSecretRotate,
+  reply: { status: 200, body: dataReply(WebhookSecretRotation) },
+  errors: [400, 401, 403, 404, 422, 500],
+  addition: true,
+});
+
 /** Internal (NATS only): the dispatcher asks for the destinations of a project when its projection is cold. */
 export const LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT = 'svc.management.webhook-destinations.for-dispatch';
+
+/** A destination as the dispatcher sees it: the public record plus its sealed signing secrets (SecretBox, ENCRYPTION_KEY). */
+export const DispatchDestination = WebhookDestination.extend({
+  tenantId: z.string(),
+  projectId: z.string(),
+  sealedSecret: z.string().nullable(),
+  sealedPreviousSecret: z.string().nullable(),
+  previousSecretExpiresAt: z.string().nullable(),
+});
+export type DispatchDestination = z.infer<typeof DispatchDestination>;
+export const ListDestinationsForDispatchReply = z.object({ destinations: z.array(DispatchDestination) });
+
+/**
+ * Internal (NATS only): the dispatcher turns a destination off (the receiver answered 410 Gone, or it kept
+ * failing for days). Management sets `enabled: false` with the reason and emits `webhook-destination.updated`.
+ * Idempotent; an unknown (deleted) destination is answered ok.
+ */
+export const DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT = 'svc.management.webhook-destinations.disable-for-delivery';
+export const DisableDestinationForDeliveryRequest = z.object({
+  tenantId: z.string(),
+  projectId: z.string(),
+  id: z.string(),
+  reason: z.string().min(1).max(1000),
+});
+export const DisableDestinationForDeliveryReply = z.object({ disabled: z.boolean() });

@@ -16,7 +16,10 @@ const schema = new mongoose.Schema(
     headers: { type: mongoose.Schema.Types.Mixed, default: {} },
     url: { type: String, default: null },
     chatappChannelId: { type: String, default: null },
+    disabledReason: { type: String, default: null },
     secret: { type: String, default: null },
+    previousSecret: { type: String, default: null },
+    previousSecretExpiresAt: { type: Date, default: null },
     revision: { type: Number, required: true },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
@@ -45,8 +48,13 @@ export interface WebhookDestinationDoc {
   headers: Record<string, string>;
   url: string | null;
   chatappChannelId: string | null;
-  /** Sealed signing secret (issue: webhook signing). */
+  /** Why delivery turned it off (410 Gone, failing for days); null otherwise. */
+  disabledReason: string | null;
+  /** Sealed (SecretBox) Standard Webhooks signing secret `whsec_…`. */
   secret: string | null;
+  /** The sealed secret before the last rotation; it keeps signing until `previousSecretExpiresAt`. */
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
   revision: number;
   createdAt: Date;
   updatedAt: Date;

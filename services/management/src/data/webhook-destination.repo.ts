@@ -1,4 +1,4 @@
-import type { PendingEvent, ProjectScope, WebhookDestination } from '@platform/contracts';
+import type { DispatchDestination, PendingEvent, ProjectScope, WebhookDestination } from '@platform/contracts';
 import { iso, live, outboxOnCreate, outboxOnDelete, outboxOnUpdate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
 import { webhookDestinationModel, type WebhookDestinationDoc } from './webhook-destination.model';
 
@@ -14,8 +14,21 @@ export function toWebhookDestination(d: WebhookDestinationDoc): WebhookDestinati
     headers: d.headers ?? {},
     url: d.url ?? null,
     chatappChannelId: d.chatappChannelId ?? null,
+    disabledReason: d.disabledReason ?? null,
     createdAt: iso(d.createdAt)!,
     updatedAt: iso(d.updatedAt)!,
+  };
+}
+
+/** The dispatcher's view: the public record plus the sealed secrets (they stay sealed on the bus). */
+export function toDispatchDestination(d: WebhookDestinationDoc): DispatchDestination {
+  return {
+    ...toWebhookDestination(d),
+    tenantId: d.tenantId,
+    projectId: d.projectId,
+    sealedSecret: d.secret ?? null,
+    sealedPreviousSecret: d.previousSecret ?? null,
+    previousSecretExpiresAt: iso(d.previousSecretExpiresAt) ?? null,
   };
 }
 

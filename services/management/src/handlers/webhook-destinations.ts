@@ -1,22 +1,28 @@
 import {
   createWebhookDestination,
   deleteWebhookDestination,
+  DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT,
+  DisableDestinationForDeliveryRequest,
   getWebhookDestination,
   LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT,
   listWebhookDestinations,
   pagination,
   ProjectPath,
+  rotateWebhookDestinationSecret,
   updateWebhookDestination,
 } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
 import {
   addWebhookDestination,
   changeWebhookDestination,
+  disableWebhookDestinationForDelivery,
   findWebhookDestination,
   listWebhookDestinationsPage,
   removeWebhookDestination,
+  rotateWebhookDestinationSecret as rotateSecret,
   type WebhookDestinationDeps,
 } from '../domain/webhook-destinations';
+import { toDispatchDestination } from '../data/webhook-destination.repo';
 
 export function registerWebhookDestinationHandlers(bus: ServiceBus, deps: WebhookDestinationDeps) {
   bus.handle(listWebhookDestinations, async ({ params, query }) => {
@@ -30,10 +36,17 @@ export function registerWebhookDestinationHandlers(bus: ServiceBus, deps: Webhoo
     await removeWebhookDestination(deps, params, params.id);
     return reply(204);
   });
-  /** Internal: every destination of a project, with delivery internals, for the webhook dispatcher. */
+  bus.handle(rotateWebhookDestinationSecret, async ({ params, body }) => ({ data: await rotateSecret(deps, params, params.id, body?.graceSeconds) }));
+  /** Internal: every destination of a project, with its sealed secrets, for the webhook dispatcher. */
   bus.serve(LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT, async (wire) => {
     const scope = ProjectPath.parse(wire.params);
     const docs = await deps.destinations.allOfProject(scope);
-    return { ok: true, status: 200, body: { destinations: docs.map(({ _id, ...d }) => d) } };
+    return { ok: true, status: 200, body: { destinations: docs.map(toDispatchDestination) } };
+  });
+  /** Internal: the dispatcher turns a destination off (410 Gone, failing for days). */
+  bus.serve(DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT, async (wire) => {
+    const req = DisableDestinationForDeliveryRequest.parse(wire.body);
+    const disabled = await disableWebhookDestinationForDelivery(deps, { tenantId: req.tenantId, projectId: req.projectId }, req.id, req.reason);
+    return { ok: true, status: 200, body: { disabled } };
   });
 }

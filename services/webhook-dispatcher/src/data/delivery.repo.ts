@@ -1,27 +1,152 @@
-import type { Connection } from '@platform/mongo';
-import { deliveryModel, type DeliveryAttempt, type DeliveryDoc } from './delivery.model';
+import type { ProjectScope, WebhookDelivery } from '@platform/contracts';
+import { isDuplicateKey, iso, scoped, type Connection } from '@platform/mongo';
+import { deliveryModel, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './delivery.model';
+
+export type NewDelivery = Pick<DeliveryDoc, '_id' | 'tenantId' | 'projectId' | 'destinationId' | 'eventId' | 'eventType' | 'body'>;
+
+export function toWebhookDelivery(d: DeliveryDoc): WebhookDelivery {
+  return {
+    id: d._id,
+    destinationId: d.destinationId,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    status: d.status,
+    attemptCount: d.attemptCount,
+    nextAttemptAt: d.status === 'pending' ? (iso(d.nextAttemptAt) ?? null) : null,
+    lastStatusCode: d.lastStatusCode ?? null,
+    lastError: d.lastError ?? null,
+    attempts: (d.attempts ?? []).map((a) => ({
+      attempt: a.attempt,
+      at: iso(a.at)!,
+      statusCode: a.statusCode ?? null,
+      ok: a.ok,
+      error: a.error ?? null,
+      durationMs: a.durationMs,
+    })),
+    createdAt: iso(d.createdAt)!,
+    updatedAt: iso(d.updatedAt)!,
+  };
+}
 
 export type DeliveryRepo = ReturnType<typeof deliveryRepo>;
 
-export function deliveryRepo(db: Connection) {
+export function deliveryRepo(db: Connection, partition: string) {
   const Model = deliveryModel(db);
   return {
     model: Model,
-    async find(id: string): Promise<DeliveryDoc | null> {
-      return Model.findById(id).lean<DeliveryDoc>();
+
+    /** Records deliveries as pending and due now; ones already recorded (a redelivered event) are left as they are. */
+    async schedule(deliveries: NewDelivery[], now = new Date()): Promise<void> {
+      if (!deliveries.length) return;
+      try {
+        await Model.bulkWrite(
+          deliveries.map((d) => ({
+            updateOne: {
+              filter: { _id: d._id },
+              update: {
+                $setOnInsert: {
+                  ...d,
+                  partition,
+                  status: 'pending',
+                  attemptCount: 0,
+                  nextAttemptAt: now,
+                  claimToken: null,
+                  lastStatusCode: null,
+                  lastError: null,
+                  attempts: [],
+                  createdAt: now,
+                  updatedAt: now,
+                },
+              },
+              upsert: true,
+            },
+          })),
+          { ordered: false },
+        );
+      } catch (err) {
+        // two replicas upserting the same delivery at once: one insert wins, the other is a duplicate
+        if (!isDuplicateKey(err) && !(err as { writeErrors?: unknown[] }).writeErrors?.every((e) => isDuplicateKey(e))) throw err;
+      }
     },
-    /** Records one attempt (upserting the delivery) and its resulting status. */
-    async recordAttempt(key: Omit<DeliveryDoc, 'attempts' | 'status' | 'createdAt' | 'updatedAt'>, attempt: DeliveryAttempt, status: DeliveryDoc['status']) {
-      const now = new Date();
-      await Model.updateOne(
-        { _id: key._id },
+
+    /** Claims the most overdue pending delivery for `leaseMs`; null when nothing is due. */
+    async claimDue(token: string, leaseMs: number, now = new Date()): Promise<DeliveryDoc | null> {
+      return Model.findOneAndUpdate(
+        { partition, status: 'pending', nextAttemptAt: { $lte: now } },
+        { $set: { nextAttemptAt: new Date(now.getTime() + leaseMs), claimToken: token } },
+        { sort: { nextAttemptAt: 1 }, new: true },
+      ).lean<DeliveryDoc>();
+    },
+
+    /** Stores one attempt and what follows from it, if the claim is still ours. */
+    async recordAttempt(
+      id: string,
+      token: string,
+      attempt: DeliveryAttemptDoc,
+      next: { status: DeliveryStatus; nextAttemptAt: Date | null },
+    ): Promise<boolean> {
+      const res = await Model.updateOne(
+        { _id: id, claimToken: token },
         {
-          $setOnInsert: { tenantId: key.tenantId, projectId: key.projectId, destinationId: key.destinationId, eventId: key.eventId, eventType: key.eventType, createdAt: now },
-          $set: { status, updatedAt: now },
+          $set: {
+            status: next.status,
+            nextAttemptAt: next.nextAttemptAt,
+            claimToken: null,
+            lastStatusCode: attempt.statusCode,
+            lastError: attempt.error,
+            updatedAt: new Date(),
+          },
           $push: { attempts: attempt },
+          $inc: { attemptCount: 1 },
         },
-        { upsert: true },
       );
+      return res.matchedCount === 1;
+    },
+
+    /** Gives a claim back without an attempt (for example management was not reachable), due again at `at`. */
+    async release(id: string, token: string, at: Date): Promise<void> {
+      await Model.updateOne({ _id: id, claimToken: token }, { $set: { nextAttemptAt: at, claimToken: null } });
+    },
+
+    /** Ends a delivery without an attempt (its destination was disabled or deleted). */
+    async cancel(id: string, token: string, reason: string): Promise<void> {
+      await Model.updateOne(
+        { _id: id, claimToken: token },
+        { $set: { status: 'cancelled', nextAttemptAt: null, claimToken: null, lastError: reason, updatedAt: new Date() } },
+      );
+    },
+
+    /** A delivery that is finished with its one attempt (test deliveries). */
+    async insertFinished(d: NewDelivery, attempt: DeliveryAttemptDoc, status: DeliveryStatus): Promise<void> {
+      const now = new Date();
+      await Model.create({
+        ...d,
+        partition,
+        status,
+        attemptCount: 1,
+        nextAttemptAt: null,
+        claimToken: null,
+        lastStatusCode: attempt.statusCode,
+        lastError: attempt.error,
+        attempts: [attempt],
+        createdAt: attempt.at,
+        updatedAt: now,
+      });
+    },
+
+    async list(scope: ProjectScope, destinationId: string, filter: { status?: string; eventType?: string }, page: number, limit: number) {
+      const q = {
+        partition,
+        ...scoped(scope),
+        destinationId,
+        ...(filter.status ? { status: filter.status } : {}),
+        ...(filter.eventType ? { eventType: filter.eventType } : {}),
+      };
+      const [rows, total] = await Promise.all([
+        Model.find(q, { body: 0, claimToken: 0 }).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<DeliveryDoc[]>(),
+        Model.countDocuments(q),
+      ]);
+      return { rows, total };
     },
   };
 }

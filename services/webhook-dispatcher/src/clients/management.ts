@@ -1,0 +1,69 @@
+import type { NatsConnection } from 'nats';
+import {
+  DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT,
+  EVENT_SUBJECT_PREFIX,
+  LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT,
+  ListDestinationsForDispatchReply,
+  type DispatchDestination,
+  type ProjectScope,
+} from '@platform/contracts';
+import { decode, type ServiceBus } from '@platform/bus';
+import type { DestinationSource } from '../domain/destinations';
+
+/**
+ * The dispatcher's view of destinations: asked from management over NATS per project, remembered briefly,
+ * and dropped at once when a destination-change event for that project passes on the bus.
+ */
+export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlMs: number): DestinationSource & { stop(): void } {
+  const cache = new Map<string, { at: number; value: Promise<DispatchDestination[]> }>();
+  const keyOf = (s: ProjectScope) => `${s.tenantId}\u0000${s.projectId}`;
+  const sub = nc.subscribe(`${EVENT_SUBJECT_PREFIX}.*.*.webhook-destination.>`);
+  void (async () => {
+    for await (const m of sub) {
+      try {
+        cache.delete(keyOf(decode<ProjectScope>(m.data)));
+      } catch {
+        cache.clear();
+      }
+    }
+  })();
+  const fetchList = (scope: ProjectScope) =>
+    bus
+      .requestWire(LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT, { principal: { kind: 'anonymous' }, params: { tenantId: scope.tenantId, projectId: scope.projectId } })
+      .then((r) => ListDestinationsForDispatchReply.parse(r.body).destinations);
+  const source = {
+    async forProject(scope: ProjectScope, opts: { fresh?: boolean } = {}): Promise<DispatchDestination[]> {
+      const key = keyOf(scope);
+      const hit = cache.get(key);
+      if (!opts.fresh && hit && Date.now() - hit.at < ttlMs) return hit.value;
+      const value = fetchList(scope);
+      cache.set(key, { at: Date.now(), value });
+      value.catch(() => {
+        if (cache.get(key)?.value === value) cache.delete(key);
+      });
+      return value;
+    },
+    async find(scope: ProjectScope, id: string): Promise<DispatchDestination | null> {
+      const cached = (await source.forProject(scope)).find((d) => d.id === id);
+      if (cached) return cached;
+      return (await source.forProject(scope, { fresh: true })).find((d) => d.id === id) ?? null;
+    },
+    invalidate(scope: ProjectScope) {
+      cache.delete(keyOf(scope));
+    },
+    stop() {
+      sub.unsubscribe();
+    },
+  };
+  return source;
+}
+
+/** Tells management to turn a destination off, with the reason users will see as `disabledReason`. */
+export function managementDisabler(bus: ServiceBus) {
+  return async (scope: ProjectScope, id: string, reason: string): Promise<void> => {
+    await bus.requestWire(DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT, {
+      principal: { kind: 'anonymous' },
+      body: { tenantId: scope.tenantId, projectId: scope.projectId, id, reason },
+    });
+  };
+}

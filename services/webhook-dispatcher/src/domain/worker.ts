@@ -1,0 +1,87 @@
+import { getLogger } from '@platform/logger';
+import { randomId } from '@platform/secrets';
+import { confirmDisable, runDelivery, type DeliveryDeps } from './deliveries';
+
+const log = getLogger('webhook-dispatcher.worker');
+
+export interface WorkerOptions {
+  instance: string;
+  pollIntervalMs: number;
+  concurrency: number;
+  /** How long a claim lasts before another worker may take the delivery (longer than one attempt). */
+  leaseMs: number;
+}
+
+/**
+ * Works due deliveries from the deliveries collection: claims them one by one (findOneAndUpdate) up to the
+ * concurrency limit, on a timer and whenever new work is scheduled. Retries live in the database, so a restart
+ * (or another replica) picks them up when they fall due.
+ */
+export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
+  let active = 0;
+  let stopping = false;
+  let polling = false;
+  let pollAgain = false;
+  let ticks = 0;
+  const running = new Set<Promise<void>>();
+
+  const poll = async (): Promise<void> => {
+    if (stopping) return;
+    if (polling) {
+      pollAgain = true;
+      return;
+    }
+    polling = true;
+    try {
+      do {
+        pollAgain = false;
+        while (!stopping && active < opts.concurrency) {
+          const token = `${opts.instance}:${randomId(12)}`;
+          const doc = await deps.deliveries.claimDue(token, opts.leaseMs);
+          if (!doc) break;
+          active++;
+          const job = runDelivery(deps, doc, token)
+            .then(() => undefined)
+            .catch((err) => log.error({ err, deliveryId: doc._id }, 'delivery failed unexpectedly; it is retried when its claim runs out'))
+            .finally(() => {
+              active--;
+              running.delete(job);
+              void poll();
+            });
+          running.add(job);
+        }
+      } while (pollAgain && !stopping);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'polling for due deliveries failed');
+    } finally {
+      polling = false;
+    }
+  };
+
+  const sweepDisables = async () => {
+    try {
+      for (const p of await deps.health.pendingDisables()) await confirmDisable(deps, p);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'sweeping pending disables failed');
+    }
+  };
+
+  const timer = setInterval(() => {
+    void poll();
+    if (++ticks % 10 === 0) void sweepDisables();
+  }, opts.pollIntervalMs);
+  timer.unref();
+  void sweepDisables();
+
+  return {
+    /** New deliveries were scheduled: look now rather than at the next tick. */
+    kick(): void {
+      void poll();
+    },
+    async stop(graceMs = 15_000): Promise<void> {
+      stopping = true;
+      clearInterval(timer);
+      if (running.size) await Promise.race([Promise.allSettled([...running]), new Promise((r) => setTimeout(r, graceMs).unref())]);
+    },
+  };
+}
