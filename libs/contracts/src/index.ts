@@ -12,3 +12,6 @@ export * from './run/auth';
 export * from './internal/system';
 export * from './openapi';
 export * from './internal/cross-service';
+export * from './analytics/events';
+export * from './analytics/keys';
+export * from './analytics/counts';

@@ -6,6 +6,8 @@ import { repoRoot } from './infra';
 
 export interface TestStackInfo {
   gatewayUrl: string;
+  /** Base URL of the gateway's analytics listener ({analytics_url}). */
+  analyticsUrl: string;
   adminToken: string;
   env: Record<string, string>;
 }

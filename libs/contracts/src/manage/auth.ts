@@ -115,4 +115,5 @@ export const CREDENTIAL_REVOKED_SUBJECT = 'internal.auth.revoked';
 export interface CredentialRevoked {
   apiKeyId?: string;
   accessTokenId?: string;
+  analyticsKeyId?: string;
 }

@@ -23,8 +23,14 @@ function isJson(req: Request): boolean {
   return Boolean(req.is('application/json') || req.is('application/*+json'));
 }
 
-function bodyParser(op: AnyOperation, defaultLimit: number) {
-  const limit = op.bodyLimit ?? defaultLimit;
+/** 413; the connection is closed afterwards, so the rest of an oversized body is never read. */
+function tooLarge(limit: number): AppError {
+  return new AppError('payload_too_large', `The request body is larger than this operation accepts (at most ${limit} bytes)`, {
+    headers: { connection: 'close' },
+  });
+}
+
+function bodyParser(op: AnyOperation, limit: number) {
   if (op.bodyType === 'form') return express.urlencoded({ extended: false, limit, type: () => true });
   return express.json({ limit, strict: true, type: () => true });
 }
@@ -41,11 +47,15 @@ export interface MountOptions {
 export function mountOperations(router: Router, operations: AnyOperation[], opts: MountOptions): void {
   for (const op of [...operations].sort(routeOrder)) {
     const takesBody = Boolean(op.body) && METHODS_WITH_BODY.has(op.method);
-    const parse = takesBody ? bodyParser(op, opts.bodyLimit) : undefined;
+    const limit = op.bodyLimit ?? opts.bodyLimit;
+    const parse = takesBody ? bodyParser(op, limit) : undefined;
     router[op.method](expressPath(op.path), async (req: Request, res: Response) => {
       res.locals.operation = op;
       const requestId = res.locals.requestId as string;
       try {
+        // A declared length over the limit is refused before anything is read or verified.
+        if (takesBody && Number(req.headers['content-length'] ?? 0) > limit) throw tooLarge(limit);
+        const principal = await opts.auth.authenticate(op, req, requestId);
         if (takesBody) {
           const hasBody = req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
           if (hasBody) {
@@ -53,11 +63,13 @@ export function mountOperations(router: Router, operations: AnyOperation[], opts
             if (wantsForm ? !req.is('application/x-www-form-urlencoded') : !isJson(req)) {
               throw new AppError('unsupported_media_type', `Send the body as ${wantsForm ? 'application/x-www-form-urlencoded' : 'application/json'}`);
             }
-            await new Promise<void>((resolve, reject) => parse!(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+            // A chunked body is counted while it streams in; reading stops as soon as it passes the limit.
+            await new Promise<void>((resolve, reject) =>
+              parse!(req, res, (err?: unknown) => (err ? reject((err as { type?: string }).type === 'entity.too.large' ? tooLarge(limit) : err) : resolve())),
+            );
           }
         }
         const raw = { params: req.params, query: req.query, body: takesBody ? req.body : undefined };
-        const principal = await opts.auth.authenticate(op, req, requestId);
         // Validate before forwarding: bad input never reaches a service.
         const parsed = parseOperationInput(op, raw);
         opts.auth.authorize(op, principal, parsed.params as Record<string, unknown>);
