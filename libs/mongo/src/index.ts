@@ -139,15 +139,18 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
 
   const publishAndClear = async (docs: OutboxDoc[]) => {
     const events = docs.flatMap((d) => Object.values(d.pendingEvents ?? {}));
-    if (!events.length) return;
-    await pub.publishPending(events);
-    await model.bulkWrite(
-      docs.map((d) => {
-        const keys = Object.fromEntries(Object.keys(d.pendingEvents ?? {}).map((k) => [`pendingEvents.${k}`, 1]));
-        return { updateOne: { filter: { _id: d._id }, update: { $unset: keys } } };
-      }),
-      { ordered: false },
-    );
+    if (events.length) await pub.publishPending(events);
+    // A crash after the unset below leaves a document flagged with nothing pending: it only needs its flag cleared.
+    const published = docs.filter((d) => Object.keys(d.pendingEvents ?? {}).length > 0);
+    if (published.length) {
+      await model.bulkWrite(
+        published.map((d) => {
+          const keys = Object.fromEntries(Object.keys(d.pendingEvents ?? {}).map((k) => [`pendingEvents.${k}`, 1]));
+          return { updateOne: { filter: { _id: d._id }, update: { $unset: keys } } };
+        }),
+        { ordered: false },
+      );
+    }
     await model.bulkWrite(
       docs.map((d) =>
         d.outboxDelete
@@ -156,7 +159,7 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
       ) as any,
       { ordered: false },
     );
-    opts.onPublished?.(events.length);
+    if (events.length) opts.onPublished?.(events.length);
   };
 
   const drain = async () => {

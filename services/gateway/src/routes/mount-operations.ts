@@ -1,4 +1,5 @@
 import express, { type Request, type Response, type Router } from 'express';
+import getRawBody from 'raw-body';
 import { type AnyOperation, expressPath, type RequestMeta } from '@platform/contracts';
 import { parseOperationInput, type ServiceBus, type WireReply } from '@platform/bus';
 import { AppError } from '@platform/problems';
@@ -30,9 +31,32 @@ function tooLarge(limit: number): AppError {
   });
 }
 
-function bodyParser(op: AnyOperation, limit: number) {
-  if (op.bodyType === 'form') return express.urlencoded({ extended: false, limit, type: () => true });
-  return express.json({ limit, strict: true, type: () => true });
+/**
+ * Reads a JSON body of at most `limit` bytes. raw-body checks Content-Length before reading and stops reading a
+ * chunked body the moment it passes the limit (express.json would read off the rest before answering).
+ */
+async function readJson(req: Request, limit: number): Promise<unknown> {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity') throw new AppError('unsupported_media_type', 'Send the body uncompressed (no Content-Encoding)');
+  const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase();
+  if (charset && charset !== 'utf-8' && charset !== 'utf8') throw new AppError('unsupported_media_type', 'Send the body as UTF-8');
+  let text: string;
+  try {
+    text = await getRawBody(req, { length: req.headers['content-length'], limit, encoding: 'utf8' });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') throw tooLarge(limit);
+    throw err;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('bad_request', 'The request body is not valid JSON');
+  }
+}
+
+function formParser(limit: number) {
+  return express.urlencoded({ extended: false, limit, type: () => true });
 }
 
 export interface MountOptions {
@@ -48,7 +72,7 @@ export function mountOperations(router: Router, operations: AnyOperation[], opts
   for (const op of [...operations].sort(routeOrder)) {
     const takesBody = Boolean(op.body) && METHODS_WITH_BODY.has(op.method);
     const limit = op.bodyLimit ?? opts.bodyLimit;
-    const parse = takesBody ? bodyParser(op, limit) : undefined;
+    const parseForm = takesBody && op.bodyType === 'form' ? formParser(limit) : undefined;
     router[op.method](expressPath(op.path), async (req: Request, res: Response) => {
       res.locals.operation = op;
       const requestId = res.locals.requestId as string;
@@ -63,10 +87,13 @@ export function mountOperations(router: Router, operations: AnyOperation[], opts
             if (wantsForm ? !req.is('application/x-www-form-urlencoded') : !isJson(req)) {
               throw new AppError('unsupported_media_type', `Send the body as ${wantsForm ? 'application/x-www-form-urlencoded' : 'application/json'}`);
             }
-            // A chunked body is counted while it streams in; reading stops as soon as it passes the limit.
-            await new Promise<void>((resolve, reject) =>
-              parse!(req, res, (err?: unknown) => (err ? reject((err as { type?: string }).type === 'entity.too.large' ? tooLarge(limit) : err) : resolve())),
-            );
+            if (parseForm) {
+              await new Promise<void>((resolve, reject) =>
+                parseForm(req, res, (err?: unknown) => (err ? reject((err as { type?: string }).type === 'entity.too.large' ? tooLarge(limit) : err) : resolve())),
+              );
+            } else {
+              req.body = await readJson(req, limit);
+            }
           }
         }
         const raw = { params: req.params, query: req.query, body: takesBody ? req.body : undefined };
