@@ -75,7 +75,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   });
 
   const analyticsLimit = Math.max(...allOperations.filter(isAnalytics).map((op) => op.bodyLimit ?? 0));
-  if (nc.info && nc.info.max_payload < analyticsLimit * 2) {
+  // The body travels in one NATS request (and the stored event in the reply): leave room for the envelope.
+  if (nc.info && nc.info.max_payload < analyticsLimit + 64 * 1024) {
     log.warn({ maxPayload: nc.info.max_payload, analyticsLimit }, 'NATS max_payload is too small for the largest analytics bodies (set max_payload: 8MB on the server)');
   }
 
