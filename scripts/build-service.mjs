@@ -37,4 +37,13 @@ for (const n of names) {
   for (const f of ['main.js', 'main.js.map']) renameSync(join(root, '.build-tmp', n, f), join(out, f));
 }
 rmSync(join(root, '.build-tmp'), { recursive: true, force: true });
+// The gateway serves Chart.js's UMD file (analytics view); a copy next to the bundle serves images without node_modules.
+if (names.includes('gateway')) {
+  const { createRequire } = await import('node:module');
+  const { copyFileSync } = await import('node:fs');
+  const req = createRequire(join(root, 'services', 'gateway', 'package.json'));
+  const assets = join(root, 'services', 'gateway', 'dist', 'assets');
+  mkdirSync(assets, { recursive: true });
+  copyFileSync(join(dirname(req.resolve('chart.js')), 'chart.umd.min.js'), join(assets, 'chart.umd.min.js'));
+}
 console.log(`built ${names.length} service bundle(s): ${names.join(', ')}`);

@@ -52,7 +52,7 @@ start_nats() {
   command -v nats-server >/dev/null || apt_install nats-server
   if alive nats; then return; fi
   mkdir -p "$DATA/nats"
-  nats-server -js -sd "$DATA/nats" -a 127.0.0.1 -p "$NATS_PORT" -m $((NATS_PORT + 1000)) >"$LOGS/nats.log" 2>&1 &
+  nats-server -c "$ROOT/deploy/nats.conf" -js -sd "$DATA/nats" -a 127.0.0.1 -p "$NATS_PORT" -m $((NATS_PORT + 1000)) >"$LOGS/nats.log" 2>&1 &
   echo $! >"$RUN/nats.pid"
   wait_port 127.0.0.1 "$NATS_PORT" nats
   log "nats-server (JetStream) on 127.0.0.1:$NATS_PORT"

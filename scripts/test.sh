@@ -9,5 +9,12 @@ echo "[test] typecheck"
 pnpm exec tsc -p tsconfig.json
 echo "[test] OpenAPI document matches deploy/openapi.json"
 pnpm exec tsx scripts/openapi.ts check
+# The analytics view test drives headless Chromium (Debian package; playwright's own browser download is not used).
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "[test] installing chromium (Debian)"
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
 echo "[test] jest"
 pnpm exec jest "$@"

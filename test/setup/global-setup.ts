@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureInfra, localSecrets, repoRoot, startNatsServer, startStack, type NatsServer, type Stack } from '@platform/testkit';
+import { ensureInfra, freePort, localSecrets, repoRoot, startNatsServer, startStack, type NatsServer, type Stack } from '@platform/testkit';
 
 declare global {
   // eslint-disable-next-line no-var
@@ -21,6 +21,7 @@ export default async function globalSetup(): Promise<void> {
   execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build-service.mjs')], { stdio: 'inherit' });
   const secrets = localSecrets();
   const runId = Date.now().toString(36);
+  const analyticsPort = await freePort();
   const stack = await startStack({
     infra,
     logDir: join(repoRoot, '.infra', 'test-logs', runId),
@@ -33,12 +34,13 @@ export default async function globalSetup(): Promise<void> {
       WEBHOOK_RETRY_SCHEDULE_MS: '200,400,800',
       WEBHOOK_POLL_INTERVAL_MS: '100',
       WEBHOOK_PARTITION: `test-${runId}`,
+      ANALYTICS_PORT: String(analyticsPort),
     },
   });
   globalThis.__STACK__ = stack;
   mkdirSync(join(repoRoot, '.infra'), { recursive: true });
   writeFileSync(
     join(repoRoot, '.infra', 'test-stack.json'),
-    JSON.stringify({ gatewayUrl: stack.gatewayUrl, adminToken: secrets.ADMIN_TOKEN, env: stack.env }, null, 2),
+    JSON.stringify({ gatewayUrl: stack.gatewayUrl, analyticsUrl: `http://127.0.0.1:${analyticsPort}`, adminToken: secrets.ADMIN_TOKEN, env: stack.env }, null, 2),
   );
 }

@@ -70,8 +70,21 @@ export interface CallResult<T = unknown> {
 function parsePart(schema: z.ZodType | undefined, value: unknown, where: 'params' | 'query' | 'body'): unknown {
   if (!schema) return where === 'body' ? undefined : {};
   const r = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
-  if (!r.success) throw validationError(r.error, where);
+  if (!r.success) throw validationError(r.error, where, namesUnknownVariant(r.error, value) ? 'unprocessable_entity' : 'bad_request');
   return r.data;
+}
+
+/**
+ * A well-formed request that names a variant the union does not know (a string discriminator such as an
+ * unknown `entityType`) is unprocessable (422) rather than malformed (400).
+ */
+function namesUnknownVariant(error: z.ZodError, value: unknown): boolean {
+  return error.issues.every((issue) => {
+    if (issue.code !== 'invalid_union' || !('discriminator' in issue)) return false;
+    let at: unknown = value;
+    for (const key of issue.path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+    return typeof at === 'string';
+  });
 }
 
 /** Parses params, query and body against the operation's schemas; throws a 400 AppError listing every issue. */

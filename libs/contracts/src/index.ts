@@ -20,3 +20,6 @@ export * from './internal/cross-service';
 export * from './manage/agents';
 export * from './manage/sub-agent-attachments';
 export * from './manage/skills';
+export * from './analytics/events';
+export * from './analytics/keys';
+export * from './analytics/counts';

@@ -107,7 +107,12 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
       const contentType = op.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
       entry.requestBody = { required: !op.body.safeParse(undefined).success, content: { [contentType]: { schema: jsonSchema(op.body, 'input') } } };
     }
+    if (op.listener && op.listener !== 'main') entry['x-listener'] = op.listener;
     (paths[op.path] ??= {})[op.method] = entry;
+    // Operations of another listener (analytics ingest) live on their own base URL.
+    if (op.listener === 'analytics') {
+      paths[op.path]!.servers = [{ url: '{analytics_url}', description: 'The analytics ingest base URL (gateway ANALYTICS_PORT)', variables: { analytics_url: { default: 'http://127.0.0.1:3001' } } }];
+    }
   }
   return {
     openapi: '3.1.0',

@@ -13,11 +13,15 @@ import * as system from './internal/system';
 import * as agents from './manage/agents';
 import * as subAgentAttachments from './manage/sub-agent-attachments';
 import * as skills from './manage/skills';
+import * as analyticsEvents from './analytics/events';
+import * as analyticsKeys from './analytics/keys';
+import * as analyticsCounts from './analytics/counts';
 
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
 const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, webhookDeliveries, runEvents, apps, runAuth];
 modules.push(agents, subAgentAttachments, skills);
 modules.push(credentials, triggers, feedback);
+modules.push(analyticsEvents, analyticsKeys, analyticsCounts);
 
 function isOperation(v: unknown): v is AnyOperation {
   return typeof v === 'object' && v !== null && 'operationId' in v && 'subject' in v && 'method' in v && 'path' in v;

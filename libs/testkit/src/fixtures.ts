@@ -6,6 +6,8 @@ import { repoRoot } from './infra';
 
 export interface TestStackInfo {
   gatewayUrl: string;
+  /** Base URL of the gateway's analytics listener ({analytics_url}). */
+  analyticsUrl: string;
   adminToken: string;
   env: Record<string, string>;
 }
@@ -42,4 +44,11 @@ export async function aTenantToken(admin: Client, tenantId: string, role = 'admi
   const res = await admin.post(`/manage/tenants/${tenantId}/access-tokens`, { name: 'test', role });
   if (res.status !== 201) throw new Error(`creating an access token failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data.token as string;
+}
+
+/** Issues an analytics key (for `POST {analytics_url}/events`) through the API and returns its value and record. */
+export async function anAnalyticsKey(admin: Client, p: { tenantId: string; projectId: string }, overrides: Record<string, unknown> = {}) {
+  const res = await admin.post(`${projectPath(p)}/analytics-keys`, { integrationId: 'web-1', name: 'test analytics key', ...overrides });
+  if (res.status !== 201) throw new Error(`creating an analytics key failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { key: res.body.data.key as string, analyticsKey: res.body.data.analyticsKey as { id: string; integrationId: string } };
 }

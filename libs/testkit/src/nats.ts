@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as netConnect } from 'node:net';
 import { freePort } from './stack';
+import { repoRoot } from './infra';
 
 export interface NatsServer {
   url: string;
@@ -45,7 +46,7 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
   const storeDir = mkdtempSync(join(tmpdir(), 'nats-js-'));
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn('nats-server', ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' });
+    child = spawn('nats-server', ['-c', join(repoRoot, 'deploy', 'nats.conf'), '-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' });
     await waitPort(port);
   };
   await start();

@@ -1,12 +1,24 @@
 import { defineService } from '@platform/runtime';
+import { encode } from '@platform/bus';
+import { CREDENTIAL_REVOKED_SUBJECT, type CredentialRevoked } from '@platform/contracts';
 import { analyticsConfig } from './config';
+import { analyticsKeyRepo } from './data/analytics-key.repo';
+import { analyticsEventRepo } from './data/analytics-event.repo';
+import { registerAnalyticsKeyHandlers } from './handlers/analytics-keys';
+import { registerAnalyticsEventHandlers } from './handlers/analytics-events';
 
-/** Starts, registers on NATS and answers health; its operations arrive with their own issue. */
+/** Analytics ingest (`POST {analytics_url}/events`), its keys, and counts of what was ingested. */
 export const analytics = defineService({
   name: 'analytics',
   config: analyticsConfig,
-  uses: {},
-  async start() {
+  uses: { mongo: true },
+  async start({ config, bus, db, nc }) {
+    const keys = analyticsKeyRepo(db!);
+    const events = analyticsEventRepo(db!);
+    await Promise.all([keys.model.init(), events.model.init()]);
+    const announceRevoked = (r: CredentialRevoked) => nc.publish(CREDENTIAL_REVOKED_SUBJECT, encode(r));
+    registerAnalyticsKeyHandlers(bus, { keys, pepper: config.TOKEN_PEPPER, announceRevoked });
+    registerAnalyticsEventHandlers(bus, { events });
     return { async stop() {} };
   },
 });

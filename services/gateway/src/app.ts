@@ -1,8 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import cors from 'cors';
 import { Redis } from 'ioredis';
-import { allOperations, buildOpenApi } from '@platform/contracts';
+import { allOperations, type AnyOperation, buildOpenApi } from '@platform/contracts';
 import { connectNats, ServiceBus } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import { getLogger, setLogLevel } from '@platform/logger';
@@ -11,6 +12,7 @@ import { requestId } from './middleware/request-id';
 import { errorMiddleware } from './middleware/errors';
 import { authenticator } from './middleware/authenticate';
 import { mountOperations } from './routes/mount-operations';
+import { mountAnalyticsView } from './routes/analytics-view';
 import { rateLimiter } from './middleware/rate-limit';
 
 const log = getLogger('gateway');
@@ -18,6 +20,8 @@ const log = getLogger('gateway');
 export interface RunningGateway {
   port: number;
   url: string;
+  /** Base URL of the analytics listener ({analytics_url}). */
+  analyticsUrl: string;
   stop(): Promise<void>;
 }
 
@@ -41,53 +45,92 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   });
   let draining = false;
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('trust proxy', config.TRUST_PROXY === 'true' ? true : config.TRUST_PROXY === 'false' ? false : config.TRUST_PROXY);
-  app.set('etag', false);
-  app.use(requestId);
-  app.use((_req, res, next) => {
-    if (draining) res.setHeader('connection', 'close');
-    next();
+  const mountOpts = { bus, auth, limits, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
+  const isAnalytics = (op: AnyOperation) => op.listener === 'analytics';
+
+  /** One express app per listener: the same request id, health, operation loop and error handling. */
+  const listenerApp = (ops: AnyOperation[], extra: (app: express.Express) => void) => {
+    const app = express();
+    app.disable('x-powered-by');
+    app.set('trust proxy', config.TRUST_PROXY === 'true' ? true : config.TRUST_PROXY === 'false' ? false : config.TRUST_PROXY);
+    app.set('etag', false);
+    app.use(requestId);
+    app.use((_req, res, next) => {
+      if (draining) res.setHeader('connection', 'close');
+      next();
+    });
+    app.get('/healthz', (_req, res) => {
+      res.json({ status: 'ok' });
+    });
+    app.get('/readyz', (_req, res) => {
+      const ready = !draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined;
+      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
+    });
+    extra(app);
+    const router = express.Router({ strict: false });
+    mountOperations(router, ops, mountOpts);
+    app.use(router);
+    app.use((req, _res, next) => next(new AppError('not_found', `No operation at ${req.method} ${req.path}`)));
+    app.use(errorMiddleware);
+    return app;
+  };
+
+  // The main API: every operation except those of the analytics base URL.
+  const mainApp = listenerApp(allOperations.filter((op) => !isAnalytics(op)), (app) => {
+    const openapi = JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : []));
+    app.get('/openapi.json', (_req, res) => {
+      res.type('application/json').send(openapi);
+    });
+    mountAnalyticsView(app);
+  });
+  // The analytics base URL ({analytics_url}): its own port, so it can be scaled and rate-limited apart.
+  // Web integrations call it from browsers with a bearer key (no cookies), so any origin may.
+  const analyticsApp = listenerApp(allOperations.filter(isAnalytics), (app) => {
+    app.use(cors({ origin: '*', methods: ['POST'], allowedHeaders: ['authorization', 'content-type', 'x-request-id'], exposedHeaders: ['x-request-id'], maxAge: 600 }));
   });
 
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', (_req, res) => {
-    const ready = !draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined;
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
-  });
-  const openapi = JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : []));
-  app.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(openapi);
-  });
+  const analyticsLimit = Math.max(...allOperations.filter(isAnalytics).map((op) => op.bodyLimit ?? 0));
+  // The body travels in one NATS request (and the stored event in the reply): leave room for the envelope.
+  if (nc.info && nc.info.max_payload < analyticsLimit + 64 * 1024) {
+    log.warn({ maxPayload: nc.info.max_payload, analyticsLimit }, 'NATS max_payload is too small for the largest analytics bodies (set max_payload: 8MB on the server)');
+  }
 
-  const router = express.Router({ strict: false });
-  mountOperations(router, allOperations, { bus, auth, limits, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS });
-  app.use(router);
-  app.use((req, _res, next) => next(new AppError('not_found', `No operation at ${req.method} ${req.path}`)));
-  app.use(errorMiddleware);
-
-  const server = http.createServer(app);
-  server.headersTimeout = config.HEADERS_TIMEOUT_MS;
-  server.requestTimeout = config.REQUEST_TIMEOUT_MS;
-  server.keepAliveTimeout = 5000;
-  await new Promise<void>((resolve) => server.listen(config.GATEWAY_PORT, config.GATEWAY_HOST, resolve));
-  const port = (server.address() as AddressInfo).port;
+  const listen = async (app: express.Express, port: number) => {
+    const server = http.createServer(app);
+    server.headersTimeout = config.HEADERS_TIMEOUT_MS;
+    server.requestTimeout = config.REQUEST_TIMEOUT_MS;
+    server.keepAliveTimeout = 5000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, config.GATEWAY_HOST, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return { server, port: (server.address() as AddressInfo).port };
+  };
+  // The analytics listener opens first: once the main one answers /readyz, both are up.
+  const analyticsListener = await listen(analyticsApp, config.ANALYTICS_PORT);
+  const mainListener = await listen(mainApp, config.GATEWAY_PORT);
+  const port = mainListener.port;
   const url = `http://127.0.0.1:${port}`;
-  log.info({ port }, 'gateway listening');
+  const analyticsUrl = `http://127.0.0.1:${analyticsListener.port}`;
+  log.info({ port, analyticsPort: analyticsListener.port }, 'gateway listening');
+
+  const close = (server: http.Server) =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), Math.max(0, config.SHUTDOWN_GRACE_MS - 1000)).unref();
+    });
 
   return {
     port,
     url,
+    analyticsUrl,
     async stop() {
       draining = true;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), Math.max(0, config.SHUTDOWN_GRACE_MS - 1000)).unref();
-      });
+      await Promise.all([close(mainListener.server), close(analyticsListener.server)]);
       auth.stop();
       redis.disconnect();
       await nc.drain().catch(() => undefined);

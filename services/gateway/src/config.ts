@@ -3,7 +3,8 @@ import { baseConfig, envBool, redisConfig } from '@platform/config';
 
 export const gatewayConfig = baseConfig.extend(redisConfig.shape).extend({
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('Port of the public HTTP listener (0 picks a free port)'),
-  GATEWAY_HOST: z.string().default('0.0.0.0').describe('Address the public listener binds'),
+  ANALYTICS_PORT: z.coerce.number().int().min(0).max(65535).default(3001).describe('Port of the analytics ingest listener ({analytics_url}: POST /events); 0 picks a free port'),
+  GATEWAY_HOST: z.string().default('0.0.0.0').describe('Address the public listeners (main and analytics) bind'),
   PUBLIC_BASE_URL: z.string().optional().describe('Public base URL of the API (used in generated links and the OpenAPI servers list)'),
   SESSION_COOKIE_PREFIX: z.string().default('platform').describe('Session cookie name is <prefix>.session_token'),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10000).describe('How long the gateway remembers a verified credential (revocations clear it at once)'),

@@ -118,4 +118,5 @@ export interface CredentialRevoked {
   accessTokenId?: string;
   /** A session ended: its public id, `sessionId(cookie value)` from @platform/secrets. */
   sessionId?: string;
+  analyticsKeyId?: string;
 }

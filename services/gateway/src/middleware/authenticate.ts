@@ -4,6 +4,7 @@ import type { NatsConnection } from 'nats';
 import {
   type AnyOperation,
   AUTHENTICATE_RUN_SUBJECT,
+  VERIFY_ANALYTICS_KEY_SUBJECT,
   CREDENTIAL_REVOKED_SUBJECT,
   type CredentialRevoked,
   permissionRole,
@@ -55,7 +56,7 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     for await (const m of sub) {
       try {
         const r = decode<CredentialRevoked>(m.data);
-        for (const id of [r.apiKeyId, r.accessTokenId, r.sessionId]) {
+        for (const id of [r.apiKeyId, r.accessTokenId, r.sessionId, r.analyticsKeyId]) {
           if (!id) continue;
           for (const k of byCredential.get(id) ?? []) cache.delete(k);
           byCredential.delete(id);
@@ -123,6 +124,18 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     return principal;
   }
 
+  /** Analytics keys (`ak_…`) are verified by the analytics service and cached like API keys. */
+  async function resolveAnalytics(token: string, requestId: string): Promise<Principal> {
+    const key = keyOf('a', token);
+    const hit = cached(key);
+    if (hit) return hit;
+    const res = await bus.requestWire(VERIFY_ANALYTICS_KEY_SUBJECT, { principal: { kind: 'anonymous' }, body: { key: token } }, { requestId });
+    const principal = (res.body as { principal: Principal }).principal;
+    if (principal.kind !== 'analytics') throw unauthorized('The analytics key is invalid or revoked');
+    remember(key, principal, principal.keyId);
+    return principal;
+  }
+
   /** Who is calling, by the operation's auth scheme; throws 401 when a required credential is missing or bad. */
   async function authenticate(op: AnyOperation, req: Request, requestId: string): Promise<Principal> {
     const bearer = bearerToken(req);
@@ -156,14 +169,18 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
         if (op.auth === 'admin' && p.kind !== 'admin') throw new AppError('forbidden', 'Only the platform admin may do this');
         return p;
       }
-      case 'analytics':
-        throw unauthorized('Analytics keys are verified by the analytics listener');
+      case 'analytics': {
+        if (!bearer) throw unauthorized('Authentication failed: send an analytics key as Authorization: Bearer ak_…');
+        return resolveAnalytics(bearer, requestId);
+      }
     }
   }
 
   /** Tenant isolation and role checks for management-style principals. */
   function authorize(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void {
     if (principal.kind === 'admin' || op.auth === 'none' || op.auth === 'run') return;
+    // An analytics key is scoped to its project by the analytics service itself (it compares body and key).
+    if (op.auth === 'analytics' && principal.kind === 'analytics') return;
     if (principal.kind !== 'user') throw new AppError('forbidden', 'This credential cannot be used here');
     const tenantId = params.tenantId;
     if (typeof tenantId === 'string' && tenantId !== principal.tenantId) {

@@ -1,4 +1,5 @@
 import express, { type Request, type Response, type Router } from 'express';
+import getRawBody from 'raw-body';
 import { type AnyOperation, expressPath, type RequestMeta } from '@platform/contracts';
 import { parseOperationInput, type ServiceBus, type WireReply } from '@platform/bus';
 import { AppError } from '@platform/problems';
@@ -24,10 +25,39 @@ function isJson(req: Request): boolean {
   return Boolean(req.is('application/json') || req.is('application/*+json'));
 }
 
-function bodyParser(op: AnyOperation, defaultLimit: number) {
-  const limit = op.bodyLimit ?? defaultLimit;
-  if (op.bodyType === 'form') return express.urlencoded({ extended: false, limit, type: () => true });
-  return express.json({ limit, strict: true, type: () => true });
+/** 413; the connection is closed afterwards, so the rest of an oversized body is never read. */
+function tooLarge(limit: number): AppError {
+  return new AppError('payload_too_large', `The request body is larger than this operation accepts (at most ${limit} bytes)`, {
+    headers: { connection: 'close' },
+  });
+}
+
+/**
+ * Reads a JSON body of at most `limit` bytes. raw-body checks Content-Length before reading and stops reading a
+ * chunked body the moment it passes the limit (express.json would read off the rest before answering).
+ */
+async function readJson(req: Request, limit: number): Promise<unknown> {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity') throw new AppError('unsupported_media_type', 'Send the body uncompressed (no Content-Encoding)');
+  const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase();
+  if (charset && charset !== 'utf-8' && charset !== 'utf8') throw new AppError('unsupported_media_type', 'Send the body as UTF-8');
+  let text: string;
+  try {
+    text = await getRawBody(req, { length: req.headers['content-length'], limit, encoding: 'utf8' });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') throw tooLarge(limit);
+    throw err;
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('bad_request', 'The request body is not valid JSON');
+  }
+}
+
+function formParser(limit: number) {
+  return express.urlencoded({ extended: false, limit, type: () => true });
 }
 
 export interface MountOptions {
@@ -43,13 +73,17 @@ export interface MountOptions {
 export function mountOperations(router: Router, operations: AnyOperation[], opts: MountOptions): void {
   for (const op of [...operations].sort(routeOrder)) {
     const takesBody = Boolean(op.body) && METHODS_WITH_BODY.has(op.method);
-    const parse = takesBody ? bodyParser(op, opts.bodyLimit) : undefined;
+    const limit = op.bodyLimit ?? opts.bodyLimit;
+    const parseForm = takesBody && op.bodyType === 'form' ? formParser(limit) : undefined;
     router[op.method](expressPath(op.path), async (req: Request, res: Response) => {
       res.locals.operation = op;
       const requestId = res.locals.requestId as string;
       try {
         // Counted before anything else, so floods of bad credentials or bodies are limited too.
         await opts.limits.check(req);
+        // A declared length over the limit is refused before anything is read or verified.
+        if (takesBody && Number(req.headers['content-length'] ?? 0) > limit) throw tooLarge(limit);
+        const principal = await opts.auth.authenticate(op, req, requestId);
         if (takesBody) {
           const hasBody = req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
           if (hasBody) {
@@ -57,11 +91,16 @@ export function mountOperations(router: Router, operations: AnyOperation[], opts
             if (wantsForm ? !req.is('application/x-www-form-urlencoded') : !isJson(req)) {
               throw new AppError('unsupported_media_type', `Send the body as ${wantsForm ? 'application/x-www-form-urlencoded' : 'application/json'}`);
             }
-            await new Promise<void>((resolve, reject) => parse!(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+            if (parseForm) {
+              await new Promise<void>((resolve, reject) =>
+                parseForm(req, res, (err?: unknown) => (err ? reject((err as { type?: string }).type === 'entity.too.large' ? tooLarge(limit) : err) : resolve())),
+              );
+            } else {
+              req.body = await readJson(req, limit);
+            }
           }
         }
         const raw = { params: req.params, query: req.query, body: takesBody ? req.body : undefined };
-        const principal = await opts.auth.authenticate(op, req, requestId);
         // Validate before forwarding: bad input never reaches a service.
         const parsed = parseOperationInput(op, raw);
         opts.auth.authorize(op, principal, parsed.params as Record<string, unknown>);

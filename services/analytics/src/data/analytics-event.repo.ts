@@ -1,0 +1,69 @@
+import type { AnalyticsBucket, AnalyticsEvent, ProjectScope } from '@platform/contracts';
+import { iso, isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
+import { analyticsEventModel, type AnalyticsEntityTypeName, type AnalyticsEventDoc } from './analytics-event.model';
+
+const parse = (json: string | null): Record<string, unknown> | null => (json === null ? null : (JSON.parse(json) as Record<string, unknown>));
+
+export function toAnalyticsEvent(d: AnalyticsEventDoc): AnalyticsEvent {
+  const common = {
+    id: d.id,
+    type: d.type,
+    createdAt: iso(d.createdAt)!,
+    projectId: d.projectId,
+    integrationId: d.integrationId ?? null,
+    properties: parse(d.propertiesJson),
+    userProperties: parse(d.userPropertiesJson),
+  };
+  switch (d.entityType) {
+    case 'message':
+      return { entityType: 'message', messageId: d.messageId!, ...common };
+    case 'conversation':
+      return { entityType: 'conversation', conversationId: d.conversationId!, ...common };
+    case 'search':
+      return { entityType: 'search', searchQuery: d.searchQuery!, ...common };
+  }
+}
+
+/** One row of a counts query: how many events of a type and entityType fell in one bucket. */
+export interface BucketCount {
+  type: string;
+  entityType: AnalyticsEntityTypeName;
+  at: Date;
+  count: number;
+}
+
+const BUCKET_FIELD: Record<AnalyticsBucket, keyof AnalyticsEventDoc> = { minute: 'bucketMinute', hour: 'bucketHour', day: 'bucketDay' };
+
+export type AnalyticsEventRepo = ReturnType<typeof analyticsEventRepo>;
+
+export function analyticsEventRepo(db: Connection) {
+  const Model = analyticsEventModel(db);
+  return {
+    model: Model,
+    /** Inserts once; when the id exists for the project, returns the stored row untouched (`created: false`). */
+    async insertOnce(doc: Omit<AnalyticsEventDoc, '_id'>): Promise<{ created: boolean; event: AnalyticsEvent }> {
+      const full: AnalyticsEventDoc = { _id: scopedId(doc, doc.id), ...doc };
+      try {
+        await Model.collection.insertOne(full as never);
+        return { created: true, event: toAnalyticsEvent(full) };
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        const existing = await Model.findById(full._id).lean<AnalyticsEventDoc>();
+        if (!existing) throw err;
+        return { created: false, event: toAnalyticsEvent(existing) };
+      }
+    },
+    /**
+     * Counts per (type, entityType, bucket) of events with `from <= createdAt < to`: an indexed range scan
+     * grouped in the database on the precomputed bucket field. At most `maxRows` rows (+1 to detect more).
+     */
+    async countByBucket(scope: ProjectScope, range: { from: Date; to: Date }, bucket: AnalyticsBucket, maxRows: number): Promise<BucketCount[]> {
+      const rows = await Model.aggregate<{ _id: { type: string; entityType: AnalyticsEntityTypeName; at: Date }; count: number }>([
+        { $match: { ...scoped(scope), createdAt: { $gte: range.from, $lt: range.to } } },
+        { $group: { _id: { type: '$type', entityType: '$entityType', at: `$${BUCKET_FIELD[bucket]}` }, count: { $sum: 1 } } },
+        { $limit: maxRows + 1 },
+      ]);
+      return rows.map((r) => ({ type: r._id.type, entityType: r._id.entityType, at: new Date(r._id.at), count: r.count }));
+    },
+  };
+}

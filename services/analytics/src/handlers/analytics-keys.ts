@@ -1,0 +1,28 @@
+import {
+  createAnalyticsKey,
+  deleteAnalyticsKey,
+  getAnalyticsKey,
+  listAnalyticsKeys,
+  pagination,
+  VERIFY_ANALYTICS_KEY_SUBJECT,
+  VerifyAnalyticsKeyRequest,
+} from '@platform/contracts';
+import { reply, type ServiceBus } from '@platform/bus';
+import { findAnalyticsKey, issueAnalyticsKey, revokeAnalyticsKey, verifyAnalyticsKey, type AnalyticsKeyDeps } from '../domain/analytics-keys';
+
+export function registerAnalyticsKeyHandlers(bus: ServiceBus, deps: AnalyticsKeyDeps) {
+  bus.handle(createAnalyticsKey, async ({ params, body }) => ({ data: await issueAnalyticsKey(deps, params, body) }));
+  bus.handle(listAnalyticsKeys, async ({ params, query }) => {
+    const { rows, total } = await deps.keys.list(params, { integrationId: query.integrationId }, query.page, query.limit);
+    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
+  });
+  bus.handle(getAnalyticsKey, async ({ params }) => ({ data: await findAnalyticsKey(deps, params, params.id) }));
+  bus.handle(deleteAnalyticsKey, async ({ params }) => {
+    await revokeAnalyticsKey(deps, params, params.id);
+    return reply(204);
+  });
+  bus.serve(VERIFY_ANALYTICS_KEY_SUBJECT, async (wire) => {
+    const { key } = VerifyAnalyticsKeyRequest.parse(wire.body);
+    return { ok: true, status: 200, body: { principal: await verifyAnalyticsKey(deps, key) } };
+  });
+}

@@ -1,0 +1,50 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Express, Response } from 'express';
+import { AppError } from '@platform/problems';
+import { getLogger } from '@platform/logger';
+import { ANALYTICS_VIEW_CSS, ANALYTICS_VIEW_HTML, ANALYTICS_VIEW_JS } from '../views/analytics-view.page';
+
+const log = getLogger('gateway.analytics-view');
+const CHART_FILE = 'chart.umd.min.js';
+
+/**
+ * Chart.js's UMD build, read once at start: from the installed `chart.js` package, else from the copy the
+ * build puts next to the bundle (`dist/assets/`, for container images that carry no node_modules).
+ */
+function loadChartJs(): Buffer | undefined {
+  const candidates: string[] = [];
+  try {
+    candidates.push(join(dirname(require.resolve('chart.js')), CHART_FILE));
+  } catch {
+    /* not installed: try the bundled copy */
+  }
+  candidates.push(join(__dirname, 'assets', CHART_FILE));
+  const found = candidates.find((c) => existsSync(c));
+  if (!found) {
+    log.warn({ candidates }, 'chart.js not found; the analytics view cannot draw charts');
+    return undefined;
+  }
+  return readFileSync(found);
+}
+
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+function send(res: Response, type: string, body: string | Buffer, cache: string) {
+  res.setHeader('content-security-policy', CSP);
+  res.setHeader('x-content-type-options', 'nosniff');
+  res.setHeader('cache-control', cache);
+  res.type(type).send(body);
+}
+
+/** `GET /analytics/view?tenantId&projectId[&from&to&bucket&groupBy]` and its static assets (an addition). */
+export function mountAnalyticsView(app: Express): void {
+  const chartJs = loadChartJs();
+  app.get('/analytics/view', (_req, res) => send(res, 'text/html; charset=utf-8', ANALYTICS_VIEW_HTML, 'no-store'));
+  app.get('/analytics/assets/view.js', (_req, res) => send(res, 'text/javascript; charset=utf-8', ANALYTICS_VIEW_JS, 'no-cache'));
+  app.get('/analytics/assets/view.css', (_req, res) => send(res, 'text/css; charset=utf-8', ANALYTICS_VIEW_CSS, 'no-cache'));
+  app.get(`/analytics/assets/${CHART_FILE}`, (_req, res, next) => {
+    if (!chartJs) return next(new AppError('service_unavailable', 'The chart library is not installed on this gateway'));
+    send(res, 'text/javascript; charset=utf-8', chartJs, 'public, max-age=86400');
+  });
+}
