@@ -12,3 +12,4 @@ export * from './run/auth';
 export * from './internal/system';
 export * from './openapi';
 export * from './internal/cross-service';
+export * from './work-apps/chatapp';

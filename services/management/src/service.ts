@@ -11,6 +11,8 @@ import { registerApiKeyHandlers } from './handlers/api-keys';
 import { registerWebhookDestinationHandlers } from './handlers/webhook-destinations';
 import { registerAccessHandlers } from './handlers/access';
 import { registerSystemHandlers } from './handlers/system';
+// TEMPORARY: stand-in for the agent lookup (see the file); remove on merge with the real handler.
+import { registerAgentLookupStub } from './handlers/agent-lookup-stub';
 
 export const management = defineService({
   name: 'management',
@@ -32,6 +34,7 @@ export const management = defineService({
 
     const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
     registerSystemHandlers(bus, instanceId);
+    registerAgentLookupStub(bus); // TEMPORARY stand-in, see handlers/agent-lookup-stub.ts
     registerApiKeyHandlers(bus, { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked });
     registerWebhookDestinationHandlers(bus, { destinations });
     registerAccessHandlers(
