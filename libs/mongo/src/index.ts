@@ -139,15 +139,16 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
 
   const publishAndClear = async (docs: OutboxDoc[]) => {
     const events = docs.flatMap((d) => Object.values(d.pendingEvents ?? {}));
-    if (!events.length) return;
-    await pub.publishPending(events);
-    await model.bulkWrite(
-      docs.map((d) => {
+    if (!docs.length) return;
+    if (events.length) await pub.publishPending(events);
+    // A document left with an empty outbox (a crash between the two writes below) needs no $unset: `$unset: {}` is invalid.
+    const clears = docs
+      .filter((d) => Object.keys(d.pendingEvents ?? {}).length > 0)
+      .map((d) => {
         const keys = Object.fromEntries(Object.keys(d.pendingEvents ?? {}).map((k) => [`pendingEvents.${k}`, 1]));
         return { updateOne: { filter: { _id: d._id }, update: { $unset: keys } } };
-      }),
-      { ordered: false },
-    );
+      });
+    if (clears.length) await model.bulkWrite(clears, { ordered: false });
     await model.bulkWrite(
       docs.map((d) =>
         d.outboxDelete

@@ -8,6 +8,8 @@ export interface TestStackInfo {
   gatewayUrl: string;
   adminToken: string;
   env: Record<string, string>;
+  /** Base URL of the chat product fake (libs/testkit/src/fakes/chatapp.ts) the stack's chatapp service talks to. */
+  chatappFakeUrl?: string;
 }
 
 /** The stack jest's global setup started (its URLs and admin credential). */

@@ -4,3 +4,4 @@ export * from './http';
 export * from './receiver';
 export * from './fixtures';
 export * from './nats';
+export * from './fakes/chatapp';
