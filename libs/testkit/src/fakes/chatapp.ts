@@ -333,3 +333,13 @@ export function signChatLinkToken(secret: string, c: { tenantId: string; teamId:
     { algorithm: 'HS256', audience: 'chatapp:link', issuer: 'platform-chatapp' },
   );
 }
+
+/** Signs an OAuth `state` the way `install` does (for tests of expired states); `expiresInSeconds` may be negative. */
+export function signChatappState(secret: string, c: { tenantId: string; projectId?: string }, expiresInSeconds = 600): string {
+  const now = Math.floor(Date.now() / 1000);
+  return jwt.sign(
+    { tid: c.tenantId, pid: c.projectId ?? null, wh: false, iat: now - 3600, exp: now + expiresInSeconds, jti: randomUpper(24) },
+    secret,
+    { algorithm: 'HS256', audience: 'chatapp:install-state', issuer: 'platform-chatapp' },
+  );
+}
