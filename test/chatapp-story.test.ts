@@ -1,16 +1,6 @@
 import { COMPLETE_LINK_SESSION_SUBJECT, POST_CHANNEL_MESSAGE_SUBJECT } from '@platform/contracts';
-import { adminClient, aProject, chatappFake, client, installChatWorkspace, requestSubject, testStack } from '@platform/testkit';
-
-const stack = testStack();
-const admin = adminClient(stack);
-const fake = chatappFake(stack.chatappFakeUrl!);
-const CHAT = '/work-apps/chatapp';
-
-async function tenantClient(tenantId: string, role: string, userId: string) {
-  const res = await admin.post(`/manage/tenants/${tenantId}/access-tokens`, { name: 'chat test', role, userId });
-  expect(res.status).toBe(201);
-  return client(stack.gatewayUrl, res.body.data.token as string);
-}
+import { aProject, installChatWorkspace, requestSubject } from '@platform/testkit';
+import { CHAT, fake, stack, tenantClient } from './support/chatapp';
 
 describe('the chat-app integration, end to end through the gateway', () => {
   test('when a workspace is installed, configured, linked and used, then uninstalling it removes it all', async () => {
