@@ -36,7 +36,7 @@ beforeAll(async () => {
     infra: { ...shared, NATS_URL: nats.url },
     services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
     logDir: join(repoRoot, '.infra', 'test-logs', `crash-${Date.now().toString(36)}`),
-    env: { ...secrets, MONGO_DB_PREFIX: 'test', LOG_LEVEL: 'warn', REDIS_KEY_PREFIX: `crash:${Date.now()}:`, ALLOW_LOOPBACK_WEBHOOKS: 'true', NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_DELAY_MS: '300', OUTBOX_SWEEP_MS: '500' },
+    env: { ...secrets, MONGO_DB_PREFIX: 'test', LOG_LEVEL: 'warn', REDIS_KEY_PREFIX: `crash:${Date.now()}:`, ALLOW_LOOPBACK_WEBHOOKS: 'true', NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200', WEBHOOK_POLL_INTERVAL_MS: '100', WEBHOOK_PARTITION: `crash-${Date.now().toString(36)}`, OUTBOX_SWEEP_MS: '500' },
   });
   receiver = await startReceiver();
 }, 120_000);
@@ -51,7 +51,7 @@ afterAll(async () => {
 });
 
 test('when events-ingest and then webhook-dispatcher are SIGKILLed while 1,000 events are posted, then exactly 1,000 rows exist and every event is delivered', async () => {
-  const admin = adminClient({ gatewayUrl: stack.gatewayUrl, adminToken, env: stack.env });
+  const admin = adminClient({ gatewayUrl: stack.gatewayUrl, adminToken });
   const p = aProject();
   const { key } = await anApiKey(admin, p, { agentId: 'crash-agent' });
   expect((await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'r', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);

@@ -1,13 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureInfra, freePort, localSecrets, repoRoot, startNatsServer, startStack, type NatsServer, type Stack } from '@platform/testkit';
+import { randomSecret } from '@platform/secrets';
+import { ensureInfra, freePort, localSecrets, repoRoot, startChatappFake, startNatsServer, startStack, type ChatappFakeServer, type NatsServer, type Stack } from '@platform/testkit';
 
 declare global {
   // eslint-disable-next-line no-var
   var __STACK__: Stack | undefined;
   // eslint-disable-next-line no-var
   var __NATS__: NatsServer | undefined;
+  // eslint-disable-next-line no-var
+  var __CHATAPP_FAKE__: ChatappFakeServer | undefined;
 }
 
 /** Real infrastructure, fresh service bundles, and one whole stack shared by every test file. */
@@ -20,6 +23,9 @@ export default async function globalSetup(): Promise<void> {
   const infra = { ...shared, NATS_URL: nats.url };
   execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build-service.mjs')], { stdio: 'inherit' });
   const secrets = localSecrets();
+  // The chat product is a local fake (third-party API); the chatapp service is pointed at it.
+  const chatappFake = await startChatappFake();
+  globalThis.__CHATAPP_FAKE__ = chatappFake;
   const runId = Date.now().toString(36);
   const analyticsPort = await freePort();
   const stack = await startStack({
@@ -35,12 +41,19 @@ export default async function globalSetup(): Promise<void> {
       WEBHOOK_POLL_INTERVAL_MS: '100',
       WEBHOOK_PARTITION: `test-${runId}`,
       ANALYTICS_PORT: String(analyticsPort),
+      CHATAPP_API_URL: chatappFake.apiUrl,
+      CHATAPP_AUTHORIZE_URL: chatappFake.authorizeUrl,
+      CHATAPP_CLIENT_ID: chatappFake.clientId,
+      CHATAPP_CLIENT_SECRET: chatappFake.clientSecret,
+      CHATAPP_STATE_SECRET: randomSecret(32),
+      CHATAPP_RESULT_URL: 'http://127.0.0.1/chatapp-result',
+      CHATAPP_LINK_URL: 'http://127.0.0.1/chatapp-link',
     },
   });
   globalThis.__STACK__ = stack;
   mkdirSync(join(repoRoot, '.infra'), { recursive: true });
   writeFileSync(
     join(repoRoot, '.infra', 'test-stack.json'),
-    JSON.stringify({ gatewayUrl: stack.gatewayUrl, analyticsUrl: `http://127.0.0.1:${analyticsPort}`, adminToken: secrets.ADMIN_TOKEN, env: stack.env }, null, 2),
+    JSON.stringify({ gatewayUrl: stack.gatewayUrl, analyticsUrl: `http://127.0.0.1:${analyticsPort}`, adminToken: secrets.ADMIN_TOKEN, env: stack.env, chatappFakeUrl: chatappFake.url }, null, 2),
   );
 }

@@ -4,6 +4,7 @@ import { removeNatsStore, repoRoot } from '@platform/testkit';
 
 export default async function globalTeardown(): Promise<void> {
   await globalThis.__STACK__?.stop();
+  await globalThis.__CHATAPP_FAKE__?.close();
   if (globalThis.__NATS__) {
     await globalThis.__NATS__.stop();
     removeNatsStore(globalThis.__NATS__);

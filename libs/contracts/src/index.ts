@@ -23,3 +23,4 @@ export * from './manage/skills';
 export * from './analytics/events';
 export * from './analytics/keys';
 export * from './analytics/counts';
+export * from './work-apps/chatapp';

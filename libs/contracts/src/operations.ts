@@ -16,12 +16,14 @@ import * as skills from './manage/skills';
 import * as analyticsEvents from './analytics/events';
 import * as analyticsKeys from './analytics/keys';
 import * as analyticsCounts from './analytics/counts';
+import * as chatapp from './work-apps/chatapp';
 
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
 const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, webhookDeliveries, runEvents, apps, runAuth];
 modules.push(agents, subAgentAttachments, skills);
 modules.push(credentials, triggers, feedback);
 modules.push(analyticsEvents, analyticsKeys, analyticsCounts);
+modules.push(chatapp);
 
 function isOperation(v: unknown): v is AnyOperation {
   return typeof v === 'object' && v !== null && 'operationId' in v && 'subject' in v && 'method' in v && 'path' in v;

@@ -10,6 +10,8 @@ export interface TestStackInfo {
   analyticsUrl: string;
   adminToken: string;
   env: Record<string, string>;
+  /** Base URL of the chat product fake (libs/testkit/src/fakes/chatapp.ts) the stack's chatapp service talks to. */
+  chatappFakeUrl?: string;
 }
 
 /** The stack jest's global setup started (its URLs and admin credential). */
@@ -17,7 +19,7 @@ export function testStack(): TestStackInfo {
   return JSON.parse(readFileSync(join(repoRoot, '.infra', 'test-stack.json'), 'utf8')) as TestStackInfo;
 }
 
-export function adminClient(info: TestStackInfo = testStack()): Client {
+export function adminClient(info: Pick<TestStackInfo, 'gatewayUrl' | 'adminToken'> = testStack()): Client {
   return client(info.gatewayUrl, info.adminToken);
 }
 

@@ -10,3 +10,4 @@ export * from './apps';
 export * from './challenges';
 export * from './gateway-process';
 export * from './fakes/challenge-provider';
+export * from './fakes/chatapp';

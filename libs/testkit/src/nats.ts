@@ -69,3 +69,18 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
 export function removeNatsStore(server: NatsServer): void {
   rmSync(server.storeDir, { recursive: true, force: true });
 }
+
+/**
+ * Sends one internal request (the `{principal, body}` wire of `bus.requestWire`) on a subject and returns the
+ * decoded reply (`{ok, status, body}` or `{ok:false, problem}`), for tests of internal subjects.
+ */
+export async function requestSubject<T = any>(natsUrl: string, subject: string, body: unknown, timeoutMs = 10_000): Promise<T> {
+  const { connect } = await import('nats');
+  const nc = await connect({ servers: natsUrl, name: 'test-request' });
+  try {
+    const msg = await nc.request(subject, new TextEncoder().encode(JSON.stringify({ principal: { kind: 'anonymous' }, body })), { timeout: timeoutMs });
+    return JSON.parse(new TextDecoder().decode(msg.data)) as T;
+  } finally {
+    await nc.close();
+  }
+}

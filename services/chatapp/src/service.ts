@@ -1,12 +1,52 @@
 import { defineService } from '@platform/runtime';
+import { keyedHash, SecretBox } from '@platform/secrets';
 import { chatappConfig } from './config';
+import { chatApi } from './clients/chat-api';
+import { agentDirectory } from './clients/agents';
+import { workspaceRepo } from './data/workspace.repo';
+import { channelConfigRepo } from './data/channel-config.repo';
+import { userLinkRepo } from './data/user-link.repo';
+import { nonceStore } from './data/nonce.store';
+import type { ChatappDeps } from './domain/deps';
+import { registerInstallHandlers } from './handlers/install';
+import { registerUserHandlers } from './handlers/users';
+import { registerWorkspaceHandlers } from './handlers/workspaces';
+import { registerChannelMessageHandlers } from './handlers/channel-messages';
 
-/** Starts, registers on NATS and answers health; its operations arrive with their own issue. */
+/** The chat-app integration: installation, user links, workspaces and channel settings, channel posts. */
 export const chatapp = defineService({
   name: 'chatapp',
   config: chatappConfig,
-  uses: {},
-  async start() {
+  uses: { mongo: true, redis: true },
+  async start({ config, bus, db, redis }) {
+    const workspaces = workspaceRepo(db!);
+    const channels = channelConfigRepo(db!);
+    const links = userLinkRepo(db!);
+    await Promise.all([workspaces.model.init(), channels.model.init(), links.model.init()]);
+    const deps: ChatappDeps = {
+      workspaces,
+      channels,
+      links,
+      nonces: nonceStore(redis!),
+      chat: chatApi({ apiUrl: config.CHATAPP_API_URL, clientId: config.CHATAPP_CLIENT_ID, clientSecret: config.CHATAPP_CLIENT_SECRET, timeoutMs: config.CHATAPP_API_TIMEOUT_MS }),
+      agents: agentDirectory(bus),
+      box: new SecretBox(config.ENCRYPTION_KEY),
+      settings: {
+        stateSecret: config.CHATAPP_STATE_SECRET ?? config.CHATAPP_SIGNING_SECRET ?? keyedHash(config.ENCRYPTION_KEY, 'chatapp-state-secret'),
+        clientId: config.CHATAPP_CLIENT_ID,
+        authorizeUrl: config.CHATAPP_AUTHORIZE_URL,
+        redirectUrl: config.CHATAPP_REDIRECT_URL,
+        resultUrl: config.CHATAPP_RESULT_URL,
+        linkUrl: config.CHATAPP_LINK_URL,
+        connectUrl: config.CHATAPP_CONNECT_URL,
+        scopes: config.CHATAPP_SCOPES.split(',').map((s) => s.trim()).filter(Boolean),
+        linkTtlSeconds: config.CHATAPP_LINK_TOKEN_TTL_SECONDS,
+      },
+    };
+    registerInstallHandlers(bus, deps);
+    registerUserHandlers(bus, deps);
+    registerWorkspaceHandlers(bus, deps);
+    registerChannelMessageHandlers(bus, deps);
     return { async stop() {} };
   },
 });

@@ -1,0 +1,57 @@
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+
+/** One installation per chat workspace; `_id` is the team id (a workspace belongs to one tenant at a time). */
+const schema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    tenantId: { type: String, required: true },
+    projectId: { type: String, default: null },
+    connectionId: { type: String, required: true },
+    teamName: { type: String, required: true },
+    teamDomain: { type: String, default: null },
+    appId: { type: String, default: null },
+    botUserId: { type: String, default: null },
+    botTokenSealed: { type: String, required: true },
+    scopes: { type: [String], default: [] },
+    installerUserId: { type: String, default: null },
+    incomingWebhook: { type: mongoose.Schema.Types.Mixed, default: null },
+    defaultAgent: { type: mongoose.Schema.Types.Mixed, default: null },
+    shouldAllowJoinFromWorkspace: { type: Boolean, default: false },
+    installedAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'chatWorkspaces', versionKey: false, minimize: false },
+);
+schema.index({ tenantId: 1, installedAt: 1 });
+
+export function workspaceModel(db: Connection): Model<any> {
+  return db.models.ChatWorkspace ?? db.model('ChatWorkspace', schema);
+}
+
+export interface DefaultAgentDoc {
+  agentId: string;
+  projectId: string;
+  grantAccessToMembers: boolean;
+  agentName: string;
+}
+
+export interface WorkspaceDoc {
+  _id: string;
+  tenantId: string;
+  projectId: string | null;
+  connectionId: string;
+  teamName: string;
+  teamDomain: string | null;
+  appId: string | null;
+  botUserId: string | null;
+  /** SecretBox-sealed bot token. */
+  botTokenSealed: string;
+  scopes: string[];
+  installerUserId: string | null;
+  /** Sealed URL and the channel it posts to (when installed with include_webhook). */
+  incomingWebhook: { channelId: string | null; channel: string | null; urlSealed: string } | null;
+  defaultAgent: DefaultAgentDoc | null;
+  shouldAllowJoinFromWorkspace: boolean;
+  installedAt: Date;
+  updatedAt: Date;
+}

@@ -1,0 +1,107 @@
+import { TeamId } from '@platform/contracts';
+import { randomId } from '@platform/secrets';
+import { getLogger } from '@platform/logger';
+import { ChatApiError } from '../clients/chat-api';
+import type { ChatappDeps } from './deps';
+import { notConfigured } from './chat-errors';
+import { secondsLeft, signToken, verifyToken } from './tokens';
+
+const log = getLogger('chatapp.install');
+
+export const STATE_TTL_SECONDS = 600;
+export const OAUTH_REDIRECT_PATH = '/work-apps/chatapp/oauth_redirect';
+
+interface StateClaims {
+  tid: string;
+  pid: string | null;
+  wh: boolean;
+}
+
+function redirectUri(deps: ChatappDeps, baseUrl: string | undefined): string {
+  return deps.settings.redirectUrl ?? `${(baseUrl ?? '').replace(/\/$/, '')}${OAUTH_REDIRECT_PATH}`;
+}
+
+/** The chat product's authorize URL for a new installation, with a signed, expiring, one-time `state`. */
+export function startInstall(deps: ChatappDeps, q: { tenant_id?: string; project_id?: string; include_webhook?: string }, baseUrl?: string): string {
+  const { authorizeUrl, clientId } = deps.settings;
+  if (!deps.chat.configured || !authorizeUrl || !clientId) throw notConfigured();
+  const webhook = q.include_webhook?.toLowerCase() === 'true';
+  const claims: StateClaims = { tid: q.tenant_id ?? 'default', pid: q.project_id ?? null, wh: webhook };
+  const { token } = signToken(deps.settings.stateSecret, 'state', { ...claims }, STATE_TTL_SECONDS);
+  const scopes = [...deps.settings.scopes, ...(webhook ? ['incoming-webhook'] : [])];
+  const url = new URL(authorizeUrl);
+  url.searchParams.set('client_id', clientId);
+  url.searchParams.set('scope', [...new Set(scopes)].join(','));
+  url.searchParams.set('redirect_uri', redirectUri(deps, baseUrl));
+  url.searchParams.set('state', token);
+  return url.toString();
+}
+
+function resultUrl(deps: ChatappDeps, params: Record<string, string | undefined>): string {
+  const url = new URL(deps.settings.resultUrl);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, v);
+  return url.toString();
+}
+
+/** Only a short word of the chat product's `error` travels on to the result page. */
+const safeWord = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, '').slice(0, 64) || 'unknown_error';
+
+/**
+ * The OAuth callback: verify the state (signature, expiry, first use), exchange the code, store the workspace
+ * with its bot token sealed, and answer the result page URL (success or `error`).
+ */
+export async function finishInstall(deps: ChatappDeps, q: { code?: string; error?: string; state?: string }, baseUrl?: string): Promise<string> {
+  const fail = (error: string, extra: Record<string, string | undefined> = {}) => {
+    log.warn({ error, ...extra }, 'chat-app installation failed');
+    return resultUrl(deps, { error, ...extra });
+  };
+  if (q.error) return fail(safeWord(q.error));
+  if (!q.state) return fail('invalid_state', { reason: 'missing' });
+  const verified = verifyToken<StateClaims>(deps.settings.stateSecret, 'state', q.state);
+  if ('problem' in verified) return fail('invalid_state', { reason: verified.problem });
+  const { tid: tenantId, pid: projectId, jti, exp } = verified.claims;
+  if (!(await deps.nonces.claim('state', jti, secondsLeft(exp)))) return fail('invalid_state', { reason: 'replayed', tenant_id: tenantId });
+  if (!q.code) return fail('no_code', { tenant_id: tenantId });
+  if (!deps.chat.configured) return fail('not_configured', { tenant_id: tenantId });
+
+  let install;
+  try {
+    install = await deps.chat.oauthAccess(q.code, redirectUri(deps, baseUrl));
+  } catch (err) {
+    if (err instanceof ChatApiError) return fail('oauth_failed', { reason: safeWord(err.chatError), tenant_id: tenantId });
+    throw err;
+  }
+  if (!TeamId.safeParse(install.teamId).success) return fail('oauth_failed', { reason: 'invalid_team_id', tenant_id: tenantId });
+
+  // The domain name is a nicety: auth.test failing here does not undo an installation that worked.
+  let teamDomain: string | null = null;
+  try {
+    const info = await deps.chat.authTest(install.botToken);
+    teamDomain = info.url ? (new URL(info.url).hostname.split('.')[0] ?? null) : null;
+  } catch {
+    teamDomain = null;
+  }
+  const saved = await deps.workspaces.upsertInstall(
+    {
+      _id: install.teamId,
+      tenantId,
+      projectId,
+      connectionId: randomId(20),
+      teamName: install.teamName,
+      teamDomain,
+      appId: install.appId,
+      botUserId: install.botUserId,
+      botTokenSealed: deps.box.seal(install.botToken),
+      scopes: install.scopes,
+      installerUserId: install.installerUserId,
+      incomingWebhook: install.incomingWebhook
+        ? { channelId: install.incomingWebhook.channelId, channel: install.incomingWebhook.channel, urlSealed: deps.box.seal(install.incomingWebhook.url) }
+        : null,
+      updatedAt: new Date(),
+    },
+    new Date(),
+  );
+  if (!saved) return fail('workspace_already_installed', { tenant_id: tenantId, teamId: install.teamId });
+  log.info({ teamId: install.teamId, tenantId }, 'chat workspace installed');
+  return resultUrl(deps, { success: 'true', workspace: install.teamName, teamId: install.teamId, tenant_id: tenantId });
+}
