@@ -99,7 +99,7 @@ start_postgres() {
     mkdir -p "$pgdata"; [ "$(id -u)" -eq 0 ] && chown postgres "$pgdata"
     "${asuser[@]}" "$pgbin/initdb -D '$pgdata' -U postgres --auth=trust -E UTF8 >/dev/null"
   fi
-  "${asuser[@]}" "$pgbin/pg_ctl -D '$pgdata' -l '$LOGS/postgres.log' -w -o \"-p $PG_PORT -k $RUN/pgsock -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB\" start >/dev/null"
+  "${asuser[@]}" "$pgbin/pg_ctl -D '$pgdata' -l '$LOGS/postgres.log' -w -o \"-p $PG_PORT -k $RUN/pgsock -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=450 -c shared_buffers=256MB\" start >/dev/null"
   head -1 "$pgdata/postmaster.pid" >"$RUN/postgres.pid"
   "$pgbin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='ferretdb'" | grep -q 1 ||
     "$pgbin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE ferretdb" >/dev/null
@@ -110,7 +110,7 @@ start_ferretdb() {
   build_ferretdb
   start_postgres
   if alive ferretdb; then return; fi
-  "$BIN/ferretdb" --handler=postgresql --postgresql-url="postgres://postgres@127.0.0.1:$PG_PORT/ferretdb?pool_max_conns=200" \
+  "$BIN/ferretdb" --handler=postgresql --postgresql-url="postgres://postgres@127.0.0.1:$PG_PORT/ferretdb?pool_max_conns=400" \
     --listen-addr="127.0.0.1:$FERRET_PORT" --debug-addr="127.0.0.1:$FERRET_DEBUG_PORT" --telemetry=disable \
     --log-level=warn >"$LOGS/ferretdb.log" 2>&1 &
   echo $! >"$RUN/ferretdb.pid"

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomSecret } from '@platform/secrets';
-import { ensureInfra, freePort, localSecrets, repoRoot, startChatappFake, startNatsServer, startStack, type ChatappFakeServer, type NatsServer, type Stack } from '@platform/testkit';
+import { ensureInfra, freePort, localSecrets, repoRoot, startChatappFake, startNatsServer, startStack, reapOrphans, type ChatappFakeServer, type NatsServer, type Stack } from '@platform/testkit';
 
 declare global {
   // eslint-disable-next-line no-var
@@ -16,6 +16,8 @@ declare global {
 /** Real infrastructure, fresh service bundles, and one whole stack shared by every test file. */
 export default async function globalSetup(): Promise<void> {
   const shared = ensureInfra();
+  // Processes left by a run that died without its teardown (they would hold ports, consumers and load).
+  reapOrphans();
   // NATS is private to this run (queue groups and durable consumers are never shared with another run);
   // Redis and the database are shared, with per-run key prefixes and per-test tenants.
   const nats = await startNatsServer();

@@ -163,21 +163,27 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
     if (!docs.length) return;
     const events = docs.flatMap((d) => Object.values(d.pendingEvents ?? {}));
     if (events.length) await pub.publishPending(events);
-    const unsets = docs
-      .filter((d) => Object.keys(d.pendingEvents ?? {}).length > 0)
-      .map((d) => {
-        const keys = Object.fromEntries(Object.keys(d.pendingEvents ?? {}).map((k) => [`pendingEvents.${k}`, 1]));
-        return { updateOne: { filter: { _id: d._id }, update: { $unset: keys } } };
-      });
-    if (unsets.length) await model.bulkWrite(unsets as any, { ordered: false });
-    await model.bulkWrite(
-      docs.map((d) =>
-        d.outboxDelete
-          ? { deleteOne: { filter: { _id: d._id, outboxSeq: d.outboxSeq } } }
-          : { updateOne: { filter: { _id: d._id, outboxSeq: d.outboxSeq }, update: { $unset: { outboxPending: 1 } } } },
-      ) as any,
-      { ordered: false },
-    );
+    // Few statements, each over many documents: some Mongo-wire servers (FerretDB) hold one database connection per
+    // statement of a batched command until the whole command ends, so a bulkWrite of hundreds of updates can
+    // exhaust their pool. Entry keys are unique event ids, so unsetting their union from every document is exact.
+    const withEntries = docs.filter((d) => Object.keys(d.pendingEvents ?? {}).length > 0);
+    if (withEntries.length) {
+      const keys = Object.fromEntries(withEntries.flatMap((d) => Object.keys(d.pendingEvents ?? {})).map((k) => [`pendingEvents.${k}`, 1]));
+      await model.updateMany({ _id: { $in: withEntries.map((d) => d._id) } }, { $unset: keys });
+    }
+    // The flag is cleared (or the document deleted) only where nothing was appended since it was read: grouped by outboxSeq.
+    const groups = new Map<string, { del: boolean; seq: number | undefined; ids: unknown[] }>();
+    for (const d of docs) {
+      const key = `${d.outboxDelete ? 'd' : 'u'}:${d.outboxSeq ?? ''}`;
+      const g = groups.get(key) ?? { del: Boolean(d.outboxDelete), seq: d.outboxSeq, ids: [] };
+      g.ids.push(d._id);
+      groups.set(key, g);
+    }
+    for (const g of groups.values()) {
+      const filter = { _id: { $in: g.ids }, outboxSeq: g.seq };
+      if (g.del) await model.deleteMany(filter);
+      else await model.updateMany(filter, { $unset: { outboxPending: 1 } });
+    }
     if (events.length) opts.onPublished?.(events.length);
   };
 

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { trackChild } from './children';
 import { repoRoot } from './infra';
 import { freePort } from './stack';
 
@@ -20,6 +21,7 @@ export async function startGatewayProcess(baseEnv: Record<string, string>, env: 
     env: { ...process.env, ...baseEnv, ...env, GATEWAY_PORT: String(port), SERVICE_NAME: 'gateway' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  trackChild(child);
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));

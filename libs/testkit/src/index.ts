@@ -4,6 +4,7 @@ export * from './http';
 export * from './receiver';
 export * from './fixtures';
 export * from './nats';
+export * from './children';
 export * from './db';
 export * from './agents';
 export * from './apps';

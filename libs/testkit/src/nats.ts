@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { connect as netConnect } from 'node:net';
 import { freePort } from './stack';
 import { repoRoot } from './infra';
+import { trackChild } from './children';
 
 export interface NatsServer {
   url: string;
@@ -47,6 +48,7 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn('nats-server', ['-c', join(repoRoot, 'deploy', 'nats.conf'), '-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' });
+    trackChild(child);
     await waitPort(port);
   };
   await start();

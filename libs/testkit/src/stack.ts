@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { trackChild } from './children';
 import { connect, type NatsConnection } from 'nats';
 import { healthSubject } from '@platform/contracts';
 import { randomSecret } from '@platform/secrets';
@@ -98,6 +99,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       env: { ...process.env, ...env, ...(opts.serviceEnv?.[name] ?? {}), SERVICE_NAME: name },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    trackChild(child);
     child.stdout!.pipe(log, { end: false });
     child.stderr!.pipe(log, { end: false });
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));

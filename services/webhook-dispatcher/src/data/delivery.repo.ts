@@ -32,41 +32,45 @@ export type DeliveryRepo = ReturnType<typeof deliveryRepo>;
 
 export function deliveryRepo(db: Connection, partition: string) {
   const Model = deliveryModel(db);
+  const scheduleBatch = async (deliveries: NewDelivery[], now: Date): Promise<void> => {
+    try {
+      await Model.bulkWrite(
+        deliveries.map((d) => ({
+          updateOne: {
+            filter: { _id: d._id },
+            update: {
+              $setOnInsert: {
+                ...d,
+                partition,
+                status: 'pending',
+                attemptCount: 0,
+                nextAttemptAt: now,
+                claimToken: null,
+                lastStatusCode: null,
+                lastError: null,
+                attempts: [],
+                createdAt: now,
+                updatedAt: now,
+              },
+            },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      );
+    } catch (err) {
+      // two replicas upserting the same delivery at once: one insert wins, the other is a duplicate
+      if (!isDuplicateKey(err) && !(err as { writeErrors?: unknown[] }).writeErrors?.every((e) => isDuplicateKey(e))) throw err;
+    }
+  };
+
   return {
     model: Model,
 
     /** Records deliveries as pending and due now; ones already recorded (a redelivered event) are left as they are. */
     async schedule(deliveries: NewDelivery[], now = new Date()): Promise<void> {
-      if (!deliveries.length) return;
-      try {
-        await Model.bulkWrite(
-          deliveries.map((d) => ({
-            updateOne: {
-              filter: { _id: d._id },
-              update: {
-                $setOnInsert: {
-                  ...d,
-                  partition,
-                  status: 'pending',
-                  attemptCount: 0,
-                  nextAttemptAt: now,
-                  claimToken: null,
-                  lastStatusCode: null,
-                  lastError: null,
-                  attempts: [],
-                  createdAt: now,
-                  updatedAt: now,
-                },
-              },
-              upsert: true,
-            },
-          })),
-          { ordered: false },
-        );
-      } catch (err) {
-        // two replicas upserting the same delivery at once: one insert wins, the other is a duplicate
-        if (!isDuplicateKey(err) && !(err as { writeErrors?: unknown[] }).writeErrors?.every((e) => isDuplicateKey(e))) throw err;
-      }
+      // Small batches: FerretDB holds a database connection per statement of a batched write until the batch ends.
+      for (let i = 0; i < deliveries.length; i += 8) await scheduleBatch(deliveries.slice(i, i + 8), now);
     },
 
     /** Claims the most overdue pending delivery for `leaseMs`; null when nothing is due. */
