@@ -1,5 +1,5 @@
 import { aProject, installChatWorkspace, signChatappState } from '@platform/testkit';
-import { admin, CHAT, fake, stack, tenantClient } from './support/chatapp';
+import { admin, CHAT, fake, stack, tenantClient, withChatAgents } from './support/chatapp';
 
 async function callback(query: Record<string, string>) {
   const url = new URL(`${stack.gatewayUrl}${CHAT}/oauth_redirect`);
@@ -104,7 +104,7 @@ describe('installing the chat app', () => {
   });
 
   test('when the same tenant installs again, then the workspace keeps its connection and settings and uses the new token', async () => {
-    const p = aProject();
+    const p = await withChatAgents(aProject());
     const team = await fake.createTeam();
     await installChatWorkspace(stack.gatewayUrl, { tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
     const owner = await tenantClient(p.tenantId, 'admin', 'owner-1');

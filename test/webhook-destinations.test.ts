@@ -12,7 +12,9 @@ describe('webhook destinations', () => {
     expect(created.status).toBe(201);
     const d = created.body.data;
     expect(d).toMatchObject({ id: 'dest-1', name: 'hook', enabled: true, eventTypes: ['event.created'], agentIds: ['agent-a'], evaluatorIds: [], headers: { 'X-Team': 'blue' }, url: valid.url, chatappChannelId: null, description: null });
-    expect((await admin.get(`${base(p)}/dest-1`)).body.data).toEqual(d);
+    const { secret, ...stored } = d;
+    expect(secret).toMatch(/^whsec_/);
+    expect((await admin.get(`${base(p)}/dest-1`)).body.data).toEqual(stored);
 
     const disabled = await admin.patch(`${base(p)}/dest-1`, { enabled: false, agentIds: [] });
     expect(disabled.status).toBe(200);

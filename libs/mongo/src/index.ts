@@ -140,9 +140,32 @@ export interface OutboxDoc {
   pendingEvents?: Record<string, PendingEvent>;
 }
 
+/**
+ * Serializes writes to the same documents inside one process. Mongo-wire servers that apply an update by reading
+ * the document and writing it back whole (FerretDB) lose one of two concurrent updates of a document; every writer
+ * of an outbox document (the repository and the relay's clears) goes through the relay's lock so they never overlap.
+ */
+export class KeyedLock {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(keys: unknown[], fn: () => Promise<T>): Promise<T> {
+    const names = [...new Set(keys.map(String))];
+    const before = names.map((k) => this.tails.get(k) ?? Promise.resolve());
+    const result = Promise.all(before.map((p) => p.catch(() => undefined))).then(fn);
+    const tail = result.catch(() => undefined);
+    for (const k of names) this.tails.set(k, tail);
+    void tail.then(() => {
+      for (const k of names) if (this.tails.get(k) === tail) this.tails.delete(k);
+    });
+    return result;
+  }
+}
+
 export interface OutboxRelay {
   /** Publish the pending events of a document just written, then clear them (batched, after the reply). */
   flush(doc: OutboxDoc): void;
+  /** Runs a write of the given documents so it never overlaps the relay's clears (or another write) of them. */
+  exclusive<T>(ids: unknown[], write: () => Promise<T>): Promise<T>;
   /** Republish everything left pending (at start and on a timer). */
   sweep(): Promise<number>;
   stop(): Promise<void>;
@@ -158,6 +181,7 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
+  const lock = new KeyedLock();
 
   const publishAndClear = async (docs: OutboxDoc[]) => {
     if (!docs.length) return;
@@ -166,6 +190,14 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
     // Few statements, each over many documents: some Mongo-wire servers (FerretDB) hold one database connection per
     // statement of a batched command until the whole command ends, so a bulkWrite of hundreds of updates can
     // exhaust their pool. Entry keys are unique event ids, so unsetting their union from every document is exact.
+    await lock.run(
+      docs.map((d) => d._id),
+      () => clear(docs),
+    );
+    if (events.length) opts.onPublished?.(events.length);
+  };
+
+  const clear = async (docs: OutboxDoc[]) => {
     const withEntries = docs.filter((d) => Object.keys(d.pendingEvents ?? {}).length > 0);
     if (withEntries.length) {
       const keys = Object.fromEntries(withEntries.flatMap((d) => Object.keys(d.pendingEvents ?? {})).map((k) => [`pendingEvents.${k}`, 1]));
@@ -184,7 +216,6 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
       if (g.del) await model.deleteMany(filter);
       else await model.updateMany(filter, { $unset: { outboxPending: 1 } });
     }
-    if (events.length) opts.onPublished?.(events.length);
   };
 
   const drain = async () => {
@@ -229,6 +260,7 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
       schedule();
     },
     sweep,
+    exclusive: (ids, write) => lock.run(ids, write),
     async stop() {
       stopped = true;
       clearInterval(interval);

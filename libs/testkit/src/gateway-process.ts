@@ -18,7 +18,7 @@ export async function startGatewayProcess(baseEnv: Record<string, string>, env: 
   const port = await freePort();
   const log = createWriteStream(join(repoRoot, '.infra', `${logName}-${port}.log`), { flags: 'a' });
   const child = spawn(process.execPath, ['--enable-source-maps', join(repoRoot, 'services', 'gateway', 'dist', 'main.js')], {
-    env: { ...process.env, ...baseEnv, ...env, GATEWAY_PORT: String(port), SERVICE_NAME: 'gateway' },
+    env: { ...process.env, ...baseEnv, ANALYTICS_PORT: String(await freePort()), ...env, GATEWAY_PORT: String(port), SERVICE_NAME: 'gateway' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   trackChild(child);

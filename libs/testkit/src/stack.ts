@@ -84,6 +84,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const env: Record<string, string> = {
     ...opts.infra,
     GATEWAY_PORT: String(gatewayPort),
+    // Every listener of a stack gets a port of its own, so stacks can run side by side.
+    ANALYTICS_PORT: String(await freePort()),
     ...opts.env,
   };
   const processes: ServiceProcess[] = [];

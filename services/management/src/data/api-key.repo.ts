@@ -45,22 +45,24 @@ export function apiKeyRepo(db: Connection, relay: () => OutboxRelay) {
     },
     async update(scope: ProjectScope, id: string, set: Partial<ApiKeyDoc>, events: PendingEvent[]): Promise<ApiKey | null> {
       const ops = outboxOnUpdate(events);
-      const d = await Model.findOneAndUpdate(
-        { _id: id, ...scoped(scope), ...live },
-        { $set: { ...set, ...ops.$set }, $inc: ops.$inc },
-        { new: true },
-      ).lean<ApiKeyDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> }>();
+      const d = await relay().exclusive([id], () =>
+        Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: { ...set, ...ops.$set }, $inc: ops.$inc }, { new: true })
+          .lean<ApiKeyDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> }>()
+          .exec(),
+      );
       if (d) relay().flush(d);
       return d ? toApiKey(d) : null;
     },
     async remove(scope: ProjectScope, id: string, events: PendingEvent[]): Promise<boolean> {
       const ops = outboxOnDelete(events);
-      const d = await Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<any>();
+      const d = await relay().exclusive([id], () =>
+        Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<any>().exec(),
+      );
       if (d) relay().flush(d);
       return d !== null;
     },
     touch(id: string, at: Date) {
-      return Model.updateOne({ _id: id }, { $set: { lastUsedAt: at } });
+      return relay().exclusive([id], () => Model.updateOne({ _id: id }, { $set: { lastUsedAt: at } }).exec());
     },
   };
 }

@@ -66,11 +66,15 @@ export function webhookDestinationRepo(db: Connection, relay: () => OutboxRelay)
     async update(scope: ProjectScope, id: string, set: Partial<WebhookDestinationDoc>, events: (d: WebhookDestinationDoc) => PendingEvent[], current: WebhookDestinationDoc) {
       const next = { ...current, ...set, revision: current.revision + 1 };
       const ops = outboxOnUpdate(events(next));
-      const d = await Model.findOneAndUpdate(
-        { _id: scopedId(scope, id), revision: current.revision, ...live },
-        { $set: { ...set, revision: next.revision, ...ops.$set }, $inc: ops.$inc },
-        { new: true },
-      ).lean<WithOutbox>();
+      const d = await relay().exclusive([current._id], () =>
+        Model.findOneAndUpdate(
+          { _id: scopedId(scope, id), revision: current.revision, ...live },
+          { $set: { ...set, revision: next.revision, ...ops.$set }, $inc: ops.$inc },
+          { new: true },
+        )
+          .lean<WithOutbox>()
+          .exec(),
+      );
       if (d) relay().flush(d);
       return d;
     },
@@ -78,7 +82,9 @@ export function webhookDestinationRepo(db: Connection, relay: () => OutboxRelay)
       const current = await this.findById(scope, id);
       if (!current) return false;
       const ops = outboxOnDelete(events(current));
-      const d = await Model.findOneAndUpdate({ _id: current._id, ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<WithOutbox>();
+      const d = await relay().exclusive([current._id], () =>
+        Model.findOneAndUpdate({ _id: current._id, ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<WithOutbox>().exec(),
+      );
       if (d) relay().flush(d);
       return d !== null;
     },
