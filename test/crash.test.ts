@@ -101,5 +101,5 @@ test('when events-ingest and then webhook-dispatcher are SIGKILLed while 1,000 e
   const delivered = new Set(receiver.received.filter(ours).map((r) => r.json.data.event.id as string));
   expect(delivered.size).toBe(TOTAL);
   // Retries happened (the kill was felt), and none of them created a second row.
-  expect(failedAttempts).toBeGreaterThanOrEqual(0);
+  expect(failedAttempts).toBeGreaterThan(0);
 }, 240_000);
