@@ -34,6 +34,28 @@ export const platformEventsStream: StreamSpec = {
   duplicateWindowMs: 10 * 60 * 1000,
 };
 
+/** JetStream API errors worth another try: the server was slow (TIMEOUT) or not reachable for a moment (503). */
+function transient(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === 'TIMEOUT' || e?.code === '503' || /timeout|no responders/i.test(String(e?.message ?? ''));
+}
+
+/**
+ * Retries a JetStream management step while the server is slow or briefly away (a loaded machine, a restarting
+ * node), so a service does not exit during start because of one late answer.
+ */
+export async function retryTransient<T>(step: () => Promise<T>, budgetMs = 60_000): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let delay = 200; ; delay = Math.min(delay * 2, 3_000)) {
+    try {
+      return await step();
+    } catch (err) {
+      if (!transient(err) || Date.now() + delay > deadline) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
 export async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, replicas = 1): Promise<void> {
   const cfg = {
     name: spec.name,
@@ -44,19 +66,22 @@ export async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, repl
     max_age: spec.maxAgeMs ? nanos(spec.maxAgeMs) : 0,
     duplicate_window: nanos(spec.duplicateWindowMs ?? 2 * 60 * 1000),
   };
-  try {
-    await jsm.streams.info(spec.name);
-    return;
-  } catch {
-    /* not there yet */
-  }
-  try {
-    await jsm.streams.add(cfg);
-  } catch (err) {
-    // another replica may have created it at the same moment
-    const msg = String((err as Error).message ?? err);
-    if (!/already in use|exists/i.test(msg)) throw err;
-  }
+  await retryTransient(async () => {
+    try {
+      await jsm.streams.info(spec.name);
+      return;
+    } catch (err) {
+      if (transient(err)) throw err;
+      /* not there yet */
+    }
+    try {
+      await jsm.streams.add(cfg);
+    } catch (err) {
+      // another replica may have created it at the same moment
+      const msg = String((err as Error).message ?? err);
+      if (!/already in use|exists/i.test(msg)) throw err;
+    }
+  });
 }
 
 export interface Publisher {
@@ -103,7 +128,7 @@ export interface RunningConsumer {
  * nak'ed with a delay and redelivered. Replicas that use the same durable share the messages.
  */
 export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: ConsumeOptions<T>): Promise<RunningConsumer> {
-  const jsm = await nc.jetstreamManager();
+  const jsm = await retryTransient(() => nc.jetstreamManager());
   const js = nc.jetstream();
   const config = {
     durable_name: opts.durable,
@@ -114,22 +139,35 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     max_ack_pending: Math.max(1000, (opts.concurrency ?? 16) * 4),
     ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
   };
-  try {
-    await jsm.consumers.info(opts.stream, opts.durable);
-    await jsm.consumers.update(opts.stream, opts.durable, {
-      ack_wait: config.ack_wait,
-      max_deliver: config.max_deliver,
-      max_ack_pending: config.max_ack_pending,
-      ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
-    });
-  } catch {
+  await retryTransient(async () => {
+    let exists = false;
+    try {
+      await jsm.consumers.info(opts.stream, opts.durable);
+      exists = true;
+    } catch (err) {
+      if (transient(err)) throw err;
+    }
+    if (exists) {
+      try {
+        await jsm.consumers.update(opts.stream, opts.durable, {
+          ack_wait: config.ack_wait,
+          max_deliver: config.max_deliver,
+          max_ack_pending: config.max_ack_pending,
+          ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
+        });
+      } catch (err) {
+        // a change the server refuses (an older server cannot change some fields): keep the existing consumer
+        if (transient(err)) throw err;
+      }
+      return;
+    }
     try {
       await jsm.consumers.add(opts.stream, config);
     } catch (err) {
       if (!/already in use|exists/i.test(String((err as Error).message))) throw err;
     }
-  }
-  const consumer = await js.consumers.get(opts.stream, opts.durable);
+  });
+  const consumer = await retryTransient(() => js.consumers.get(opts.stream, opts.durable));
   const concurrency = opts.concurrency ?? 16;
   let stopping = false;
   let inFlight = 0;

@@ -5,7 +5,7 @@ import type { NatsConnection } from 'nats';
 import { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { baseConfig, loadConfig, mongoConfig, redisConfig } from '@platform/config';
-import { ServiceBus, connectNats, ensureStream, platformEventsStream, publisher, type Publisher } from '@platform/bus';
+import { ServiceBus, connectNats, ensureStream, platformEventsStream, retryTransient, publisher, type Publisher } from '@platform/bus';
 import { healthSubject, type ServiceName } from '@platform/contracts';
 import { connectMongo, ensureIndexes, mongoReady, type Connection } from '@platform/mongo';
 import { getLogger, setLogLevel } from '@platform/logger';
@@ -61,7 +61,7 @@ export async function bootService<S extends z.ZodObject>(def: ServiceDefinition<
   setLogLevel(config.LOG_LEVEL);
   const log = getLogger(`${def.name}.runtime`);
   const nc = await connectNats({ url: config.NATS_URL, name: `${def.name}:${instanceId}` });
-  const jsm = await nc.jetstreamManager();
+  const jsm = await retryTransient(() => nc.jetstreamManager());
   await ensureStream(jsm, platformEventsStream, Number(env.JS_REPLICAS ?? 1));
   const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS);
   const pub = publisher(nc.jetstream());

@@ -162,8 +162,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     processes,
     async startProcess(name) {
       const p = spawnOne(name);
-      if (name === 'gateway') await gatewayReady(Date.now() + 30_000);
-      else await serviceReady(name, Date.now() + 30_000);
+      if (name === 'gateway') await gatewayReady(Date.now() + 60_000);
+      else await serviceReady(name, Date.now() + 60_000);
       return p;
     },
     async kill(proc, signal = 'SIGKILL') {
