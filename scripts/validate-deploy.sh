@@ -22,7 +22,13 @@ stamp="$VENV/.requirements-stamp"
 want=$(sha256sum deploy/validate-requirements.txt | cut -c1-16)
 if [ ! -x "$VENV/bin/kubernetes-validate" ] || [ ! -x "$VENV/bin/check-jsonschema" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   log "installing kubernetes-validate and check-jsonschema into .infra/venv"
-  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  if [ ! -x "$VENV/bin/python" ] && ! python3 -m venv "$VENV" 2>/dev/null; then
+    log "installing python3-venv (Debian)"
+    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv >/dev/null
+    rm -rf "$VENV"; python3 -m venv "$VENV"
+  fi
   "$VENV/bin/pip" install --quiet --disable-pip-version-check -r deploy/validate-requirements.txt
   echo "$want" >"$stamp"
 fi
