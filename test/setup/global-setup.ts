@@ -50,6 +50,7 @@ export default async function globalSetup(): Promise<void> {
       CHATAPP_STATE_SECRET: randomSecret(32),
       CHATAPP_RESULT_URL: 'http://127.0.0.1/chatapp-result',
       CHATAPP_LINK_URL: 'http://127.0.0.1/chatapp-link',
+      CREDENTIAL_GATEWAY_PLATFORMS_FILE: join(repoRoot, 'test', 'support', 'credential-gateway-platforms.json'),
     },
   });
   globalThis.__STACK__ = stack;

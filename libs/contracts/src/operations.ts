@@ -17,6 +17,7 @@ import * as analyticsEvents from './analytics/events';
 import * as analyticsKeys from './analytics/keys';
 import * as analyticsCounts from './analytics/counts';
 import * as chatapp from './work-apps/chatapp';
+import * as credentialGateway from './credential-gateway/token-exchange';
 
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
 const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, webhookDeliveries, runEvents, apps, runAuth];
@@ -24,6 +25,7 @@ modules.push(agents, subAgentAttachments, skills);
 modules.push(credentials, triggers, feedback);
 modules.push(analyticsEvents, analyticsKeys, analyticsCounts);
 modules.push(chatapp);
+modules.push(credentialGateway);
 
 function isOperation(v: unknown): v is AnyOperation {
   return typeof v === 'object' && v !== null && 'operationId' in v && 'subject' in v && 'method' in v && 'path' in v;

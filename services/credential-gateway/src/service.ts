@@ -1,12 +1,65 @@
+import { SIGNING_KEYS_CHANGED_SUBJECT } from '@platform/contracts';
+import { encode } from '@platform/bus';
+import { getLogger } from '@platform/logger';
 import { defineService } from '@platform/runtime';
+import { keyedHash, SecretBox } from '@platform/secrets';
 import { credentialGatewayConfig } from './config';
+import { readCatalogFile } from './data/catalog-file';
+import { signingKeyRepo } from './data/signing-key.repo';
+import { subjectTokenVerifier } from './data/subject-tokens';
+import { buildCatalog } from './domain/catalog';
+import { DEFAULT_PLATFORMS } from './domain/default-platforms';
+import { keyring } from './domain/signing-keys';
+import { registerPlatformHandlers } from './handlers/platforms';
+import { registerSigningKeyHandlers } from './handlers/signing-keys';
+import { registerTokenHandlers } from './handlers/tokens';
 
-/** Starts, registers on NATS and answers health; its operations arrive with their own issue. */
+const log = getLogger('credential-gateway');
+
+/** RFC 8693 token exchange for platforms of the catalog, the catalog itself, and the key set that verifies issued tokens. */
 export const credentialGateway = defineService({
   name: 'credential-gateway',
   config: credentialGatewayConfig,
-  uses: {},
-  async start() {
-    return { async stop() {} };
+  uses: { mongo: true },
+  async start({ bus, config, db, nc }) {
+    const file = config.CREDENTIAL_GATEWAY_PLATFORMS_FILE;
+    const catalog = file ? buildCatalog(readCatalogFile(file), file) : buildCatalog(DEFAULT_PLATFORMS, 'built-in');
+
+    // Keys sealed with another ENCRYPTION_KEY live in another ring and are never read here.
+    const store = signingKeyRepo(db!, keyedHash(config.ENCRYPTION_KEY, 'credential-gateway:signing-key-ring').slice(0, 22));
+    const keys = keyring({
+      store,
+      box: new SecretBox(config.ENCRYPTION_KEY),
+      alg: config.CREDENTIAL_GATEWAY_SIGNING_ALG,
+      tokenTtlSeconds: config.CREDENTIAL_GATEWAY_TOKEN_TTL_SECONDS,
+      refreshSeconds: config.CREDENTIAL_GATEWAY_KEY_REFRESH_SECONDS,
+      rotationDays: config.CREDENTIAL_GATEWAY_KEY_ROTATION_DAYS,
+      announce: (kid) => nc.publish(SIGNING_KEYS_CHANGED_SUBJECT, encode({ kid })),
+    });
+    await keys.refresh();
+    const refresh = () => keys.refresh().catch((err) => log.warn({ err: (err as Error).message }, 'signing keys could not be reread'));
+    const timer = setInterval(refresh, config.CREDENTIAL_GATEWAY_KEY_REFRESH_SECONDS * 1000);
+    timer.unref();
+    // Every replica (no queue group) rereads at once after a rotation elsewhere.
+    const changes = nc.subscribe(SIGNING_KEYS_CHANGED_SUBJECT);
+    void (async () => {
+      for await (const _m of changes) void refresh();
+    })();
+
+    registerPlatformHandlers(bus, { catalog, maxAgeSeconds: config.CREDENTIAL_GATEWAY_CATALOG_MAX_AGE_SECONDS });
+    registerSigningKeyHandlers(bus, { keys, maxAgeSeconds: config.CREDENTIAL_GATEWAY_JWKS_MAX_AGE_SECONDS });
+    registerTokenHandlers(bus, {
+      catalog,
+      keys,
+      subjectTokens: subjectTokenVerifier(bus),
+      issuer: config.CREDENTIAL_GATEWAY_ISSUER,
+      tokenTtlSeconds: config.CREDENTIAL_GATEWAY_TOKEN_TTL_SECONDS,
+    });
+    return {
+      async stop() {
+        clearInterval(timer);
+        changes.unsubscribe();
+      },
+    };
   },
 });

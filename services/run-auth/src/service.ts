@@ -11,6 +11,7 @@ import type { ChallengeDeps } from './domain/challenges';
 import { registerAuthenticateHandler } from './handlers/authenticate';
 import { registerAnonymousSessionHandlers } from './handlers/anonymous-sessions';
 import { registerChallengeHandlers } from './handlers/challenges';
+import { registerSubjectTokenHandler } from './handlers/subject-tokens';
 
 function secret(explicit: string | undefined, seed: string | undefined, purpose: string): string {
   if (explicit) return explicit;
@@ -48,13 +49,15 @@ export const runAuth = defineService({
       upstream: config.CHALLENGE_UPSTREAM_URL ? challengeUpstream(config.CHALLENGE_UPSTREAM_URL, config.CHALLENGE_UPSTREAM_TIMEOUT_MS) : undefined,
     };
 
-    registerAuthenticateHandler(bus, {
+    const authDeps = {
       bus,
       apps,
       anonymous,
       clockToleranceSeconds: config.APP_JWT_CLOCK_TOLERANCE_SECONDS,
       maxLifetimeSeconds: config.APP_JWT_MAX_LIFETIME_SECONDS,
-    });
+    };
+    registerAuthenticateHandler(bus, authDeps);
+    registerSubjectTokenHandler(bus, authDeps);
     registerAnonymousSessionHandlers(bus, { apps, anonymous, challenge, requireChallenge: config.ANONYMOUS_SESSION_CHALLENGE === 'required' });
     registerChallengeHandlers(bus, challenge);
     return {

@@ -66,3 +66,33 @@ export const PostChannelMessageRequest = z.object({
   payload: z.unknown().optional(),
 });
 export const PostChannelMessageReply = z.object({ ok: z.boolean(), messageTs: z.string().optional(), error: z.string().optional() });
+
+/**
+ * Owner: run-auth. Verifies a credential presented as the subject token of a token exchange (credential gateway) for one app:
+ * an API key (apps of type `api`: the key's project must be the app's), an app JWT signed with one of the app's keys, or an
+ * anonymous session token of the app. No Origin check (the token is the proof; the exchange is not a browser page call).
+ * Reply body: `VerifySubjectTokenReply`; failures are data (`result`), not problems.
+ */
+export const VERIFY_SUBJECT_TOKEN_SUBJECT = 'svc.run-auth.subject-tokens.verify';
+export const VerifySubjectTokenRequest = z.object({ token: z.string().min(1), appId: z.string().min(1) });
+export type VerifySubjectTokenRequest = z.infer<typeof VerifySubjectTokenRequest>;
+export const VerifySubjectTokenReply = z.discriminatedUnion('result', [
+  z.object({
+    result: z.literal('ok'),
+    appId: z.string(),
+    appType: z.enum(['web_client', 'api', 'support_copilot']),
+    tenantId: z.string(),
+    projectId: z.string(),
+    /** The subject: the JWT's `sub`, or `api_key:<id>` for an API key. */
+    subject: z.string(),
+    /** A `serverMetadata.authMethod` value (AUTH_METHODS). */
+    authMethod: z.string(),
+    /** When the subject token expires (ISO 8601), null when it does not. */
+    expiresAt: z.string().nullable(),
+  }),
+  /** No such app, or it is disabled. */
+  z.object({ result: z.literal('unknown_app') }),
+  /** The token is not a valid, unexpired credential of this app; `reason` is safe to show to the caller. */
+  z.object({ result: z.literal('invalid'), reason: z.string() }),
+]);
+export type VerifySubjectTokenReply = z.infer<typeof VerifySubjectTokenReply>;

@@ -45,7 +45,9 @@ export function sendError(res: Response, req: Request, err: unknown, op?: AnyOpe
   }
   if (op?.errorBody === 'oauth' && problem.status < 500) {
     res.setHeader('cache-control', 'no-store');
-    res.status(problem.status).json({ error: appErr.oauthError ?? oauthCode(problem.status), error_description: problem.detail });
+    res.setHeader('pragma', 'no-cache');
+    // RFC 6749 §5.2: a request the token endpoint cannot read (wrong content type) is an invalid_request, status 400.
+    res.status(problem.status === 415 ? 400 : problem.status).json({ error: appErr.oauthError ?? oauthCode(problem.status), error_description: problem.detail });
     return;
   }
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));

@@ -69,30 +69,42 @@ async function authenticateAppCredential(deps: AuthenticateDeps, appId: string, 
   const app = await deps.apps.get(appId);
   if (!app || !app.enabled) throw unauthorized('Authentication failed: unknown or disabled app');
   if (app.type === 'api') throw unauthorized('Authentication failed: apps of type api authenticate with API keys');
+  const checked = await checkAppToken(deps, app, token);
+  if (!checked.ok) throw unauthorized(`Authentication failed: ${checked.why}`);
+  if (app.type === 'web_client' && !checked.internal && !originAllowed(origin, app.config.webClient?.allowedDomains ?? [])) {
+    throw new AppError('forbidden', 'Origin not allowed');
+  }
+  deps.apps.markUsed(app.id);
+  return appPrincipal(app, checked.authMethod, checked.subject, checked.exp);
+}
+
+export type AppTokenCheck =
+  | { ok: true; authMethod: string; subject: string | undefined; exp: number | undefined; internal: boolean }
+  | { ok: false; why: string };
+
+/**
+ * Is `token` a valid credential of `app` (a web_client or support_copilot app)? An app JWT whose `kid` names one of the
+ * app's keys, else (web_client with allowAnonymous) an anonymous session token of the app. No Origin check here.
+ */
+export async function checkAppToken(deps: AuthenticateDeps, app: AppForAuth, token: string): Promise<AppTokenCheck> {
   const audience = app.type === 'web_client' ? app.config.webClient?.audience ?? null : app.config.supportCopilot?.audience ?? null;
   const checked = await verifyAppJwt(token, app, audience, { clockToleranceSeconds: deps.clockToleranceSeconds, maxLifetimeSeconds: deps.maxLifetimeSeconds });
   if (checked.ok) {
     const claims = checked.claims;
-    if (app.type === 'web_client' && claims.internal !== true && !originAllowed(origin, app.config.webClient?.allowedDomains ?? [])) {
-      throw new AppError('forbidden', 'Origin not allowed');
-    }
-    deps.apps.markUsed(app.id);
-    const method = app.type === 'support_copilot' ? AUTH_METHODS.supportCopilot : AUTH_METHODS.appJwt;
-    return appPrincipal(app, method, claims.sub, claims.exp);
+    const authMethod = app.type === 'support_copilot' ? AUTH_METHODS.supportCopilot : AUTH_METHODS.appJwt;
+    return { ok: true, authMethod, subject: claims.sub, exp: claims.exp, internal: claims.internal === true };
   }
   if (checked.reason !== 'unknown_kid') {
-    log.info({ appId, reason: checked.reason }, 'app credential refused');
+    log.info({ appId: app.id, reason: checked.reason }, 'app credential refused');
     const why = { expired: 'the token has expired', audience: 'the token audience does not match the app', lifetime: 'the token lifetime is too long', claims: 'the token claims are too large', invalid: 'the token signature or claims are invalid' }[checked.reason];
-    throw unauthorized(`Authentication failed: ${why}`);
+    return { ok: false, why };
   }
   if (app.type === 'web_client' && app.config.webClient?.allowAnonymous) {
     const anon = await deps.anonymous.verify(token, app.id);
     if (anon && anon.tid === app.tenantId && anon.pid === app.projectId) {
-      if (!originAllowed(origin, app.config.webClient.allowedDomains)) throw new AppError('forbidden', 'Origin not allowed');
-      deps.apps.markUsed(app.id);
-      return appPrincipal(app, AUTH_METHODS.anonymous, anon.sub, anon.exp);
+      return { ok: true, authMethod: AUTH_METHODS.anonymous, subject: anon.sub, exp: anon.exp, internal: false };
     }
   }
-  log.info({ appId, reason: 'no matching key or anonymous session' }, 'app credential refused');
-  throw unauthorized();
+  log.info({ appId: app.id, reason: 'no matching key or anonymous session' }, 'app credential refused');
+  return { ok: false, why: 'the credential is missing, invalid, expired or revoked' };
 }

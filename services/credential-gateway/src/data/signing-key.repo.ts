@@ -1,0 +1,31 @@
+import type { Connection } from '@platform/mongo';
+import type { StoredSigningKey, SigningKeyStore } from '../domain/signing-keys';
+import { signingKeyModel } from './signing-key.model';
+
+interface SigningKeyDoc {
+  _id: string;
+  alg: StoredSigningKey['alg'];
+  publicJwk: StoredSigningKey['publicJwk'];
+  sealedPrivateJwk: string;
+  createdAt: Date;
+}
+
+const toKey = (d: SigningKeyDoc): StoredSigningKey => ({ kid: d._id, alg: d.alg, publicJwk: d.publicJwk, sealedPrivateJwk: d.sealedPrivateJwk, createdAt: new Date(d.createdAt) });
+
+/** The signing keys of one ring (`credentialGateway.signingKeys`). */
+export function signingKeyRepo(db: Connection, ring: string): SigningKeyStore & { model: ReturnType<typeof signingKeyModel> } {
+  const model = signingKeyModel(db);
+  return {
+    model,
+    async list() {
+      const docs = (await model.find({ ring }).sort({ createdAt: -1 }).limit(100).lean()) as unknown as SigningKeyDoc[];
+      return docs.map(toKey);
+    },
+    async insert(key) {
+      await model.create({ _id: key.kid, ring, alg: key.alg, publicJwk: key.publicJwk, sealedPrivateJwk: key.sealedPrivateJwk, createdAt: key.createdAt });
+    },
+    async remove(kids) {
+      if (kids.length) await model.deleteMany({ ring, _id: { $in: kids } });
+    },
+  };
+}
