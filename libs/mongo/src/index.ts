@@ -90,6 +90,24 @@ export async function withDbErrors<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * One page of a sorted list and the list's total. The total is counted only when the page is full: a short page
+ * (every page of a small list, and the last page of any) already tells it exactly, so most list calls are one query.
+ */
+export async function listPage<T>(
+  model: Model<any>,
+  filter: Record<string, unknown>,
+  projection: Record<string, number> | undefined,
+  sort: Record<string, 1 | -1>,
+  page: number,
+  limit: number,
+): Promise<{ rows: T[]; total: number }> {
+  const rows = (await model.find(filter, projection).sort(sort).skip((page - 1) * limit).limit(limit).lean()) as T[];
+  if (rows.length > 0 && rows.length < limit) return { rows, total: (page - 1) * limit + rows.length };
+  if (rows.length === 0 && page === 1) return { rows, total: 0 };
+  return { rows, total: await model.countDocuments(filter) };
+}
+
 export function iso(d: Date | string | undefined | null): string | undefined {
   if (d === undefined || d === null) return undefined;
   return typeof d === 'string' ? d : d.toISOString();
@@ -189,7 +207,9 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
     if (events.length) await pub.publishPending(events);
     // Few statements, each over many documents: some Mongo-wire servers (FerretDB) hold one database connection per
     // statement of a batched command until the whole command ends, so a bulkWrite of hundreds of updates can
-    // exhaust their pool. Entry keys are unique event ids, so unsetting their union from every document is exact.
+    // exhaust their pool. Every statement also matches `outboxPending: true`: FerretDB v1 sends only plain equality
+    // filters to its backend and applies an `$in` itself after reading every row of the collection, so without it each
+    // flush read the whole collection (measured: the event write path fell with every row added; docs/perf-notes.md).
     await lock.run(
       docs.map((d) => d._id),
       () => clear(docs),
@@ -198,12 +218,8 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
   };
 
   const clear = async (docs: OutboxDoc[]) => {
-    const withEntries = docs.filter((d) => Object.keys(d.pendingEvents ?? {}).length > 0);
-    if (withEntries.length) {
-      const keys = Object.fromEntries(withEntries.flatMap((d) => Object.keys(d.pendingEvents ?? {})).map((k) => [`pendingEvents.${k}`, 1]));
-      await model.updateMany({ _id: { $in: withEntries.map((d) => d._id) } }, { $unset: keys });
-    }
-    // The flag is cleared (or the document deleted) only where nothing was appended since it was read: grouped by outboxSeq.
+    // First, where nothing was appended since the document was read (same outboxSeq), every entry was just published:
+    // the map and the flag go in one statement per group (or the document is deleted).
     const groups = new Map<string, { del: boolean; seq: number | undefined; ids: unknown[] }>();
     for (const d of docs) {
       const key = `${d.outboxDelete ? 'd' : 'u'}:${d.outboxSeq ?? ''}`;
@@ -211,10 +227,17 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
       g.ids.push(d._id);
       groups.set(key, g);
     }
+    const appended: unknown[] = [];
     for (const g of groups.values()) {
-      const filter = { _id: { $in: g.ids }, outboxSeq: g.seq };
-      if (g.del) await model.deleteMany(filter);
-      else await model.updateMany(filter, { $unset: { outboxPending: 1 } });
+      const filter = { _id: { $in: g.ids }, outboxPending: true, outboxSeq: g.seq };
+      const done = g.del ? (await model.deleteMany(filter)).deletedCount : (await model.updateMany(filter, { $unset: { outboxPending: 1, pendingEvents: 1 } })).modifiedCount;
+      if (done < g.ids.length) appended.push(...g.ids);
+    }
+    // Documents that got new entries meanwhile (or were cleared by another relay): remove only the entries just
+    // published and leave the flag for the next flush or sweep. Entry keys are unique event ids, so unsetting their union is exact.
+    if (appended.length) {
+      const keys = Object.fromEntries(docs.flatMap((d) => Object.keys(d.pendingEvents ?? {})).map((k) => [`pendingEvents.${k}`, 1]));
+      if (Object.keys(keys).length) await model.updateMany({ _id: { $in: appended }, outboxPending: true }, { $unset: keys });
     }
   };
 

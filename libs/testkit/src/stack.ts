@@ -43,6 +43,10 @@ export interface StackOptions {
   /** Folder for one log file per process. */
   logDir: string;
   withGateway?: boolean;
+  /** Node flags of every process (default `--enable-source-maps`; the benchmark runs them as production does, with none). */
+  nodeArgs?: string[];
+  /** Extra node flags of one service's processes (for example `--cpu-prof`, which NODE_OPTIONS does not accept). */
+  serviceNodeArgs?: Partial<Record<string, string[]>>;
 }
 
 export interface ServiceProcess {
@@ -97,7 +101,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     counters.set(name, index + 1);
     const log = createWriteStream(join(opts.logDir, `${name}${index ? `-${index}` : ''}.log`), { flags: 'a' });
     logs.push(log);
-    const child = spawn(process.execPath, ['--enable-source-maps', mainOf(name)], {
+    const child = spawn(process.execPath, [...(opts.nodeArgs ?? ['--enable-source-maps']), ...(opts.serviceNodeArgs?.[name] ?? []), mainOf(name)], {
       env: { ...process.env, ...env, ...(opts.serviceEnv?.[name] ?? {}), SERVICE_NAME: name },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

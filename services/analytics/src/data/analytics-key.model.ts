@@ -16,8 +16,8 @@ const schema = new mongoose.Schema(
   },
   { collection: 'analyticsKeys', versionKey: false, minimize: false },
 );
-schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
-schema.index({ tenantId: 1, projectId: 1, integrationId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
+schema.index({ tenantId: 1, projectId: 1, integrationId: 1, createdAt: -1, _id: 1 });
 
 export function analyticsKeyModel(db: Connection): Model<any> {
   return db.models.AnalyticsKey ?? db.model('AnalyticsKey', schema);

@@ -24,24 +24,40 @@ const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete:
 
 export type RunEventRepo = ReturnType<typeof runEventRepo>;
 
+/** Stored events this process wrote or read lately, by `_id` (run events are never changed once stored). */
+const RECENT_MAX = 5_000;
+
 export function runEventRepo(db: Connection, relay: () => OutboxRelay) {
   const Model = runEventModel(db);
+  // A replay (the same id again, typically a client retry seconds later) is answered from here without touching the
+  // database: on FerretDB v1 a read by _id scans the whole collection (docs/perf-notes.md). Bounded, oldest dropped first.
+  const recent = new Map<string, RunEvent>();
+  const remember = (id: string, e: RunEvent) => {
+    recent.set(id, e);
+    if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value!);
+  };
   return {
     model: Model,
     /** Inserts once; when the id exists returns the stored row untouched (`created: false`). */
     async insertOnce(doc: Omit<RunEventDoc, '_id'>, events: (e: RunEvent) => PendingEvent[]): Promise<{ created: boolean; event: RunEvent }> {
-      const full: RunEventDoc = { _id: scopedId(doc, doc.id), ...doc };
+      const _id = scopedId(doc, doc.id);
+      const known = recent.get(_id);
+      if (known) return { created: false, event: known };
+      const full: RunEventDoc = { _id, ...doc };
       const event = toRunEvent(full);
       const outbox = outboxOnCreate(events(event));
       try {
         await Model.collection.insertOne({ ...full, ...outbox } as never);
         relay().flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
+        remember(_id, event);
         return { created: true, event };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
         const existing = await Model.findById(full._id, hidden).lean<RunEventDoc>();
         if (!existing) throw err;
-        return { created: false, event: toRunEvent(existing) };
+        const stored = toRunEvent(existing);
+        remember(_id, stored);
+        return { created: false, event: stored };
       }
     },
     async findById(scope: ProjectScope, id: string): Promise<RunEvent | null> {

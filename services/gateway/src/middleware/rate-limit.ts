@@ -47,8 +47,13 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
     async check(req: Request): Promise<void> {
       if (!opts.enabled) return;
       const credential = bearerToken(req) ?? cookieValue(req, opts.cookieName);
-      await consume(byIp, req.ip ?? 'unknown', 'client address');
-      if (credential) await consume(byCredential, createHash('sha256').update(credential).digest('base64url'), 'credential');
+      // Both counters in one round trip's time (they are independent keys); the address limit is reported first.
+      const [ip, cred] = await Promise.allSettled([
+        consume(byIp, req.ip ?? 'unknown', 'client address'),
+        credential ? consume(byCredential, createHash('sha256').update(credential).digest('base64url'), 'credential') : undefined,
+      ]);
+      if (ip.status === 'rejected') throw ip.reason;
+      if (cred.status === 'rejected') throw cred.reason;
     },
   };
 }

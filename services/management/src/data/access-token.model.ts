@@ -14,7 +14,7 @@ const schema = new mongoose.Schema(
   },
   { collection: 'accessTokens', versionKey: false },
 );
-schema.index({ tenantId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, createdAt: -1, _id: 1 });
 
 export function accessTokenModel(db: Connection): Model<any> {
   return db.models.AccessToken ?? db.model('AccessToken', schema);

@@ -18,8 +18,8 @@ const schema = new mongoose.Schema(
   },
   { collection: 'apiKeys', versionKey: false, minimize: false },
 );
-schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
-schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
+schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1, _id: 1 });
 
 export function apiKeyModel(db: Connection): Model<any> {
   return db.models.ApiKey ?? db.model('ApiKey', schema);

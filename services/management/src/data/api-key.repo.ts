@@ -1,5 +1,5 @@
 import type { ApiKey, ProjectScope, PendingEvent } from '@platform/contracts';
-import { iso, live, outboxOnDelete, outboxOnUpdate, scoped, type Connection, type OutboxRelay } from '@platform/mongo';
+import { iso, listPage, live, outboxOnDelete, outboxOnUpdate, scoped, type Connection, type OutboxRelay } from '@platform/mongo';
 import { apiKeyModel, type ApiKeyDoc } from './api-key.model';
 
 export function toApiKey(d: ApiKeyDoc): ApiKey {
@@ -37,10 +37,7 @@ export function apiKeyRepo(db: Connection, relay: () => OutboxRelay) {
     },
     async list(scope: ProjectScope, filter: { agentId?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...live, ...(filter.agentId ? { agentId: filter.agentId } : {}) };
-      const [rows, total] = await Promise.all([
-        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<ApiKeyDoc[]>(),
-        Model.countDocuments(q),
-      ]);
+      const { rows, total } = await listPage<ApiKeyDoc>(Model, q, hidden, { createdAt: -1, _id: 1 }, page, limit);
       return { rows: rows.map(toApiKey), total };
     },
     async update(scope: ProjectScope, id: string, set: Partial<ApiKeyDoc>, events: PendingEvent[]): Promise<ApiKey | null> {

@@ -28,8 +28,8 @@ const schema = new mongoose.Schema(
   },
   { collection: 'apps', versionKey: false, minimize: false },
 );
-schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
-schema.index({ tenantId: 1, type: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
+schema.index({ tenantId: 1, type: 1, createdAt: -1, _id: 1 });
 
 export function appModel(db: Connection): Model<any> {
   return db.models.App ?? db.model('App', schema);

@@ -23,7 +23,7 @@ const schema = new mongoose.Schema(
   },
   { collection: 'credentials', versionKey: false, minimize: false },
 );
-schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 
 export function credentialModel(db: Connection): Model<any> {
   return db.models.Credential ?? db.model('Credential', schema);

@@ -18,9 +18,9 @@ const schema = new mongoose.Schema(
   },
   { collection: 'feedback', versionKey: false, minimize: false },
 );
-schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
-schema.index({ tenantId: 1, projectId: 1, conversationId: 1, createdAt: -1 });
-schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
+schema.index({ tenantId: 1, projectId: 1, conversationId: 1, createdAt: -1, _id: 1 });
+schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1, _id: 1 });
 
 export function feedbackModel(db: Connection): Model<any> {
   return db.models.Feedback ?? db.model('Feedback', schema);

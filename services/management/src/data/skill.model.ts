@@ -30,7 +30,7 @@ const schema = new mongoose.Schema(
   },
   { collection: 'skills', versionKey: false, minimize: false },
 );
-schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 
 export function skillModel(db: Connection): Model<any> {
   return db.models.Skill ?? db.model('Skill', schema);

@@ -31,7 +31,7 @@ const schema = new mongoose.Schema(
   },
   { collection: 'triggers', versionKey: false, minimize: false },
 );
-schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, signingSecretCredentialReferenceId: 1 });
 
 export function triggerModel(db: Connection): Model<any> {

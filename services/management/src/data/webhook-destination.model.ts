@@ -27,7 +27,7 @@ const schema = new mongoose.Schema(
   },
   { collection: 'webhookDestinations', versionKey: false, minimize: false },
 );
-schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, agentIds: 1 });
 
 export function webhookDestinationModel(db: Connection): Model<any> {

@@ -31,7 +31,7 @@ const schema = new mongoose.Schema(
   { collection: 'deliveries', versionKey: false },
 );
 schema.index({ partition: 1, status: 1, nextAttemptAt: 1 });
-schema.index({ tenantId: 1, projectId: 1, destinationId: 1, createdAt: -1 });
+schema.index({ tenantId: 1, projectId: 1, destinationId: 1, createdAt: -1, _id: 1 });
 
 export function deliveryModel(db: Connection): Model<any> {
   return db.models.Delivery ?? db.model('Delivery', schema);

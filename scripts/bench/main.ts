@@ -1,0 +1,463 @@
+// pnpm bench: every hot path of the platform measured beside a bare node:http server (B) in one run.
+// Settings (env): BENCH_DURATION (s per run, 10), BENCH_WARMUP (s, 3), BENCH_RUNS (3), BENCH_CONNECTIONS (50),
+// BENCH_LAG_SECONDS (10), BENCH_GROWTH (sizes, "1000,10000"; add 100000 for the big step: see README "Performance"),
+// BENCH_QUICK=1 (1 s runs, 1 run, 1 s warm-up, growth 1000: checks that everything works), BENCH_PROFILE=1 (only the
+// event write path, with --cpu-prof on the gateway and events-ingest; prints their top frames), BENCH_KEEP_DATA=1.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import {
+  ensureInfra,
+  freePort,
+  localSecrets,
+  repoRoot,
+  startNatsServer,
+  startStack,
+  withDatabase,
+  client,
+  type Stack,
+} from '@platform/testkit';
+import { randomId } from '@platform/secrets';
+import { measure, percentiles, type LoadResult, type LoadSettings, type LoadSpec } from './load';
+import { topFrames } from './profile';
+import { createRequire } from 'node:module';
+
+// nats is a dependency of the testkit (pnpm does not hoist it to the root).
+interface NatsLike {
+  connect(o: { servers: string; name: string }): Promise<{
+    jetstreamManager(): Promise<{ consumers: { list(stream: string): AsyncIterable<{ num_pending: number; num_ack_pending: number }> } }>;
+    close(): Promise<void>;
+  }>;
+}
+const natsLib = createRequire(join(repoRoot, 'libs', 'testkit', 'package.json'))('nats') as NatsLike;
+
+/** Waits (at most `maxMs`) until every durable consumer of the event stream has caught up, so a backlog left by one
+ * measurement does not load the next. Returns the seconds it took. */
+async function settle(natsUrl: string, maxMs = 120_000): Promise<number> {
+  const t0 = Date.now();
+  const nc = await natsLib.connect({ servers: natsUrl, name: 'bench-settle' });
+  try {
+    const jsm = await nc.jetstreamManager();
+    for (;;) {
+      let behind = 0;
+      for await (const c of jsm.consumers.list('PLATFORM_EVENTS')) behind += c.num_pending + c.num_ack_pending;
+      if (behind === 0 || Date.now() - t0 > maxMs) {
+        if (behind) log(`consumers still ${behind} messages behind after ${maxMs / 1000} s; going on`);
+        return (Date.now() - t0) / 1000;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+const env = process.env;
+const quick = env.BENCH_QUICK === '1';
+const profileMode = env.BENCH_PROFILE === '1';
+const settings: LoadSettings = {
+  durationS: Number(env.BENCH_DURATION ?? (quick ? 1 : 10)),
+  warmupS: Number(env.BENCH_WARMUP ?? (quick ? 1 : 3)),
+  runs: Number(env.BENCH_RUNS ?? (quick ? 1 : 3)),
+  connections: Number(env.BENCH_CONNECTIONS ?? 50),
+};
+const lagSeconds = Number(env.BENCH_LAG_SECONDS ?? (quick ? 3 : 10));
+const growthSizes = (env.BENCH_GROWTH ?? (quick ? '1000' : '1000,10000')).split(',').map(Number).filter((n) => n > 0).sort((a, b) => a - b);
+// BENCH_SECTIONS: which parts to run (default all): core, manage, lag, events, analytics, replicas, growth.
+const sections = new Set((env.BENCH_SECTIONS ?? 'core,manage,lag,events,analytics,replicas,growth').split(',').map((x) => x.trim()));
+const SERVICES = ['management', 'run-auth', 'events-ingest', 'analytics', 'webhook-dispatcher'];
+
+const runId = Date.now().toString(36);
+const outDir = join(repoRoot, '.bench');
+const logDir = join(outDir, 'logs', runId);
+const profDir = join(outDir, 'profiles', runId);
+const dbPrefix = `bench_${runId}`;
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+interface Row {
+  name: string;
+  rps?: number;
+  p50?: number;
+  p99?: number;
+  ratio?: number;
+  target?: string;
+  met?: boolean;
+  note?: string;
+}
+const rows: Row[] = [];
+let B = NaN;
+
+function addRow(name: string, r: LoadResult | { rps?: number; p50?: number; p99?: number }, target?: { text: string; ok: (row: Row) => boolean }, note?: string) {
+  const row: Row = { name, rps: r.rps, p50: r.p50, p99: r.p99, ratio: r.rps !== undefined ? r.rps / B : undefined, note };
+  const bad = 'errors' in r ? r.errors + r.unexpected : 0;
+  if (bad) row.note = `${row.note ? row.note + '; ' : ''}${bad} errors or unexpected statuses`;
+  if (target) {
+    row.target = target.text;
+    row.met = target.ok(row) && !bad;
+  }
+  rows.push(row);
+  log(`${name}: ${r.rps !== undefined ? r.rps.toFixed(0) + ' req/s, ' : ''}p50 ${r.p50} ms, p99 ${r.p99} ms${row.ratio !== undefined && !Number.isNaN(row.ratio) ? `, ${row.ratio.toFixed(3)} x B` : ''}${row.note ? ` (${row.note})` : ''}`);
+  return row;
+}
+const atLeast = (x: number) => ({ text: `>= ${x} x B`, ok: (r: Row) => (r.ratio ?? 0) >= x });
+
+/** The baseline: a bare node:http server answering {"ok":true}, in its own process. */
+async function startBaseline(): Promise<{ url: string; child: ChildProcess }> {
+  const code = `const s=require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'application/json'});r.end('{"ok":true}')});s.listen(0,'127.0.0.1',()=>console.log(s.address().port))`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+  return { url: `http://127.0.0.1:${port}/`, child };
+}
+
+// Resident memory of the stack's processes, from /proc/<pid>/status.
+function rssMb(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+const memory = new Map<string, { idle: number; load: number }>();
+const procName = (p: Stack['processes'][number]) => (p.index ? `${p.name}#${p.index + 1}` : p.name);
+function sampleIdle(stack: Stack) {
+  for (const p of stack.processes) memory.set(procName(p), { idle: rssMb(p.child.pid), load: memory.get(procName(p))?.load ?? 0 });
+}
+/** While `fn` runs, the highest RSS of each process is recorded as its under-load figure. */
+async function underLoad<T>(stack: Stack, fn: () => Promise<T>): Promise<T> {
+  const t = setInterval(() => {
+    for (const p of stack.processes) {
+      const m = memory.get(procName(p)) ?? { idle: NaN, load: 0 };
+      m.load = Math.max(m.load, rssMb(p.child.pid) || 0);
+      memory.set(procName(p), m);
+    }
+  }, 250);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(t);
+  }
+}
+
+async function must<T = any>(p: Promise<{ status: number; body: T }>, status: number, what: string): Promise<T> {
+  const r = await p;
+  if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** Runs `count` async jobs with `concurrency` at once. */
+async function pool(count: number, concurrency: number, job: (i: number) => Promise<unknown>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
+}
+
+/** A local webhook receiver that records when each event arrived. */
+async function startLagReceiver() {
+  const arrivals = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = Date.now();
+      try {
+        const j = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { event?: { id?: string; createdAt?: string } } };
+        const e = j.data?.event;
+        if (e?.id && e.createdAt && !arrivals.has(e.id)) arrivals.set(e.id, at - Date.parse(e.createdAt));
+      } catch {
+        /* not ours */
+      }
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, arrivals, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+async function main() {
+  mkdirSync(logDir, { recursive: true });
+  const shared = ensureInfra();
+  const nats = await startNatsServer();
+  const baseline = await startBaseline();
+  const secrets = localSecrets();
+  const analyticsPort = await freePort();
+  const profiled = profileMode ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : undefined;
+  log(`run ${runId}: ${settings.runs} run(s) of ${settings.durationS} s after ${settings.warmupS} s warm-up, ${settings.connections} connections; logs in ${logDir}`);
+  const stack = await startStack({
+    infra: { ...shared, NATS_URL: nats.url },
+    services: SERVICES,
+    logDir,
+    // As the production image runs them (deploy/Dockerfile): no source maps.
+    nodeArgs: [],
+    env: {
+      ...secrets,
+      NODE_ENV: 'production',
+      MONGO_DB_PREFIX: dbPrefix,
+      LOG_LEVEL: env.BENCH_LOG_LEVEL ?? 'warn',
+      REDIS_KEY_PREFIX: `bench:${runId}:`,
+      // The limits stay on (their Redis round trip is part of the path), set high enough never to answer 429.
+      RATE_LIMIT_PER_IP: '1000000000',
+      RATE_LIMIT_PER_CREDENTIAL: '1000000000',
+      ALLOW_LOOPBACK_WEBHOOKS: 'true',
+      WEBHOOK_PARTITION: `bench-${runId}`,
+      ANALYTICS_PORT: String(analyticsPort),
+    },
+    serviceNodeArgs: profiled ? { gateway: profiled, 'events-ingest': profiled } : undefined,
+  });
+  const gw = stack.gatewayUrl;
+  const analyticsUrl = `http://127.0.0.1:${analyticsPort}`;
+  const admin = client(gw, secrets.ADMIN_TOKEN);
+  const adminH = { authorization: `Bearer ${secrets.ADMIN_TOKEN}` };
+  const receiver = await startLagReceiver();
+  const startedAt = new Date();
+  let growthNote = '';
+  try {
+    await new Promise((r) => setTimeout(r, 2000));
+    sampleIdle(stack);
+
+    // Fixtures: one tenant per concern, so no measurement reads another's rows.
+    const proj = (name: string) => ({ tenantId: `bench-${name}-${runId}`, projectId: `p-${name}` });
+    const path = (p: { tenantId: string; projectId: string }) => `/manage/tenants/${p.tenantId}/projects/${p.projectId}`;
+    const evP = proj('events');
+    const evKey = (await must(admin.post(`${path(evP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
+    const runH = { authorization: `Bearer ${evKey}` };
+    const newEvent = () => JSON.stringify({ id: randomUUID(), type: 'bench.event', conversationId: 'c-1', properties: { n: 1 }, userProperties: { id: 'u-1' } });
+    const replayBody = JSON.stringify({ id: 'replayed-1', type: 'bench.event', conversationId: 'c-1', properties: { n: 1 }, userProperties: { id: 'u-1' } });
+    await must(client(gw, evKey).post('/run/v1/events', JSON.parse(replayBody)), 201, 'first event');
+
+    if (profileMode) {
+      await underLoad(stack, async () => {
+        addRow('POST /run/v1/events (new, 201)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, settings));
+        addRow('POST /run/v1/events (replayed, 200)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: replayBody, expectStatus: 200 }, settings));
+      });
+      return;
+    }
+
+    const b = await measure({ url: baseline.url }, settings);
+    B = b.rps;
+    addRow('B: bare node:http {"ok":true}', b);
+
+    await underLoad(stack, async () => {
+      if (sections.has('core')) {
+      addRow('gateway GET /healthz (no NATS)', await measure({ url: `${gw}/healthz` }, settings), atLeast(0.35));
+      addRow('gateway -> NATS -> echo (GET /ping)', await measure({ url: `${gw}/ping` }, settings), atLeast(0.2));
+      }
+
+      // Management on the real database (admin token; the credential is cached by the gateway).
+      if (sections.has('manage')) {
+      const mP = proj('manage');
+      let keyId = '';
+      for (let i = 0; i < 25; i++) keyId = (await must(admin.post(`${path(mP)}/api-keys`, { agentId: 'agent-1', name: `k${i}` }), 201, 'api key')).data.apiKey.id;
+      const createP = proj('create');
+      addRow(
+        'management create API key',
+        await measure({ url: `${gw}${path(createP)}/api-keys`, method: 'POST', headers: adminH, body: JSON.stringify({ agentId: 'agent-1', name: 'bench' }), expectStatus: 201 }, settings),
+        atLeast(0.05),
+      );
+      addRow('management get API key', await measure({ url: `${gw}${path(mP)}/api-keys/${keyId}`, headers: adminH }, settings));
+      addRow('management list API keys (10 a page)', await measure({ url: `${gw}${path(mP)}/api-keys?limit=10`, headers: adminH }, settings), atLeast(0.1));
+      }
+
+      // Webhook delivery lag, before the throughput rows (so the dispatcher has no backlog from them).
+      if (sections.has('lag')) {
+      log(`settled in ${(await settle(nats.url)).toFixed(1)} s`);
+      const wP = proj('webhooks');
+      const wKey = (await must(admin.post(`${path(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
+      await must(admin.post(`${path(wP)}/webhook-destinations`, { name: 'bench', url: receiver.url, eventTypes: ['event.created'] }), 201, 'webhook destination');
+      const lagRun = await measure(
+        { url: `${gw}/run/v1/events`, method: 'POST', headers: { authorization: `Bearer ${wKey}` }, body: newEvent, rate: 100, connections: 10, expectStatus: 201 },
+        { ...settings, warmupS: 0, runs: 1, durationS: lagSeconds },
+      );
+      const sent = Math.round(lagRun.rps * lagSeconds);
+      const deadline = Date.now() + 60_000;
+      while (receiver.arrivals.size < sent && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      const lag = percentiles([...receiver.arrivals.values()]);
+      addRow('webhook delivery lag at 100 events/s (insert -> receipt)', { p50: lag.p50, p99: lag.p99 }, { text: 'p99 <= 500 ms', ok: (r) => (r.p99 ?? Infinity) <= 500 }, `${receiver.arrivals.size} of ${sent} received`);
+      }
+
+      // The event write path.
+      if (!sections.has('events') && !sections.has('replicas')) return;
+      log(`settled in ${(await settle(nats.url)).toFixed(1)} s`);
+      const evNew = addRow(
+        'POST /run/v1/events (new, 201)',
+        await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, settings),
+        { text: '>= 0.10 x B (aim 0.15)', ok: (r) => (r.ratio ?? 0) >= 0.1 },
+      );
+      addRow('POST /run/v1/events (replayed, 200)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: replayBody, expectStatus: 200 }, settings), {
+        text: '>= new',
+        ok: (r) => (r.rps ?? 0) >= (evNew.rps ?? 0) * 0.95,
+      });
+      const half = Math.max(1, Math.round((evNew.rps ?? 2) / 2));
+      addRow(
+        `POST /run/v1/events at half its maximum (${half}/s)`,
+        await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, rate: half, expectStatus: 201 }, { ...settings, warmupS: 0 }),
+        { text: 'p99 <= 50 ms', ok: (r) => (r.p99 ?? Infinity) <= 50 },
+      );
+
+      // Analytics ingest (its own listener, analytics key).
+      if (sections.has('analytics')) {
+      const aP = proj('analytics');
+      const ak = (await must(admin.post(`${path(aP)}/analytics-keys`, { integrationId: 'web-1', name: 'bench' }), 201, 'analytics key')).data.key as string;
+      const analyticsEvent = () => JSON.stringify({ entityType: 'message', messageId: `m-${randomId(8)}`, id: randomUUID(), type: 'message.viewed', properties: { n: 1 } });
+      addRow(
+        'analytics POST /events (one event, 201)',
+        await measure({ url: `${analyticsUrl}/events`, method: 'POST', headers: { authorization: `Bearer ${ak}` }, body: analyticsEvent, expectStatus: 201 }, settings),
+      );
+      const batchTimes: number[] = [];
+      const akClient = client(analyticsUrl, ak);
+      for (let round = 0; round < Math.max(3, settings.runs * 2); round++) {
+        const t0 = performance.now();
+        await pool(100, 10, async () => must(akClient.post('/events', JSON.parse(analyticsEvent())), 201, 'analytics event'));
+        batchTimes.push(performance.now() - t0);
+      }
+      const batch = percentiles(batchTimes);
+      addRow('analytics ingest of a 100-event batch (10 at a time)', { rps: 100_000 / batch.p50, p50: Math.round(batch.p50), p99: Math.round(batch.max) }, undefined, 'req/s = events/s of the median batch; p50/p99 = median/slowest batch time');
+
+      }
+      // Two replicas of events-ingest behind the same gateway.
+      if (!sections.has('replicas')) return;
+      const second = await stack.startProcess('events-ingest');
+      sampleIdle(stack);
+      const two = addRow('POST /run/v1/events (new), 2 events-ingest replicas', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, settings));
+      two.note = `${((two.rps ?? 0) / (evNew.rps ?? 1)).toFixed(2)} x one replica${two.note ? '; ' + two.note : ''}`;
+      await stack.kill(second);
+    });
+
+    // Growth: list and get latency as a project fills (and other tenants hold as many rows).
+    if (!sections.has('growth')) return;
+    log(`settled in ${(await settle(nats.url)).toFixed(1)} s`);
+    const gP = proj('growth');
+    const t0 = Date.now();
+    const ids: string[] = [];
+    await pool(Math.min(1000, growthSizes[0]!), 16, async (i) => {
+      ids.push((await must(admin.post(`${path(gP)}/api-keys`, { agentId: `agent-${i % 10}`, name: `g${i}` }), 201, 'api key')).data.apiKey.id);
+    });
+    const apiRate = Math.min(1000, growthSizes[0]!) / ((Date.now() - t0) / 1000);
+    let have = ids.length;
+    let others = 0;
+    const seedDirect = async (tenantId: string, projectId: string, n: number) => {
+      // The management service's own document shape (api-key.model.ts), inserted in batches.
+      await withDatabase(
+        shared.MONGO_URL,
+        'management',
+        async (db) => {
+          const col = db.collection('apiKeys');
+          for (let done = 0; done < n; ) {
+            const size = Math.min(1000, n - done);
+            const now = Date.now();
+            await col.insertMany(
+              Array.from({ length: size }, (_, j) => ({
+                _id: randomId(12) as unknown as never,
+                tenantId,
+                projectId,
+                agentId: `agent-${j % 10}`,
+                name: `seed ${done + j}`,
+                keyPrefix: 'sk_seed',
+                keyHash: randomId(43),
+                expiresAt: null,
+                lastUsedAt: null,
+                createdAt: new Date(now - (done + j) * 1000),
+                updatedAt: new Date(now - (done + j) * 1000),
+              })),
+              { ordered: false },
+            );
+            done += size;
+          }
+        },
+        dbPrefix,
+      );
+    };
+    const growth: Array<{ size: number; others: number; list: LoadResult; get: LoadResult; seedS: number }> = [];
+    // Few connections: at the larger sizes one list call can take seconds on FerretDB (see README "Performance").
+    const growthSettings = { ...settings, runs: Math.min(settings.runs, 3), durationS: Math.max(5, Math.min(settings.durationS, 10)), connections: 4 };
+    for (const size of growthSizes) {
+      const s0 = Date.now();
+      if (size > have) await seedDirect(gP.tenantId, gP.projectId, size - have);
+      // as many rows again in other tenants
+      if (size > others) await seedDirect(`bench-other-${runId}-${size}`, 'p-other', size - others);
+      const seedS = (Date.now() - s0) / 1000;
+      have = Math.max(have, size);
+      others = Math.max(others, size);
+      const list = await measure({ url: `${gw}${path(gP)}/api-keys?limit=10`, headers: adminH }, growthSettings);
+      const get = await measure({ url: `${gw}${path(gP)}/api-keys/${ids[0]}`, headers: adminH }, growthSettings);
+      growth.push({ size, others, list, get, seedS });
+      addRow(`list API keys, ${size} in the project (+${others} elsewhere)`, list, undefined, `seeded in ${seedS.toFixed(1)} s`);
+      addRow(`get API key, ${size} in the project (+${others} elsewhere)`, get);
+    }
+    const first = growth[0];
+    const last = growth[growth.length - 1];
+    if (first && last && last !== first) {
+      const factor = last.list.p50 / Math.max(first.list.p50, 0.5);
+      addRow(`list p50 growth ${first.size} -> ${last.size}`, { p50: last.list.p50 }, { text: 'p50 at 100k <= 2 x p50 at 1k', ok: () => last.size >= 100_000 && factor <= 2 }, `${factor.toFixed(2)} x`);
+    }
+    growthNote = `seeding: ${apiRate.toFixed(0)} API keys/s through the API (16 at a time), then direct inserts of the same documents`;
+    if (!growthSizes.includes(100_000)) growthNote += '; 100k step not run (BENCH_GROWTH=1000,10000,100000 adds it)';
+  } finally {
+    const mem = [...memory.entries()].map(([name, m]) => ({ name, idleMb: Math.round(m.idle), loadMb: Math.round(m.load) }));
+    await receiver.close();
+    if (profileMode) {
+      // The profiles are written when the processes exit: give them all the time they need.
+      const profiledProcs = stack.processes.filter((p) => p.name === 'gateway' || p.name === 'events-ingest');
+      await Promise.all(profiledProcs.map(async (p) => {
+        const t0 = Date.now();
+        p.child.kill('SIGTERM');
+        await Promise.race([p.exited, new Promise((r) => setTimeout(r, 90_000))]);
+        log(`${p.name} exited after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      }));
+    }
+    await stack.stop();
+    baseline.child.kill();
+    await nats.stop();
+    if (env.BENCH_KEEP_DATA !== '1') {
+      for (const s of SERVICES) await withDatabase(shared.MONGO_URL, s, (db) => db.dropDatabase(), dbPrefix).catch(() => undefined);
+    }
+    report(mem, startedAt, growthNote);
+    if (profileMode) {
+      for (const f of readdirSync(profDir).filter((n) => n.endsWith('.cpuprofile'))) {
+        console.log(`\nTop frames (self time) of ${f}:`);
+        console.log(topFrames(join(profDir, f), 15));
+      }
+    }
+  }
+}
+
+function fmt(n: number | undefined, digits = 0) {
+  return n === undefined || Number.isNaN(n) ? '' : n.toFixed(digits);
+}
+
+function report(mem: Array<{ name: string; idleMb: number; loadMb: number }>, startedAt: Date, growthNote: string) {
+  const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GB, ${os.platform()} ${os.release()}, node ${process.version}, load average at start ${os.loadavg()[0]!.toFixed(2)}`;
+  const lines = [
+    `| path | req/s | p50 ms | p99 ms | × B | target | met |`,
+    `|---|---:|---:|---:|---:|---|---|`,
+    ...rows.map((r) => `| ${r.name}${r.note ? ` (${r.note})` : ''} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${fmt(r.ratio, 3)} | ${r.target ?? ''} | ${r.met === undefined ? '' : r.met ? 'yes' : 'NO'} |`),
+    '',
+    `| process | RSS idle MB | RSS under load MB | target | met |`,
+    `|---|---:|---:|---|---|`,
+    ...mem.map((m) => `| ${m.name} | ${m.idleMb} | ${m.loadMb} | idle <= 100, load <= 200 | ${m.idleMb <= 100 && m.loadMb <= 200 ? 'yes' : 'NO'} |`),
+  ];
+  const settingsLine = `${settings.runs} run(s) of ${settings.durationS} s (median reported) after ${settings.warmupS} s warm-up, ${settings.connections} connections (autocannon)`;
+  const md = [`Run ${runId}, ${startedAt.toISOString()}; ${machine}`, settingsLine, growthNote, '', ...lines].filter((l) => l !== undefined).join('\n');
+  mkdirSync(outDir, { recursive: true });
+  const json = JSON.stringify({ runId, startedAt, machine, settings, rows, memory: mem, growthNote }, null, 2);
+  writeFileSync(join(outDir, `bench-${runId}.json`), json);
+  writeFileSync(join(outDir, 'latest.json'), json);
+  writeFileSync(join(outDir, 'latest.md'), md + '\n');
+  console.log('\n' + md + '\n');
+  log(`written to .bench/bench-${runId}.json and .bench/latest.md`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
