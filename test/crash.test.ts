@@ -13,6 +13,7 @@ import {
   startReceiver,
   startStack,
   withDatabase,
+  dropDatabases,
   type NatsServer,
   type Receiver,
   type Stack,
@@ -26,6 +27,7 @@ let nats: NatsServer;
 let stack: Stack;
 let receiver: Receiver;
 let adminToken: string;
+const dbPrefix = `crash${Date.now().toString(36)}`;
 
 beforeAll(async () => {
   const shared = ensureInfra();
@@ -36,7 +38,7 @@ beforeAll(async () => {
     infra: { ...shared, NATS_URL: nats.url },
     services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
     logDir: join(repoRoot, '.infra', 'test-logs', `crash-${Date.now().toString(36)}`),
-    env: { ...secrets, MONGO_DB_PREFIX: 'test', LOG_LEVEL: 'warn', REDIS_KEY_PREFIX: `crash:${Date.now()}:`, ALLOW_LOOPBACK_WEBHOOKS: 'true', NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200', WEBHOOK_POLL_INTERVAL_MS: '100', WEBHOOK_PARTITION: `crash-${Date.now().toString(36)}`, OUTBOX_SWEEP_MS: '500' },
+    env: { ...secrets, MONGO_DB_PREFIX: dbPrefix, LOG_LEVEL: 'warn', REDIS_KEY_PREFIX: `crash:${Date.now()}:`, ALLOW_LOOPBACK_WEBHOOKS: 'true', NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200', WEBHOOK_POLL_INTERVAL_MS: '100', WEBHOOK_PARTITION: `crash-${Date.now().toString(36)}`, OUTBOX_SWEEP_MS: '500' },
   });
   receiver = await startReceiver();
 }, 120_000);
@@ -44,6 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close();
   await stack?.stop();
+  if (stack) await dropDatabases(stack.env.MONGO_URL!, dbPrefix).catch(() => undefined);
   if (nats) {
     await nats.stop();
     removeNatsStore(nats);
@@ -93,7 +96,7 @@ test('when events-ingest and then webhook-dispatcher are SIGKILLed while 1,000 e
   await Promise.all([...Array.from({ length: 16 }, worker), chaos()]);
   expect(accepted).toBe(TOTAL);
 
-  const rows = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', (db) => db.collection('runEvents').countDocuments({ tenantId: p.tenantId, projectId: p.projectId }));
+  const rows = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', (db) => db.collection('runEvents').countDocuments({ tenantId: p.tenantId, projectId: p.projectId }), dbPrefix);
   expect(rows).toBe(TOTAL);
 
   const ours = (r: { json?: any }) => r.json?.tenantId === p.tenantId;

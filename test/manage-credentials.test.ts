@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { adminClient, aProject, aTenantToken, client, projectPath, testStack } from '@platform/testkit';
+import { adminClient, aProject, aTenantToken, client, projectPath, testStack, serviceDbName } from '@platform/testkit';
 import { expectProblem } from './helpers/expect-problem';
 
 const stack = testStack();
@@ -7,7 +7,7 @@ const admin = adminClient(stack);
 let db: mongoose.Connection;
 
 beforeAll(async () => {
-  db = await mongoose.createConnection(stack.env.MONGO_URL!, { dbName: 'test_management', retryWrites: false }).asPromise();
+  db = await mongoose.createConnection(stack.env.MONGO_URL!, { dbName: serviceDbName('management'), retryWrites: false }).asPromise();
 });
 afterAll(async () => {
   await db.close();

@@ -35,7 +35,8 @@ export default async function globalSetup(): Promise<void> {
     logDir: join(repoRoot, '.infra', 'test-logs', runId),
     env: {
       ...secrets,
-      MONGO_DB_PREFIX: 'test',
+      // A database set of its own per run: collections stay small and runs never see each other's outbox.
+      MONGO_DB_PREFIX: `t${runId}`,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
       REDIS_KEY_PREFIX: `test:${runId}:`,
       ALLOW_LOOPBACK_WEBHOOKS: 'true',

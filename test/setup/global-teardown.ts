@@ -1,9 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { removeNatsStore, repoRoot } from '@platform/testkit';
+import { dropDatabases, removeNatsStore, repoRoot } from '@platform/testkit';
 
 export default async function globalTeardown(): Promise<void> {
-  await globalThis.__STACK__?.stop();
+  const stack = globalThis.__STACK__;
+  await stack?.stop();
+  // The run's databases go with it (TEST_KEEP_DB=1 keeps them for a look afterwards).
+  if (stack && !process.env.TEST_KEEP_DB) await dropDatabases(stack.env.MONGO_URL!, stack.env.MONGO_DB_PREFIX!).catch((err) => console.warn(`dropping test databases failed: ${err}`));
   await globalThis.__CHATAPP_FAKE__?.close();
   if (globalThis.__NATS__) {
     await globalThis.__NATS__.stop();
