@@ -47,6 +47,10 @@ async function readJson(req: Request, limit: number): Promise<unknown> {
   } catch (err) {
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') throw tooLarge(limit);
+    // The client went away or sent fewer bytes than it announced: its fault, not ours (and nobody may be listening).
+    if (type === 'request.aborted' || type === 'stream.not.readable' || type === 'request.size.invalid') {
+      throw new AppError('bad_request', 'The request body was not received completely');
+    }
     throw err;
   }
   try {
