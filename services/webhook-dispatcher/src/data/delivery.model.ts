@@ -18,6 +18,8 @@ const schema = new mongoose.Schema(
     eventType: { type: String, required: true },
     /** The exact JSON body every attempt sends (and signs). */
     body: { type: String, required: true },
+    /** W3C trace context of the event that caused it: every attempt is a span of that trace. */
+    traceparent: { type: String, default: undefined },
     status: { type: String, required: true },
     attemptCount: { type: Number, required: true },
     nextAttemptAt: { type: Date, default: null },
@@ -57,6 +59,7 @@ export interface DeliveryDoc {
   eventId: string;
   eventType: string;
   body: string;
+  traceparent?: string;
   status: DeliveryStatus;
   attemptCount: number;
   nextAttemptAt: Date | null;

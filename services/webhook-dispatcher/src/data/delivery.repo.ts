@@ -1,3 +1,4 @@
+import { currentTraceparent } from '@platform/telemetry';
 import type { ProjectScope, WebhookDelivery } from '@platform/contracts';
 import { isDuplicateKey, iso, scoped, type Connection } from '@platform/mongo';
 import { deliveryModel, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './delivery.model';
@@ -32,7 +33,7 @@ export type DeliveryRepo = ReturnType<typeof deliveryRepo>;
 
 export function deliveryRepo(db: Connection, partition: string) {
   const Model = deliveryModel(db);
-  const scheduleBatch = async (deliveries: NewDelivery[], now: Date): Promise<void> => {
+  const scheduleBatch = async (deliveries: NewDelivery[], now: Date, traceparent: string | undefined): Promise<void> => {
     try {
       await Model.bulkWrite(
         deliveries.map((d) => ({
@@ -41,6 +42,7 @@ export function deliveryRepo(db: Connection, partition: string) {
             update: {
               $setOnInsert: {
                 ...d,
+                ...(traceparent ? { traceparent } : {}),
                 partition,
                 status: 'pending',
                 attemptCount: 0,
@@ -70,7 +72,9 @@ export function deliveryRepo(db: Connection, partition: string) {
     /** Records deliveries as pending and due now; ones already recorded (a redelivered event) are left as they are. */
     async schedule(deliveries: NewDelivery[], now = new Date()): Promise<void> {
       // Small batches: FerretDB holds a database connection per statement of a batched write until the batch ends.
-      for (let i = 0; i < deliveries.length; i += 8) await scheduleBatch(deliveries.slice(i, i + 8), now);
+      // The event's trace (the consumer's span is active here) follows the deliveries to their attempts.
+      const traceparent = currentTraceparent();
+      for (let i = 0; i < deliveries.length; i += 8) await scheduleBatch(deliveries.slice(i, i + 8), now, traceparent);
     },
 
     /** Claims the most overdue pending delivery for `leaseMs`; null when nothing is due. */
