@@ -162,6 +162,8 @@ export class ServiceBus {
         let out: WireReply;
         try {
           const wire = decode<WireRequest>(msg.data);
+          // Debug only; bodies and secret-looking values are redacted by the logger.
+          log.debug({ subject, input: wire }, 'request received');
           out = await fn(wire, hdrs, msg);
         } catch (err) {
           out = errorToWire(err, hdrs['x-instance'], ctx.requestId);
