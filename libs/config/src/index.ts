@@ -53,13 +53,13 @@ export const envBool = (def: boolean) =>
     .transform((v) => (v === undefined || v === '' ? def : typeof v === 'boolean' ? v : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase())));
 
 /** Lists the fields of a config schema with their descriptions and defaults (for the README table). */
-export function describeConfig(schema: z.ZodObject): Array<{ name: string; description: string; default: string }> {
-  const out: Array<{ name: string; description: string; default: string }> = [];
+export function describeConfig(schema: z.ZodObject): Array<{ name: string; description: string; default: string; required: boolean }> {
+  const out: Array<{ name: string; description: string; default: string; required: boolean }> = [];
   for (const [name, field] of Object.entries(schema.shape) as Array<[string, z.ZodType]>) {
     let def = '';
-    const parsed = (field as z.ZodType).safeParse(undefined);
-    if (parsed.success && parsed.data !== undefined) def = String(parsed.data);
-    out.push({ name, description: field.description ?? '', default: def });
+    const parsed = field.safeParse(undefined);
+    if (parsed.success && parsed.data !== undefined) def = Array.isArray(parsed.data) ? parsed.data.join(',') : String(parsed.data);
+    out.push({ name, description: field.description ?? '', default: def, required: !parsed.success });
   }
   return out;
 }
