@@ -123,9 +123,9 @@ describe('traces', () => {
     expect(serviceSpan.traceId).toBe(traceId);
     expect(serviceSpan.parentSpanId).toBe(sendSpan.spanId);
     // On through JetStream (the outbox entry carried the context) to the dispatcher and the webhook attempt.
-    const consumed = await otlp.waitFor((s) => s.service === 'webhook-dispatcher' && s.traceId === traceId && s.name.startsWith('process '));
+    const consumed = await otlp.waitFor((s) => s.service === 'webhook-dispatcher' && s.traceId === traceId && s.name.startsWith('process '), 60_000);
     expect(consumed.name).toBe('process webhook-dispatcher-event-created');
-    const attempt = await otlp.waitFor((s) => s.service === 'webhook-dispatcher' && s.traceId === traceId && s.name === 'webhook delivery');
+    const attempt = await otlp.waitFor((s) => s.service === 'webhook-dispatcher' && s.traceId === traceId && s.name === 'webhook delivery', 60_000);
     expect(attempt.attributes['webhook.outcome']).toBe('delivered');
 
     const lines = () =>
@@ -135,7 +135,7 @@ describe('traces', () => {
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     const line = await eventually(() => lines().find((l) => l.requestId === requestId), 'a log line of the request in events-ingest');
     expect(line).toMatchObject({ requestId, traceId, service: 'events-ingest' });
-  });
+  }, 120_000);
 });
 
 describe('metrics', () => {
@@ -147,7 +147,7 @@ describe('metrics', () => {
     expect((await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'r', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
     expect((await client(stack.gatewayUrl, key).post('/run/v1/events', { id: 'metrics-1', type: 'metrics.tested' })).status).toBe(201);
     expect((await client(stack.gatewayUrl, key).post('/run/v1/events', { id: 'metrics-1', type: 'metrics.tested' })).status).toBe(200);
-    await receiver.waitFor((r) => r.json?.tenantId === p.tenantId, 1, 20_000);
+    await receiver.waitFor((r) => r.json?.tenantId === p.tenantId, 1, 60_000);
 
     const gateway = await scrape(proc('gateway').healthUrl);
     expect(sample(gateway, 'http_requests_total', { operation: 'ping', status: '200' })).toBeGreaterThanOrEqual(1);
@@ -167,7 +167,7 @@ describe('metrics', () => {
     await eventually(async () => (sample(await scrape(dispatcher), 'webhook_attempts_total', { outcome: 'delivered' }) ?? 0) >= 1, 'a delivered attempt counted');
     const d = await scrape(dispatcher);
     expect(sample(d, 'jetstream_consumer_pending', { stream: 'PLATFORM_EVENTS', consumer: 'webhook-dispatcher-event-created' })).toBeGreaterThanOrEqual(0);
-  });
+  }, 120_000);
 });
 
 describe('log redaction', () => {
@@ -221,7 +221,7 @@ describe('log redaction', () => {
       .filter(([, value]) => logs.includes(value))
       .map(([kind]) => kind);
     expect(found).toEqual([]);
-  });
+  }, 120_000);
 });
 
 describe('readiness and liveness', () => {

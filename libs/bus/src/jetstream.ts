@@ -85,6 +85,13 @@ export function publisher(js: JetStreamClient): Publisher {
   };
 }
 
+const JS_API_TIMEOUT_MS = 15_000;
+
+function isTimeout(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === 'TIMEOUT' || /timeout/i.test(String(e?.message ?? ''));
+}
+
 export interface ConsumeOptions<T> {
   stream: string;
   durable: string;
@@ -109,8 +116,9 @@ export interface RunningConsumer {
  * nak'ed with a delay and redelivered. Replicas that use the same durable share the messages.
  */
 export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: ConsumeOptions<T>): Promise<RunningConsumer> {
-  const jsm = await nc.jetstreamManager();
-  const js = nc.jetstream();
+  // JetStream API calls get more time than the default 5 s: replicas starting together on a loaded server queue up.
+  const jsm = await nc.jetstreamManager({ timeout: JS_API_TIMEOUT_MS });
+  const js = nc.jetstream({ timeout: JS_API_TIMEOUT_MS });
   const config = {
     durable_name: opts.durable,
     ack_policy: AckPolicy.Explicit,
@@ -120,19 +128,32 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     max_ack_pending: Math.max(1000, (opts.concurrency ?? 16) * 4),
     ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
   };
-  try {
-    await jsm.consumers.info(opts.stream, opts.durable);
+  const ensure = async () => {
+    try {
+      await jsm.consumers.info(opts.stream, opts.durable);
+    } catch (err) {
+      if (isTimeout(err)) throw err;
+      try {
+        await jsm.consumers.add(opts.stream, config);
+        return;
+      } catch (addErr) {
+        if (!/already in use|exists/i.test(String((addErr as Error).message))) throw addErr;
+      }
+    }
     await jsm.consumers.update(opts.stream, opts.durable, {
       ack_wait: config.ack_wait,
       max_deliver: config.max_deliver,
       max_ack_pending: config.max_ack_pending,
       ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
     });
-  } catch {
+  };
+  for (let attempt = 1; ; attempt++) {
     try {
-      await jsm.consumers.add(opts.stream, config);
+      await ensure();
+      break;
     } catch (err) {
-      if (!/already in use|exists/i.test(String((err as Error).message))) throw err;
+      if (!isTimeout(err) || attempt >= 3) throw err;
+      log.warn({ durable: opts.durable, attempt }, 'JetStream did not answer in time while setting up a consumer; trying again');
     }
   }
   const consumer = await js.consumers.get(opts.stream, opts.durable);

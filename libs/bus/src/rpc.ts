@@ -152,7 +152,8 @@ export class ServiceBus {
     const hdrs = headerMap(msg.headers);
     let outcome = 'ok';
     // The caller's trace context (W3C traceparent header) is the parent of this service's span.
-    await inSpan(subject, { kind: SpanKind.SERVER, parent: contextFromHeaders(hdrs), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } }, async (span) => {
+    const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'request.id': hdrs['x-request-id'] ?? 'internal' };
+    await inSpan(subject, { kind: SpanKind.SERVER, parent: contextFromHeaders(hdrs), attributes }, async (span) => {
       const ctx: RequestContext = { requestId: hdrs['x-request-id'] ?? 'internal' };
       if (hdrs['x-tenant-id']) ctx.tenantId = hdrs['x-tenant-id'];
       if (hdrs['x-project-id']) ctx.projectId = hdrs['x-project-id'];

@@ -66,10 +66,10 @@ export async function bootService<S extends z.ZodObject>(def: ServiceDefinition<
   startProcessMetrics();
   const log = getLogger(`${def.name}.runtime`);
   const nc = await connectNats({ url: config.NATS_URL, name: `${def.name}:${instanceId}` });
-  const jsm = await nc.jetstreamManager();
+  const jsm = await nc.jetstreamManager({ timeout: 15_000 });
   await ensureStream(jsm, platformEventsStream, config.JS_REPLICAS);
   const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS);
-  const pub = publisher(nc.jetstream());
+  const pub = publisher(nc.jetstream({ timeout: 15_000 }));
   let db: Connection | undefined;
   let redis: Redis | undefined;
   if (def.uses.mongo) {
