@@ -79,7 +79,8 @@ beforeAll(async () => {
     serviceEnv: { 'run-auth': privateRedis, gateway: privateRedis },
     env: {
       ...secrets,
-      MONGO_DB_PREFIX: 'test',
+      // Databases of its own: another stack's outbox sweep on a shared database would relay this stack's events.
+      MONGO_DB_PREFIX: 'obs',
       LOG_LEVEL: 'debug',
       REDIS_KEY_PREFIX: `${run}:`,
       ANALYTICS_PORT: String(analyticsPort),

@@ -43,7 +43,8 @@ beforeAll(async () => {
     logDir: join(repoRoot, '.infra', 'test-logs', run),
     env: {
       ...secrets,
-      MONGO_DB_PREFIX: 'test',
+      // Databases of its own: another stack's outbox sweep on a shared database would relay this stack's events.
+      MONGO_DB_PREFIX: 'replicas',
       LOG_LEVEL: 'warn',
       REDIS_KEY_PREFIX: `${run}:`,
       ANALYTICS_PORT: '0',
@@ -84,7 +85,8 @@ async function postAll(key: string, ids: string[], workers = 8, onAccepted?: (n:
         if (res && (res.status === 201 || res.status === 200)) break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      onAccepted?.(++accepted);
+      accepted++;
+      onAccepted?.(accepted);
     }
   };
   await Promise.all(Array.from({ length: workers }, worker));
