@@ -14,9 +14,9 @@ export function observe(listener: string) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     const parent = contextFromHeaders(req.headers, context.active());
-    const span = tracer().startSpan(`${req.method} ${listener}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': req.path } }, parent);
-    const active = trace.setSpan(parent, span);
     const requestId = res.locals.requestId as string;
+    const span = tracer().startSpan(`${req.method} ${listener}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': req.path, 'request.id': requestId } }, parent);
+    const active = trace.setSpan(parent, span);
     let done = false;
     const finish = () => {
       if (done) return;

@@ -35,6 +35,25 @@ const schema = new mongoose.Schema(
 schema.index({ partition: 1, status: 1, nextAttemptAt: 1 });
 schema.index({ tenantId: 1, projectId: 1, destinationId: 1, createdAt: -1 });
 
+/**
+ * One claim of one delivery at one due time (`<deliveryId>@<due ms>`). Inserting it is the compare-and-set that lets
+ * exactly one worker send an attempt: some Mongo-wire servers (FerretDB) can let two concurrent findOneAndUpdate
+ * claims of one document both succeed, but never two inserts of one `_id`. Removed when the attempt is recorded.
+ */
+const claimSchema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    deliveryId: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'deliveryClaims', versionKey: false },
+);
+claimSchema.index({ deliveryId: 1 });
+
+export function deliveryClaimModel(db: Connection): Model<any> {
+  return db.models.DeliveryClaim ?? db.model('DeliveryClaim', claimSchema);
+}
+
 export function deliveryModel(db: Connection): Model<any> {
   return db.models.Delivery ?? db.model('Delivery', schema);
 }

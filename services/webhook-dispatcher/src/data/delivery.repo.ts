@@ -1,7 +1,7 @@
 import { currentTraceparent } from '@platform/telemetry';
 import type { ProjectScope, WebhookDelivery } from '@platform/contracts';
 import { isDuplicateKey, iso, scoped, type Connection } from '@platform/mongo';
-import { deliveryModel, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './delivery.model';
+import { deliveryClaimModel, deliveryModel, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './delivery.model';
 
 export type NewDelivery = Pick<DeliveryDoc, '_id' | 'tenantId' | 'projectId' | 'destinationId' | 'eventId' | 'eventType' | 'body'>;
 
@@ -66,6 +66,9 @@ export function deliveryRepo(db: Connection, partition: string) {
     }
   };
 
+  const Claims = deliveryClaimModel(db);
+  const forgetClaims = (id: string) => Claims.deleteMany({ deliveryId: id }).catch(() => undefined);
+
   return {
     model: Model,
 
@@ -77,13 +80,31 @@ export function deliveryRepo(db: Connection, partition: string) {
       for (let i = 0; i < deliveries.length; i += 8) await scheduleBatch(deliveries.slice(i, i + 8), now, traceparent);
     },
 
-    /** Claims the most overdue pending delivery for `leaseMs`; null when nothing is due. */
+    /**
+     * Claims the most overdue pending delivery for `leaseMs`; null when nothing is due. Two replicas can both see
+     * their findOneAndUpdate succeed on a server that loses concurrent updates (FerretDB); the insert of the claim
+     * record `<id>@<due time they both read>` lets only one of them go on.
+     */
     async claimDue(token: string, leaseMs: number, now = new Date()): Promise<DeliveryDoc | null> {
-      return Model.findOneAndUpdate(
-        { partition, status: 'pending', nextAttemptAt: { $lte: now } },
-        { $set: { nextAttemptAt: new Date(now.getTime() + leaseMs), claimToken: token } },
-        { sort: { nextAttemptAt: 1 }, new: true },
-      ).lean<DeliveryDoc>();
+      for (let tries = 0; tries < 5; tries++) {
+        const lease = new Date(now.getTime() + leaseMs);
+        const before = await Model.findOneAndUpdate(
+          { partition, status: 'pending', nextAttemptAt: { $lte: now } },
+          { $set: { nextAttemptAt: lease, claimToken: token } },
+          { sort: { nextAttemptAt: 1 }, new: false },
+        ).lean<DeliveryDoc>();
+        if (!before) return null;
+        try {
+          await Claims.create({ _id: `${before._id}@${before.nextAttemptAt?.getTime() ?? 0}`, deliveryId: before._id, createdAt: now });
+        } catch (err) {
+          if (isDuplicateKey(err)) continue;
+          throw err;
+        }
+        // The loser's update may have landed after ours: the document carries the winner's token.
+        await Model.updateOne({ _id: before._id }, { $set: { nextAttemptAt: lease, claimToken: token } });
+        return { ...before, nextAttemptAt: lease, claimToken: token };
+      }
+      return null;
     },
 
     /** Stores one attempt and what follows from it, if the claim is still ours. */
@@ -108,12 +129,14 @@ export function deliveryRepo(db: Connection, partition: string) {
           $inc: { attemptCount: 1 },
         },
       );
+      await forgetClaims(id);
       return res.matchedCount === 1;
     },
 
     /** Gives a claim back without an attempt (for example management was not reachable), due again at `at`. */
     async release(id: string, token: string, at: Date): Promise<void> {
       await Model.updateOne({ _id: id, claimToken: token }, { $set: { nextAttemptAt: at, claimToken: null } });
+      await forgetClaims(id);
     },
 
     /** Ends a delivery without an attempt (its destination was disabled or deleted). */
@@ -122,6 +145,7 @@ export function deliveryRepo(db: Connection, partition: string) {
         { _id: id, claimToken: token },
         { $set: { status: 'cancelled', nextAttemptAt: null, claimToken: null, lastError: reason, updatedAt: new Date() } },
       );
+      await forgetClaims(id);
     },
 
     /** A delivery that is finished with its one attempt (test deliveries). */

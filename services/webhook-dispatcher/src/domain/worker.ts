@@ -4,6 +4,7 @@ import { SpanKind, contextFromHeaders, counter, inSpan } from '@platform/telemet
 import { confirmDisable, runDelivery, type DeliveryDeps } from './deliveries';
 
 const log = getLogger('webhook-dispatcher.worker');
+const CLAIM_TIMEOUT_MS = 15_000;
 
 /** `webhook_attempts_total{outcome}`: delivered, retryable, permanent (one per attempt), cancelled, deferred. */
 const attempts = () => counter('webhook_attempts_total', 'Webhook delivery attempts, by outcome', ['outcome']);
@@ -41,7 +42,11 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
         pollAgain = false;
         while (!stopping && active < opts.concurrency) {
           const token = `${opts.instance}:${randomId(12)}`;
-          const doc = await deps.deliveries.claimDue(token, opts.leaseMs);
+          // A database call that never answers must not stop this worker for good: give up on it after a while.
+          const doc = await Promise.race([
+            deps.deliveries.claimDue(token, opts.leaseMs),
+            new Promise<never>((_, reject) => setTimeout(() => reject(new Error('claiming a due delivery took too long')), CLAIM_TIMEOUT_MS).unref()),
+          ]);
           if (!doc) break;
           active++;
           const parent = doc.traceparent ? contextFromHeaders({ traceparent: doc.traceparent }) : undefined;
