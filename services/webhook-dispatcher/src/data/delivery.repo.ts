@@ -67,6 +67,8 @@ export function deliveryRepo(db: Connection, partition: string) {
   };
 
   const Claims = deliveryClaimModel(db);
+  /** Due deliveries read but not yet tried (claimDue is called by one worker loop at a time). */
+  let candidates: DeliveryDoc[] = [];
   const forgetClaims = (id: string) => Claims.deleteMany({ deliveryId: id }).catch(() => undefined);
 
   return {
@@ -81,28 +83,34 @@ export function deliveryRepo(db: Connection, partition: string) {
     },
 
     /**
-     * Claims the most overdue pending delivery for `leaseMs`; null when nothing is due. Two replicas can both see
-     * their findOneAndUpdate succeed on a server that loses concurrent updates (FerretDB); the insert of the claim
-     * record `<id>@<due time they both read>` lets only one of them go on.
+     * Claims the most overdue pending delivery for `leaseMs`; null when nothing is due. A claim is the insert of a
+     * claim record `<id>@<due time>` (exactly one replica's insert of an id succeeds, on every Mongo-wire server,
+     * where two concurrent findOneAndUpdate claims of one document can both succeed on FerretDB), then the lease is
+     * written only if the delivery is still pending at that due time. Due deliveries are read a batch at a time.
      */
     async claimDue(token: string, leaseMs: number, now = new Date()): Promise<DeliveryDoc | null> {
-      for (let tries = 0; tries < 5; tries++) {
-        const lease = new Date(now.getTime() + leaseMs);
-        const before = await Model.findOneAndUpdate(
-          { partition, status: 'pending', nextAttemptAt: { $lte: now } },
-          { $set: { nextAttemptAt: lease, claimToken: token } },
-          { sort: { nextAttemptAt: 1 }, new: false },
-        ).lean<DeliveryDoc>();
-        if (!before) return null;
-        try {
-          await Claims.create({ _id: `${before._id}@${before.nextAttemptAt?.getTime() ?? 0}`, deliveryId: before._id, createdAt: now });
-        } catch (err) {
-          if (isDuplicateKey(err)) continue;
-          throw err;
+      for (let round = 0; round < 2; round++) {
+        if (!candidates.length) {
+          candidates = await Model.find({ partition, status: 'pending', nextAttemptAt: { $lte: now } }, { attempts: 0 })
+            .sort({ nextAttemptAt: 1 })
+            .limit(32)
+            .lean<DeliveryDoc[]>();
+          if (!candidates.length) return null;
         }
-        // The loser's update may have landed after ours: the document carries the winner's token.
-        await Model.updateOne({ _id: before._id }, { $set: { nextAttemptAt: lease, claimToken: token } });
-        return { ...before, nextAttemptAt: lease, claimToken: token };
+        while (candidates.length) {
+          const c = candidates.shift()!;
+          const due = c.nextAttemptAt ?? new Date(0);
+          try {
+            await Claims.create({ _id: `${c._id}@${due.getTime()}`, deliveryId: c._id, createdAt: now });
+          } catch (err) {
+            if (isDuplicateKey(err)) continue;
+            throw err;
+          }
+          const lease = new Date(now.getTime() + leaseMs);
+          const res = await Model.updateOne({ _id: c._id, status: 'pending', nextAttemptAt: due }, { $set: { nextAttemptAt: lease, claimToken: token } });
+          if (res.matchedCount !== 1) continue;
+          return { ...c, attempts: [], nextAttemptAt: lease, claimToken: token };
+        }
       }
       return null;
     },
