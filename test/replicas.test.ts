@@ -60,7 +60,7 @@ beforeAll(async () => {
     },
   });
   admin = adminClient({ gatewayUrl: stack.gatewayUrl, adminToken: secrets.ADMIN_TOKEN! });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await stack?.stop();
@@ -116,8 +116,8 @@ test('when events are posted, then each is delivered exactly once to each destin
     const TOTAL = 100;
     const ids = Array.from({ length: TOTAL }, (_, i) => `once-${i}`);
     expect(await postAll(key, ids)).toBe(TOTAL);
-    await a.waitFor((x) => x.json?.tenantId === p.tenantId, TOTAL, 60_000);
-    await b.waitFor((x) => x.json?.tenantId === p.tenantId, TOTAL, 60_000);
+    await a.waitFor((x) => x.json?.tenantId === p.tenantId, TOTAL, 120_000);
+    await b.waitFor((x) => x.json?.tenantId === p.tenantId, TOTAL, 120_000);
     // Every successful attempt of either replica is counted: 200 and no more means no delivery was sent twice.
     const attempts = async () => {
       const now = await Promise.all(replicas('webhook-dispatcher').map((d) => deliveredAttempts(d.healthUrl)));
@@ -134,7 +134,7 @@ test('when events are posted, then each is delivered exactly once to each destin
     await a.close();
     await b.close();
   }
-}, 120_000);
+}, 300_000);
 
 test('when one of two management replicas and one of two gateways get SIGTERM, then a steady client behind a readiness-checking balancer sees no failed request', async () => {
   const p = aProject();
@@ -188,7 +188,7 @@ test('when one of two management replicas and one of two gateways get SIGTERM, t
   stack.processes.splice(stack.processes.indexOf(secondGateway!), 1);
   await stack.startProcess('management');
   await stack.startProcess('gateway');
-}, 120_000);
+}, 300_000);
 
 test('when one management replica and one dispatcher replica are SIGKILLed mid-load, then every accepted write is kept and every event is delivered', async () => {
   const p = aProject();
