@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeConfig } from '@platform/config';
+import { describeConfig } from '../libs/config/src';
 import { fullConfigSchema, type ServiceDefinition } from '../libs/runtime/src';
 import { gatewayConfig } from '../services/gateway/src/config';
 import { analytics } from '../services/analytics/src/service';
@@ -39,7 +39,7 @@ export function configTable(): string {
   for (const [service, fields] of schemas) {
     for (const f of fields) {
       const key = `${f.name}\u0000${f.description}\u0000${f.default}`;
-      const row = rows.get(key) ?? { name: f.name, users: [], def: f.default, required: f.required, description: f.description };
+      const row = rows.get(key) ?? { name: f.name, users: [] as string[], def: f.default, required: f.required, description: f.description };
       row.users.push(service);
       rows.set(key, row);
     }
