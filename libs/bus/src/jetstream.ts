@@ -14,6 +14,7 @@ import {
 import type { z } from 'zod';
 import { type EventDef, type EventEnvelope, PLATFORM_EVENTS_STREAM, EVENT_SUBJECT_PREFIX, type PendingEvent } from '@platform/contracts';
 import { getLogger, runWithContext } from '@platform/logger';
+import { SpanKind, contextFromHeaders, inSpan, trackConsumerPending, traceHeaders } from '@platform/telemetry';
 import { decode, encode } from './codec';
 
 const log = getLogger('bus.jetstream');
@@ -85,7 +86,10 @@ export async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, repl
 }
 
 export interface Publisher {
-  /** Publishes with `msgID` so JetStream drops a second publish of the same id. */
+  /**
+   * Publishes with `msgID` so JetStream drops a second publish of the same id. Without `headers` the active trace
+   * context is attached; an outbox entry carries the one of the request that wrote it.
+   */
   publish(subject: string, data: unknown, msgId: string, headers?: Record<string, string>): Promise<{ duplicate: boolean }>;
   publishPending(events: PendingEvent[]): Promise<void>;
 }
@@ -94,14 +98,23 @@ export function publisher(js: JetStreamClient): Publisher {
   return {
     async publish(subject, data, msgId, hdrs) {
       const h = natsHeaders();
+      // The trace context travels with the event: without headers of the caller's, the active span's.
+      for (const [k, v] of Object.entries(hdrs ? {} : traceHeaders())) h.set(k, v);
       for (const [k, v] of Object.entries(hdrs ?? {})) h.set(k, v);
       const ack = await js.publish(subject, encode(data), { msgID: msgId, headers: h });
       return { duplicate: ack.duplicate };
     },
     async publishPending(events) {
-      await Promise.all(events.map((e) => this.publish(e.subject, e.envelope, e.id)));
+      await Promise.all(events.map((e) => this.publish(e.subject, e.envelope, e.id, e.traceparent ? { traceparent: e.traceparent } : {})));
     },
   };
+}
+
+const JS_API_TIMEOUT_MS = 15_000;
+
+function isTimeout(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === 'TIMEOUT' || /timeout/i.test(String(e?.message ?? ''));
 }
 
 export interface ConsumeOptions<T> {
@@ -128,8 +141,9 @@ export interface RunningConsumer {
  * nak'ed with a delay and redelivered. Replicas that use the same durable share the messages.
  */
 export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: ConsumeOptions<T>): Promise<RunningConsumer> {
-  const jsm = await retryTransient(() => nc.jetstreamManager());
-  const js = nc.jetstream();
+  // JetStream API calls get more time than the default 5 s: replicas starting together on a loaded server queue up.
+  const jsm = await nc.jetstreamManager({ timeout: JS_API_TIMEOUT_MS });
+  const js = nc.jetstream({ timeout: JS_API_TIMEOUT_MS });
   const config = {
     durable_name: opts.durable,
     ack_policy: AckPolicy.Explicit,
@@ -139,34 +153,34 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     max_ack_pending: Math.max(1000, (opts.concurrency ?? 16) * 4),
     ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
   };
-  await retryTransient(async () => {
-    let exists = false;
+  const ensure = async () => {
     try {
       await jsm.consumers.info(opts.stream, opts.durable);
-      exists = true;
     } catch (err) {
-      if (transient(err)) throw err;
-    }
-    if (exists) {
+      if (isTimeout(err)) throw err;
       try {
-        await jsm.consumers.update(opts.stream, opts.durable, {
-          ack_wait: config.ack_wait,
-          max_deliver: config.max_deliver,
-          max_ack_pending: config.max_ack_pending,
-          ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
-        });
-      } catch (err) {
-        // a change the server refuses (an older server cannot change some fields): keep the existing consumer
-        if (transient(err)) throw err;
+        await jsm.consumers.add(opts.stream, config);
+        return;
+      } catch (addErr) {
+        if (!/already in use|exists/i.test(String((addErr as Error).message))) throw addErr;
       }
-      return;
     }
+    await jsm.consumers.update(opts.stream, opts.durable, {
+      ack_wait: config.ack_wait,
+      max_deliver: config.max_deliver,
+      max_ack_pending: config.max_ack_pending,
+      ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
+    });
+  };
+  for (let attempt = 1; ; attempt++) {
     try {
-      await jsm.consumers.add(opts.stream, config);
+      await ensure();
+      break;
     } catch (err) {
-      if (!/already in use|exists/i.test(String((err as Error).message))) throw err;
+      if (!isTimeout(err) || attempt >= 3) throw err;
+      log.warn({ durable: opts.durable, attempt }, 'JetStream did not answer in time while setting up a consumer; trying again');
     }
-  });
+  }
   const consumer = await retryTransient(() => js.consumers.get(opts.stream, opts.durable));
   const concurrency = opts.concurrency ?? 16;
   let stopping = false;
@@ -175,22 +189,33 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
   let slot: (() => void) | undefined;
   let messages: ConsumerMessages | undefined;
 
+  /** Messages being worked, so a stop that runs out of time can hand them back (nak) instead of leaving them. */
+  const working = new Set<JsMsg>();
+  const handedBack = new WeakSet<JsMsg>();
+
   const work = async (m: JsMsg) => {
     inFlight++;
+    working.add(m);
+    const hdrs: Record<string, string> = {};
+    for (const k of m.headers?.keys() ?? []) hdrs[k.toLowerCase()] = m.headers!.get(k);
     try {
-      const raw = decode<unknown>(m.data);
-      const data = opts.parse ? opts.parse.parse(raw) : (raw as T);
-      const requestId = (raw as Partial<EventEnvelope>)?.id ?? m.headers?.get('x-request-id') ?? 'jetstream';
-      await runWithContext({ requestId }, () => opts.handler(data, m));
-      m.ack();
+      await inSpan(`process ${opts.durable}`, { kind: SpanKind.CONSUMER, parent: contextFromHeaders(hdrs), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': m.subject, 'messaging.consumer.group.name': opts.durable } }, async () => {
+        const raw = decode<unknown>(m.data);
+        const data = opts.parse ? opts.parse.parse(raw) : (raw as T);
+        const requestId = (raw as Partial<EventEnvelope>)?.id ?? hdrs['x-request-id'] ?? 'jetstream';
+        await runWithContext({ requestId }, () => opts.handler(data, m));
+      });
+      // Acknowledged only when done, and never after the message was handed back at shutdown.
+      if (!handedBack.has(m)) m.ack();
     } catch (err) {
       log.warn({ err, durable: opts.durable, subject: m.subject, deliveries: m.info.redeliveryCount }, 'message handling failed; will be redelivered');
       try {
-        m.nak(opts.nakDelayMs ?? 1000);
+        if (!handedBack.has(m)) m.nak(opts.nakDelayMs ?? 1000);
       } catch {
         /* connection gone: redelivered after ack_wait */
       }
     } finally {
+      working.delete(m);
       inFlight--;
       slot?.();
       if (inFlight === 0) idle?.();
@@ -217,10 +242,12 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     }
   };
   void loop();
+  const untrack = trackConsumerPending(opts.stream, opts.durable, async () => (await consumer.info()).num_pending);
 
   return {
     async stop(graceMs = 20_000) {
       stopping = true;
+      untrack();
       try {
         messages?.stop();
       } catch {
@@ -228,6 +255,16 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
       }
       if (inFlight > 0) {
         await Promise.race([new Promise<void>((r) => (idle = r)), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);
+      }
+      // Out of time: whatever is still being worked goes back to the stream now (another replica takes it) rather
+      // than after ack_wait; its handler's late result is never acknowledged.
+      for (const m of working) {
+        handedBack.add(m);
+        try {
+          m.nak();
+        } catch {
+          /* connection gone: redelivered after ack_wait */
+        }
       }
     },
   };

@@ -10,6 +10,7 @@ import {
 } from '@platform/contracts';
 import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProblem } from '@platform/problems';
 import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
+import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsRequestDuration, traceHeaders } from '@platform/telemetry';
 import { decode, encode } from './codec';
 
 const log = getLogger('bus.rpc');
@@ -128,7 +129,7 @@ export class ServiceBus {
       const requestId = hdrs['x-request-id'] ?? 'internal';
       const principal = Principal.parse(wire.principal ?? { kind: 'anonymous' });
       const input = parseOperationInput(op, wire);
-      const result = await handler(input, { principal, meta: wire.meta ?? {}, requestId, traceparent: hdrs['traceparent'] });
+      const result = await handler(input, { principal, meta: wire.meta ?? {}, requestId, traceparent: currentTraceparent() ?? hdrs['traceparent'] });
       if (result instanceof Reply) return { ok: true, status: result.status, body: result.body, headers: result.headers };
       return { ok: true, status: op.reply.status, body: result };
     });
@@ -140,34 +141,49 @@ export class ServiceBus {
     this.subs.push(sub);
     void (async () => {
       for await (const msg of sub) {
-        void this.dispatch(msg, fn);
+        void this.dispatch(subject, msg, fn);
       }
     })();
   }
 
-  private async dispatch(msg: Msg, fn: (wire: WireRequest, headers: Record<string, string>, msg: Msg) => Promise<WireReply>) {
+  private async dispatch(subject: string, msg: Msg, fn: (wire: WireRequest, headers: Record<string, string>, msg: Msg) => Promise<WireReply>) {
     this.inFlight++;
+    const started = process.hrtime.bigint();
     const hdrs = headerMap(msg.headers);
-    const ctx: RequestContext = { requestId: hdrs['x-request-id'] ?? 'internal' };
-    if (hdrs['x-tenant-id']) ctx.tenantId = hdrs['x-tenant-id'];
-    if (hdrs['x-project-id']) ctx.projectId = hdrs['x-project-id'];
-    if (hdrs['traceparent']) ctx.traceId = hdrs['traceparent'].split('-')[1];
-    await runWithContext(ctx, async () => {
-      let out: WireReply;
-      try {
-        const wire = decode<WireRequest>(msg.data);
-        out = await fn(wire, hdrs, msg);
-      } catch (err) {
-        out = errorToWire(err, hdrs['x-instance'], ctx.requestId);
-      }
-      if (msg.reply) {
+    let outcome = 'ok';
+    // The caller's trace context (W3C traceparent header) is the parent of this service's span.
+    const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'request.id': hdrs['x-request-id'] ?? 'internal' };
+    await inSpan(subject, { kind: SpanKind.SERVER, parent: contextFromHeaders(hdrs), attributes }, async (span) => {
+      const ctx: RequestContext = { requestId: hdrs['x-request-id'] ?? 'internal' };
+      if (hdrs['x-tenant-id']) ctx.tenantId = hdrs['x-tenant-id'];
+      if (hdrs['x-project-id']) ctx.projectId = hdrs['x-project-id'];
+      const traceId = currentTraceId() ?? hdrs['traceparent']?.split('-')[1];
+      if (traceId) ctx.traceId = traceId;
+      await runWithContext(ctx, async () => {
+        let out: WireReply;
         try {
-          msg.respond(encode(out));
+          const wire = decode<WireRequest>(msg.data);
+          // Debug only; bodies and secret-looking values are redacted by the logger.
+          log.debug({ subject, input: wire }, 'request received');
+          out = await fn(wire, hdrs, msg);
         } catch (err) {
-          log.warn({ err }, 'could not send reply');
+          out = errorToWire(err, hdrs['x-instance'], ctx.requestId);
         }
-      }
+        if (!out.ok) {
+          outcome = out.problem.status >= 500 ? 'error' : 'rejected';
+          span.setAttribute('problem.status', out.problem.status);
+          if (out.problem.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        if (msg.reply) {
+          try {
+            msg.respond(encode(out));
+          } catch (err) {
+            log.warn({ err }, 'could not send reply');
+          }
+        }
+      });
     }).finally(() => {
+      natsRequestDuration().observe({ subject, outcome }, Number(process.hrtime.bigint() - started) / 1e9);
       this.inFlight--;
       if (this.inFlight === 0 && this.drainedResolve) this.drainedResolve();
     });
@@ -194,17 +210,21 @@ export class ServiceBus {
   }
 
   async requestRaw(subject: string, wire: WireRequest, ctx: CallContext = {}, instance?: string): Promise<WireReply> {
-    const h = natsHeaders();
     const current = currentContext();
-    h.set('x-request-id', ctx.requestId ?? current?.requestId ?? 'internal');
-    if (ctx.traceparent) h.set('traceparent', ctx.traceparent);
-    if (instance) h.set('x-instance', instance);
-    try {
-      const msg = await this.nc.request(subject, encode(wire), { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs, headers: h });
-      return decode<WireReply>(msg.data);
-    } catch (err) {
-      throw natsErrorToAppError(err, subject);
-    }
+    // A caller-given traceparent (a message from elsewhere) is the parent; otherwise the active span is.
+    const parent = ctx.traceparent ? contextFromHeaders({ traceparent: ctx.traceparent }) : undefined;
+    return inSpan(`send ${subject}`, { kind: SpanKind.CLIENT, parent, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } }, async () => {
+      const h = natsHeaders();
+      h.set('x-request-id', ctx.requestId ?? current?.requestId ?? 'internal');
+      for (const [k, v] of Object.entries(traceHeaders())) h.set(k, v);
+      if (instance) h.set('x-instance', instance);
+      try {
+        const msg = await this.nc.request(subject, encode(wire), { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs, headers: h });
+        return decode<WireReply>(msg.data);
+      } catch (err) {
+        throw natsErrorToAppError(err, subject);
+      }
+    });
   }
 
   /** Stops taking new requests and waits (up to `graceMs`) for the ones in flight. */

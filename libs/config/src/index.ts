@@ -20,7 +20,18 @@ export const baseConfig = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level'),
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional().describe('Port of the service\'s own /healthz, /readyz and /metrics listener (0 picks a free port; unset disables it)'),
   NATS_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000).describe('How long a NATS request waits for a reply'),
-  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(20000).describe('How long a SIGTERM drain may take before the process exits'),
+  SHUTDOWN_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(20000)
+    .describe('On SIGTERM the process stops taking work, finishes what is in flight and exits within this time (keep it below the orchestrator\'s termination grace period)'),
+  JS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1).describe('Replicas of the JetStream streams this process creates when they do not exist yet (3 on a 3-server NATS cluster)'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .preprocess((v) => (v === '' ? undefined : v), z.url({ protocol: /^https?$/ }).optional())
+    .describe('OTLP/HTTP (JSON) base URL traces are exported to (spans are POSTed to <url>/v1/traces); unset: traces are not exported'),
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(10).default(5000).describe('Milliseconds between two exports of finished spans'),
+  SERVICE_NAME: z.string().optional().describe('Name written in every log line (set by the launcher; defaults to "platform")'),
 });
 
 export const mongoConfig = z.object({
@@ -42,13 +53,13 @@ export const envBool = (def: boolean) =>
     .transform((v) => (v === undefined || v === '' ? def : typeof v === 'boolean' ? v : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase())));
 
 /** Lists the fields of a config schema with their descriptions and defaults (for the README table). */
-export function describeConfig(schema: z.ZodObject): Array<{ name: string; description: string; default: string }> {
-  const out: Array<{ name: string; description: string; default: string }> = [];
+export function describeConfig(schema: z.ZodObject): Array<{ name: string; description: string; default: string; required: boolean }> {
+  const out: Array<{ name: string; description: string; default: string; required: boolean }> = [];
   for (const [name, field] of Object.entries(schema.shape) as Array<[string, z.ZodType]>) {
     let def = '';
-    const parsed = (field as z.ZodType).safeParse(undefined);
-    if (parsed.success && parsed.data !== undefined) def = String(parsed.data);
-    out.push({ name, description: field.description ?? '', default: def });
+    const parsed = field.safeParse(undefined);
+    if (parsed.success && parsed.data !== undefined) def = Array.isArray(parsed.data) ? parsed.data.join(',') : String(parsed.data);
+    out.push({ name, description: field.description ?? '', default: def, required: !parsed.success });
   }
   return out;
 }

@@ -59,6 +59,8 @@ export interface PendingEvent {
   id: string;
   subject: string;
   envelope: EventEnvelope;
+  /** W3C trace context of the request that caused the event; the relay publishes it as the message's header. */
+  traceparent?: string;
 }
 
 export function pendingEvent<T>(def: EventDef, id: string, scope: { tenantId: string; projectId: string }, data: T): PendingEvent {

@@ -3,6 +3,7 @@ import type { PendingEvent } from '@platform/contracts';
 import type { Publisher } from '@platform/bus';
 import { getLogger } from '@platform/logger';
 import { AppError } from '@platform/problems';
+import { currentTraceparent } from '@platform/telemetry';
 
 const log = getLogger('mongo');
 
@@ -128,6 +129,15 @@ export const outboxFields = {
 /** Filter that hides documents whose deletion is being relayed (merge into every read). */
 export const live = { outboxDelete: { $ne: true } } as const;
 
+/**
+ * Stamps outbox entries with the trace context of the request writing them, so the relay (which runs later, outside
+ * the request) publishes each event as part of that request's trace.
+ */
+export function traced(events: PendingEvent[]): PendingEvent[] {
+  const traceparent = currentTraceparent();
+  return traceparent ? events.map((e) => (e.traceparent ? e : { ...e, traceparent })) : events;
+}
+
 /** Update operators that delete a document through the outbox: it is hidden at once and removed once its events are published. */
 export function outboxOnDelete(events: PendingEvent[]) {
   const ops = outboxOnUpdate(events);
@@ -135,7 +145,8 @@ export function outboxOnDelete(events: PendingEvent[]) {
 }
 
 /** Fields for a new document whose creation emits `events`. */
-export function outboxOnCreate(events: PendingEvent[]) {
+export function outboxOnCreate(pending: PendingEvent[]) {
+  const events = traced(pending);
   return {
     pendingEvents: Object.fromEntries(events.map((e) => [e.id, e])),
     outboxPending: true,
@@ -144,7 +155,8 @@ export function outboxOnCreate(events: PendingEvent[]) {
 }
 
 /** Update operators that append `events` to a document's outbox (merge into your own `$set`). */
-export function outboxOnUpdate(events: PendingEvent[]) {
+export function outboxOnUpdate(pending: PendingEvent[]) {
+  const events = traced(pending);
   return {
     $set: { outboxPending: true, ...Object.fromEntries(events.map((e) => [`pendingEvents.${e.id}`, e])) } as Record<string, unknown>,
     $inc: { outboxSeq: 1 } as Record<string, number>,

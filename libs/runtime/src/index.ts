@@ -5,10 +5,11 @@ import type { NatsConnection } from 'nats';
 import { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { baseConfig, loadConfig, mongoConfig, redisConfig } from '@platform/config';
-import { ServiceBus, connectNats, ensureStream, platformEventsStream, retryTransient, publisher, type Publisher } from '@platform/bus';
+import { ServiceBus, connectNats, ensureStream, platformEventsStream, publisher, type Publisher } from '@platform/bus';
 import { healthSubject, type ServiceName } from '@platform/contracts';
 import { connectMongo, ensureIndexes, mongoReady, type Connection } from '@platform/mongo';
 import { getLogger, setLogLevel } from '@platform/logger';
+import { initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
 
 export const instanceId = `${process.pid}-${randomUUID().slice(0, 8)}`;
 
@@ -22,8 +23,8 @@ export interface Deps<C> {
 }
 
 export interface Running {
-  /** Stop taking new work, finish what is in flight, release resources the service opened itself. */
-  stop(): Promise<void>;
+  /** Stop taking new work, finish what is in flight (within `graceMs`), release resources the service opened itself. */
+  stop(graceMs?: number): Promise<void>;
   /** Extra readiness checks of the service's own (beyond NATS, database and Redis). */
   ready?(): Promise<boolean>;
 }
@@ -50,6 +51,8 @@ export function fullConfigSchema<S extends z.ZodObject>(def: ServiceDefinition<S
 export interface StartedService {
   name: string;
   healthPort?: number;
+  /** SHUTDOWN_GRACE_MS: stop() finishes within it. */
+  graceMs: number;
   stop(): Promise<void>;
   isReady(): Promise<boolean>;
   deps: Deps<any>;
@@ -59,12 +62,14 @@ export interface StartedService {
 export async function bootService<S extends z.ZodObject>(def: ServiceDefinition<S>, env: Record<string, string | undefined> = process.env): Promise<StartedService> {
   const config = loadConfig(fullConfigSchema(def), env) as z.infer<S> & z.infer<typeof baseConfig> & Partial<z.infer<typeof mongoConfig> & z.infer<typeof redisConfig>>;
   setLogLevel(config.LOG_LEVEL);
+  initTracing({ service: def.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
+  startProcessMetrics();
   const log = getLogger(`${def.name}.runtime`);
   const nc = await connectNats({ url: config.NATS_URL, name: `${def.name}:${instanceId}` });
-  const jsm = await retryTransient(() => nc.jetstreamManager());
-  await ensureStream(jsm, platformEventsStream, Number(env.JS_REPLICAS ?? 1));
+  const jsm = await nc.jetstreamManager({ timeout: 15_000 });
+  await ensureStream(jsm, platformEventsStream, config.JS_REPLICAS);
   const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS);
-  const pub = publisher(nc.jetstream());
+  const pub = publisher(nc.jetstream({ timeout: 15_000 }));
   let db: Connection | undefined;
   let redis: Redis | undefined;
   if (def.uses.mongo) {
@@ -79,11 +84,16 @@ export async function bootService<S extends z.ZodObject>(def: ServiceDefinition<
   const running = await def.start(deps);
   if (db) for (const model of Object.values(db.models)) await ensureIndexes(model);
 
+  let stopping = false;
+  /** Answers within `ms` or counts as false: a dependency that hangs is not ready. */
+  const within = (check: Promise<boolean>, ms = 2000) => Promise.race([check.catch(() => false), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+  /** Ready = not stopping, and every dependency of this service answers: NATS always, the database and Redis where used. */
   const isReady = async () => {
+    if (stopping) return false;
     if (nc.isClosed() || nc.isDraining()) return false;
-    if (db && !(await mongoReady(db))) return false;
-    if (redis && redis.status !== 'ready') return false;
-    if (running.ready && !(await running.ready())) return false;
+    if (db && !(await within(mongoReady(db)))) return false;
+    if (redis && (redis.status !== 'ready' || !(await within(redis.ping().then((r) => r === 'PONG'))))) return false;
+    if (running.ready && !(await within(running.ready()))) return false;
     return true;
   };
 
@@ -93,14 +103,23 @@ export async function bootService<S extends z.ZodObject>(def: ServiceDefinition<
   let healthPort: number | undefined;
   if (config.HEALTH_PORT !== undefined) {
     server = http.createServer(async (req, res) => {
-      const url = req.url ?? '/';
-      if (url.startsWith('/healthz') || url.startsWith('/livez')) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', service: def.name }));
-      } else if (url.startsWith('/readyz')) {
-        const ok = await isReady();
-        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ready' : 'not ready', service: def.name }));
-      } else {
-        res.writeHead(404).end();
+      const path = (req.url ?? '/').split('?')[0];
+      try {
+        if (path === '/healthz' || path === '/livez') {
+          // Liveness: the process answers. It never depends on NATS, the database or Redis (a restart would not help).
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', service: def.name, instance: instanceId }));
+        } else if (path === '/readyz') {
+          const ok = await isReady();
+          res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ready' : 'not ready', service: def.name, instance: instanceId }));
+        } else if (path === '/metrics') {
+          const m = await renderMetrics();
+          res.writeHead(200, { 'content-type': m.contentType }).end(m.body);
+        } else {
+          res.writeHead(404).end();
+        }
+      } catch (err) {
+        log.warn({ err }, 'health listener failed');
+        if (!res.headersSent) res.writeHead(500).end();
       }
     });
     await new Promise<void>((r) => server!.listen(config.HEALTH_PORT, '0.0.0.0', r));
@@ -109,22 +128,34 @@ export async function bootService<S extends z.ZodObject>(def: ServiceDefinition<
   log.info({ instance: instanceId, healthPort }, `${def.name} started`);
 
   let stopped: Promise<void> | undefined;
+  const graceMs = config.SHUTDOWN_GRACE_MS;
+  /**
+   * Graceful stop, all within SHUTDOWN_GRACE_MS: readiness turns false; the NATS subscriptions drain (the queue group's
+   * other replicas get new requests, the ones already received are answered); the service's own stop runs (durable
+   * consumers stop pulling, finish or hand back what they hold, outbox relays publish what is pending); then the
+   * connections close.
+   */
   const stop = () =>
     (stopped ??= (async () => {
-      log.info('stopping: draining requests and consumers');
-      await bus.drain(config.SHUTDOWN_GRACE_MS);
-      await running.stop();
+      stopping = true;
+      const deadline = Date.now() + graceMs;
+      const left = () => Math.max(0, deadline - Date.now() - 500);
+      log.info({ graceMs }, 'stopping: draining requests and consumers');
+      await bus.drain(left());
+      await Promise.race([running.stop(left()), new Promise<void>((r) => setTimeout(r, left()).unref())]).catch((err) => log.warn({ err }, 'service stop failed'));
       try {
-        await nc.drain();
+        await Promise.race([nc.drain(), new Promise<void>((r) => setTimeout(r, left()).unref())]);
       } catch {
         /* closed already */
       }
       await db?.close().catch(() => undefined);
       redis?.disconnect();
       await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+      server?.closeAllConnections();
+      await shutdownTracing();
       log.info('stopped');
     })());
-  return { name: def.name, healthPort, stop, isReady, deps };
+  return { name: def.name, healthPort, graceMs, stop, isReady, deps };
 }
 
 /** main.ts: boot, then stop on SIGTERM/SIGINT within the grace period. */
@@ -134,11 +165,10 @@ export function runMain<S extends z.ZodObject>(def: ServiceDefinition<S>): void 
     .then((svc) => {
       const onSignal = (signal: string) => {
         log.info({ signal }, 'signal received');
-        const grace = Number(process.env.SHUTDOWN_GRACE_MS ?? 20000);
         setTimeout(() => {
           log.error('shutdown took longer than the grace period; exiting');
           process.exit(1);
-        }, grace + 5000).unref();
+        }, svc.graceMs).unref();
         svc.stop().then(
           () => process.exit(0),
           (err) => {

@@ -47,6 +47,8 @@ export interface StackOptions {
   nodeArgs?: string[];
   /** Extra node flags of one service's processes (for example `--cpu-prof`, which NODE_OPTIONS does not accept). */
   serviceNodeArgs?: Partial<Record<string, string[]>>;
+  /** Give every process its own HEALTH_PORT (health, readiness and /metrics), exposed as `healthUrl`. */
+  healthPorts?: boolean;
 }
 
 export interface ServiceProcess {
@@ -54,6 +56,12 @@ export interface ServiceProcess {
   index: number;
   child: ChildProcess;
   exited: Promise<number | null>;
+  /** With `healthPorts`: base URL of the process's health listener (/healthz, /readyz, /metrics). */
+  healthUrl?: string;
+  /** Gateways: base URL of this gateway's main listener (each gateway replica listens on its own port). */
+  url?: string;
+  /** Path of the process's log file. */
+  logFile: string;
 }
 
 export interface Stack {
@@ -96,20 +104,33 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const logs: WriteStream[] = [];
   const counters = new Map<string, number>();
 
-  const spawnOne = (name: string): ServiceProcess => {
+  const spawnOne = async (name: string): Promise<ServiceProcess> => {
     const index = counters.get(name) ?? 0;
     counters.set(name, index + 1);
-    const log = createWriteStream(join(opts.logDir, `${name}${index ? `-${index}` : ''}.log`), { flags: 'a' });
+    const logFile = join(opts.logDir, `${name}${index ? `-${index}` : ''}.log`);
+    const log = createWriteStream(logFile, { flags: 'a' });
     logs.push(log);
+    const own: Record<string, string> = {};
+    let healthUrl: string | undefined;
+    let url: string | undefined;
+    if (opts.healthPorts) {
+      own.HEALTH_PORT = String(await freePort());
+      healthUrl = `http://127.0.0.1:${own.HEALTH_PORT}`;
+    }
+    if (name === 'gateway') {
+      // The first gateway takes the stack's port; further replicas their own (a load balancer would sit in front).
+      if (index > 0) own.GATEWAY_PORT = String(await freePort());
+      url = `http://127.0.0.1:${own.GATEWAY_PORT ?? env.GATEWAY_PORT}`;
+    }
     const child = spawn(process.execPath, [...(opts.nodeArgs ?? ['--enable-source-maps']), ...(opts.serviceNodeArgs?.[name] ?? []), mainOf(name)], {
-      env: { ...process.env, ...env, ...(opts.serviceEnv?.[name] ?? {}), SERVICE_NAME: name },
+      env: { ...process.env, ...env, ...(opts.serviceEnv?.[name] ?? {}), ...own, SERVICE_NAME: name },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     trackChild(child);
     child.stdout!.pipe(log, { end: false });
     child.stderr!.pipe(log, { end: false });
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const proc = { name, index, child, exited };
+    const proc: ServiceProcess = { name, index, child, exited, healthUrl, url, logFile };
     processes.push(proc);
     return proc;
   };
@@ -131,10 +152,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   };
 
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  const gatewayReady = async (deadline: number) => {
+  const gatewayReady = async (deadline: number, base = gatewayUrl) => {
     for (;;) {
       try {
-        const res = await fetch(`${gatewayUrl}/readyz`);
+        const res = await fetch(`${base}/readyz`);
         if (res.ok) return;
       } catch {
         /* not up yet */
@@ -145,12 +166,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   };
 
   const services = opts.services ?? ALL_SERVICES;
-  for (const name of services) for (let i = 0; i < (opts.replicas?.[name] ?? 1); i++) spawnOne(name);
-  if (opts.withGateway !== false) spawnOne('gateway');
+  for (const name of services) for (let i = 0; i < (opts.replicas?.[name] ?? 1); i++) await spawnOne(name);
+  if (opts.withGateway !== false) for (let i = 0; i < (opts.replicas?.gateway ?? 1); i++) await spawnOne('gateway');
 
   const waitReady = async (names: readonly string[] = services) => {
     const deadline = Date.now() + 60_000;
-    await Promise.all([...names.map((n) => serviceReady(n, deadline)), ...(opts.withGateway !== false ? [gatewayReady(deadline)] : [])]);
+    const gateways = processes.filter((p) => p.name === 'gateway');
+    await Promise.all([...names.map((n) => serviceReady(n, deadline)), ...gateways.map((g) => gatewayReady(deadline, g.url))]);
   };
   try {
     await waitReady();
@@ -165,8 +187,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     env,
     processes,
     async startProcess(name) {
-      const p = spawnOne(name);
-      if (name === 'gateway') await gatewayReady(Date.now() + 60_000);
+      const p = await spawnOne(name);
+      if (name === 'gateway') await gatewayReady(Date.now() + 60_000, p.url);
       else await serviceReady(name, Date.now() + 60_000);
       return p;
     },

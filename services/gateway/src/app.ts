@@ -7,6 +7,8 @@ import { allOperations, type AnyOperation, buildOpenApi } from '@platform/contra
 import { connectNats, ServiceBus } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import { getLogger, setLogLevel } from '@platform/logger';
+import { initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
+import { observe } from './middleware/observe';
 import type { GatewayConfig } from './config';
 import { requestId } from './middleware/request-id';
 import { errorMiddleware } from './middleware/errors';
@@ -22,11 +24,17 @@ export interface RunningGateway {
   url: string;
   /** Base URL of the analytics listener ({analytics_url}). */
   analyticsUrl: string;
+  /** Base URL of the health and metrics listener (HEALTH_PORT), if configured. */
+  healthUrl?: string;
+  /** SHUTDOWN_GRACE_MS: stop() finishes within it. */
+  graceMs: number;
   stop(): Promise<void>;
 }
 
 export async function startGateway(config: GatewayConfig): Promise<RunningGateway> {
   setLogLevel(config.LOG_LEVEL);
+  initTracing({ service: 'gateway', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
+  startProcessMetrics();
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway' });
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS);
   const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
@@ -44,17 +52,24 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     cookieName,
   });
   let draining = false;
+  /**
+   * Ready = not draining and NATS connected. Redis is deliberately not part of it: the rate limits fail open while
+   * Redis is away, so every request can still be served; taking all gateways out of the load balancer over a
+   * Redis outage would turn a degraded limit into a full outage.
+   */
+  const isReady = () => !draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined;
 
   const mountOpts = { bus, auth, limits, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
   const isAnalytics = (op: AnyOperation) => op.listener === 'analytics';
 
   /** One express app per listener: the same request id, health, operation loop and error handling. */
-  const listenerApp = (ops: AnyOperation[], extra: (app: express.Express) => void) => {
+  const listenerApp = (name: string, ops: AnyOperation[], extra: (app: express.Express) => void) => {
     const app = express();
     app.disable('x-powered-by');
     app.set('trust proxy', config.TRUST_PROXY === 'true' ? true : config.TRUST_PROXY === 'false' ? false : config.TRUST_PROXY);
     app.set('etag', false);
     app.use(requestId);
+    app.use(observe(name));
     app.use((_req, res, next) => {
       if (draining) res.setHeader('connection', 'close');
       next();
@@ -63,7 +78,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
       res.json({ status: 'ok' });
     });
     app.get('/readyz', (_req, res) => {
-      const ready = !draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined;
+      const ready = isReady();
       res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
     });
     extra(app);
@@ -76,7 +91,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   };
 
   // The main API: every operation except those of the analytics base URL.
-  const mainApp = listenerApp(allOperations.filter((op) => !isAnalytics(op)), (app) => {
+  const mainApp = listenerApp('main', allOperations.filter((op) => !isAnalytics(op)), (app) => {
     const openapi = JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : []));
     app.get('/openapi.json', (_req, res) => {
       res.type('application/json').send(openapi);
@@ -85,7 +100,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   });
   // The analytics base URL ({analytics_url}): its own port, so it can be scaled and rate-limited apart.
   // Web integrations call it from browsers with a bearer key (no cookies), so any origin may.
-  const analyticsApp = listenerApp(allOperations.filter(isAnalytics), (app) => {
+  const analyticsApp = listenerApp('analytics', allOperations.filter(isAnalytics), (app) => {
     app.use(cors({ origin: '*', methods: ['POST'], allowedHeaders: ['authorization', 'content-type', 'x-request-id'], exposedHeaders: ['x-request-id'], maxAge: 600 }));
   });
 
@@ -115,25 +130,63 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const port = mainListener.port;
   const url = `http://127.0.0.1:${port}`;
   const analyticsUrl = `http://127.0.0.1:${analyticsListener.port}`;
-  log.info({ port, analyticsPort: analyticsListener.port }, 'gateway listening');
-
-  const close = (server: http.Server) =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-      setTimeout(() => server.closeAllConnections(), Math.max(0, config.SHUTDOWN_GRACE_MS - 1000)).unref();
+  // Health and metrics on their own port (HEALTH_PORT), like every service: /metrics is never on a public listener.
+  let healthListener: { server: http.Server; port: number } | undefined;
+  if (config.HEALTH_PORT !== undefined) {
+    const healthApp = express();
+    healthApp.disable('x-powered-by');
+    healthApp.get(['/healthz', '/livez'], (_req, res) => {
+      res.json({ status: 'ok', service: 'gateway' });
     });
+    healthApp.get('/readyz', (_req, res) => {
+      const ready = isReady();
+      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', service: 'gateway' });
+    });
+    healthApp.get('/metrics', async (_req, res) => {
+      const m = await renderMetrics();
+      res.type(m.contentType).send(m.body);
+    });
+    const server = http.createServer(healthApp);
+    await new Promise<void>((r) => server.listen(config.HEALTH_PORT, '0.0.0.0', r));
+    healthListener = { server, port: (server.address() as AddressInfo).port };
+  }
+  log.info({ port, analyticsPort: analyticsListener.port, healthPort: healthListener?.port }, 'gateway listening');
 
+  const graceMs = config.SHUTDOWN_GRACE_MS;
+  let stopped: Promise<void> | undefined;
   return {
     port,
     url,
     analyticsUrl,
-    async stop() {
-      draining = true;
-      await Promise.all([close(mainListener.server), close(analyticsListener.server)]);
-      auth.stop();
-      redis.disconnect();
-      await nc.drain().catch(() => undefined);
+    healthUrl: healthListener ? `http://127.0.0.1:${healthListener.port}` : undefined,
+    graceMs,
+    /**
+     * Graceful stop within SHUTDOWN_GRACE_MS: /readyz answers 503 at once; for SHUTDOWN_DELAY_MS the gateway keeps
+     * serving (load balancers notice it is leaving); then the listeners stop accepting, requests in flight finish
+     * (answered with `connection: close`), idle keep-alive connections close, and NATS drains.
+     */
+    stop() {
+      return (stopped ??= (async () => {
+        draining = true;
+        const deadline = Date.now() + graceMs;
+        const delay = Math.min(config.SHUTDOWN_DELAY_MS, Math.max(0, graceMs - 2000));
+        if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+        const close = (server: http.Server) =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeIdleConnections();
+            setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now() - 1000)).unref();
+          });
+        await Promise.all([close(mainListener.server), close(analyticsListener.server)]);
+        auth.stop();
+        redis.disconnect();
+        await Promise.race([nc.drain().catch(() => undefined), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now() - 500)).unref())]);
+        if (healthListener) {
+          healthListener.server.close();
+          healthListener.server.closeAllConnections();
+        }
+        await shutdownTracing();
+      })());
     },
   };
 }

@@ -12,6 +12,12 @@ export const gatewayConfig = baseConfig.extend(redisConfig.shape).extend({
   TRUST_PROXY: z.string().default('loopback').describe('Express trust proxy setting (which X-Forwarded-For hops to trust)'),
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).default(15000).describe('Time a client has to send request headers'),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).default(30000).describe('Time a client has to send a whole request'),
+  SHUTDOWN_DELAY_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe('On SIGTERM, how long the gateway keeps serving with /readyz answering 503 before it stops accepting connections (give load balancers time to notice; 5000 on Kubernetes). Counted within SHUTDOWN_GRACE_MS'),
   RATE_LIMIT_ENABLED: envBool(true).describe('Count requests per client IP and per credential in Redis and answer 429 above the limits'),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60).describe('Window of the gateway rate limits'),
   RATE_LIMIT_PER_IP: z.coerce.number().int().min(1).default(6000).describe('Requests one client IP may make in each window (all operations)'),

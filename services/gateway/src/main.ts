@@ -9,7 +9,10 @@ startGateway(loadConfig(gatewayConfig))
   .then((gw) => {
     const onSignal = (signal: string) => {
       log.info({ signal }, 'signal received; draining');
-      setTimeout(() => process.exit(1), Number(process.env.SHUTDOWN_GRACE_MS ?? 20000) + 5000).unref();
+      setTimeout(() => {
+        log.error('shutdown took longer than the grace period; exiting');
+        process.exit(1);
+      }, gw.graceMs).unref();
       gw.stop().then(() => process.exit(0), () => process.exit(1));
     };
     process.once('SIGTERM', onSignal);

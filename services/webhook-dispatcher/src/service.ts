@@ -79,9 +79,12 @@ export const webhookDispatcher = defineService({
 
     registerDeliveryHandlers(bus, deps);
     return {
-      async stop() {
-        await Promise.all(consumers.map((c) => c.stop()));
-        await worker.stop();
+      async stop(graceMs = 20_000) {
+        // Consumers first (no new deliveries are scheduled; unfinished messages go back to the stream), then the
+        // worker finishes the attempts it is sending; a claim it cannot finish runs out and another replica retries.
+        const started = Date.now();
+        await Promise.all(consumers.map((c) => c.stop(graceMs / 3)));
+        await worker.stop(Math.max(0, graceMs - (Date.now() - started)));
         destinations.stop();
         await http.close();
       },

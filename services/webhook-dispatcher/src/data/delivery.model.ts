@@ -18,6 +18,8 @@ const schema = new mongoose.Schema(
     eventType: { type: String, required: true },
     /** The exact JSON body every attempt sends (and signs). */
     body: { type: String, required: true },
+    /** W3C trace context of the event that caused it: every attempt is a span of that trace. */
+    traceparent: { type: String, default: undefined },
     status: { type: String, required: true },
     attemptCount: { type: Number, required: true },
     nextAttemptAt: { type: Date, default: null },
@@ -32,6 +34,25 @@ const schema = new mongoose.Schema(
 );
 schema.index({ partition: 1, status: 1, nextAttemptAt: 1 });
 schema.index({ tenantId: 1, projectId: 1, destinationId: 1, createdAt: -1, _id: 1 });
+
+/**
+ * One claim of one delivery at one due time (`<deliveryId>@<due ms>`). Inserting it is the compare-and-set that lets
+ * exactly one worker send an attempt: some Mongo-wire servers (FerretDB) can let two concurrent findOneAndUpdate
+ * claims of one document both succeed, but never two inserts of one `_id`. Removed when the attempt is recorded.
+ */
+const claimSchema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    deliveryId: { type: String, required: true },
+    createdAt: { type: Date, required: true },
+  },
+  { collection: 'deliveryClaims', versionKey: false },
+);
+claimSchema.index({ deliveryId: 1 });
+
+export function deliveryClaimModel(db: Connection): Model<any> {
+  return db.models.DeliveryClaim ?? db.model('DeliveryClaim', claimSchema);
+}
 
 export function deliveryModel(db: Connection): Model<any> {
   return db.models.Delivery ?? db.model('Delivery', schema);
@@ -57,6 +78,7 @@ export interface DeliveryDoc {
   eventId: string;
   eventType: string;
   body: string;
+  traceparent?: string;
   status: DeliveryStatus;
   attemptCount: number;
   nextAttemptAt: Date | null;

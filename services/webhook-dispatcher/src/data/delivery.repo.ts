@@ -1,6 +1,7 @@
+import { currentTraceparent } from '@platform/telemetry';
 import type { ProjectScope, WebhookDelivery } from '@platform/contracts';
 import { isDuplicateKey, iso, scoped, type Connection } from '@platform/mongo';
-import { deliveryModel, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './delivery.model';
+import { deliveryClaimModel, deliveryModel, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './delivery.model';
 
 export type NewDelivery = Pick<DeliveryDoc, '_id' | 'tenantId' | 'projectId' | 'destinationId' | 'eventId' | 'eventType' | 'body'>;
 
@@ -32,7 +33,7 @@ export type DeliveryRepo = ReturnType<typeof deliveryRepo>;
 
 export function deliveryRepo(db: Connection, partition: string) {
   const Model = deliveryModel(db);
-  const scheduleBatch = async (deliveries: NewDelivery[], now: Date): Promise<void> => {
+  const scheduleBatch = async (deliveries: NewDelivery[], now: Date, traceparent: string | undefined): Promise<void> => {
     try {
       await Model.bulkWrite(
         deliveries.map((d) => ({
@@ -41,6 +42,7 @@ export function deliveryRepo(db: Connection, partition: string) {
             update: {
               $setOnInsert: {
                 ...d,
+                ...(traceparent ? { traceparent } : {}),
                 partition,
                 status: 'pending',
                 attemptCount: 0,
@@ -64,22 +66,53 @@ export function deliveryRepo(db: Connection, partition: string) {
     }
   };
 
+  const Claims = deliveryClaimModel(db);
+  /** Due deliveries read but not yet tried (claimDue is called by one worker loop at a time). */
+  let candidates: DeliveryDoc[] = [];
+  const forgetClaims = (id: string) => Claims.deleteMany({ deliveryId: id }).catch(() => undefined);
+
   return {
     model: Model,
 
     /** Records deliveries as pending and due now; ones already recorded (a redelivered event) are left as they are. */
     async schedule(deliveries: NewDelivery[], now = new Date()): Promise<void> {
       // Small batches: FerretDB holds a database connection per statement of a batched write until the batch ends.
-      for (let i = 0; i < deliveries.length; i += 8) await scheduleBatch(deliveries.slice(i, i + 8), now);
+      // The event's trace (the consumer's span is active here) follows the deliveries to their attempts.
+      const traceparent = currentTraceparent();
+      for (let i = 0; i < deliveries.length; i += 8) await scheduleBatch(deliveries.slice(i, i + 8), now, traceparent);
     },
 
-    /** Claims the most overdue pending delivery for `leaseMs`; null when nothing is due. */
+    /**
+     * Claims the most overdue pending delivery for `leaseMs`; null when nothing is due. A claim is the insert of a
+     * claim record `<id>@<due time>` (exactly one replica's insert of an id succeeds, on every Mongo-wire server,
+     * where two concurrent findOneAndUpdate claims of one document can both succeed on FerretDB), then the lease is
+     * written only if the delivery is still pending at that due time. Due deliveries are read a batch at a time.
+     */
     async claimDue(token: string, leaseMs: number, now = new Date()): Promise<DeliveryDoc | null> {
-      return Model.findOneAndUpdate(
-        { partition, status: 'pending', nextAttemptAt: { $lte: now } },
-        { $set: { nextAttemptAt: new Date(now.getTime() + leaseMs), claimToken: token } },
-        { sort: { nextAttemptAt: 1 }, new: true },
-      ).lean<DeliveryDoc>();
+      for (let round = 0; round < 2; round++) {
+        if (!candidates.length) {
+          candidates = await Model.find({ partition, status: 'pending', nextAttemptAt: { $lte: now } }, { attempts: 0 })
+            .sort({ nextAttemptAt: 1 })
+            .limit(32)
+            .lean<DeliveryDoc[]>();
+          if (!candidates.length) return null;
+        }
+        while (candidates.length) {
+          const c = candidates.shift()!;
+          const due = c.nextAttemptAt ?? new Date(0);
+          try {
+            await Claims.create({ _id: `${c._id}@${due.getTime()}`, deliveryId: c._id, createdAt: now });
+          } catch (err) {
+            if (isDuplicateKey(err)) continue;
+            throw err;
+          }
+          const lease = new Date(now.getTime() + leaseMs);
+          const res = await Model.updateOne({ _id: c._id, status: 'pending', nextAttemptAt: due }, { $set: { nextAttemptAt: lease, claimToken: token } });
+          if (res.matchedCount !== 1) continue;
+          return { ...c, attempts: [], nextAttemptAt: lease, claimToken: token };
+        }
+      }
+      return null;
     },
 
     /** Stores one attempt and what follows from it, if the claim is still ours. */
@@ -104,12 +137,14 @@ export function deliveryRepo(db: Connection, partition: string) {
           $inc: { attemptCount: 1 },
         },
       );
+      await forgetClaims(id);
       return res.matchedCount === 1;
     },
 
     /** Gives a claim back without an attempt (for example management was not reachable), due again at `at`. */
     async release(id: string, token: string, at: Date): Promise<void> {
       await Model.updateOne({ _id: id, claimToken: token }, { $set: { nextAttemptAt: at, claimToken: null } });
+      await forgetClaims(id);
     },
 
     /** Ends a delivery without an attempt (its destination was disabled or deleted). */
@@ -118,6 +153,7 @@ export function deliveryRepo(db: Connection, partition: string) {
         { _id: id, claimToken: token },
         { $set: { status: 'cancelled', nextAttemptAt: null, claimToken: null, lastError: reason, updatedAt: new Date() } },
       );
+      await forgetClaims(id);
     },
 
     /** A delivery that is finished with its one attempt (test deliveries). */

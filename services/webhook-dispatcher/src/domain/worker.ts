@@ -1,8 +1,13 @@
 import { getLogger } from '@platform/logger';
 import { randomId } from '@platform/secrets';
+import { SpanKind, contextFromHeaders, counter, inSpan } from '@platform/telemetry';
 import { confirmDisable, runDelivery, type DeliveryDeps } from './deliveries';
 
 const log = getLogger('webhook-dispatcher.worker');
+const CLAIM_TIMEOUT_MS = 15_000;
+
+/** `webhook_attempts_total{outcome}`: delivered, retryable, permanent (one per attempt), cancelled, deferred. */
+const attempts = () => counter('webhook_attempts_total', 'Webhook delivery attempts, by outcome', ['outcome']);
 
 export interface WorkerOptions {
   instance: string;
@@ -37,11 +42,20 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
         pollAgain = false;
         while (!stopping && active < opts.concurrency) {
           const token = `${opts.instance}:${randomId(12)}`;
-          const doc = await deps.deliveries.claimDue(token, opts.leaseMs);
+          // A database call that never answers must not stop this worker for good: give up on it after a while.
+          const doc = await Promise.race([
+            deps.deliveries.claimDue(token, opts.leaseMs),
+            new Promise<never>((_, reject) => setTimeout(() => reject(new Error('claiming a due delivery took too long')), CLAIM_TIMEOUT_MS).unref()),
+          ]);
           if (!doc) break;
           active++;
-          const job = runDelivery(deps, doc, token)
-            .then(() => undefined)
+          const parent = doc.traceparent ? contextFromHeaders({ traceparent: doc.traceparent }) : undefined;
+          const job = inSpan('webhook delivery', { kind: SpanKind.PRODUCER, parent, attributes: { 'webhook.delivery_id': doc._id, 'webhook.attempt': doc.attemptCount + 1 } }, async (span) => {
+            const run = await runDelivery(deps, doc, token);
+            const outcome = run.outcome === 'attempted' ? run.result.kind : run.outcome;
+            attempts().inc({ outcome });
+            span.setAttribute('webhook.outcome', outcome);
+          })
             .catch((err) => log.error({ err, deliveryId: doc._id }, 'delivery failed unexpectedly; it is retried when its claim runs out'))
             .finally(() => {
               active--;

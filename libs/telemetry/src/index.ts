@@ -1,0 +1,2 @@
+export * from './metrics';
+export * from './tracing';
