@@ -24,3 +24,4 @@ export * from './analytics/events';
 export * from './analytics/keys';
 export * from './analytics/counts';
 export * from './work-apps/chatapp';
+export * from './asyncapi';

@@ -2,6 +2,7 @@ import { PLATFORM_EVENTS_STREAM, eventFilter, webhookEvents, type EventEnvelope 
 import { consumeDurable, type RunningConsumer } from '@platform/bus';
 import { parseHostOverrides } from '@platform/address-safety';
 import { getLogger } from '@platform/logger';
+import { outboxRelay, type OutboxRelay } from '@platform/mongo';
 import { defineService, instanceId } from '@platform/runtime';
 import { SecretBox } from '@platform/secrets';
 import { webhookDispatcherConfig } from './config';
@@ -21,8 +22,12 @@ export const webhookDispatcher = defineService({
   name: 'webhook-dispatcher',
   config: webhookDispatcherConfig,
   uses: { mongo: true },
-  async start({ config, bus, nc, db }) {
-    const deliveries = deliveryRepo(db!, config.WEBHOOK_PARTITION);
+  async start({ config, bus, nc, pub, db }) {
+    let relay: OutboxRelay | undefined;
+    const deliveries = deliveryRepo(db!, config.WEBHOOK_PARTITION, () => relay!);
+    // Outcome events (webhook.delivery.succeeded / failed) leave through the outbox of the delivery records.
+    relay = outboxRelay(deliveries.model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
+    await relay.sweep();
     const health = destinationHealthRepo(db!, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
     const box = new SecretBox(config.ENCRYPTION_KEY);
@@ -82,6 +87,7 @@ export const webhookDispatcher = defineService({
       async stop() {
         await Promise.all(consumers.map((c) => c.stop()));
         await worker.stop();
+        await relay!.stop();
         destinations.stop();
         await http.close();
       },
