@@ -41,7 +41,7 @@ describe('the event printer example', () => {
     await api.withToken(otherKey).createRunEvent({ body: { type: 'elsewhere.viewed' } });
     const posted = (await api.withToken(key).createRunEvent({ body: { type: 'checkout.completed', properties: { total: 42 } } })).data;
 
-    const [line] = await eventually(() => printer.lines().filter((l) => l.event?.id === posted.id), 'the printed event', 20_000);
+    const line = await eventually(() => printer.lines().find((l) => l.event?.id === posted.id), 'the printed event', 20_000);
     expect(line).toMatchObject({ tenantId: p.tenantId, projectId: p.projectId, event: posted, dispatch: expect.any(Boolean) });
     expect(printer.lines().every((l) => l.projectId === p.projectId)).toBe(true);
   });

@@ -70,6 +70,8 @@ export const webhookDispatcher = defineService({
           concurrency: Math.max(4, Math.ceil(config.WEBHOOK_CONCURRENCY / 4)),
           ackWaitMs: 30_000,
           nakDelayMs: config.WEBHOOK_REDELIVERY_DELAY_MS,
+          // A message that is not JSON can never be scheduled: drop it (logged) instead of redelivering it forever.
+          terminateInvalid: true,
           handler: async (envelope) => {
             try {
               if (await scheduleEventDeliveries(deps, envelope)) worker.kick();

@@ -7,7 +7,11 @@ import { getLogger } from '@platform/logger';
 const log = getLogger('gateway.api-docs');
 
 /** Swagger UI's self-contained browser bundle and stylesheet, served from the `swagger-ui-dist` package (no CDN). */
-const ASSETS = { 'swagger-ui-bundle.js': 'text/javascript; charset=utf-8', 'swagger-ui.css': 'text/css; charset=utf-8' } as const;
+const ASSETS = {
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+} as const;
 type AssetName = keyof typeof ASSETS;
 
 /** From the installed package, else from the copy the build puts next to the bundle (`dist/assets/`). */
@@ -34,6 +38,7 @@ const PAGE = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Agent Platform API reference</title>
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+<link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
 </head>
 <body>
 <div id="api-docs" data-state="loading"></div>
