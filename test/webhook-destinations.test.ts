@@ -24,7 +24,9 @@ describe('webhook destinations', () => {
     const d = created.data;
     expect(d).toMatchObject({ id: 'dest-1', name: 'hook', enabled: true, eventTypes: ['event.created'], agentIds: ['agent-a'], evaluatorIds: [], headers: { 'X-Team': 'blue' }, url: valid.url, chatappChannelId: null, description: null });
     const at = { params: { ...p, id: 'dest-1' } };
-    expect((await api.getWebhookDestination(at)).data).toEqual(d);
+    const { secret, ...stored } = d;
+    expect(secret).toMatch(/^whsec_/);
+    expect((await api.getWebhookDestination(at)).data).toEqual(stored);
 
     const disabled = await api.updateWebhookDestination({ ...at, body: { enabled: false, agentIds: [] } });
     expect(disabled.data).toMatchObject({ enabled: false, agentIds: [] });

@@ -26,7 +26,7 @@ export const webhookDispatcher = defineService({
     let relay: OutboxRelay | undefined;
     const deliveries = deliveryRepo(db!, config.WEBHOOK_PARTITION, () => relay!);
     // Outcome events (webhook.delivery.succeeded / failed) leave through the outbox of the delivery records.
-    relay = outboxRelay(deliveries.model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
+    relay = outboxRelay(deliveries.model, pub, { intervalMs: config.OUTBOX_SWEEP_MS, filter: { partition: config.WEBHOOK_PARTITION } });
     await relay.sweep();
     const health = destinationHealthRepo(db!, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
