@@ -45,5 +45,7 @@ if (names.includes('gateway')) {
   const assets = join(root, 'services', 'gateway', 'dist', 'assets');
   mkdirSync(assets, { recursive: true });
   copyFileSync(join(dirname(req.resolve('chart.js')), 'chart.umd.min.js'), join(assets, 'chart.umd.min.js'));
+  // and Swagger UI's browser bundle (the API reference at /docs)
+  for (const f of ['swagger-ui-bundle.js', 'swagger-ui.css', 'favicon-32x32.png']) copyFileSync(join(dirname(req.resolve('swagger-ui-dist/package.json')), f), join(assets, f));
 }
 console.log(`built ${names.length} service bundle(s): ${names.join(', ')}`);

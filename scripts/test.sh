@@ -9,6 +9,8 @@ echo "[test] typecheck"
 pnpm exec tsc -p tsconfig.json
 echo "[test] OpenAPI document matches deploy/openapi.json"
 pnpm exec tsx scripts/openapi.ts check
+echo "[test] AsyncAPI document matches deploy/asyncapi.json"
+pnpm exec tsx scripts/asyncapi.ts check
 # The analytics view test drives headless Chromium (Debian package; playwright's own browser download is not used).
 if ! command -v chromium >/dev/null 2>&1; then
   echo "[test] installing chromium (Debian)"

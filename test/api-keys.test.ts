@@ -1,7 +1,19 @@
-import { adminClient, aProject, anApiKey, aTenantToken, client, http, projectPath, testStack } from '@platform/testkit';
+import { ProblemError } from '@platform/client';
+import { adminApi, adminClient, aProject, anApiKey, aTenantToken, client, http, projectPath, testStack } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
+const api = adminApi(stack);
+
+/** The typed client throws problem answers: returns the ProblemError a call was rejected with. */
+async function problemOf(call: Promise<unknown>): Promise<ProblemError> {
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ProblemError);
+  return err as ProblemError;
+}
 
 function expectProblem(res: { status: number; contentType: string; body: any }, status: number) {
   expect(res.status).toBe(status);
@@ -13,42 +25,38 @@ function expectProblem(res: { status: number; contentType: string; body: any }, 
 describe('API keys', () => {
   test('when a key is created, then its value is shown once and the record can be read, listed, changed and deleted', async () => {
     const p = aProject();
-    const created = await admin.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-1', name: 'first' });
-    expect(created.status).toBe(201);
-    const { apiKey, key } = created.body.data;
+    const created = await api.createApiKey({ params: p, body: { agentId: 'agent-1', name: 'first' } });
+    const { apiKey, key } = created.data;
     expect(key).toMatch(/^sk_[0-9A-Za-z]{12}\.[A-Za-z0-9_-]{43}$/);
     expect(apiKey).toMatchObject({ name: 'first', agentId: 'agent-1', publicId: apiKey.id, keyPrefix: key.slice(0, 12), expiresAt: null, lastUsedAt: null });
     expect(JSON.stringify(apiKey)).not.toContain(key.split('.')[1]);
 
-    const read = await admin.get(`${projectPath(p)}/api-keys/${apiKey.id}`);
-    expect(read.status).toBe(200);
-    expect(read.body.data).toEqual(apiKey);
-    expect(read.body.data.key).toBeUndefined();
+    const read = await api.getApiKey({ params: { ...p, id: apiKey.id } });
+    expect(read.data).toEqual(apiKey);
+    expect((read.data as Record<string, unknown>).key).toBeUndefined();
 
-    const list = await admin.get(`${projectPath(p)}/api-keys`);
-    expect(list.body).toEqual({ data: [apiKey], pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 } });
+    const list = await api.listApiKeys({ params: p });
+    expect(list).toEqual({ data: [apiKey], pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 } });
 
-    const patched = await admin.patch(`${projectPath(p)}/api-keys/${apiKey.id}`, { name: 'renamed' });
-    expect(patched.status).toBe(200);
-    expect(patched.body.data.name).toBe('renamed');
+    const patched = await api.updateApiKey({ params: { ...p, id: apiKey.id }, body: { name: 'renamed' } });
+    expect(patched.data.name).toBe('renamed');
 
-    const del = await admin.delete(`${projectPath(p)}/api-keys/${apiKey.id}`);
-    expect(del.status).toBe(204);
-    expect(del.body).toBeUndefined();
+    await expect(api.deleteApiKey({ params: { ...p, id: apiKey.id } })).resolves.toBeUndefined();
     expectProblem(await admin.get(`${projectPath(p)}/api-keys/${apiKey.id}`), 404);
-    const again = await admin.delete(`${projectPath(p)}/api-keys/${apiKey.id}`);
-    expect(again.status).toBe(404);
+    const again = await problemOf(api.deleteApiKey({ params: { ...p, id: apiKey.id } }));
+    expect(again).toMatchObject({ status: 404, code: 'not_found', detail: 'API key not found' });
     expect(again.body).toMatchObject({ error: 'not_found', message: 'API key not found' });
   });
 
-  test('when the list is filtered by agent and paged, then only that agent\'s keys come back with the right pagination', async () => {
+  test("when the list is filtered by agent and paged, then only that agent's keys come back with the right pagination, and the client walks every page", async () => {
     const p = aProject();
     for (let i = 0; i < 3; i++) await anApiKey(admin, p, { agentId: 'a1', name: `k${i}` });
     await anApiKey(admin, p, { agentId: 'a2' });
-    const page = await admin.get(`${projectPath(p)}/api-keys?agentId=a1&page=2&limit=2`);
-    expect(page.status).toBe(200);
-    expect(page.body.data).toHaveLength(1);
-    expect(page.body.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, completedCount: 3 });
+    const page = await api.listApiKeys({ params: p, query: { agentId: 'a1', page: 2, limit: 2 } });
+    expect(page.data).toHaveLength(1);
+    expect(page.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, completedCount: 3 });
+    const all = await api.listAll(api.ops.listApiKeys, { params: p, query: { agentId: 'a1' } }, { limit: 1 });
+    expect(all.map((k) => k.name).sort()).toEqual(['k0', 'k1', 'k2']);
     for (const bad of ['page=0', 'limit=0', 'limit=101', 'page=x']) expectProblem(await admin.get(`${projectPath(p)}/api-keys?${bad}`), 400);
   });
 
@@ -62,11 +70,11 @@ describe('API keys', () => {
     ['an expiresAt that is not a date-time', { agentId: 'a1', name: 'n', expiresAt: 'tomorrow' }],
   ])('when the body has %s, then it answers 400 problem+json and stores nothing', async (_what, body) => {
     const p = aProject();
-    const res = await admin.post(`${projectPath(p)}/api-keys`, body);
-    expectProblem(res, 400);
-    expect(res.body.errors.length).toBeGreaterThan(0);
-    expect(res.body.errors[0]).toMatchObject({ pointer: expect.any(String), detail: expect.any(String) });
-    expect((await admin.get(`${projectPath(p)}/api-keys`)).body.pagination.total).toBe(0);
+    const problem = await problemOf(api.createApiKey({ params: p, body: body as never }));
+    expect(problem).toMatchObject({ status: 400, code: 'bad_request' });
+    expect(problem.errors.length).toBeGreaterThan(0);
+    expect(problem.errors[0]).toMatchObject({ pointer: expect.any(String), detail: expect.any(String) });
+    expect((await api.listApiKeys({ params: p })).pagination.total).toBe(0);
   });
 
   test('when the body is not JSON or not declared as JSON, then it answers 400 or 415 and stores nothing', async () => {
@@ -91,44 +99,41 @@ describe('API keys', () => {
     const a = aProject();
     const b = aProject();
     const { apiKey } = await anApiKey(admin, a);
-    const tokenB = await aTenantToken(admin, b.tenantId);
-    const asB = client(stack.gatewayUrl, tokenB);
-    expectProblem(await asB.get(`${projectPath(a)}/api-keys`), 403);
-    expectProblem(await asB.get(`${projectPath(a)}/api-keys/${apiKey.id}`), 403);
-    expect((await asB.delete(`${projectPath(a)}/api-keys/${apiKey.id}`)).status).toBe(403);
-    expect((await asB.post(`${projectPath(a)}/api-keys`, { agentId: 'x', name: 'x' })).status).toBe(403);
-    expect((await admin.get(`${projectPath(a)}/api-keys/${apiKey.id}`)).status).toBe(200);
+    const asB = api.withToken(await aTenantToken(admin, b.tenantId));
+    expect(await problemOf(asB.listApiKeys({ params: a }))).toMatchObject({ status: 403, code: 'forbidden' });
+    expect((await problemOf(asB.getApiKey({ params: { ...a, id: apiKey.id } }))).status).toBe(403);
+    expect((await problemOf(asB.deleteApiKey({ params: { ...a, id: apiKey.id } }))).status).toBe(403);
+    expect((await problemOf(asB.createApiKey({ params: a, body: { agentId: 'x', name: 'x' } }))).status).toBe(403);
+    expect((await api.getApiKey({ params: { ...a, id: apiKey.id } })).data.id).toBe(apiKey.id);
     // B's own tenant works, and B never sees A's records there.
-    const own = await asB.get(`${projectPath({ tenantId: b.tenantId, projectId: a.projectId })}/api-keys`);
-    expect(own.status).toBe(200);
-    expect(own.body.data).toEqual([]);
+    expect((await asB.listApiKeys({ params: { tenantId: b.tenantId, projectId: a.projectId } })).data).toEqual([]);
   });
 
   test('when a viewer token tries to create a key, then it answers 403', async () => {
     const p = aProject();
-    const viewer = client(stack.gatewayUrl, await aTenantToken(admin, p.tenantId, 'viewer'));
-    expect((await viewer.get(`${projectPath(p)}/api-keys`)).status).toBe(200);
-    expectProblem(await viewer.post(`${projectPath(p)}/api-keys`, { agentId: 'a', name: 'n' }), 403);
+    const viewer = api.withToken(await aTenantToken(admin, p.tenantId, 'viewer'));
+    expect((await viewer.listApiKeys({ params: p })).data).toEqual([]);
+    expect(await problemOf(viewer.createApiKey({ params: p, body: { agentId: 'a', name: 'n' } }))).toMatchObject({ status: 403, code: 'forbidden' });
   });
 
   test('when a key is deleted or expires, then the run API refuses it at once', async () => {
     const p = aProject();
     const { key, apiKey } = await anApiKey(admin, p);
-    const run = client(stack.gatewayUrl, key);
-    expect((await run.post('/run/v1/events', { type: 'warm.cache' })).status).toBe(201);
-    expect((await admin.delete(`${projectPath(p)}/api-keys/${apiKey.id}`)).status).toBe(204);
-    expectProblem(await run.post('/run/v1/events', { type: 'after.delete' }), 401);
+    const run = api.withToken(key);
+    await run.createRunEvent({ body: { type: 'warm.cache' } });
+    await api.deleteApiKey({ params: { ...p, id: apiKey.id } });
+    expect((await problemOf(run.createRunEvent({ body: { type: 'after.delete' } }))).status).toBe(401);
 
     const soon = await anApiKey(admin, p, { expiresAt: new Date(Date.now() + 1500).toISOString() });
-    const run2 = client(stack.gatewayUrl, soon.key);
-    expect((await run2.post('/run/v1/events', { type: 'before.expiry' })).status).toBe(201);
+    const run2 = api.withToken(soon.key);
+    await run2.createRunEvent({ body: { type: 'before.expiry' } });
     await new Promise((r) => setTimeout(r, 1700));
-    expectProblem(await run2.post('/run/v1/events', { type: 'after.expiry' }), 401);
+    expect((await problemOf(run2.createRunEvent({ body: { type: 'after.expiry' } }))).status).toBe(401);
   });
 
   test('when a key is created with an expiry in the past, then it answers 422', async () => {
     const p = aProject();
-    expectProblem(await admin.post(`${projectPath(p)}/api-keys`, { agentId: 'a', name: 'n', expiresAt: '2001-01-01T00:00:00Z' }), 422);
+    expect(await problemOf(api.createApiKey({ params: p, body: { agentId: 'a', name: 'n', expiresAt: '2001-01-01T00:00:00Z' } }))).toMatchObject({ status: 422, code: 'unprocessable_entity' });
   });
 
   test('when the playground token is asked without a session cookie, then it fails with the legacy body; with a session it is issued', async () => {

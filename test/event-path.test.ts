@@ -1,7 +1,7 @@
-import { adminClient, aProject, anApiKey, client, projectPath, startReceiver, testStack, type Receiver } from '@platform/testkit';
+import { adminApi, aProject, startReceiver, testStack, type Receiver } from '@platform/testkit';
 
 const stack = testStack();
-const admin = adminClient(stack);
+const api = adminApi(stack);
 let receiver: Receiver;
 
 beforeAll(async () => {
@@ -14,16 +14,15 @@ afterAll(async () => {
 describe('the event path, end to end', () => {
   test('when an event is posted with an API key, then it is stored (201), replayed (200) and delivered to the webhook', async () => {
     const p = aProject();
-    const { key } = await anApiKey(admin, p, { agentId: 'agent-a' });
-    const dest = await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'local', url: receiver.url, eventTypes: ['event.created'] });
-    expect(dest.status).toBe(201);
+    const { key } = (await api.createApiKey({ params: p, body: { agentId: 'agent-a', name: 'events' } })).data;
+    await api.createWebhookDestination({ params: p, body: { name: 'local', url: receiver.url, eventTypes: ['event.created'] } });
 
-    const run = client(stack.gatewayUrl, key);
-    const first = await run.post('/run/v1/events', { id: 'evt-1', type: 'page.viewed', properties: { page: '/' } });
+    const run = api.withToken(key);
+    const first = await run.send(run.ops.createRunEvent, { body: { id: 'evt-1', type: 'page.viewed', properties: { page: '/' } } });
     expect(first.status).toBe(201);
     expect(first.body.data).toMatchObject({ id: 'evt-1', type: 'page.viewed', agentId: 'agent-a', tenantId: p.tenantId, projectId: p.projectId, serverMetadata: { authMethod: 'api_key' } });
 
-    const again = await run.post('/run/v1/events', { id: 'evt-1', type: 'something.else' });
+    const again = await run.send(run.ops.createRunEvent, { body: { id: 'evt-1', type: 'something.else' } });
     expect(again.status).toBe(200);
     expect(again.body.data).toEqual(first.body.data);
 

@@ -1,41 +1,52 @@
-import { adminClient, aProject, aTenantToken, client, projectPath, testStack } from '@platform/testkit';
+import { ProblemError } from '@platform/client';
+import { adminApi, adminClient, aProject, aTenantToken, testStack } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
-const base = (p: { tenantId: string; projectId: string }) => `${projectPath(p)}/webhook-destinations`;
-const valid = { name: 'hook', url: 'https://example.com/hook', eventTypes: ['event.created'] };
+const api = adminApi(stack);
+const valid = { name: 'hook', url: 'https://example.com/hook', eventTypes: ['event.created' as const] };
+
+/** The status of the problem a typed-client call was rejected with. */
+async function problemOf(call: Promise<unknown>): Promise<ProblemError> {
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ProblemError);
+  return err as ProblemError;
+}
+const statusOf = async (call: Promise<unknown>) => (await problemOf(call)).status;
 
 describe('webhook destinations', () => {
   test('when a destination is created, then defaults apply and it can be read, listed, changed and deleted', async () => {
     const p = aProject();
-    const created = await admin.post(base(p), { ...valid, id: 'dest-1', headers: { 'X-Team': 'blue' }, agentIds: ['agent-a'] });
-    expect(created.status).toBe(201);
-    const d = created.body.data;
+    const created = await api.createWebhookDestination({ params: p, body: { ...valid, id: 'dest-1', headers: { 'X-Team': 'blue' }, agentIds: ['agent-a'] } });
+    const d = created.data;
     expect(d).toMatchObject({ id: 'dest-1', name: 'hook', enabled: true, eventTypes: ['event.created'], agentIds: ['agent-a'], evaluatorIds: [], headers: { 'X-Team': 'blue' }, url: valid.url, chatappChannelId: null, description: null });
+    const at = { params: { ...p, id: 'dest-1' } };
     const { secret, ...stored } = d;
     expect(secret).toMatch(/^whsec_/);
-    expect((await admin.get(`${base(p)}/dest-1`)).body.data).toEqual(stored);
+    expect((await api.getWebhookDestination(at)).data).toEqual(stored);
 
-    const disabled = await admin.patch(`${base(p)}/dest-1`, { enabled: false, agentIds: [] });
-    expect(disabled.status).toBe(200);
-    expect(disabled.body.data).toMatchObject({ enabled: false, agentIds: [] });
-    const toChannel = await admin.patch(`${base(p)}/dest-1`, { chatappChannelId: 'C123ABC' });
-    expect(toChannel.body.data).toMatchObject({ chatappChannelId: 'C123ABC', url: null });
-    expect((await admin.patch(`${base(p)}/dest-1`, { enabled: true })).body.data.enabled).toBe(true);
+    const disabled = await api.updateWebhookDestination({ ...at, body: { enabled: false, agentIds: [] } });
+    expect(disabled.data).toMatchObject({ enabled: false, agentIds: [] });
+    const toChannel = await api.updateWebhookDestination({ ...at, body: { chatappChannelId: 'C123ABC' } });
+    expect(toChannel.data).toMatchObject({ chatappChannelId: 'C123ABC', url: null });
+    expect((await api.updateWebhookDestination({ ...at, body: { enabled: true } })).data.enabled).toBe(true);
 
-    expect((await admin.delete(`${base(p)}/dest-1`)).status).toBe(204);
-    expect((await admin.get(`${base(p)}/dest-1`)).status).toBe(404);
-    expect((await admin.get(base(p))).body.pagination.total).toBe(0);
+    await api.deleteWebhookDestination(at);
+    expect(await statusOf(api.getWebhookDestination(at))).toBe(404);
+    expect((await api.listWebhookDestinations({ params: p })).pagination.total).toBe(0);
   });
 
   test('when the list is filtered by agentId, then only destinations scoped to that agent are returned', async () => {
     const p = aProject();
-    await admin.post(base(p), { ...valid, id: 'all-agents' });
-    await admin.post(base(p), { ...valid, id: 'for-a', agentIds: ['a'] });
-    await admin.post(base(p), { ...valid, id: 'for-b', agentIds: ['b'] });
-    const res = await admin.get(`${base(p)}?agentId=a`);
-    expect(res.body.data.map((d: { id: string }) => d.id)).toEqual(['for-a']);
-    expect((await admin.get(base(p))).body.pagination.total).toBe(3);
+    await api.createWebhookDestination({ params: p, body: { ...valid, id: 'all-agents' } });
+    await api.createWebhookDestination({ params: p, body: { ...valid, id: 'for-a', agentIds: ['a'] } });
+    await api.createWebhookDestination({ params: p, body: { ...valid, id: 'for-b', agentIds: ['b'] } });
+    const res = await api.listWebhookDestinations({ params: p, query: { agentId: 'a' } });
+    expect(res.data.map((d) => d.id)).toEqual(['for-a']);
+    expect((await api.listAll(api.ops.listWebhookDestinations, { params: p })).map((d) => d.id).sort()).toEqual(['all-agents', 'for-a', 'for-b']);
   });
 
   test.each([
@@ -57,37 +68,38 @@ describe('webhook destinations', () => {
     ['enabled that is not a boolean', { ...valid, enabled: 'yes' }],
   ])('when the body has %s, then it answers 400 and stores nothing', async (_what, body) => {
     const p = aProject();
-    const res = await admin.post(base(p), body);
-    expect(res.status).toBe(400);
-    expect(res.contentType).toMatch(/problem\+json/);
-    expect(res.body.errors?.length).toBeGreaterThan(0);
-    expect((await admin.get(base(p))).body.pagination.total).toBe(0);
+    const problem = await problemOf(api.createWebhookDestination({ params: p, body: body as never }));
+    expect(problem.status).toBe(400);
+    expect(problem.headers.get('content-type')).toMatch(/problem\+json/);
+    expect(problem.errors.length).toBeGreaterThan(0);
+    expect((await api.listWebhookDestinations({ params: p })).pagination.total).toBe(0);
   });
 
   test('when an update would leave both targets set or an empty eventTypes, then it answers 400 and changes nothing', async () => {
     const p = aProject();
-    await admin.post(base(p), { ...valid, id: 'd' });
-    expect((await admin.patch(`${base(p)}/d`, { url: 'https://a.example/x', chatappChannelId: 'C1' })).status).toBe(400);
-    expect((await admin.patch(`${base(p)}/d`, { eventTypes: [] })).status).toBe(400);
-    const cleared = await admin.patch(`${base(p)}/d`, { url: null });
-    expect(cleared.status).toBe(422);
-    expect((await admin.get(`${base(p)}/d`)).body.data).toMatchObject({ url: valid.url, eventTypes: ['event.created'] });
+    const at = { params: { ...p, id: 'd' } };
+    await api.createWebhookDestination({ params: p, body: { ...valid, id: 'd' } });
+    expect(await statusOf(api.updateWebhookDestination({ ...at, body: { url: 'https://a.example/x', chatappChannelId: 'C1' } }))).toBe(400);
+    expect(await statusOf(api.updateWebhookDestination({ ...at, body: { eventTypes: [] } }))).toBe(400);
+    expect(await statusOf(api.updateWebhookDestination({ ...at, body: { url: null } }))).toBe(422);
+    expect((await api.getWebhookDestination(at)).data).toMatchObject({ url: valid.url, eventTypes: ['event.created'] });
   });
 
   test('when a destination id is reused, then it answers 409', async () => {
     const p = aProject();
-    expect((await admin.post(base(p), { ...valid, id: 'same' })).status).toBe(201);
-    expect((await admin.post(base(p), { ...valid, id: 'same' })).status).toBe(409);
+    await api.createWebhookDestination({ params: p, body: { ...valid, id: 'same' } });
+    expect(await problemOf(api.createWebhookDestination({ params: p, body: { ...valid, id: 'same' } }))).toMatchObject({ status: 409, code: 'conflict' });
   });
 
   test("when another tenant's token or no credential is used, then it answers 403 or 401 and changes nothing", async () => {
     const a = aProject();
-    await admin.post(base(a), { ...valid, id: 'mine' });
-    const other = client(stack.gatewayUrl, await aTenantToken(admin, aProject().tenantId));
-    expect((await other.get(`${base(a)}/mine`)).status).toBe(403);
-    expect((await other.patch(`${base(a)}/mine`, { enabled: false })).status).toBe(403);
-    expect((await other.delete(`${base(a)}/mine`)).status).toBe(403);
-    expect((await client(stack.gatewayUrl).get(base(a))).status).toBe(401);
-    expect((await admin.get(`${base(a)}/mine`)).body.data.enabled).toBe(true);
+    const at = { params: { ...a, id: 'mine' } };
+    await api.createWebhookDestination({ params: a, body: { ...valid, id: 'mine' } });
+    const other = api.withToken(await aTenantToken(admin, aProject().tenantId));
+    expect(await statusOf(other.getWebhookDestination(at))).toBe(403);
+    expect(await statusOf(other.updateWebhookDestination({ ...at, body: { enabled: false } }))).toBe(403);
+    expect(await statusOf(other.deleteWebhookDestination(at))).toBe(403);
+    expect(await statusOf(api.withToken(undefined).listWebhookDestinations({ params: a }))).toBe(401);
+    expect((await api.getWebhookDestination(at)).data.enabled).toBe(true);
   });
 });

@@ -128,7 +128,11 @@ export interface ConsumeOptions<T> {
   concurrency?: number;
   /** Delay before a failed message is redelivered. */
   nakDelayMs?: number;
+  /** Where a new durable starts: every stored message (default) or only those published from now on. */
+  deliverPolicy?: 'all' | 'new';
   parse?: z.ZodType<T>;
+  /** Terminate (never redeliver) a message that is not JSON or fails `parse`, with one error log line; default: nak like any failure. */
+  terminateInvalid?: boolean;
   handler: (data: T, msg: JsMsg) => Promise<void>;
 }
 
@@ -147,7 +151,7 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
   const config = {
     durable_name: opts.durable,
     ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
+    deliver_policy: opts.deliverPolicy === 'new' ? DeliverPolicy.New : DeliverPolicy.All,
     ack_wait: nanos(opts.ackWaitMs ?? 30_000),
     max_deliver: opts.maxDeliver ?? -1,
     max_ack_pending: Math.max(1000, (opts.concurrency ?? 16) * 4),
@@ -200,12 +204,23 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     for (const k of m.headers?.keys() ?? []) hdrs[k.toLowerCase()] = m.headers!.get(k);
     try {
       await inSpan(`process ${opts.durable}`, { kind: SpanKind.CONSUMER, parent: contextFromHeaders(hdrs), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': m.subject, 'messaging.consumer.group.name': opts.durable } }, async () => {
-        const raw = decode<unknown>(m.data);
-        const data = opts.parse ? opts.parse.parse(raw) : (raw as T);
+        let raw: unknown;
+        let data: T;
+        try {
+          raw = decode<unknown>(m.data);
+          data = opts.parse ? opts.parse.parse(raw) : (raw as T);
+        } catch (err) {
+          if (!opts.terminateInvalid) throw err;
+          const id = (raw as Partial<EventEnvelope> | undefined)?.id;
+          log.error({ durable: opts.durable, subject: m.subject, eventId: id, seq: m.seq, err: describeInvalid(err) }, 'invalid message terminated (not redelivered)');
+          m.term();
+          handedBack.add(m);
+          return;
+        }
         const requestId = (raw as Partial<EventEnvelope>)?.id ?? hdrs['x-request-id'] ?? 'jetstream';
         await runWithContext({ requestId }, () => opts.handler(data, m));
       });
-      // Acknowledged only when done, and never after the message was handed back at shutdown.
+      // Acknowledged only when done, and never after the message was handed back at shutdown (or terminated).
       if (!handedBack.has(m)) m.ack();
     } catch (err) {
       log.warn({ err, durable: opts.durable, subject: m.subject, deliveries: m.info.redeliveryCount }, 'message handling failed; will be redelivered');
@@ -268,6 +283,12 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
       }
     },
   };
+}
+
+function describeInvalid(err: unknown): string {
+  const issues = (err as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues;
+  if (issues) return issues.slice(0, 5).map((i) => `/${i.path.map(String).join('/')}: ${i.message}`).join('; ');
+  return (err as Error)?.message ?? String(err);
 }
 
 /** Decodes an event envelope from a message, validating its payload against the event's schema. */

@@ -3,6 +3,7 @@ import { event } from './event';
 import { RunEvent } from './run/events';
 import { WebhookDestination } from './manage/webhook-destinations';
 import { App } from './manage/apps';
+import { WebhookDeliveryAttempt } from './manage/webhook-deliveries';
 
 /** A run event was stored (POST /run/v1/events, 201). Feeds the `event.created` webhook family. */
 export const eventCreated = event({
@@ -163,6 +164,35 @@ export const conversationGenerationError = conversationEvent('conversation.gener
 export const conversationToolError = conversationEvent('conversation.tool.error', 'A tool call failed during a conversation.');
 export const conversationContextError = conversationEvent('conversation.context.error', 'Resolving the conversation context failed.');
 
+/** The final outcome of one webhook delivery (webhook dispatcher): what it delivered, where, and how it went. */
+const DeliveryOutcome = z.object({
+  delivery: z.object({
+    id: z.string().describe('The delivery id (its `webhook-id` header)'),
+    destinationId: z.string(),
+    eventId: z.string().describe('Id of the platform event that was delivered'),
+    eventType: z.string().describe('Its type, e.g. event.created'),
+    attemptCount: z.number().int(),
+    lastStatusCode: z.number().int().nullable().describe('HTTP status of the last attempt; null when there was no answer or for chat channels'),
+    lastError: z.string().nullable(),
+    lastAttempt: WebhookDeliveryAttempt,
+  }),
+});
+
+export const webhookDeliverySucceeded = event({
+  name: 'webhook.delivery.succeeded',
+  version: 1,
+  publisher: 'webhook-dispatcher',
+  description: 'A webhook delivery was accepted by its destination (2xx, or posted to the chat channel). Test deliveries are not announced.',
+  payload: DeliveryOutcome,
+});
+export const webhookDeliveryFailed = event({
+  name: 'webhook.delivery.failed',
+  version: 1,
+  publisher: 'webhook-dispatcher',
+  description: 'A webhook delivery gave up: a permanent failure, 410 Gone, or no retries left. Deliveries cancelled because the destination was disabled or deleted are not announced.',
+  payload: DeliveryOutcome,
+});
+
 /** Every event a webhook destination can subscribe to (its `type` in the delivered envelope is the event name). */
 export const webhookEvents = [
   conversationCreated,
@@ -196,4 +226,6 @@ export const allEvents = [
   appCreated,
   appUpdated,
   appDeleted,
+  webhookDeliverySucceeded,
+  webhookDeliveryFailed,
 ];

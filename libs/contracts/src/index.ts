@@ -25,3 +25,4 @@ export * from './analytics/keys';
 export * from './analytics/counts';
 export * from './work-apps/chatapp';
 export * from './credential-gateway/token-exchange';
+export * from './asyncapi';

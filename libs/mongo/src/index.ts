@@ -206,7 +206,11 @@ export interface OutboxRelay {
  * the relay publishes with the event id as Nats-Msg-Id (JetStream drops duplicates) and only then clears them.
  * A crash between the two leaves the entries pending; the sweep republishes them.
  */
-export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalMs?: number; batchMs?: number; onPublished?: (n: number) => void } = {}): OutboxRelay {
+export function outboxRelay(
+  model: Model<any>,
+  pub: Publisher,
+  opts: { intervalMs?: number; batchMs?: number; onPublished?: (n: number) => void; /** Sweep only these documents (e.g. one partition). */ filter?: Record<string, unknown> } = {},
+): OutboxRelay {
   let queue: OutboxDoc[] = [];
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
@@ -275,7 +279,7 @@ export function outboxRelay(model: Model<any>, pub: Publisher, opts: { intervalM
   const sweep = async (): Promise<number> => {
     let total = 0;
     for (let round = 0; round < 100; round++) {
-      const docs = (await model.find({ outboxPending: true }, { _id: 1, pendingEvents: 1, outboxSeq: 1, outboxDelete: 1 }).limit(500).lean()) as OutboxDoc[];
+      const docs = (await model.find({ ...opts.filter, outboxPending: true }, { _id: 1, pendingEvents: 1, outboxSeq: 1, outboxDelete: 1 }).limit(500).lean()) as OutboxDoc[];
       if (!docs.length) break;
       await publishAndClear(docs);
       total += docs.length;

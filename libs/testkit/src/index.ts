@@ -13,3 +13,4 @@ export * from './gateway-process';
 export * from './fakes/challenge-provider';
 export * from './fakes/chatapp';
 export * from './fakes/otlp';
+export * from './api';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import cors from 'cors';
 import { Redis } from 'ioredis';
-import { allOperations, type AnyOperation, buildOpenApi } from '@platform/contracts';
+import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi } from '@platform/contracts';
 import { connectNats, ServiceBus } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import { getLogger, setLogLevel } from '@platform/logger';
@@ -15,6 +15,7 @@ import { errorMiddleware } from './middleware/errors';
 import { authenticator } from './middleware/authenticate';
 import { mountOperations } from './routes/mount-operations';
 import { mountAnalyticsView } from './routes/analytics-view';
+import { mountApiDocs } from './routes/api-docs';
 import { rateLimiter } from './middleware/rate-limit';
 
 const log = getLogger('gateway');
@@ -96,7 +97,13 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     app.get('/openapi.json', (_req, res) => {
       res.type('application/json').send(openapi);
     });
+    // The events internal consumers subscribe to on NATS (the same document as deploy/asyncapi.json).
+    const asyncapi = JSON.stringify(buildAsyncApi());
+    app.get('/asyncapi.json', (_req, res) => {
+      res.type('application/json').send(asyncapi);
+    });
     mountAnalyticsView(app);
+    mountApiDocs(app);
   });
   // The analytics base URL ({analytics_url}): its own port, so it can be scaled and rate-limited apart.
   // Web integrations call it from browsers with a bearer key (no cookies), so any origin may.

@@ -2,6 +2,7 @@ import { PLATFORM_EVENTS_STREAM, eventFilter, webhookEvents, type EventEnvelope 
 import { consumeDurable, type RunningConsumer } from '@platform/bus';
 import { parseHostOverrides } from '@platform/address-safety';
 import { getLogger } from '@platform/logger';
+import { outboxRelay, type OutboxRelay } from '@platform/mongo';
 import { defineService, instanceId } from '@platform/runtime';
 import { SecretBox } from '@platform/secrets';
 import { webhookDispatcherConfig } from './config';
@@ -21,8 +22,12 @@ export const webhookDispatcher = defineService({
   name: 'webhook-dispatcher',
   config: webhookDispatcherConfig,
   uses: { mongo: true },
-  async start({ config, bus, nc, db }) {
-    const deliveries = deliveryRepo(db!, config.WEBHOOK_PARTITION);
+  async start({ config, bus, nc, pub, db }) {
+    let relay: OutboxRelay | undefined;
+    const deliveries = deliveryRepo(db!, config.WEBHOOK_PARTITION, () => relay!);
+    // Outcome events (webhook.delivery.succeeded / failed) leave through the outbox of the delivery records.
+    relay = outboxRelay(deliveries.model, pub, { intervalMs: config.OUTBOX_SWEEP_MS, filter: { partition: config.WEBHOOK_PARTITION } });
+    await relay.sweep();
     const health = destinationHealthRepo(db!, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
     const box = new SecretBox(config.ENCRYPTION_KEY);
@@ -65,6 +70,8 @@ export const webhookDispatcher = defineService({
           concurrency: Math.max(4, Math.ceil(config.WEBHOOK_CONCURRENCY / 4)),
           ackWaitMs: 30_000,
           nakDelayMs: config.WEBHOOK_REDELIVERY_DELAY_MS,
+          // A message that is not JSON can never be scheduled: drop it (logged) instead of redelivering it forever.
+          terminateInvalid: true,
           handler: async (envelope) => {
             try {
               if (await scheduleEventDeliveries(deps, envelope)) worker.kick();
@@ -85,6 +92,7 @@ export const webhookDispatcher = defineService({
         const started = Date.now();
         await Promise.all(consumers.map((c) => c.stop(graceMs / 3)));
         await worker.stop(Math.max(0, graceMs - (Date.now() - started)));
+        await relay!.stop();
         destinations.stop();
         await http.close();
       },

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
 
 /**
  * One delivery of one event to one destination. `_id` is the `webhook-id` (the same on every attempt).
@@ -29,6 +29,8 @@ const schema = new mongoose.Schema(
     attempts: { type: [mongoose.Schema.Types.Mixed], default: [] },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
+    /** Outcome events (webhook.delivery.succeeded / failed) waiting to be relayed. */
+    ...outboxFields,
   },
   { collection: 'deliveries', versionKey: false },
 );

@@ -1,6 +1,6 @@
 import { currentTraceparent } from '@platform/telemetry';
-import type { ProjectScope, WebhookDelivery } from '@platform/contracts';
-import { isDuplicateKey, iso, scoped, type Connection } from '@platform/mongo';
+import type { PendingEvent, ProjectScope, WebhookDelivery } from '@platform/contracts';
+import { isDuplicateKey, iso, outboxOnUpdate, scoped, type Connection, type OutboxRelay } from '@platform/mongo';
 import { deliveryClaimModel, deliveryModel, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './delivery.model';
 
 export type NewDelivery = Pick<DeliveryDoc, '_id' | 'tenantId' | 'projectId' | 'destinationId' | 'eventId' | 'eventType' | 'body'>;
@@ -31,7 +31,7 @@ export function toWebhookDelivery(d: DeliveryDoc): WebhookDelivery {
 
 export type DeliveryRepo = ReturnType<typeof deliveryRepo>;
 
-export function deliveryRepo(db: Connection, partition: string) {
+export function deliveryRepo(db: Connection, partition: string, relay: () => OutboxRelay) {
   const Model = deliveryModel(db);
   const scheduleBatch = async (deliveries: NewDelivery[], now: Date, traceparent: string | undefined): Promise<void> => {
     try {
@@ -115,30 +115,44 @@ export function deliveryRepo(db: Connection, partition: string) {
       return null;
     },
 
-    /** Stores one attempt and what follows from it, if the claim is still ours. */
+    /**
+     * Stores one attempt and what follows from it, if the claim is still ours. `events` (the outcome of a finished
+     * delivery) are written in the same update through the outbox, then relayed to JetStream.
+     */
     async recordAttempt(
       id: string,
       token: string,
       attempt: DeliveryAttemptDoc,
       next: { status: DeliveryStatus; nextAttemptAt: Date | null },
+      events: PendingEvent[] = [],
     ): Promise<boolean> {
-      const res = await Model.updateOne(
-        { _id: id, claimToken: token },
-        {
-          $set: {
-            status: next.status,
-            nextAttemptAt: next.nextAttemptAt,
-            claimToken: null,
-            lastStatusCode: attempt.statusCode,
-            lastError: attempt.error,
-            updatedAt: new Date(),
-          },
-          $push: { attempts: attempt },
-          $inc: { attemptCount: 1 },
+      const ops = outboxOnUpdate(events);
+      const update = {
+        $set: {
+          status: next.status,
+          nextAttemptAt: next.nextAttemptAt,
+          claimToken: null,
+          lastStatusCode: attempt.statusCode,
+          lastError: attempt.error,
+          updatedAt: new Date(),
+          ...(events.length ? ops.$set : {}),
         },
+        $push: { attempts: attempt },
+        $inc: { attemptCount: 1, ...(events.length ? ops.$inc : {}) },
+      };
+      if (!events.length) {
+        const res = await Model.updateOne({ _id: id, claimToken: token }, update);
+        await forgetClaims(id);
+        return res.matchedCount === 1;
+      }
+      const d = await relay().exclusive([id], () =>
+        Model.findOneAndUpdate({ _id: id, claimToken: token }, update, { new: true })
+          .lean<DeliveryDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> }>()
+          .exec(),
       );
+      if (d) relay().flush({ _id: d._id, outboxSeq: d.outboxSeq, pendingEvents: d.pendingEvents });
       await forgetClaims(id);
-      return res.matchedCount === 1;
+      return d !== null;
     },
 
     /** Gives a claim back without an attempt (for example management was not reachable), due again at `at`. */

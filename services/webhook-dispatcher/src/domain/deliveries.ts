@@ -1,4 +1,4 @@
-import type { DispatchDestination, EventEnvelope, ProjectScope } from '@platform/contracts';
+import { pendingEvent, webhookDeliveryFailed, webhookDeliverySucceeded, type DispatchDestination, type EventEnvelope, type PendingEvent, type ProjectScope } from '@platform/contracts';
 import { getLogger } from '@platform/logger';
 import { AppError } from '@platform/problems';
 import { randomId, sha256Hex } from '@platform/secrets';
@@ -137,18 +137,35 @@ export async function runDelivery(deps: DeliveryDeps, doc: DeliveryDoc, token: s
   const status: DeliveryDoc['status'] = result.kind === 'delivered' ? 'delivered' : delay !== null ? 'pending' : 'failed';
   const nextAttemptAt = delay !== null ? new Date(Date.now() + delay) : null;
   const error = result.error && result.kind === 'retryable' && delay === null ? `${result.error}; no attempts left` : result.error;
-  const recorded = await deps.deliveries.recordAttempt(
-    doc._id,
-    token,
-    { attempt, at, statusCode: result.statusCode, ok: result.kind === 'delivered', error, durationMs: result.durationMs },
-    { status, nextAttemptAt },
-  );
+  const attemptDoc = { attempt, at, statusCode: result.statusCode, ok: result.kind === 'delivered', error, durationMs: result.durationMs };
+  const recorded = await deps.deliveries.recordAttempt(doc._id, token, attemptDoc, { status, nextAttemptAt }, outcomeEvents(doc, status, attemptDoc));
   log.info(
     { deliveryId: doc._id, destinationId: doc.destinationId, eventType: doc.eventType, attempt, statusCode: result.statusCode, outcome: result.kind, durationMs: result.durationMs, nextAttemptAt, recorded },
     'delivery attempt',
   );
   await keepHealth(deps, { ...scope, destinationId: dest.id }, result, error);
   return { outcome: 'attempted', result, status, nextAttemptAt };
+}
+
+/**
+ * `webhook.delivery.succeeded` / `webhook.delivery.failed` once a delivery is finished (nothing while retries are
+ * pending). The event id is derived from the delivery, so a second record of the same outcome is a duplicate.
+ */
+function outcomeEvents(doc: DeliveryDoc, status: DeliveryDoc['status'], last: DeliveryDoc['attempts'][number]): PendingEvent[] {
+  if (status !== 'delivered' && status !== 'failed') return [];
+  const def = status === 'delivered' ? webhookDeliverySucceeded : webhookDeliveryFailed;
+  const delivery = {
+    id: doc._id,
+    destinationId: doc.destinationId,
+    eventId: doc.eventId,
+    eventType: doc.eventType,
+    attemptCount: last.attempt,
+    lastStatusCode: last.statusCode,
+    lastError: last.error,
+    lastAttempt: { ...last, at: last.at.toISOString() },
+  };
+  const id = sha256Hex(`${def.name}:${doc._id}`).slice(0, 40);
+  return [pendingEvent(def, id, { tenantId: doc.tenantId, projectId: doc.projectId }, { delivery })];
 }
 
 /** Destinations seen succeeding lately, so a busy healthy destination costs no health write per delivery. */
