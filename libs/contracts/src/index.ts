@@ -24,3 +24,7 @@ export * from './analytics/events';
 export * from './analytics/keys';
 export * from './analytics/counts';
 export * from './work-apps/chatapp';
+export * from './evals/dataset-items';
+export * from './evals/evaluators';
+export * from './evals/evaluations';
+export * from './evals/improvements';
