@@ -12,3 +12,4 @@ export * from './challenges';
 export * from './gateway-process';
 export * from './fakes/challenge-provider';
 export * from './fakes/chatapp';
+export * from './fakes/llm';
