@@ -53,3 +53,56 @@ export async function resultsOf(admin: Client, p: Project, runId: string) {
   if (res.status !== 200) throw new Error(`reading results failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as Array<{ conversationId: string; evaluatorId: string; status: string; verdict: string | null; failedConditions: unknown[]; error: string | null; output: any }>;
 }
+
+/**
+ * A small private stack (own nats-server; management, run-auth, events-ingest, evals and the gateway) whose evals
+ * talks to a fake OpenAI-compatible LLM started here, works one item at a time and re-offers an unacknowledged item
+ * after 3 s (so a killed worker's item comes back quickly). Shares the run's database and Redis.
+ */
+export async function startEvalsStack(name: string) {
+  const { join } = await import('node:path');
+  const { localSecrets, removeNatsStore, repoRoot, startFakeLlm, startNatsServer, startStack, testStack } = await import('@platform/testkit');
+  const { randomId } = await import('@platform/secrets');
+  const shared = testStack().env;
+  const llm = await startFakeLlm();
+  const nats = await startNatsServer();
+  const secrets = localSecrets();
+  const runId = `${name}-${randomId(6).toLowerCase()}`;
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  try {
+    stack = await startStack({
+      infra: { NATS_URL: nats.url, REDIS_URL: shared.REDIS_URL!, MONGO_URL: shared.MONGO_URL! },
+      services: ['management', 'run-auth', 'events-ingest', 'evals'],
+      logDir: join(repoRoot, '.infra', 'test-logs', runId),
+      env: {
+        ...secrets,
+        MONGO_DB_PREFIX: shared.MONGO_DB_PREFIX ?? 'test',
+        REDIS_KEY_PREFIX: `test:${runId}:`,
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+        LLM_BASE_URL: llm.baseUrl,
+        LLM_API_KEY: 'sk-fake-llm',
+        LLM_MODEL: 'fake-model',
+        EVAL_WORK_CONCURRENCY: '1',
+        EVAL_WORK_ACK_WAIT_MS: '3000',
+      },
+    });
+  } catch (err) {
+    await llm.close();
+    await nats.stop(true);
+    removeNatsStore(nats);
+    throw err;
+  }
+  return {
+    stack,
+    llm,
+    natsUrl: nats.url,
+    admin: client(stack.gatewayUrl, secrets.ADMIN_TOKEN),
+    evals: () => stack.processes.find((proc) => proc.name === 'evals')!,
+    async stop() {
+      await stack.stop();
+      await nats.stop();
+      removeNatsStore(nats);
+      await llm.close();
+    },
+  };
+}
