@@ -85,11 +85,16 @@ export async function evaluateConversations(deps: EvaluationDeps, scope: Project
   const missingEvaluators = evaluatorIds.filter((id) => !found.has(id));
   if (missingEvaluators.length) throw new AppError('not_found', `Evaluators not found: ${missingEvaluators.join(', ')}`);
   const missingConversations: string[] = [];
-  for (const conversationId of conversationIds) {
-    const events = await deps.platform.conversationEvents(scope, conversationId);
-    if (events.length) continue;
-    const feedback = await deps.platform.conversationFeedback(scope, conversationId);
-    if (!feedback.length) missingConversations.push(conversationId);
+  // Checked a few at a time: each check is one or two requests to other services.
+  for (let i = 0; i < conversationIds.length; i += 16) {
+    const batch = conversationIds.slice(i, i + 16);
+    const exists = await Promise.all(
+      batch.map(async (conversationId) => {
+        if ((await deps.platform.conversationEvents(scope, conversationId)).length) return true;
+        return (await deps.platform.conversationFeedback(scope, conversationId)).length > 0;
+      }),
+    );
+    batch.forEach((id, j) => exists[j] || missingConversations.push(id));
   }
   if (missingConversations.length) throw new AppError('not_found', `Conversations not found: ${missingConversations.join(', ')}`);
   const evaluationRunId = await queueRun(deps, scope, conversationIds, evaluatorIds);
