@@ -36,7 +36,7 @@ export async function aFeedback(admin: Client, p: Project, body: Record<string, 
   return res.body.data as { id: string };
 }
 
-export async function finishedRun(admin: Client, p: Project, runId: string, timeoutMs = 30_000) {
+export async function finishedRun(admin: Client, p: Project, runId: string, timeoutMs = 50_000) {
   return eventually(
     async () => {
       const res = await admin.get(`${runsPath(p)}/${runId}`);
@@ -79,6 +79,7 @@ export async function startEvalsStack(name: string) {
         MONGO_DB_PREFIX: shared.MONGO_DB_PREFIX ?? 'test',
         REDIS_KEY_PREFIX: `test:${runId}:`,
         LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+        ANALYTICS_PORT: '0',
         LLM_BASE_URL: llm.baseUrl,
         LLM_API_KEY: 'sk-fake-llm',
         LLM_MODEL: 'fake-model',
