@@ -26,3 +26,7 @@ export * from './analytics/counts';
 export * from './work-apps/chatapp';
 export * from './credential-gateway/token-exchange';
 export * from './asyncapi';
+export * from './evals/dataset-items';
+export * from './evals/evaluators';
+export * from './evals/evaluations';
+export * from './evals/improvements';

@@ -18,6 +18,10 @@ import * as analyticsKeys from './analytics/keys';
 import * as analyticsCounts from './analytics/counts';
 import * as chatapp from './work-apps/chatapp';
 import * as credentialGateway from './credential-gateway/token-exchange';
+import * as datasetItems from './evals/dataset-items';
+import * as evaluators from './evals/evaluators';
+import * as evaluations from './evals/evaluations';
+import * as improvements from './evals/improvements';
 
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
 const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, webhookDeliveries, runEvents, apps, runAuth];
@@ -26,6 +30,7 @@ modules.push(credentials, triggers, feedback);
 modules.push(analyticsEvents, analyticsKeys, analyticsCounts);
 modules.push(chatapp);
 modules.push(credentialGateway);
+modules.push(datasetItems, evaluators, evaluations, improvements);
 
 function isOperation(v: unknown): v is AnyOperation {
   return typeof v === 'object' && v !== null && 'operationId' in v && 'subject' in v && 'method' in v && 'path' in v;

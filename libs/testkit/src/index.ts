@@ -14,3 +14,4 @@ export * from './fakes/challenge-provider';
 export * from './fakes/chatapp';
 export * from './fakes/otlp';
 export * from './api';
+export * from './fakes/llm';

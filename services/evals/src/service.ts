@@ -1,12 +1,48 @@
 import { defineService } from '@platform/runtime';
+import { outboxRelay, type OutboxRelay } from '@platform/mongo';
 import { evalsConfig } from './config';
+import { datasetItemRepo } from './data/dataset-item.repo';
+import { evaluatorRepo } from './data/evaluator.repo';
+import { evaluationRepo } from './data/evaluation.repo';
+import { improvementRepo } from './data/improvement.repo';
+import { platformClient } from './clients/platform';
+import { llmClient } from './clients/llm';
+import { registerDatasetItemHandlers } from './handlers/dataset-items';
+import { registerEvaluatorHandlers } from './handlers/evaluators';
+import { registerEvaluationHandlers } from './handlers/evaluations';
+import { registerImprovementHandlers } from './handlers/improvements';
+import { startEvaluationWorker } from './handlers/work';
 
-/** Starts, registers on NATS and answers health; its operations arrive with their own issue. */
+/** Dataset items, evaluators, evaluation runs (JetStream work queue) and improvement branches. */
 export const evals = defineService({
   name: 'evals',
   config: evalsConfig,
-  uses: {},
-  async start() {
-    return { async stop() {} };
+  uses: { mongo: true },
+  async start({ config, bus, pub, db, nc }) {
+    let runRelay: OutboxRelay | undefined;
+    let resultRelay: OutboxRelay | undefined;
+    const runs = evaluationRepo(db!, { runs: () => runRelay!, results: () => resultRelay! });
+    runRelay = outboxRelay(runs.runModel, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
+    resultRelay = outboxRelay(runs.resultModel, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
+    const items = datasetItemRepo(db!);
+    const evaluators = evaluatorRepo(db!);
+    const improvements = improvementRepo(db!);
+    const platform = platformClient(bus);
+    const llm = llmClient({ baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL, timeoutMs: config.LLM_TIMEOUT_MS });
+
+    const evaluationDeps = { runs, evaluators, platform, llm };
+    registerDatasetItemHandlers(bus, { items });
+    registerEvaluatorHandlers(bus, { evaluators });
+    registerEvaluationHandlers(bus, evaluationDeps);
+    registerImprovementHandlers(bus, { improvements, platform, llm, staleTurnMs: config.LLM_TIMEOUT_MS * 2 + 5_000 });
+    const worker = await startEvaluationWorker(nc, evaluationDeps, { concurrency: config.EVAL_WORK_CONCURRENCY, ackWaitMs: config.EVAL_WORK_ACK_WAIT_MS });
+    // Work items and events a previous process stored but did not publish.
+    await Promise.all([runRelay.sweep(), resultRelay.sweep()]);
+    return {
+      async stop() {
+        await worker.stop();
+        await Promise.all([runRelay!.stop(), resultRelay!.stop()]);
+      },
+    };
   },
 });

@@ -96,3 +96,28 @@ export const VerifySubjectTokenReply = z.discriminatedUnion('result', [
   z.object({ result: z.literal('invalid'), reason: z.string() }),
 ]);
 export type VerifySubjectTokenReply = z.infer<typeof VerifySubjectTokenReply>;
+/** Owner: events-ingest. The recorded run events of one conversation, oldest first (at most `limit`). Used by evals. */
+export const LIST_CONVERSATION_EVENTS_SUBJECT = 'svc.events-ingest.conversations.events';
+export const ListConversationEventsRequest = z.object({
+  tenantId: z.string(),
+  projectId: z.string(),
+  conversationId: z.string(),
+  limit: z.number().int().min(1).max(1000).default(500),
+});
+/** Reply body: `{events}` (RunEvent records; empty when the conversation has none). */
+export { RunEvent as ConversationEvent } from '../run/events';
+
+/**
+ * Owner: management. Replaces the stored definition of an existing agent with a whole new one (evals, when an
+ * improvement branch is merged). `expectedUpdatedAt` is the `updatedAt` the caller based its change on: when the
+ * agent changed since, the reply is a 409 problem. Validation failures are 422 problems, an unknown agent a 404.
+ * Reply body: the new FullAgent.
+ */
+export const REPLACE_AGENT_DEFINITION_SUBJECT = 'svc.management.agents.replace-definition';
+export const ReplaceAgentDefinitionRequest = z.object({
+  tenantId: z.string(),
+  projectId: z.string(),
+  agentId: z.string(),
+  expectedUpdatedAt: z.string().optional(),
+  definition: z.unknown(),
+});

@@ -71,6 +71,11 @@ export function runEventRepo(db: Connection, relay: () => OutboxRelay) {
         .lean<Pick<RunEventDoc, 'userProperties'>>();
       return d?.userProperties ?? null;
     },
+    /** The events of one conversation, oldest first. */
+    async ofConversation(scope: ProjectScope, conversationId: string, limit: number): Promise<RunEvent[]> {
+      const rows = await Model.find({ ...scoped(scope), conversationId }, hidden).sort({ createdAt: 1, _id: 1 }).limit(limit).lean<RunEventDoc[]>();
+      return rows.map(toRunEvent);
+    },
     /** A conversation id recorded for a message, if any event carried both. */
     async conversationOfMessage(scope: ProjectScope, messageId: string): Promise<string | null> {
       const d = await Model.findOne({ ...scoped(scope), messageId, conversationId: { $ne: null } }, { conversationId: 1 }).lean<Pick<RunEventDoc, 'conversationId'>>();

@@ -1,4 +1,5 @@
-import { createRunEvent } from '@platform/contracts';
+import { createRunEvent, LIST_CONVERSATION_EVENTS_SUBJECT, ListConversationEventsRequest } from '@platform/contracts';
+import { validationError } from '@platform/problems';
 import { reply, type ServiceBus } from '@platform/bus';
 import { counter } from '@platform/telemetry';
 import { recordRunEvent, type RunEventDeps } from '../domain/run-events';
@@ -11,5 +12,13 @@ export function registerRunEventHandlers(bus: ServiceBus, deps: RunEventDeps) {
     const { created, event } = await recordRunEvent(deps, ctx.principal, body);
     ingested().inc({ result: created ? 'created' : 'duplicate' });
     return reply(created ? 201 : 200, { data: event });
+  });
+
+  /** Internal (evals): the recorded events of one conversation. */
+  bus.serve(LIST_CONVERSATION_EVENTS_SUBJECT, async (wire) => {
+    const r = ListConversationEventsRequest.safeParse(wire.body);
+    if (!r.success) throw validationError(r.error, 'body');
+    const { limit, conversationId, ...scope } = r.data;
+    return { ok: true, status: 200, body: { events: await deps.events.ofConversation(scope, conversationId, limit) } };
   });
 }

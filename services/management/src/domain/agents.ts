@@ -242,6 +242,36 @@ export async function addFullAgent(deps: AgentDeps, scope: ProjectScope, input: 
   }
 }
 
+/**
+ * Replaces an existing agent's whole definition (internal: an improvement branch being merged). Checks references as
+ * create does; `expectedUpdatedAt` guards against overwriting a change made since the caller read the agent (409).
+ * The next revision is a unique insert, so of two concurrent replacements only one is written.
+ */
+export async function replaceFullAgent(deps: AgentDeps, scope: ProjectScope, agentId: string, input: FullAgent, expectedUpdatedAt?: string): Promise<FullAgent> {
+  if (input.id !== agentId) {
+    throw new AppError('unprocessable_entity', `The definition's id must be "${agentId}"`, { errors: [{ pointer: '/id', detail: `must equal "${agentId}"` }] });
+  }
+  const current = await deps.agents.findById(scope, agentId);
+  if (!current) throw agentNotFound(agentId);
+  if (expectedUpdatedAt !== undefined && new Date(current.updatedAt).toISOString() !== expectedUpdatedAt) {
+    throw new AppError('conflict', `Agent "${agentId}" changed since ${expectedUpdatedAt}`);
+  }
+  const errors = referenceErrors(input);
+  const skillRefs = Object.entries(input.subAgents).flatMap(([key, sub]) => (sub.skills ?? []).map((s, i) => ({ id: s.id, pointer: `/subAgents/${key}/skills/${i}/id` })));
+  if (skillRefs.length) {
+    const known = new Set((await deps.skills.findMany(scope, [...new Set(skillRefs.map((s) => s.id))])).map((s) => s.id));
+    for (const ref of skillRefs) if (!known.has(ref.id)) errors.push({ pointer: ref.pointer, detail: `names skill "${ref.id}", which does not exist in this project` });
+  }
+  if (errors.length) {
+    throw new AppError('unprocessable_entity', `The agent definition refers to things it does not contain (${errors[0]!.pointer}: ${errors[0]!.detail})`, { errors });
+  }
+  const now = new Date();
+  const body = splitDefinition(input, now.toISOString());
+  const written = await deps.agents.replaceBody({ ...current, name: input.name }, { body: JSON.stringify(body), skillIds: skillIdsOf(body.relations), updatedAt: now }, []);
+  if (!written) throw new AppError('conflict', `Agent "${agentId}" changed concurrently; retry`);
+  return renderAgent(written, body);
+}
+
 export const AVAILABLE_AGENTS_LIMIT = 1000;
 
 /** GET /manage/available-agents: the admin sees every tenant's agents, a tenant credential its own tenant's. */

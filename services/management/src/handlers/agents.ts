@@ -6,11 +6,14 @@ import {
   listAvailableAgents,
   LOOKUP_AGENT_SUBJECT,
   LookupAgentRequest,
+  FullAgent,
+  REPLACE_AGENT_DEFINITION_SUBJECT,
+  ReplaceAgentDefinitionRequest,
 } from '@platform/contracts';
 import type { ServiceBus } from '@platform/bus';
-import { validationError } from '@platform/problems';
+import { AppError, validationError } from '@platform/problems';
 import type { z } from 'zod';
-import { addFullAgent, agentDefinition, availableAgents, lookupAgent, type AgentDeps } from '../domain/agents';
+import { addFullAgent, agentDefinition, availableAgents, lookupAgent, replaceFullAgent, type AgentDeps } from '../domain/agents';
 
 function parseRequest<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const r = schema.safeParse(body);
@@ -39,6 +42,16 @@ export function registerAgentHandlers(bus: ServiceBus, deps: AgentDeps) {
     const req = parseRequest(GetAgentDefinitionRequest, wire.body);
     const scope = agentScope(req);
     const body = await agentDefinition(deps, scope ?? req, req.agentId);
+    return { ok: true, status: 200, body };
+  });
+  /** Internal (evals merging an improvement branch): replace the whole definition. */
+  bus.serve(REPLACE_AGENT_DEFINITION_SUBJECT, async (wire) => {
+    const req = parseRequest(ReplaceAgentDefinitionRequest, wire.body);
+    const scope = agentScope(req);
+    if (!scope) throw new AppError('not_found', `Agent "${req.agentId}" not found`);
+    const r = FullAgent.safeParse(req.definition);
+    if (!r.success) throw validationError(r.error, 'body', 'unprocessable_entity');
+    const body = await replaceFullAgent(deps, { tenantId: scope.tenantId, projectId: scope.projectId }, scope.agentId, r.data, req.expectedUpdatedAt);
     return { ok: true, status: 200, body };
   });
 }

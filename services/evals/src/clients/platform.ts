@@ -1,0 +1,66 @@
+import type { ServiceBus } from '@platform/bus';
+import {
+  GET_AGENT_DEFINITION_SUBJECT,
+  LIST_CONVERSATION_EVENTS_SUBJECT,
+  REPLACE_AGENT_DEFINITION_SUBJECT,
+  getFeedback,
+  listFeedback,
+  type Feedback,
+  type FullAgent,
+  type ProjectScope,
+  type RunEvent,
+} from '@platform/contracts';
+import { AppError } from '@platform/problems';
+
+/** What evals asks other services over NATS: run events (events-ingest), feedback and agents (management). */
+export interface Platform {
+  conversationEvents(scope: ProjectScope, conversationId: string): Promise<RunEvent[]>;
+  conversationFeedback(scope: ProjectScope, conversationId: string): Promise<Feedback[]>;
+  /** The feedback records with these ids (missing ones are left out). */
+  feedbackByIds(scope: ProjectScope, ids: string[]): Promise<Feedback[]>;
+  /** null when the agent does not exist. */
+  agentDefinition(scope: ProjectScope, agentId: string): Promise<FullAgent | null>;
+  replaceAgentDefinition(scope: ProjectScope, agentId: string, definition: unknown, expectedUpdatedAt?: string): Promise<FullAgent>;
+}
+
+const internal = { principal: { kind: 'anonymous' as const } };
+const asAdmin = { principal: { kind: 'admin' as const, via: 'bearer' as const } };
+
+export function platformClient(bus: ServiceBus): Platform {
+  return {
+    async conversationEvents(scope, conversationId) {
+      const res = await bus.requestWire(LIST_CONVERSATION_EVENTS_SUBJECT, { ...internal, body: { ...scope, conversationId, limit: 500 } });
+      return (res.body as { events: RunEvent[] }).events;
+    },
+    async conversationFeedback(scope, conversationId) {
+      const res = await bus.call(listFeedback, { params: scope, query: { conversationId, limit: 100 } }, asAdmin);
+      return res.body.data;
+    },
+    async feedbackByIds(scope, ids) {
+      const found = await Promise.all(
+        ids.map(async (id) => {
+          try {
+            return (await bus.call(getFeedback, { params: { ...scope, id } }, asAdmin)).body.data;
+          } catch (err) {
+            if (err instanceof AppError && err.status === 404) return null;
+            throw err;
+          }
+        }),
+      );
+      return found.filter((f): f is Feedback => f !== null);
+    },
+    async agentDefinition(scope, agentId) {
+      try {
+        const res = await bus.requestWire(GET_AGENT_DEFINITION_SUBJECT, { ...internal, body: { ...scope, agentId } });
+        return res.body as FullAgent;
+      } catch (err) {
+        if (err instanceof AppError && err.status === 404) return null;
+        throw err;
+      }
+    },
+    async replaceAgentDefinition(scope, agentId, definition, expectedUpdatedAt) {
+      const res = await bus.requestWire(REPLACE_AGENT_DEFINITION_SUBJECT, { ...internal, body: { ...scope, agentId, definition, expectedUpdatedAt } });
+      return res.body as FullAgent;
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+
+/** `_id` is `<tenant>:<project>:<datasetId>:<id>`. `input`/`expectedOutput` are JSON text (free-form keys stay storable). */
+const schema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    id: { type: String, required: true },
+    tenantId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    datasetId: { type: String, required: true },
+    input: { type: String, required: true },
+    expectedOutput: { type: String, default: null },
+    createdAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { collection: 'datasetItems', versionKey: false },
+);
+schema.index({ tenantId: 1, projectId: 1, datasetId: 1, createdAt: 1 });
+
+export function datasetItemModel(db: Connection): Model<any> {
+  return db.models.DatasetItem ?? db.model('DatasetItem', schema);
+}
+
+export interface DatasetItemDoc {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  datasetId: string;
+  input: string;
+  expectedOutput: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}

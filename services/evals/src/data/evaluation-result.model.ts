@@ -1,0 +1,46 @@
+import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+
+/**
+ * `_id` is `<tenant>:<project>:<run>:<conversation>:<evaluator>`: a redelivered work item cannot store a second
+ * result. Insert-only; a failed verdict carries its `evaluation.failed` event in the same insert (outbox).
+ */
+const schema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    id: { type: String, required: true },
+    tenantId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    evaluationRunId: { type: String, required: true },
+    conversationId: { type: String, required: true },
+    evaluatorId: { type: String, required: true },
+    status: { type: String, required: true },
+    verdict: { type: String, default: null },
+    output: { type: String, default: null },
+    failedConditions: { type: String, default: '[]' },
+    error: { type: String, default: null },
+    createdAt: { type: Date, required: true },
+    ...outboxFields,
+  },
+  { collection: 'evaluationResults', versionKey: false, minimize: false },
+);
+schema.index({ tenantId: 1, projectId: 1, evaluationRunId: 1, createdAt: 1 });
+
+export function evaluationResultModel(db: Connection): Model<any> {
+  return db.models.EvaluationResult ?? db.model('EvaluationResult', schema);
+}
+
+export interface EvaluationResultDoc {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  evaluationRunId: string;
+  conversationId: string;
+  evaluatorId: string;
+  status: 'completed' | 'error';
+  verdict: 'passed' | 'failed' | 'no_criteria' | null;
+  output: string | null;
+  failedConditions: string;
+  error: string | null;
+  createdAt: Date;
+}

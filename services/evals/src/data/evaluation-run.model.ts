@@ -1,0 +1,42 @@
+import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+
+/**
+ * `_id` is `<tenant>:<project>:<id>`. Written once: the run and its work items (as outbox entries relayed to the
+ * EVAL_WORK stream) are one insert; afterwards only the outbox relay touches it. Progress lives in the results.
+ */
+const runSchema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    id: { type: String, required: true },
+    tenantId: { type: String, required: true },
+    projectId: { type: String, required: true },
+    conversationIds: { type: [String], required: true },
+    evaluatorIds: { type: [String], required: true },
+    totalItems: { type: Number, required: true },
+    createdAt: { type: Date, required: true },
+    ...outboxFields,
+  },
+  { collection: 'evaluationRuns', versionKey: false, minimize: false },
+);
+runSchema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
+
+/** Insert-once marker: the first worker to pick up an item of a run records when it started. */
+const startSchema = new mongoose.Schema({ _id: { type: String }, startedAt: { type: Date, required: true } }, { collection: 'evaluationRunStarts', versionKey: false });
+
+export function evaluationRunModel(db: Connection): Model<any> {
+  return db.models.EvaluationRun ?? db.model('EvaluationRun', runSchema);
+}
+export function evaluationRunStartModel(db: Connection): Model<any> {
+  return db.models.EvaluationRunStart ?? db.model('EvaluationRunStart', startSchema);
+}
+
+export interface EvaluationRunDoc {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  conversationIds: string[];
+  evaluatorIds: string[];
+  totalItems: number;
+  createdAt: Date;
+}

@@ -1,0 +1,129 @@
+import type { EvaluationResult, EvaluationRun, PendingEvent, ProjectScope } from '@platform/contracts';
+import { iso, isDuplicateKey, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { evaluationRunModel, evaluationRunStartModel, type EvaluationRunDoc } from './evaluation-run.model';
+import { evaluationResultModel, type EvaluationResultDoc } from './evaluation-result.model';
+
+export const resultKey = (scope: ProjectScope, runId: string, conversationId: string, evaluatorId: string) =>
+  `${scope.tenantId}:${scope.projectId}:${runId}:${conversationId}:${evaluatorId}`;
+
+export function toResult(d: EvaluationResultDoc): EvaluationResult {
+  return {
+    id: d.id,
+    evaluationRunId: d.evaluationRunId,
+    conversationId: d.conversationId,
+    evaluatorId: d.evaluatorId,
+    status: d.status,
+    verdict: d.verdict ?? null,
+    output: d.output === null ? null : JSON.parse(d.output),
+    failedConditions: JSON.parse(d.failedConditions ?? '[]'),
+    error: d.error ?? null,
+    createdAt: iso(d.createdAt)!,
+  };
+}
+
+const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
+
+export type EvaluationRepo = ReturnType<typeof evaluationRepo>;
+
+export function evaluationRepo(db: Connection, relays: { runs: () => OutboxRelay; results: () => OutboxRelay }) {
+  const Runs = evaluationRunModel(db);
+  const Starts = evaluationRunStartModel(db);
+  const Results = evaluationResultModel(db);
+
+  /** Progress of a run, read from its results (the run document itself never changes). */
+  async function progress(run: EvaluationRunDoc): Promise<EvaluationRun> {
+    const q = { ...scoped(run), evaluationRunId: run.id };
+    const [groups, start, last] = await Promise.all([
+      Results.aggregate<{ _id: { status: string; verdict: string | null }; n: number }>([
+        { $match: q },
+        { $group: { _id: { status: '$status', verdict: '$verdict' }, n: { $sum: 1 } } },
+      ]),
+      Starts.findById(scopedId(run, run.id)).lean<{ startedAt: Date }>(),
+      Results.findOne(q, { createdAt: 1 }).sort({ createdAt: -1 }).lean<{ createdAt: Date }>(),
+    ]);
+    let completed = 0;
+    let passed = 0;
+    let failed = 0;
+    let errors = 0;
+    for (const g of groups) {
+      completed += g.n;
+      if (g._id.status === 'error') errors += g.n;
+      else if (g._id.verdict === 'failed') failed += g.n;
+      else if (g._id.verdict === 'passed') passed += g.n;
+    }
+    const done = completed >= run.totalItems;
+    const status = done ? (errors > 0 ? 'failed' : 'completed') : start || completed > 0 ? 'running' : 'queued';
+    return {
+      id: run.id,
+      status,
+      conversationIds: run.conversationIds,
+      evaluatorIds: run.evaluatorIds,
+      totalItems: run.totalItems,
+      completedItems: completed,
+      passedItems: passed,
+      failedItems: failed,
+      errorItems: errors,
+      createdAt: iso(run.createdAt)!,
+      startedAt: iso(start?.startedAt ?? (completed > 0 ? last?.createdAt : undefined)) ?? null,
+      completedAt: done ? (iso(last?.createdAt) ?? null) : null,
+    };
+  }
+
+  return {
+    runModel: Runs,
+    resultModel: Results,
+    /** The run and its work items in one insert; the relay then publishes the items to the work queue. */
+    async insertRun(doc: Omit<EvaluationRunDoc, '_id'>, work: PendingEvent[]): Promise<void> {
+      const outbox = outboxOnCreate(work);
+      const _id = scopedId(doc, doc.id);
+      await Runs.collection.insertOne({ _id, ...doc, ...outbox } as never);
+      relays.runs().flush({ _id, outboxSeq: outbox.outboxSeq, pendingEvents: outbox.pendingEvents });
+    },
+    async findRun(scope: ProjectScope, id: string): Promise<EvaluationRun | null> {
+      const d = await Runs.findOne({ _id: scopedId(scope, id), ...scoped(scope) }, hidden).lean<EvaluationRunDoc>();
+      return d ? progress(d) : null;
+    },
+    async runExists(scope: ProjectScope, id: string): Promise<boolean> {
+      return (await Runs.exists({ _id: scopedId(scope, id), ...scoped(scope) })) !== null;
+    },
+    async listRuns(scope: ProjectScope, page: number, limit: number) {
+      const q = scoped(scope);
+      const [rows, total] = await Promise.all([
+        Runs.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<EvaluationRunDoc[]>(),
+        Runs.countDocuments(q),
+      ]);
+      return { rows: await Promise.all(rows.map(progress)), total };
+    },
+    async markStarted(scope: ProjectScope, runId: string): Promise<void> {
+      try {
+        await Starts.collection.insertOne({ _id: scopedId(scope, runId), startedAt: new Date() } as never);
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+    },
+    async resultExists(scope: ProjectScope, runId: string, conversationId: string, evaluatorId: string): Promise<boolean> {
+      return (await Results.exists({ _id: resultKey(scope, runId, conversationId, evaluatorId) })) !== null;
+    },
+    /** Stores a result once; false when this item already had one (a redelivery). */
+    async insertResult(doc: Omit<EvaluationResultDoc, '_id'>, events: PendingEvent[]): Promise<boolean> {
+      const _id = resultKey(doc, doc.evaluationRunId, doc.conversationId, doc.evaluatorId);
+      const outbox = events.length ? outboxOnCreate(events) : {};
+      try {
+        await Results.collection.insertOne({ _id, ...doc, ...outbox } as never);
+      } catch (err) {
+        if (isDuplicateKey(err)) return false;
+        throw err;
+      }
+      if (events.length) relays.results().flush({ _id, outboxSeq: 1, pendingEvents: (outbox as { pendingEvents: Record<string, PendingEvent> }).pendingEvents });
+      return true;
+    },
+    async listResults(scope: ProjectScope, runId: string, page: number, limit: number) {
+      const q = { ...scoped(scope), evaluationRunId: runId };
+      const [rows, total] = await Promise.all([
+        Results.find(q, hidden).sort({ createdAt: 1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<EvaluationResultDoc[]>(),
+        Results.countDocuments(q),
+      ]);
+      return { rows: rows.map(toResult), total };
+    },
+  };
+}

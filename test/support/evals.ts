@@ -1,0 +1,109 @@
+import { anApiKey, client, eventually, projectPath, type Client } from '@platform/testkit';
+
+type Project = { tenantId: string; projectId: string };
+
+export const evalsPath = (p: Project) => `/evals/tenants/${p.tenantId}/projects/${p.projectId}`;
+export const evaluatorsPath = (p: Project) => `${projectPath(p)}/evals/evaluators`;
+export const runsPath = (p: Project) => `${projectPath(p)}/evals/evaluation-runs`;
+export const improvementsPath = (p: Project) => `${projectPath(p)}/improvements`;
+
+/** Records a conversation's run events through the run API (with an API key of `agentId`). */
+export async function aConversation(
+  gatewayUrl: string,
+  admin: Client,
+  p: Project,
+  conversationId: string,
+  events: Array<{ type: string; properties?: Record<string, unknown>; userProperties?: Record<string, unknown> }>,
+  agentId = 'agent-1',
+) {
+  const { key } = await anApiKey(admin, p, { agentId });
+  const run = client(gatewayUrl, key);
+  for (const e of events) {
+    const res = await run.post('/run/v1/events', { ...e, conversationId });
+    if (res.status !== 201) throw new Error(`recording an event failed: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+}
+
+export async function anEvaluator(admin: Client, p: Project, body: Record<string, unknown>) {
+  const res = await admin.post(evaluatorsPath(p), { name: 'check', ...body });
+  if (res.status !== 201) throw new Error(`creating an evaluator failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data as { id: string; name: string };
+}
+
+export async function aFeedback(admin: Client, p: Project, body: Record<string, unknown>) {
+  const res = await admin.post(`${projectPath(p)}/feedback`, body);
+  if (res.status !== 201) throw new Error(`creating feedback failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data as { id: string };
+}
+
+export async function finishedRun(admin: Client, p: Project, runId: string, timeoutMs = 50_000) {
+  return eventually(
+    async () => {
+      const res = await admin.get(`${runsPath(p)}/${runId}`);
+      return res.status === 200 && ['completed', 'failed'].includes(res.body.data.status) ? res.body.data : undefined;
+    },
+    `evaluation run ${runId} to finish`,
+    timeoutMs,
+    150,
+  );
+}
+
+export async function resultsOf(admin: Client, p: Project, runId: string) {
+  const res = await admin.get(`${runsPath(p)}/${runId}/results?limit=100`);
+  if (res.status !== 200) throw new Error(`reading results failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data as Array<{ conversationId: string; evaluatorId: string; status: string; verdict: string | null; failedConditions: unknown[]; error: string | null; output: any }>;
+}
+
+/**
+ * A small private stack (own nats-server; management, run-auth, events-ingest, evals and the gateway) whose evals
+ * talks to a fake OpenAI-compatible LLM started here, works one item at a time and re-offers an unacknowledged item
+ * after 3 s (so a killed worker's item comes back quickly). Shares the run's database and Redis.
+ */
+export async function startEvalsStack(name: string) {
+  const { join } = await import('node:path');
+  const { localSecrets, removeNatsStore, repoRoot, startFakeLlm, startNatsServer, startStack, testStack } = await import('@platform/testkit');
+  const { randomId } = await import('@platform/secrets');
+  const shared = testStack().env;
+  const llm = await startFakeLlm();
+  const nats = await startNatsServer();
+  const secrets = localSecrets();
+  const runId = `${name}-${randomId(6).toLowerCase()}`;
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  try {
+    stack = await startStack({
+      infra: { NATS_URL: nats.url, REDIS_URL: shared.REDIS_URL!, MONGO_URL: shared.MONGO_URL! },
+      services: ['management', 'run-auth', 'events-ingest', 'evals'],
+      logDir: join(repoRoot, '.infra', 'test-logs', runId),
+      env: {
+        ...secrets,
+        MONGO_DB_PREFIX: shared.MONGO_DB_PREFIX ?? 'test',
+        REDIS_KEY_PREFIX: `test:${runId}:`,
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+        ANALYTICS_PORT: '0',
+        LLM_BASE_URL: llm.baseUrl,
+        LLM_API_KEY: 'sk-fake-llm',
+        LLM_MODEL: 'fake-model',
+        EVAL_WORK_CONCURRENCY: '1',
+        EVAL_WORK_ACK_WAIT_MS: '3000',
+      },
+    });
+  } catch (err) {
+    await llm.close();
+    await nats.stop(true);
+    removeNatsStore(nats);
+    throw err;
+  }
+  return {
+    stack,
+    llm,
+    natsUrl: nats.url,
+    admin: client(stack.gatewayUrl, secrets.ADMIN_TOKEN),
+    evals: () => stack.processes.find((proc) => proc.name === 'evals')!,
+    async stop() {
+      await stack.stop();
+      await nats.stop();
+      removeNatsStore(nats);
+      await llm.close();
+    },
+  };
+}
