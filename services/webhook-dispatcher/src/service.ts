@@ -74,7 +74,11 @@ export const webhookDispatcher = defineService({
           terminateInvalid: true,
           handler: async (envelope) => {
             try {
-              if (await scheduleEventDeliveries(deps, envelope)) worker.kick();
+              // The first attempt goes out at once from here (claimed at insert), retries come from the poller.
+              const claim = worker.claim();
+              const { scheduled, claimed } = await scheduleEventDeliveries(deps, envelope, claim);
+              if (claimed.length) worker.sendClaimed(claimed, claim.token);
+              else if (scheduled) worker.kick();
             } catch (err) {
               if (!(err instanceof MalformedEvent)) throw err;
               log.error({ eventId: envelope.id, type: envelope.type, err: err.message }, 'malformed event dropped');

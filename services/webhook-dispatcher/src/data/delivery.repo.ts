@@ -31,38 +31,50 @@ export function toWebhookDelivery(d: DeliveryDoc): WebhookDelivery {
 
 export type DeliveryRepo = ReturnType<typeof deliveryRepo>;
 
+/** A claim taken at insert: the inserting worker sends the first attempt at once, nobody else before the lease ends. */
+export interface Claim {
+  token: string;
+  leaseMs: number;
+}
+
 export function deliveryRepo(db: Connection, partition: string, relay: () => OutboxRelay) {
   const Model = deliveryModel(db);
-  const scheduleBatch = async (deliveries: NewDelivery[], now: Date, traceparent: string | undefined): Promise<void> => {
+  /** Returns the deliveries this call inserted (already claimed by `claim` when one is given). */
+  const scheduleBatch = async (deliveries: NewDelivery[], now: Date, traceparent: string | undefined, claim?: Claim): Promise<DeliveryDoc[]> => {
+    const leased = claim ? { nextAttemptAt: new Date(now.getTime() + claim.leaseMs), claimToken: claim.token } : { nextAttemptAt: now, claimToken: null };
+    const fields = (d: NewDelivery) => ({
+      ...d,
+      ...(traceparent ? { traceparent } : {}),
+      partition,
+      status: 'pending' as const,
+      attemptCount: 0,
+      ...leased,
+      lastStatusCode: null,
+      lastError: null,
+      attempts: [],
+      createdAt: now,
+      updatedAt: now,
+    });
+    const inserted = (upsertedIds: Record<string, unknown> | undefined) =>
+      Object.keys(upsertedIds ?? {}).map((i) => fields(deliveries[Number(i)]!) as unknown as DeliveryDoc);
     try {
-      await Model.bulkWrite(
+      const res = await Model.bulkWrite(
         deliveries.map((d) => ({
           updateOne: {
             filter: { _id: d._id },
             update: {
-              $setOnInsert: {
-                ...d,
-                ...(traceparent ? { traceparent } : {}),
-                partition,
-                status: 'pending',
-                attemptCount: 0,
-                nextAttemptAt: now,
-                claimToken: null,
-                lastStatusCode: null,
-                lastError: null,
-                attempts: [],
-                createdAt: now,
-                updatedAt: now,
-              },
+              $setOnInsert: fields(d),
             },
             upsert: true,
           },
         })),
         { ordered: false },
       );
+      return inserted(res.upsertedIds as Record<string, unknown>);
     } catch (err) {
       // two replicas upserting the same delivery at once: one insert wins, the other is a duplicate
       if (!isDuplicateKey(err) && !(err as { writeErrors?: unknown[] }).writeErrors?.every((e) => isDuplicateKey(e))) throw err;
+      return inserted((err as { result?: { upsertedIds?: Record<string, unknown> } }).result?.upsertedIds);
     }
   };
 
@@ -75,11 +87,13 @@ export function deliveryRepo(db: Connection, partition: string, relay: () => Out
     model: Model,
 
     /** Records deliveries as pending and due now; ones already recorded (a redelivered event) are left as they are. */
-    async schedule(deliveries: NewDelivery[], now = new Date()): Promise<void> {
+    async schedule(deliveries: NewDelivery[], now = new Date(), claim?: Claim): Promise<DeliveryDoc[]> {
       // Small batches: FerretDB holds a database connection per statement of a batched write until the batch ends.
       // The event's trace (the consumer's span is active here) follows the deliveries to their attempts.
       const traceparent = currentTraceparent();
-      for (let i = 0; i < deliveries.length; i += 8) await scheduleBatch(deliveries.slice(i, i + 8), now, traceparent);
+      const inserted: DeliveryDoc[] = [];
+      for (let i = 0; i < deliveries.length; i += 8) inserted.push(...(await scheduleBatch(deliveries.slice(i, i + 8), now, traceparent, claim)));
+      return inserted;
     },
 
     /**

@@ -2,7 +2,7 @@ import { pendingEvent, webhookDeliveryFailed, webhookDeliverySucceeded, type Dis
 import { getLogger } from '@platform/logger';
 import { AppError } from '@platform/problems';
 import { randomId, sha256Hex } from '@platform/secrets';
-import type { DeliveryRepo, NewDelivery } from '../data/delivery.repo';
+import type { Claim, DeliveryRepo, NewDelivery } from '../data/delivery.repo';
 import type { DeliveryDoc } from '../data/delivery.model';
 import type { DestinationHealthRepo, DestinationKey } from '../data/destination-health.repo';
 import { matches, signingSecrets, type DestinationSource } from './destinations';
@@ -37,12 +37,16 @@ export function deliveryId(scope: ProjectScope, eventId: string, destinationId: 
  * the JetStream message acknowledged, so an event is never lost between the stream and the deliveries collection.
  * Returns how many deliveries were scheduled.
  */
-export async function scheduleEventDeliveries(deps: DeliveryDeps, env: EventEnvelope<unknown>): Promise<number> {
+/**
+ * Records the deliveries of an event. With `claim`, the ones inserted now come back claimed, for the caller to send
+ * at once; a redelivered event finds them recorded and leaves them to their claim or the poller.
+ */
+export async function scheduleEventDeliveries(deps: DeliveryDeps, env: EventEnvelope<unknown>, claim?: Claim): Promise<{ scheduled: number; claimed: DeliveryDoc[] }> {
   const routed = routeEvent(env);
-  if (!routed) return 0;
+  if (!routed) return { scheduled: 0, claimed: [] };
   const scope = { tenantId: env.tenantId, projectId: env.projectId };
   const targets = (await deps.destinations.forProject(scope)).filter((d) => matches(d, routed.type, routed.agentId, routed.evaluatorId));
-  if (!targets.length) return 0;
+  if (!targets.length) return { scheduled: 0, claimed: [] };
   const body = JSON.stringify(routed.envelope);
   const docs: NewDelivery[] = targets.map((d) => ({
     _id: deliveryId(scope, env.id, d.id),
@@ -52,8 +56,8 @@ export async function scheduleEventDeliveries(deps: DeliveryDeps, env: EventEnve
     eventType: routed.type,
     body,
   }));
-  await deps.deliveries.schedule(docs);
-  return docs.length;
+  const claimed = await deps.deliveries.schedule(docs, new Date(), claim);
+  return { scheduled: docs.length, claimed };
 }
 
 const OUR_HEADERS = new Set(['content-type', 'user-agent', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'host', 'content-length']);

@@ -2,6 +2,7 @@ import { getLogger } from '@platform/logger';
 import { randomId } from '@platform/secrets';
 import { SpanKind, contextFromHeaders, counter, inSpan } from '@platform/telemetry';
 import { confirmDisable, runDelivery, type DeliveryDeps } from './deliveries';
+import type { DeliveryDoc } from '../data/delivery.model';
 
 const log = getLogger('webhook-dispatcher.worker');
 const CLAIM_TIMEOUT_MS = 15_000;
@@ -30,6 +31,25 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
   let ticks = 0;
   const running = new Set<Promise<void>>();
 
+  /** Sends one claimed delivery, counted against the concurrency limit; when it ends, more due work is looked for. */
+  const send = (doc: DeliveryDoc, token: string) => {
+    active++;
+    const parent = doc.traceparent ? contextFromHeaders({ traceparent: doc.traceparent }) : undefined;
+    const job = inSpan('webhook delivery', { kind: SpanKind.PRODUCER, parent, attributes: { 'webhook.delivery_id': doc._id, 'webhook.attempt': doc.attemptCount + 1 } }, async (span) => {
+      const run = await runDelivery(deps, doc, token);
+      const outcome = run.outcome === 'attempted' ? run.result.kind : run.outcome;
+      attempts().inc({ outcome });
+      span.setAttribute('webhook.outcome', outcome);
+    })
+      .catch((err) => log.error({ err, deliveryId: doc._id }, 'delivery failed unexpectedly; it is retried when its claim runs out'))
+      .finally(() => {
+        active--;
+        running.delete(job);
+        void poll();
+      });
+    running.add(job);
+  };
+
   const poll = async (): Promise<void> => {
     if (stopping) return;
     if (polling) {
@@ -48,21 +68,7 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
             new Promise<never>((_, reject) => setTimeout(() => reject(new Error('claiming a due delivery took too long')), CLAIM_TIMEOUT_MS).unref()),
           ]);
           if (!doc) break;
-          active++;
-          const parent = doc.traceparent ? contextFromHeaders({ traceparent: doc.traceparent }) : undefined;
-          const job = inSpan('webhook delivery', { kind: SpanKind.PRODUCER, parent, attributes: { 'webhook.delivery_id': doc._id, 'webhook.attempt': doc.attemptCount + 1 } }, async (span) => {
-            const run = await runDelivery(deps, doc, token);
-            const outcome = run.outcome === 'attempted' ? run.result.kind : run.outcome;
-            attempts().inc({ outcome });
-            span.setAttribute('webhook.outcome', outcome);
-          })
-            .catch((err) => log.error({ err, deliveryId: doc._id }, 'delivery failed unexpectedly; it is retried when its claim runs out'))
-            .finally(() => {
-              active--;
-              running.delete(job);
-              void poll();
-            });
-          running.add(job);
+          send(doc, token);
         }
       } while (pollAgain && !stopping);
     } catch (err) {
@@ -88,6 +94,15 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
   void sweepDisables();
 
   return {
+    /** A claim for deliveries inserted already claimed (their first attempt goes out now, without a poll). */
+    claim(): { token: string; leaseMs: number } {
+      return { token: `${opts.instance}:${randomId(12)}`, leaseMs: opts.leaseMs };
+    },
+    /** Sends deliveries claimed with `claim()`; after a crash their lease runs out and the poller takes them. */
+    sendClaimed(docs: DeliveryDoc[], token: string): void {
+      if (stopping) return;
+      for (const doc of docs) send(doc, token);
+    },
     /** New deliveries were scheduled: look now rather than at the next tick. */
     kick(): void {
       void poll();
