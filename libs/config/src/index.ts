@@ -21,6 +21,7 @@ export const baseConfig = z.object({
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional().describe('Port of the service\'s own /healthz, /readyz and /metrics listener (0 picks a free port; unset disables it)'),
   NATS_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000).describe('How long a NATS request waits for a reply'),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(20000).describe('How long a SIGTERM drain may take before the process exits'),
+  JS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1).describe('Replica count of the JetStream streams a service creates (3 on a three-node NATS cluster)'),
 });
 
 export const mongoConfig = z.object({

@@ -62,7 +62,7 @@ export async function bootService<S extends z.ZodObject>(def: ServiceDefinition<
   const log = getLogger(`${def.name}.runtime`);
   const nc = await connectNats({ url: config.NATS_URL, name: `${def.name}:${instanceId}` });
   const jsm = await nc.jetstreamManager();
-  await ensureStream(jsm, platformEventsStream, Number(env.JS_REPLICAS ?? 1));
+  await ensureStream(jsm, platformEventsStream, config.JS_REPLICAS);
   const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS);
   const pub = publisher(nc.jetstream());
   let db: Connection | undefined;

@@ -176,6 +176,15 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     }
   }
 
+  /** The tenant check alone, on the raw path parameters (before the input is validated). */
+  function authorizeTenant(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void {
+    if (principal.kind !== 'user' || op.auth === 'none' || op.auth === 'run') return;
+    const tenantId = params.tenantId;
+    if (typeof tenantId === 'string' && tenantId !== principal.tenantId) {
+      throw new AppError('forbidden', 'This credential has no access to that tenant');
+    }
+  }
+
   /** Tenant isolation and role checks for management-style principals. */
   function authorize(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void {
     if (principal.kind === 'admin' || op.auth === 'none' || op.auth === 'run') return;
@@ -195,6 +204,7 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
   return {
     authenticate,
     authorize,
+    authorizeTenant,
     stop() {
       sub.unsubscribe();
     },
