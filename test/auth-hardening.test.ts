@@ -57,6 +57,17 @@ describe('failed authentications from one client', () => {
   });
 });
 
+describe('malformed credentials', () => {
+  test('when the session cookie holds a malformed %-escape, then the answer is 401 problem+json, not a server error', async () => {
+    const cookieName = `${stack.env.SESSION_COOKIE_PREFIX ?? 'platform'}.session_token`;
+    const res = await http('GET', `${stack.gatewayUrl}/manage/tenants/t-1/projects/p-1/api-keys`, { cookie: `${cookieName}=%E0%A4%A` });
+    expect(res.status).toBe(401);
+    expect(res.contentType).toMatch(/application\/problem\+json/);
+    const withBearer = await http('GET', `${stack.gatewayUrl}/manage/tenants/t-1/projects/p-1/api-keys`, { token: stack.adminToken, cookie: `${cookieName}=%zz` });
+    expect(withBearer.status).toBe(200);
+  });
+});
+
 describe('CORS of the browser-facing run endpoints', () => {
   const ORIGIN = 'https://app.example.com';
 

@@ -37,7 +37,14 @@ export function cookieValue(req: Request, name: string): string | undefined {
   for (const part of header.split(';')) {
     const i = part.indexOf('=');
     if (i < 0) continue;
-    if (part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+    if (part.slice(0, i).trim() !== name) continue;
+    const raw = part.slice(i + 1).trim();
+    // A malformed %-escape is the client's problem: the value is taken as sent (and will not verify), never a 500.
+    try {
+      return decodeURIComponent(raw);
+    } catch {
+      return raw;
+    }
   }
   return undefined;
 }
