@@ -66,7 +66,7 @@ beforeAll(async () => {
   apiKey = (await anApiKey(admin, p)).key;
   analyticsKey = (await anAnalyticsKey(admin, p)).key;
   before = await countsOfTenant(stack.env.MONGO_URL!, stack.env.MONGO_DB_PREFIX ?? 'test', p.tenantId);
-});
+}, 300_000);
 
 function expectRefused(op: AnyOperation, res: HttpResult, what: string): void {
   const ok = res.status >= 400 && res.status < 500;
@@ -91,7 +91,7 @@ describe('bad-input corpus through every body-taking operation', () => {
 
   test('when the whole corpus has been sent, then nothing was stored for the tenant it named', async () => {
     expect(await countsOfTenant(stack.env.MONGO_URL!, stack.env.MONGO_DB_PREFIX ?? 'test', p.tenantId)).toEqual(before);
-  });
+  }, 300_000);
 });
 
 describe('analytics body limit at the boundary', () => {

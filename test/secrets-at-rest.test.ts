@@ -47,4 +47,4 @@ test('when API keys, webhook secrets, stored credential values, access tokens, a
   // ... and no secret appears in them, whole or in part.
   const found = Object.entries(secrets).filter(([, value]) => needles(value).some((n) => raw.includes(n)));
   expect(found.map(([what]) => what)).toEqual([]);
-});
+}, 300_000);

@@ -14,7 +14,7 @@ export async function rowsOfTenant(mongoUrl: string, prefix: string, tenantId: s
       if (!name.startsWith(`${prefix}_`)) continue;
       const db = conn.useDb(name, { useCache: false }).db!;
       for (const c of await db.listCollections().toArray()) {
-        const rows = await db.collection(c.name).find({ $or: [{ tenantId }, { 'scope.tenantId': tenantId }] }).toArray();
+        const rows = await db.collection(c.name).find({ tenantId }).toArray();
         if (rows.length) out[`${name}.${c.name}`] = rows;
       }
     }

@@ -11,6 +11,7 @@ import {
 import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProblem } from '@platform/problems';
 import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
 import { decode, encode } from './codec';
+import { natsReachable } from './connection';
 
 const log = getLogger('bus.rpc');
 
@@ -199,6 +200,9 @@ export class ServiceBus {
     h.set('x-request-id', ctx.requestId ?? current?.requestId ?? 'internal');
     if (ctx.traceparent) h.set('traceparent', ctx.traceparent);
     if (instance) h.set('x-instance', instance);
+    if (!natsReachable(this.nc)) {
+      throw new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } });
+    }
     try {
       const msg = await this.nc.request(subject, encode(wire), { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs, headers: h });
       return decode<WireReply>(msg.data);

@@ -143,7 +143,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   if (opts.withGateway !== false) spawnOne('gateway');
 
   const waitReady = async (names: readonly string[] = services) => {
-    const deadline = Date.now() + 60_000;
+    // STACK_READY_TIMEOUT_MS: more time on a loaded machine (a shared database that answers slowly).
+    const deadline = Date.now() + Number(process.env.STACK_READY_TIMEOUT_MS ?? 60_000);
     await Promise.all([...names.map((n) => serviceReady(n, deadline)), ...(opts.withGateway !== false ? [gatewayReady(deadline)] : [])]);
   };
   try {
