@@ -242,6 +242,16 @@ async function natsCluster(): Promise<NatsServer[]> {
 
 const want = (name: string) => !only || name.toLowerCase().includes(only.toLowerCase());
 
+/** One fault; a fault that could not run is a row of its own instead of ending the whole run. */
+async function attempt(name: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    console.error(`[chaos] ${name}: ${(err as Error).message}`);
+    rows.push({ fault: name, sent: 0, accepted: 0, lost: `not run: ${(err as Error).message.slice(0, 80)}`, duplicated: '-', '5xx': 0, recoverMs: '-' });
+  }
+}
+
 async function main() {
   const shared = ensureInfra();
   execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build-service.mjs')], { stdio: 'inherit' });
@@ -252,16 +262,18 @@ async function main() {
     const nats = await startNatsServer();
     const env = await newStack({ ...shared, NATS_URL: nats.url }, 'kill', {}, ['management', 'run-auth', 'events-ingest', 'analytics', 'webhook-dispatcher']);
     try {
-      if (want('sigkill events-ingest')) await runEventsFault('SIGKILL events-ingest (run events)', env, killAndRestart(env.stack, 'events-ingest'));
-      if (want('sigkill management')) await managementFault(env);
-      if (want('sigkill analytics')) await analyticsFault(env);
-      if (want('sigkill webhook-dispatcher')) await runEventsFault('SIGKILL webhook-dispatcher (deliveries)', env, killAndRestart(env.stack, 'webhook-dispatcher'), receiver);
+      if (want('sigkill events-ingest')) await attempt('SIGKILL events-ingest', () => runEventsFault('SIGKILL events-ingest (run events)', env, killAndRestart(env.stack, 'events-ingest')));
+      if (want('sigkill management')) await attempt('SIGKILL management', () => managementFault(env));
+      if (want('sigkill analytics')) await attempt('SIGKILL analytics', () => analyticsFault(env));
+      if (want('sigkill webhook-dispatcher')) await attempt('SIGKILL webhook-dispatcher', () => runEventsFault('SIGKILL webhook-dispatcher (deliveries)', env, killAndRestart(env.stack, 'webhook-dispatcher'), receiver));
       if (want('nats stopped')) {
-        await runEventsFault('NATS stopped 5 s (run events)', env, async () => {
-          await nats.stop();
-          await sleep(5000);
-          await nats.start();
-        });
+        await attempt('NATS stopped', () =>
+          runEventsFault('NATS stopped 5 s (run events)', env, async () => {
+            await nats.stop();
+            await sleep(5000);
+            await nats.start();
+          }),
+        );
       }
     } finally {
       await env.stack.stop();
@@ -277,11 +289,13 @@ async function main() {
       const nats = await startNatsServer();
       const env = await newStack({ ...shared, NATS_URL: nats.url, MONGO_URL: ferret.url }, 'db', {}, ['management', 'run-auth', 'events-ingest']);
       try {
-        await runEventsFault('database restarted (FerretDB down 5 s)', env, async () => {
-          await ferret.stop();
-          await sleep(5000);
-          await ferret.start();
-        });
+        await attempt('database restarted', () =>
+          runEventsFault('database restarted (FerretDB down 5 s)', env, async () => {
+            await ferret.stop();
+            await sleep(5000);
+            await ferret.start();
+          }),
+        );
       } finally {
         await env.stack.stop();
         await ferret.stop();
@@ -297,9 +311,11 @@ async function main() {
     const url = nodes.map((n) => n.url).join(',');
     const env = await newStack({ ...shared, NATS_URL: url }, 'cluster', { JS_REPLICAS: '3' }, ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher']);
     try {
-      await runEventsFault('NATS cluster: 1 of 3 nodes SIGKILLed (ingest + delivery, R3)', env, async () => {
-        await nodes[0]!.stop(true);
-      }, receiver);
+      await attempt('NATS cluster node killed', () =>
+        runEventsFault('NATS cluster: 1 of 3 nodes SIGKILLed (ingest + delivery, R3)', env, async () => {
+          await nodes[0]!.stop(true);
+        }, receiver),
+      );
     } finally {
       await env.stack.stop();
       for (const n of nodes) {

@@ -67,7 +67,7 @@ beforeAll(async () => {
     logDir: join(repoRoot, '.infra', 'test-logs', `faults-${runId}`),
     env: { ...secrets, MONGO_DB_PREFIX: 'test', LOG_LEVEL: 'warn', REDIS_KEY_PREFIX: `faults:${runId}:`, NATS_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS), OUTBOX_SWEEP_MS: '500' },
   });
-}, 120_000);
+}, 360_000);
 
 afterAll(async () => {
   await stack?.stop();

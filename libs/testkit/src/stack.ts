@@ -73,6 +73,11 @@ export function localSecrets(): Record<string, string> {
   };
 }
 
+/** STACK_READY_TIMEOUT_MS: more time for processes to become ready on a loaded machine (a slow shared database). */
+function readyTimeoutMs(def: number): number {
+  return Math.max(def, Number(process.env.STACK_READY_TIMEOUT_MS ?? 0));
+}
+
 function mainOf(name: string) {
   return join(repoRoot, 'services', name, 'dist', 'main.js');
 }
@@ -143,8 +148,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   if (opts.withGateway !== false) spawnOne('gateway');
 
   const waitReady = async (names: readonly string[] = services) => {
-    // STACK_READY_TIMEOUT_MS: more time on a loaded machine (a shared database that answers slowly).
-    const deadline = Date.now() + Number(process.env.STACK_READY_TIMEOUT_MS ?? 60_000);
+    const deadline = Date.now() + readyTimeoutMs(60_000);
     await Promise.all([...names.map((n) => serviceReady(n, deadline)), ...(opts.withGateway !== false ? [gatewayReady(deadline)] : [])]);
   };
   try {
@@ -161,8 +165,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     processes,
     async startProcess(name) {
       const p = spawnOne(name);
-      if (name === 'gateway') await gatewayReady(Date.now() + 30_000);
-      else await serviceReady(name, Date.now() + 30_000);
+      if (name === 'gateway') await gatewayReady(Date.now() + readyTimeoutMs(30_000));
+      else await serviceReady(name, Date.now() + readyTimeoutMs(30_000));
       return p;
     },
     async kill(proc, signal = 'SIGKILL') {
