@@ -147,10 +147,14 @@ test('when Redis is stopped, then challenge verification fails closed with 503, 
   expect((await admin.get(`/manage/tenants/${p.tenantId}/projects/${p.projectId}/api-keys`)).status).toBe(200);
 
   await startRedis();
-  // The solution was never spent (the store was away), so it verifies once Redis is back, without any restart.
+  // Recovery without a restart: a fresh challenge issues and verifies once Redis is back.
   const back = await eventually(async () => {
-    const res = await verify(solution);
+    const fresh = await get(`/run/auth/challenge?appId=${app.id}`);
+    if (fresh.status !== 200) return undefined;
+    const res = await verify(solveChallenge(fresh.body));
     return res.status === 200 ? res : undefined;
-  }, 'challenge verification after Redis is back', 30_000);
+  }, 'challenge issue and verification after Redis is back', 30_000);
   expect(back.body).toEqual({ verified: true });
+  // The challenge issued before the outage had its replay record in the lost Redis: it is never accepted.
+  expect((await verify(solution)).body).toEqual({ verified: false, reason: 'already_used' });
 }, 120_000);
