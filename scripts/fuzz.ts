@@ -11,7 +11,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureInfra, localSecrets, removeNatsStore, repoRoot, startChatappFake, startNatsServer, startStack, type Stack } from '@platform/testkit';
+import { ensureInfra, localSecrets, readEnvFile, removeNatsStore, repoRoot, startChatappFake, startNatsServer, startStack, type Stack } from '@platform/testkit';
 import { randomSecret } from '@platform/secrets';
 
 const venv = join(repoRoot, '.infra', 'venv-fuzz');
@@ -54,7 +54,14 @@ async function target(): Promise<{ url: string; token: string; stop(): Promise<v
   const nats = await startNatsServer();
   execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build-service.mjs')], { stdio: 'inherit' });
   const chatapp = await startChatappFake();
-  const secrets = localSecrets();
+  // Secrets kept across fuzz runs: the fuzz databases outlive a run, and records sealed under one ENCRYPTION_KEY must
+  // stay readable by the next run.
+  const secretsFile = join(repoRoot, '.infra', 'fuzz-secrets.env');
+  if (!existsSync(secretsFile)) {
+    mkdirSync(join(repoRoot, '.infra'), { recursive: true });
+    writeFileSync(secretsFile, Object.entries(localSecrets()).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+  }
+  const secrets = readEnvFile(secretsFile);
   const runId = Date.now().toString(36);
   const stack: Stack = await startStack({
     infra: { ...infra, NATS_URL: nats.url },
@@ -112,6 +119,7 @@ async function main(): Promise<number> {
     '--output-truncate', 'true',
     '--warnings', 'off',
     ...(arg('seed') ? ['--seed', arg('seed')!] : []),
+    ...(arg('exclude-path-regex') ? ['--exclude-path-regex', arg('exclude-path-regex')!] : []),
   ];
   console.log(`[fuzz] schemathesis against ${t.url}/openapi.json (max ${maxExamples} examples per operation, ${maxTime} s)`);
   let output = '';
