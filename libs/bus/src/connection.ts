@@ -10,6 +10,13 @@ export interface ConnectOptions {
   maxReconnectAttempts?: number;
 }
 
+const disconnected = new WeakSet<NatsConnection>();
+
+/** False while the connection is lost and reconnecting (callers answer 503 at once instead of waiting a timeout). */
+export function natsReachable(nc: NatsConnection): boolean {
+  return !disconnected.has(nc) && !nc.isClosed();
+}
+
 export async function connectNats(opts: ConnectOptions): Promise<NatsConnection> {
   const options: ConnectionOptions = {
     servers: opts.url.split(',').map((s) => s.trim()),
@@ -23,6 +30,8 @@ export async function connectNats(opts: ConnectOptions): Promise<NatsConnection>
   const nc = await connect(options);
   void (async () => {
     for await (const s of nc.status()) {
+      if (s.type === 'disconnect') disconnected.add(nc);
+      if (s.type === 'reconnect') disconnected.delete(nc);
       if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
         log.warn({ natsStatus: s.type, data: String(s.data) }, 'nats connection status changed');
       }

@@ -12,6 +12,7 @@ import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProbl
 import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
 import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsRequestDuration, traceHeaders } from '@platform/telemetry';
 import { decode, encode } from './codec';
+import { natsReachable } from './connection';
 
 const log = getLogger('bus.rpc');
 
@@ -218,6 +219,9 @@ export class ServiceBus {
       h.set('x-request-id', ctx.requestId ?? current?.requestId ?? 'internal');
       for (const [k, v] of Object.entries(traceHeaders())) h.set(k, v);
       if (instance) h.set('x-instance', instance);
+      if (!natsReachable(this.nc)) {
+        throw new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } });
+      }
       try {
         const msg = await this.nc.request(subject, encode(wire), { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs, headers: h });
         return decode<WireReply>(msg.data);

@@ -85,6 +85,11 @@ export function localSecrets(): Record<string, string> {
   };
 }
 
+/** STACK_READY_TIMEOUT_MS: more time for processes to become ready on a loaded machine (a slow shared database). */
+function readyTimeoutMs(def: number): number {
+  return Math.max(def, Number(process.env.STACK_READY_TIMEOUT_MS ?? 0));
+}
+
 function mainOf(name: string) {
   return join(repoRoot, 'services', name, 'dist', 'main.js');
 }
@@ -170,7 +175,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   if (opts.withGateway !== false) for (let i = 0; i < (opts.replicas?.gateway ?? 1); i++) await spawnOne('gateway');
 
   const waitReady = async (names: readonly string[] = services) => {
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + readyTimeoutMs(60_000);
     const gateways = processes.filter((p) => p.name === 'gateway');
     await Promise.all([...names.map((n) => serviceReady(n, deadline)), ...gateways.map((g) => gatewayReady(deadline, g.url))]);
   };
@@ -188,8 +193,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     processes,
     async startProcess(name) {
       const p = await spawnOne(name);
-      if (name === 'gateway') await gatewayReady(Date.now() + 60_000, p.url);
-      else await serviceReady(name, Date.now() + 60_000);
+      if (name === 'gateway') await gatewayReady(Date.now() + readyTimeoutMs(60_000), p.url);
+      else await serviceReady(name, Date.now() + readyTimeoutMs(60_000));
       return p;
     },
     async kill(proc, signal = 'SIGKILL') {

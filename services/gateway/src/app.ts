@@ -1,7 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import express from 'express';
 import cors from 'cors';
+import helmet from 'helmet';
 import { Redis } from 'ioredis';
 import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi } from '@platform/contracts';
 import { connectNats, ServiceBus } from '@platform/bus';
@@ -32,6 +34,23 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/**
+ * Requests node's HTTP parser refuses (bad header bytes such as CR/LF injection, oversized headers, header timeouts)
+ * still get a problem+json answer, then the connection is closed.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, title, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'request_header_fields_too_large', 'Request Header Fields Too Large', 'The request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'request_timeout', 'Request Timeout', 'The request was not received in time']
+        : [400, 'bad_request', 'Bad Request', 'The request could not be parsed as HTTP'];
+  const body = JSON.stringify({ type: 'about:blank', title, status, detail, code, error: { code, message: detail } });
+  socket.end(`HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
 export async function startGateway(config: GatewayConfig): Promise<RunningGateway> {
   setLogLevel(config.LOG_LEVEL);
   initTracing({ service: 'gateway', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
@@ -51,6 +70,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     perCredential: config.RATE_LIMIT_PER_CREDENTIAL,
     keyPrefix: config.RATE_LIMIT_KEY_PREFIX,
     cookieName,
+    authFailuresPerIp: config.AUTH_FAILURE_LIMIT_PER_IP,
+    authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
   });
   let draining = false;
   /**
@@ -69,6 +90,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     app.disable('x-powered-by');
     app.set('trust proxy', config.TRUST_PROXY === 'true' ? true : config.TRUST_PROXY === 'false' ? false : config.TRUST_PROXY);
     app.set('etag', false);
+    // Security headers on every response (API answers are JSON; the analytics view sets its own stricter CSP).
+    app.use(helmet({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
     app.use(requestId);
     app.use(observe(name));
     app.use((_req, res, next) => {
@@ -122,6 +145,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     server.headersTimeout = config.HEADERS_TIMEOUT_MS;
     server.requestTimeout = config.REQUEST_TIMEOUT_MS;
     server.keepAliveTimeout = 5000;
+    server.on('clientError', answerClientError);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, config.GATEWAY_HOST, () => {

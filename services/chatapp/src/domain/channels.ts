@@ -87,7 +87,7 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R
 export async function bulkSetChannelAgents(deps: ChatappDeps, principal: Principal, teamId: string, body: { agentConfig: AgentConfigInput; channelIds: string[] }) {
   const ws = await loadWorkspace(deps, principal, teamId);
   await assertAgentExists(deps, ws.tenantId, body.agentConfig, '/agentConfig');
-  const token = botToken(deps, ws);
+  const token = await orChatProblem(async () => botToken(deps, ws));
   const ids = [...new Set(body.channelIds)];
   const checks = await mapLimit(ids, 5, async (channelId) => {
     try {

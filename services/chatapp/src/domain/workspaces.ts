@@ -16,7 +16,18 @@ export async function loadWorkspace(deps: ChatappDeps, principal: Principal, tea
   return ws;
 }
 
-export const botToken = (deps: ChatappDeps, ws: WorkspaceDoc) => deps.box.open(ws.botTokenSealed);
+/**
+ * The workspace's bot token. One that cannot be unsealed (sealed under another ENCRYPTION_KEY, or damaged) is
+ * unusable, like a revoked token: the chat product's `invalid_auth`, so health reports it and uninstall still works.
+ */
+export function botToken(deps: ChatappDeps, ws: WorkspaceDoc): string {
+  try {
+    return deps.box.open(ws.botTokenSealed);
+  } catch {
+    log.warn({ teamId: ws._id }, 'stored bot token cannot be unsealed; treating it as revoked');
+    throw new ChatApiError('token.unseal', 'invalid_auth', 'platform');
+  }
+}
 
 export function toAgentConfig(a: { agentId: string; projectId: string; grantAccessToMembers: boolean } | null | undefined): AgentConfig | null {
   return a ? { agentId: a.agentId, grantAccessToMembers: a.grantAccessToMembers, projectId: a.projectId } : null;

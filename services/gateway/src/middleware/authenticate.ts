@@ -37,7 +37,14 @@ export function cookieValue(req: Request, name: string): string | undefined {
   for (const part of header.split(';')) {
     const i = part.indexOf('=');
     if (i < 0) continue;
-    if (part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+    if (part.slice(0, i).trim() !== name) continue;
+    const raw = part.slice(i + 1).trim();
+    // A malformed %-escape is the client's problem: the value is taken as sent (and will not verify), never a 500.
+    try {
+      return decodeURIComponent(raw);
+    } catch {
+      return raw;
+    }
   }
   return undefined;
 }
@@ -176,6 +183,15 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     }
   }
 
+  /** The tenant check alone, on the raw path parameters (before the input is validated). */
+  function authorizeTenant(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void {
+    if (principal.kind !== 'user' || op.auth === 'none' || op.auth === 'run') return;
+    const tenantId = params.tenantId;
+    if (typeof tenantId === 'string' && tenantId !== principal.tenantId) {
+      throw new AppError('forbidden', 'This credential has no access to that tenant');
+    }
+  }
+
   /** Tenant isolation and role checks for management-style principals. */
   function authorize(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void {
     if (principal.kind === 'admin' || op.auth === 'none' || op.auth === 'run') return;
@@ -195,6 +211,7 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
   return {
     authenticate,
     authorize,
+    authorizeTenant,
     stop() {
       sub.unsubscribe();
     },

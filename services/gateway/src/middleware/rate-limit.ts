@@ -15,6 +15,9 @@ export interface RateLimitOptions {
   perCredential: number;
   keyPrefix: string;
   cookieName: string;
+  /** Failed authentications one client IP may have per `authFailureWindowSeconds` before it is blocked. */
+  authFailuresPerIp: number;
+  authFailureWindowSeconds: number;
 }
 
 /**
@@ -26,7 +29,20 @@ export interface RateLimitOptions {
 export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
   const byIp = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:ip`, points: opts.perIp, duration: opts.windowSeconds });
   const byCredential = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:cred`, points: opts.perCredential, duration: opts.windowSeconds });
+  // Failed authentications per client IP: over the limit the IP is refused (429) on every operation that needs a
+  // credential until the window ends, so credentials cannot be guessed at the rate the general limit allows.
+  const authFailures = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:authfail`, points: opts.authFailuresPerIp, duration: opts.authFailureWindowSeconds });
   let lastWarning = 0;
+  const warnUnreachable = (err: unknown) => {
+    if (Date.now() - lastWarning > 10_000) {
+      lastWarning = Date.now();
+      log.warn({ err: (err as Error)?.message }, 'rate-limit store unreachable; letting requests through');
+    }
+  };
+  const blocked = (msBeforeNext: number) => {
+    const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
+    return new AppError('too_many_requests', `Too many failed authentications from this client address; retry after ${retryAfter} s`, { headers: { 'retry-after': String(retryAfter) } });
+  };
 
   const consume = async (limiter: RateLimiterRedis, key: string, what: string) => {
     try {
@@ -36,10 +52,7 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
         const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
         throw new AppError('too_many_requests', `Rate limit exceeded for this ${what}; retry after ${retryAfter} s`, { headers: { 'retry-after': String(retryAfter) } });
       }
-      if (Date.now() - lastWarning > 10_000) {
-        lastWarning = Date.now();
-        log.warn({ err: (res as Error)?.message }, 'rate-limit store unreachable; letting requests through');
-      }
+      warnUnreachable(res);
     }
   };
 
@@ -54,6 +67,28 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
       ]);
       if (ip.status === 'rejected') throw ip.reason;
       if (cred.status === 'rejected') throw cred.reason;
+    },
+    /** Refuses a client address that has used up its failed authentications (fails open without Redis). */
+    async assertAuthAllowed(req: Request): Promise<void> {
+      if (!opts.enabled) return;
+      let res: RateLimiterRes | null = null;
+      try {
+        res = await authFailures.get(req.ip ?? 'unknown');
+      } catch (err) {
+        warnUnreachable(err);
+        return;
+      }
+      if (res && res.consumedPoints > opts.authFailuresPerIp) throw blocked(res.msBeforeNext);
+    },
+    /** Counts one failed authentication of the client address; the one over the limit is answered 429. */
+    async recordAuthFailure(req: Request): Promise<void> {
+      if (!opts.enabled) return;
+      try {
+        await authFailures.consume(req.ip ?? 'unknown');
+      } catch (res) {
+        if (res instanceof RateLimiterRes) throw blocked(res.msBeforeNext);
+        warnUnreachable(res);
+      }
     },
   };
 }

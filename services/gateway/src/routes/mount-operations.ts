@@ -1,6 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import getRawBody from 'raw-body';
-import { type AnyOperation, expressPath, type RequestMeta } from '@platform/contracts';
+import secureJson from 'secure-json-parse';
+import { type AnyOperation, AUTH_METHODS, expressPath, type Principal, type RequestMeta } from '@platform/contracts';
 import { parseOperationInput, type ServiceBus, type WireReply } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import type { Authenticator } from '../middleware/authenticate';
@@ -41,9 +42,9 @@ async function readJson(req: Request, limit: number): Promise<unknown> {
   if (encoding !== 'identity') throw new AppError('unsupported_media_type', 'Send the body uncompressed (no Content-Encoding)');
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase();
   if (charset && charset !== 'utf-8' && charset !== 'utf8') throw new AppError('unsupported_media_type', 'Send the body as UTF-8');
-  let text: string;
+  let raw: Buffer;
   try {
-    text = await getRawBody(req, { length: req.headers['content-length'], limit, encoding: 'utf8' });
+    raw = await getRawBody(req, { length: req.headers['content-length'], limit });
   } catch (err) {
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') throw tooLarge(limit);
@@ -53,15 +54,88 @@ async function readJson(req: Request, limit: number): Promise<unknown> {
     }
     throw err;
   }
+  let text: string;
   try {
-    return JSON.parse(text);
+    text = utf8.decode(raw);
   } catch {
+    throw new AppError('bad_request', 'The request body is not valid UTF-8');
+  }
+  let body: unknown;
+  try {
+    // Prototype poisoning (`__proto__`, `constructor.prototype`) is refused, not silently dropped.
+    body = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    if (/prototype/i.test((err as Error).message)) throw new AppError('bad_request', 'The request body must not contain __proto__ or constructor.prototype keys');
     throw new AppError('bad_request', 'The request body is not valid JSON');
+  }
+  const shape = inspectJson(body, MAX_JSON_DEPTH);
+  if (shape === 'too_deep') throw new AppError('bad_request', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  // NUL cannot be stored (PostgreSQL text refuses it) and has no use in any field: refused here, not a 500 later.
+  if (shape === 'nul') throw new AppError('bad_request', 'The request body must not contain NUL (\\u0000) characters');
+  return body;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Deepest JSON nesting accepted (documents are stored as BSON, whose servers refuse about 100 levels). */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Walks a parsed body iteratively (hostile input cannot overflow the stack): `too_deep` when arrays/objects nest
+ * deeper than `max`, `nul` when a key or string holds U+0000.
+ */
+function inspectJson(value: unknown, max: number): 'ok' | 'too_deep' | 'nul' {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return 'nul';
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (d > max) return 'too_deep';
+    if (Array.isArray(v)) {
+      for (const child of v) stack.push([child, d + 1]);
+    } else {
+      for (const [k, child] of Object.entries(v as object)) {
+        if (k.includes('\u0000')) return 'nul';
+        stack.push([child, d + 1]);
+      }
+    }
+  }
+  return 'ok';
+}
+
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
+/** Path parameters and query values never carry control characters (ids, names, cursors). */
+function assertNoControlChars(req: Request): void {
+  for (const [name, value] of Object.entries(req.params)) {
+    if (typeof value === 'string' && CONTROL_CHARS.test(value)) {
+      throw new AppError('bad_request', `The path parameter ${name} must not contain control characters`, { errors: [{ pointer: `/params/${name}`, detail: 'must not contain control characters' }] });
+    }
+  }
+  for (const [name, value] of Object.entries(req.query)) {
+    const values = Array.isArray(value) ? value : [value];
+    if (values.some((v) => typeof v === 'string' && CONTROL_CHARS.test(v))) {
+      throw new AppError('bad_request', `The query parameter ${name} must not contain control characters`, { errors: [{ pointer: `/query/${name}`, detail: 'must not contain control characters' }] });
+    }
   }
 }
 
 function formParser(limit: number) {
   return express.urlencoded({ extended: false, limit, type: () => true });
+}
+
+/** Authenticates, counting failures per client address (a client over its failure limit gets 429). */
+async function authenticateLimited(op: AnyOperation, req: Request, requestId: string, opts: MountOptions) {
+  if (op.auth === 'none') return opts.auth.authenticate(op, req, requestId);
+  await opts.limits.assertAuthAllowed(req);
+  try {
+    return await opts.auth.authenticate(op, req, requestId);
+  } catch (err) {
+    if (err instanceof AppError && err.status === 401) await opts.limits.recordAuthFailure(req);
+    throw err;
+  }
 }
 
 export interface MountOptions {
@@ -73,8 +147,50 @@ export interface MountOptions {
   timeoutMs: number;
 }
 
+const BROWSER_AUTH_METHODS = new Set<string>([AUTH_METHODS.appJwt, AUTH_METHODS.anonymous]);
+const ANONYMOUS_SESSION_OP = 'createAnonymousSession';
+
+/**
+ * CORS for the browser-facing run endpoints. A successful answer names the caller's Origin in
+ * Access-Control-Allow-Origin only when run-auth has checked that Origin against the app's allowedDomains (web-client
+ * JWTs, anonymous session tokens, and the anonymous-session issue itself); every other answer carries no CORS grant,
+ * so a page on another origin cannot read it.
+ */
+function allowVerifiedOrigin(op: AnyOperation, principal: Principal, req: Request, res: Response): void {
+  const origin = req.headers.origin;
+  if (typeof origin !== 'string' || !op.path.startsWith('/run/')) return;
+  const verified = (principal.kind === 'run' && BROWSER_AUTH_METHODS.has(principal.authMethod)) || op.operationId === ANONYMOUS_SESSION_OP;
+  if (!verified) return;
+  res.setHeader('access-control-allow-origin', origin);
+  res.setHeader('access-control-expose-headers', 'x-request-id');
+  res.append('vary', 'Origin');
+}
+
+/** Preflights of the browser-facing run endpoints: they grant nothing by themselves (see allowVerifiedOrigin). */
+function mountRunPreflights(router: Router, operations: AnyOperation[]): void {
+  const byPath = new Map<string, Set<string>>();
+  for (const op of operations) {
+    if (!op.path.startsWith('/run/')) continue;
+    (byPath.get(op.path) ?? byPath.set(op.path, new Set()).get(op.path)!).add(op.method.toUpperCase());
+  }
+  for (const [path, methods] of byPath) {
+    router.options(expressPath(path), (req: Request, res: Response) => {
+      const origin = req.headers.origin;
+      if (typeof origin === 'string') {
+        res.setHeader('access-control-allow-origin', origin);
+        res.setHeader('access-control-allow-methods', [...methods].join(', '));
+        res.setHeader('access-control-allow-headers', 'authorization, content-type, x-app-id, x-challenge-solution, x-request-id');
+        res.setHeader('access-control-max-age', '600');
+        res.append('vary', 'Origin');
+      }
+      res.status(204).end();
+    });
+  }
+}
+
 /** One loop mounts every operation: authenticate, validate, forward over NATS, send the reply. */
 export function mountOperations(router: Router, operations: AnyOperation[], opts: MountOptions): void {
+  mountRunPreflights(router, operations);
   for (const op of [...operations].sort(routeOrder)) {
     const takesBody = Boolean(op.body) && METHODS_WITH_BODY.has(op.method);
     const limit = op.bodyLimit ?? opts.bodyLimit;
@@ -87,7 +203,10 @@ export function mountOperations(router: Router, operations: AnyOperation[], opts
         await opts.limits.check(req);
         // A declared length over the limit is refused before anything is read or verified.
         if (takesBody && Number(req.headers['content-length'] ?? 0) > limit) throw tooLarge(limit);
-        const principal = await opts.auth.authenticate(op, req, requestId);
+        const principal = await authenticateLimited(op, req, requestId, opts);
+        assertNoControlChars(req);
+        // Tenant isolation before the body is even read: another tenant's caller learns nothing about the input rules.
+        opts.auth.authorizeTenant(op, principal, req.params);
         if (takesBody) {
           const hasBody = req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
           if (hasBody) {
@@ -116,6 +235,7 @@ export function mountOperations(router: Router, operations: AnyOperation[], opts
           headers: forwardedHeaders(op, req),
         };
         const reply: WireReply = await opts.bus.requestRaw(op.subject, { ...raw, principal, meta }, { requestId, timeoutMs: opts.timeoutMs }, req.path);
+        if (reply.ok) allowVerifiedOrigin(op, principal, req, res);
         sendReply(res, req, op, reply);
       } catch (err) {
         sendError(res, req, err, op);
