@@ -37,7 +37,7 @@ describe('API reference at /docs', () => {
     await page.waitForSelector('#api-docs[data-state="ready"]', { timeout: 30_000 });
     await page.waitForSelector('.opblock');
     // Large documents render in more than one pass: wait until the blocks stop appearing.
-    await page.waitForFunction((n) => document.querySelectorAll('.opblock').length >= n, allOperations.length, { timeout: 30_000 }).catch(() => undefined);
+    await page.waitForFunction((n) => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('.opblock').length >= n, allOperations.length, { timeout: 30_000 }).catch(() => undefined);
 
     const listed = await page.$$eval('.opblock', (els) => els.map((el) => el.id));
     // Every operation appears once, by its operationId (Swagger UI ids end with `-<operationId>`).
