@@ -195,7 +195,8 @@ test('when one management replica and one dispatcher replica are SIGKILLed mid-l
   const { key } = await anApiKey(admin, p, { agentId: 'kill-agent' });
   const receiver = await startReceiver();
   try {
-    expect((await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'r', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
+    const destination = await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'r', url: receiver.url, eventTypes: ['event.created'] });
+    expect(destination.status).toBe(201);
     const TOTAL = 300;
     const ids = Array.from({ length: TOTAL }, (_, i) => `kill-${i}`);
     let killed: Promise<void> | undefined;
@@ -223,9 +224,31 @@ test('when one management replica and one dispatcher replica are SIGKILLed mid-l
     expect(replicas('management')).toHaveLength(1);
     expect(replicas('webhook-dispatcher')).toHaveLength(1);
 
-    // Nothing lost: every event delivered (at least once; the killed replica's unfinished work is redone).
-    await receiver.waitFor((x) => x.json?.tenantId === p.tenantId, TOTAL, 120_000).catch(() => undefined);
+    // Nothing lost: every event delivered (at least once; the killed replica's unfinished work is redone when its
+    // lease runs out). Waits for distinct events, not requests: attempts the killed replica sent but never recorded
+    // are sent again, so the receiver's request count reaches TOTAL before the last distinct events arrive.
+    await eventually(() => new Set(delivered(receiver, p.tenantId)).size >= TOTAL, 'every event delivered', 120_000).catch(() => undefined);
     expect(new Set(delivered(receiver, p.tenantId)).size).toBe(TOTAL);
+    // A repeat is the same delivery sent again (one webhook-id per event, so a receiver can drop it), never a second one.
+    const webhookIds = new Map<string, Set<unknown>>();
+    for (const r of receiver.received.filter((x) => x.json?.tenantId === p.tenantId)) {
+      const id = r.json.data.event.id as string;
+      webhookIds.set(id, (webhookIds.get(id) ?? new Set()).add(r.headers['webhook-id']));
+    }
+    expect([...webhookIds].filter(([, s]) => s.size !== 1).map(([id]) => id)).toEqual([]);
+    // The delivery log agrees: one delivery per event, each delivered (none left pending, failed or cancelled).
+    const statuses = async () => {
+      const byStatus: Record<string, number> = {};
+      for (let page = 1, pages = 1; page <= pages; page++) {
+        const res = await admin.get(`${projectPath(p)}/webhook-destinations/${destination.body.data.id}/deliveries?limit=100&page=${page}`);
+        expect(res.status).toBe(200);
+        for (const d of res.body.data as Array<{ status: string }>) byStatus[d.status] = (byStatus[d.status] ?? 0) + 1;
+        pages = res.body.pagination.pages as number;
+      }
+      return byStatus;
+    };
+    await eventually(async () => (await statuses()).delivered === TOTAL, 'every delivery recorded as delivered', 60_000).catch(() => undefined);
+    expect(await statuses()).toEqual({ delivered: TOTAL });
     // Every API key whose creation was answered 201 is there.
     const listed = new Set<string>();
     for (let page = 1, pages = 1; page <= pages; page++) {
@@ -239,4 +262,4 @@ test('when one management replica and one dispatcher replica are SIGKILLed mid-l
   } finally {
     await receiver.close();
   }
-}, 240_000);
+}, 300_000);
