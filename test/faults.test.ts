@@ -17,6 +17,7 @@ import {
   startStack,
   trackChild,
   withDatabase,
+  dropDatabases,
   type NatsServer,
   type Stack,
 } from '@platform/testkit';
@@ -65,12 +66,13 @@ beforeAll(async () => {
     infra: { ...shared, NATS_URL: nats.url, REDIS_URL: `redis://127.0.0.1:${redisPort}` },
     services: ['management', 'run-auth', 'events-ingest'],
     logDir: join(repoRoot, '.infra', 'test-logs', `faults-${runId}`),
-    env: { ...secrets, MONGO_DB_PREFIX: 'test', LOG_LEVEL: 'warn', REDIS_KEY_PREFIX: `faults:${runId}:`, NATS_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS), OUTBOX_SWEEP_MS: '500' },
+    env: { ...secrets, MONGO_DB_PREFIX: `faults${runId}`, LOG_LEVEL: 'warn', REDIS_KEY_PREFIX: `faults:${runId}:`, NATS_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS), OUTBOX_SWEEP_MS: '500' },
   });
 }, 360_000);
 
 afterAll(async () => {
   await stack?.stop();
+  if (stack) await dropDatabases(stack.env.MONGO_URL!, stack.env.MONGO_DB_PREFIX!).catch(() => undefined);
   await stopRedis();
   if (nats) {
     await nats.stop();
@@ -120,7 +122,7 @@ test('when NATS is stopped during steady event ingest, then the gateway answers 
     // No hanging connection: the answer came within the NATS timeout plus scheduling slack.
     expect(o.ms).toBeLessThan(TIMEOUT_MS + 8000);
   }
-  const stored = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', async (db) => db.collection('runEvents').find({ tenantId: p.tenantId, projectId: p.projectId }, { projection: { id: 1, _id: 1 } }).toArray());
+  const stored = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', async (db) => db.collection('runEvents').find({ tenantId: p.tenantId, projectId: p.projectId }, { projection: { id: 1, _id: 1 } }).toArray(), stack.env.MONGO_DB_PREFIX);
   const storedIds = stored.map((r) => String((r as { id?: string }).id ?? r._id).split(':').pop()!);
   const missing = [...acked].filter((id) => !storedIds.includes(id));
   expect(missing).toEqual([]);

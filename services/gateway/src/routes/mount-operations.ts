@@ -69,9 +69,12 @@ async function readJson(req: Request, limit: number): Promise<unknown> {
     throw new AppError('bad_request', 'The request body is not valid JSON');
   }
   const shape = inspectJson(body, MAX_JSON_DEPTH);
-  if (shape === 'too_deep') throw new AppError('bad_request', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (shape.kind === 'too_deep') throw new AppError('bad_request', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   // NUL cannot be stored (PostgreSQL text refuses it) and has no use in any field: refused here, not a 500 later.
-  if (shape === 'nul') throw new AppError('bad_request', 'The request body must not contain NUL (\\u0000) characters');
+  if (shape.kind === 'nul') {
+    const detail = 'must not contain NUL (\\u0000) characters';
+    throw new AppError('bad_request', `The request body ${detail}`, { errors: [{ pointer: shape.pointer, detail: `The value ${detail}` }] });
+  }
   return body;
 }
 
@@ -81,28 +84,29 @@ export const MAX_JSON_DEPTH = 32;
 
 /**
  * Walks a parsed body iteratively (hostile input cannot overflow the stack): `too_deep` when arrays/objects nest
- * deeper than `max`, `nul` when a key or string holds U+0000.
+ * deeper than `max`, `nul` (with the JSON pointer of the value or key) when a key or string holds U+0000.
  */
-function inspectJson(value: unknown, max: number): 'ok' | 'too_deep' | 'nul' {
-  const stack: Array<[unknown, number]> = [[value, 1]];
+function inspectJson(value: unknown, max: number): { kind: 'ok' } | { kind: 'too_deep' } | { kind: 'nul'; pointer: string } {
+  const stack: Array<[unknown, number, string]> = [[value, 1, '']];
+  const escape = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
   while (stack.length) {
-    const [v, d] = stack.pop()!;
+    const [v, d, at] = stack.pop()!;
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) return 'nul';
+      if (v.includes('\u0000')) return { kind: 'nul', pointer: at || '/' };
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
-    if (d > max) return 'too_deep';
+    if (d > max) return { kind: 'too_deep' };
     if (Array.isArray(v)) {
-      for (const child of v) stack.push([child, d + 1]);
+      v.forEach((child, i) => stack.push([child, d + 1, `${at}/${i}`]));
     } else {
       for (const [k, child] of Object.entries(v as object)) {
-        if (k.includes('\u0000')) return 'nul';
-        stack.push([child, d + 1]);
+        if (k.includes('\u0000')) return { kind: 'nul', pointer: at || '/' };
+        stack.push([child, d + 1, `${at}/${escape(k)}`]);
       }
     }
   }
-  return 'ok';
+  return { kind: 'ok' };
 }
 
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
