@@ -10,6 +10,21 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 
 let browser: Browser;
 
+/** The few browser globals the page functions below use (the test project compiles without the DOM lib). */
+interface PageElement {
+  id: string;
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+}
+interface PageWindow {
+  scrollY: number;
+  innerHeight: number;
+  scrollTo(x: number, y: number): void;
+  scrollBy(x: number, y: number): void;
+  requestAnimationFrame(callback: () => void): number;
+  document: { documentElement: { scrollHeight: number }; querySelectorAll(selector: string): { forEach(fn: (el: PageElement) => void): void } };
+}
+
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -36,15 +51,36 @@ describe('API reference at /docs', () => {
     expect(res?.headers()['content-type']).toMatch(/text\/html/);
     await page.waitForSelector('#api-docs[data-state="ready"]', { timeout: 30_000 });
     await page.waitForSelector('.opblock');
-    // Large documents render in more than one pass: wait until the blocks stop appearing.
-    await page.waitForFunction((n) => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('.opblock').length >= n, allOperations.length, { timeout: 30_000 }).catch(() => undefined);
+    // Swagger UI (5.3x) virtualizes the operation list once it has 150 rows or more (tags + operations):
+    // only the rows near the viewport are in the DOM, the rest render as the reader scrolls. So scroll
+    // through the whole page, the way a reader would, and collect what was shown on the way.
+    const shown = await page.evaluate(async () => {
+      const window = globalThis as unknown as PageWindow;
+      const document = window.document;
+      const settle = () => new Promise<void>((done) => window.requestAnimationFrame(() => window.requestAnimationFrame(() => setTimeout(done, 20))));
+      const ids = new Set<string>();
+      const paths = new Set<string>();
+      const collect = () => {
+        document.querySelectorAll('.opblock').forEach((el) => ids.add(el.id));
+        document.querySelectorAll('.opblock-summary-path').forEach((el) => paths.add(el.getAttribute('data-path') ?? el.textContent ?? ''));
+      };
+      window.scrollTo(0, 0);
+      await settle();
+      collect();
+      for (let step = 0; step < 2000 && window.scrollY + window.innerHeight < document.documentElement.scrollHeight - 1; step++) {
+        window.scrollBy(0, Math.floor(window.innerHeight / 2));
+        await settle();
+        collect();
+      }
+      window.scrollTo(0, 0);
+      await settle();
+      return { ids: [...ids], paths: [...paths] };
+    });
 
-    const listed = await page.$$eval('.opblock', (els) => els.map((el) => el.id));
-    // Every operation appears once, by its operationId (Swagger UI ids end with `-<operationId>`).
-    expect(allOperations.filter((op) => !listed.some((id) => id.endsWith(`-${op.operationId}`))).map((op) => op.operationId)).toEqual([]);
+    // Every operation appears, by its operationId (Swagger UI ids end with `-<operationId>`).
+    expect(allOperations.filter((op) => !shown.ids.some((id) => id.endsWith(`-${op.operationId}`))).map((op) => op.operationId)).toEqual([]);
     expect(await page.textContent('.info .title')).toContain('Agent Platform API');
-    const paths = await page.$$eval('.opblock-summary-path', (els) => els.map((el) => el.getAttribute('data-path') ?? el.textContent ?? ''));
-    expect(paths).toContain('/manage/tenants/{tenantId}/projects/{projectId}/api-keys');
+    expect(shown.paths).toContain('/manage/tenants/{tenantId}/projects/{projectId}/api-keys');
 
     // No CDN: every request stays on the gateway.
     expect(requests.filter((u) => !u.startsWith(stack.gatewayUrl))).toEqual([]);
