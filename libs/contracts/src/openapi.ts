@@ -33,7 +33,7 @@ const OAuthErrorSchema = {
 
 const statusText: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large',
-  415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error',
+  415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error',
   502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
 };
 
@@ -59,7 +59,8 @@ function parameters(op: AnyOperation) {
 
 /** Error statuses every operation may answer besides its declared ones (gateway-level). */
 function gatewayStatuses(op: AnyOperation): number[] {
-  const s = [429, 500, 503, 504];
+  // 431: the request line and headers together are over the server's limit (a long query string counts).
+  const s = [429, 431, 500, 503, 504];
   if (op.auth !== 'none') s.push(401);
   if (op.body) s.push(400, 413, 415);
   if (op.params || op.query) s.push(400);
@@ -81,8 +82,8 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
     const errorStatuses = [...new Set([...op.errors, ...gatewayStatuses(op)])].sort();
     for (const status of errorStatuses) {
       if (responses[String(status)]) continue;
-      const shape = op.errorBody === 'oauth' && status < 500 ? { 'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } } }
-        : op.errorBody === 'legacy' && status < 500 && status !== 429 && (!op.legacyErrorStatuses || op.legacyErrorStatuses.includes(status))
+      const shape = op.errorBody === 'oauth' && status < 500 && status !== 431 ? { 'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } } }
+        : op.errorBody === 'legacy' && status < 500 && status !== 429 && status !== 431 && (!op.legacyErrorStatuses || op.legacyErrorStatuses.includes(status))
           ? { 'application/json': { schema: { $ref: '#/components/schemas/LegacyError' } }, 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } }
           : { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
       responses[String(status)] = { description: statusText[status] ?? 'Error', content: shape };
