@@ -318,8 +318,10 @@ async function main() {
       );
     } finally {
       await env.stack.stop();
+      // Killed outright: a clustered JetStream server can wait a long time on SIGTERM for peers that are gone, and
+      // this cluster's data is thrown away.
       for (const n of nodes) {
-        await n.stop();
+        await n.stop(true);
         removeNatsStore(n);
       }
     }
