@@ -14,7 +14,7 @@
  * the first write acknowledged after it.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as netConnect } from 'node:net';
 import {
@@ -213,8 +213,10 @@ async function privateFerret(): Promise<{ url: string; stop(): Promise<void>; st
   const debugPort = await freePort();
   const pg = `postgres://postgres@127.0.0.1:${process.env.INFRA_PG_PORT ?? 15432}/ferretdb?pool_max_conns=60`;
   let child: ChildProcess | undefined;
+  const stateDir = join(repoRoot, '.infra', 'data', 'ferretdb-chaos-state');
+  mkdirSync(stateDir, { recursive: true });
   const start = async () => {
-    child = spawn(bin, ['--handler=postgresql', `--postgresql-url=${pg}`, `--listen-addr=127.0.0.1:${port}`, `--debug-addr=127.0.0.1:${debugPort}`, '--telemetry=disable', '--log-level=error'], { stdio: 'ignore' });
+    child = spawn(bin, ['--handler=postgresql', `--postgresql-url=${pg}`, `--listen-addr=127.0.0.1:${port}`, `--debug-addr=127.0.0.1:${debugPort}`, '--telemetry=disable', '--log-level=error', `--state-dir=${stateDir}`], { stdio: 'ignore' });
     trackChild(child);
     await waitPort(port);
   };

@@ -110,8 +110,10 @@ start_ferretdb() {
   build_ferretdb
   start_postgres
   if alive ferretdb; then return; fi
+  mkdir -p "$DATA/ferretdb-state"
   "$BIN/ferretdb" --handler=postgresql --postgresql-url="postgres://postgres@127.0.0.1:$PG_PORT/ferretdb?pool_max_conns=400" \
     --listen-addr="127.0.0.1:$FERRET_PORT" --debug-addr="127.0.0.1:$FERRET_DEBUG_PORT" --telemetry=disable \
+    --state-dir="$DATA/ferretdb-state" \
     --log-level=warn >"$LOGS/ferretdb.log" 2>&1 &
   echo $! >"$RUN/ferretdb.pid"
   wait_port 127.0.0.1 "$FERRET_PORT" ferretdb
