@@ -112,11 +112,6 @@ export function publisher(js: JetStreamClient): Publisher {
 
 const JS_API_TIMEOUT_MS = 15_000;
 
-function isTimeout(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e?.code === 'TIMEOUT' || /timeout/i.test(String(e?.message ?? ''));
-}
-
 export interface ConsumeOptions<T> {
   stream: string;
   durable: string;
@@ -161,7 +156,7 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     try {
       await jsm.consumers.info(opts.stream, opts.durable);
     } catch (err) {
-      if (isTimeout(err)) throw err;
+      if (transient(err)) throw err;
       try {
         await jsm.consumers.add(opts.stream, config);
         return;
@@ -176,15 +171,7 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
       ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
     });
   };
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await ensure();
-      break;
-    } catch (err) {
-      if (!isTimeout(err) || attempt >= 3) throw err;
-      log.warn({ durable: opts.durable, attempt }, 'JetStream did not answer in time while setting up a consumer; trying again');
-    }
-  }
+  await retryTransient(ensure);
   const consumer = await retryTransient(() => js.consumers.get(opts.stream, opts.durable));
   const concurrency = opts.concurrency ?? 16;
   let stopping = false;
