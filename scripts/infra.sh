@@ -103,6 +103,9 @@ start_postgres() {
   head -1 "$pgdata/postmaster.pid" >"$RUN/postgres.pid"
   "$pgbin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='ferretdb'" | grep -q 1 ||
     "$pgbin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE ferretdb" >/dev/null
+  # GIN indexes FerretDB's filters can use (see the file's header)
+  PGOPTIONS='-c client_min_messages=warning' "$pgbin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d ferretdb \
+    -qAt -v ON_ERROR_STOP=1 -f "$ROOT/scripts/sql/ferretdb-indexes.sql" >/dev/null
   log "PostgreSQL on 127.0.0.1:$PG_PORT"
 }
 

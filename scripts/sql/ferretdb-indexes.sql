@@ -1,0 +1,61 @@
+-- Development database only (FerretDB v1 on PostgreSQL); production runs MongoDB 7, where none of this applies.
+--
+-- FerretDB 1.24 turns each index we declare into a btree over `(_jsonb -> 'field')`, but it filters with the
+-- containment operator (`_jsonb -> 'field' @> '"value"'`), which a btree cannot serve: every read, even by `_id`,
+-- was a sequential scan. A GIN index over the same expression serves `@>`. This file makes PostgreSQL add one
+-- for every field that a FerretDB index covers, now and whenever FerretDB creates an index later.
+-- FerretDB sends its queries as cached prepared statements whose key (`$1`) is a parameter; a generic plan
+-- cannot match an expression index, so the server plans each execution with its values (ALTER SYSTEM and
+-- a reload reach the connections FerretDB already holds).
+-- Safe to run on every start: every statement is idempotent.
+
+ALTER SYSTEM SET plan_cache_mode = force_custom_plan;
+SELECT pg_reload_conf();
+
+CREATE OR REPLACE FUNCTION platform_gin_for_btree(btree oid) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  rel regclass;
+  expr text;
+  field text;
+  gin_name text;
+BEGIN
+  SELECT i.indrelid::regclass INTO rel
+    FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
+   WHERE i.indexrelid = btree AND am.amname = 'btree';
+  IF rel IS NULL THEN
+    RETURN;
+  END IF;
+  -- pg_get_indexdef(oid, column, pretty) gives one key expression, e.g. (_jsonb -> 'tenantId'::text)
+  FOR k IN 1..(SELECT indnkeyatts FROM pg_index WHERE indexrelid = btree) LOOP
+    expr := pg_get_indexdef(btree, k, true);
+    field := substring(expr FROM $re$^\(?_jsonb -> '((?:[^']|'')+)'::text\)?$$re$);
+    CONTINUE WHEN field IS NULL;
+    gin_name := left(split_part(rel::text, '.', 2), 40) || '_gin_' || substr(md5(rel::text || '/' || field), 1, 8);
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %s USING gin ((_jsonb -> %L) jsonb_path_ops)',
+                   gin_name, rel, replace(field, '''''', ''''));
+  END LOOP;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION platform_gin_on_create_index() RETURNS event_trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  cmd record;
+BEGIN
+  FOR cmd IN SELECT objid FROM pg_event_trigger_ddl_commands() WHERE object_type = 'index' LOOP
+    PERFORM platform_gin_for_btree(cmd.objid);
+  END LOOP;
+END
+$$;
+
+DROP EVENT TRIGGER IF EXISTS platform_gin_on_create_index;
+CREATE EVENT TRIGGER platform_gin_on_create_index ON ddl_command_end
+  WHEN TAG IN ('CREATE INDEX')
+  EXECUTE FUNCTION platform_gin_on_create_index();
+
+-- Indexes that FerretDB created before this file ran.
+SELECT platform_gin_for_btree(i.indexrelid)
+  FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+   AND c.relname <> '_ferretdb_database_metadata';
