@@ -103,15 +103,19 @@ start_postgres() {
   head -1 "$pgdata/postmaster.pid" >"$RUN/postgres.pid"
   "$pgbin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='ferretdb'" | grep -q 1 ||
     "$pgbin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE ferretdb" >/dev/null
-  # GIN indexes FerretDB's filters can use (see the file's header)
-  PGOPTIONS='-c client_min_messages=warning' "$pgbin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d ferretdb \
-    -qAt -v ON_ERROR_STOP=1 -f "$ROOT/scripts/sql/ferretdb-indexes.sql" >/dev/null
   log "PostgreSQL on 127.0.0.1:$PG_PORT"
+}
+
+# Indexes FerretDB's filters can use, and planner settings (see the file's header); idempotent, on every start.
+tune_postgres() {
+  PGOPTIONS='-c client_min_messages=warning' "$(pg_bin)/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -d ferretdb \
+    -qAt -v ON_ERROR_STOP=1 -f "$ROOT/scripts/sql/ferretdb-indexes.sql" >/dev/null
 }
 
 start_ferretdb() {
   build_ferretdb
   start_postgres
+  tune_postgres
   if alive ferretdb; then return; fi
   mkdir -p "$DATA/ferretdb-state"
   "$BIN/ferretdb" --handler=postgresql --postgresql-url="postgres://postgres@127.0.0.1:$PG_PORT/ferretdb?pool_max_conns=400" \

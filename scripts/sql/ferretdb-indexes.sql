@@ -10,6 +10,11 @@
 -- Safe to run on every start: every statement is idempotent.
 
 ALTER SYSTEM SET plan_cache_mode = force_custom_plan;
+-- The planner picks between these indexes by statistics: gather them soon after a collection grows, not after
+-- 10 % of it changed once a minute (a bulk load is otherwise read through the wrong index for a while).
+ALTER SYSTEM SET autovacuum_naptime = '5s';
+ALTER SYSTEM SET autovacuum_analyze_scale_factor = 0.02;
+ALTER SYSTEM SET autovacuum_analyze_threshold = 200;
 SELECT pg_reload_conf();
 
 CREATE OR REPLACE FUNCTION platform_gin_for_btree(btree oid) RETURNS void
