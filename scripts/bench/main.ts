@@ -104,6 +104,14 @@ function addRow(name: string, r: LoadResult | { rps?: number; p50?: number; p99?
 }
 const atLeast = (x: number) => ({ text: `>= ${x} x B`, ok: (r: Row) => (r.ratio ?? 0) >= x });
 
+/** The node flags of the production image (deploy/Dockerfile's `NODE_OPTIONS="…"`). */
+function productionNodeArgs(): string[] {
+  if (env.BENCH_NODE_OPTIONS !== undefined) return env.BENCH_NODE_OPTIONS.split(/\s+/).filter(Boolean);
+  const m = /NODE_OPTIONS="([^"]*)"/.exec(readFileSync(join(repoRoot, 'deploy', 'Dockerfile'), 'utf8'));
+  if (!m) throw new Error('deploy/Dockerfile sets no NODE_OPTIONS="…"');
+  return m[1]!.split(/\s+/).filter(Boolean);
+}
+
 /** The baseline: a bare node:http server answering {"ok":true}, in its own process. */
 async function startBaseline(): Promise<{ url: string; child: ChildProcess }> {
   const code = `const s=require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'application/json'});r.end('{"ok":true}')});s.listen(0,'127.0.0.1',()=>console.log(s.address().port))`;
@@ -208,13 +216,14 @@ async function main() {
   const secrets = localSecrets();
   const analyticsPort = await freePort();
   const profiled = profileMode ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : undefined;
+  log(`node flags of the services: ${productionNodeArgs().join(' ') || '(none)'}`);
   log(`run ${runId}: ${settings.runs} run(s) of ${settings.durationS} s after ${settings.warmupS} s warm-up, ${settings.connections} connections; logs in ${logDir}`);
   const stack = await startStack({
     infra: { ...shared, NATS_URL: nats.url },
     services: SERVICES,
     logDir,
-    // As the production image runs them (deploy/Dockerfile): no source maps.
-    nodeArgs: [],
+    // As the production image runs them: the NODE_OPTIONS of deploy/Dockerfile (BENCH_NODE_OPTIONS overrides).
+    nodeArgs: productionNodeArgs(),
     env: {
       ...secrets,
       NODE_ENV: 'production',

@@ -43,7 +43,7 @@ export interface StackOptions {
   /** Folder for one log file per process. */
   logDir: string;
   withGateway?: boolean;
-  /** Node flags of every process (default `--enable-source-maps`; the benchmark runs them as production does, with none). */
+  /** Node flags of every process (default `--enable-source-maps`; the benchmark runs them with the production image's NODE_OPTIONS). */
   nodeArgs?: string[];
   /** Extra node flags of one service's processes (for example `--cpu-prof`, which NODE_OPTIONS does not accept). */
   serviceNodeArgs?: Partial<Record<string, string[]>>;
