@@ -1,6 +1,6 @@
 import { context, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 
@@ -19,8 +19,8 @@ let provider: NodeTracerProvider | undefined;
 
 /**
  * Installs the OpenTelemetry SDK once per process: W3C trace context, AsyncLocalStorage context, and an OTLP/HTTP
- * (JSON) exporter when an endpoint is configured. Without one, spans still exist (their ids reach the logs and the
- * NATS headers) but are not exported.
+ * (JSON) exporter when an endpoint is configured. Without one, spans are not recorded (nothing would read them), but
+ * they still get ids, which reach the logs and the NATS headers (`traceparent`, unsampled) as with an exporter.
  */
 export function initTracing(opts: TracingOptions): void {
   if (provider) return;
@@ -29,7 +29,11 @@ export function initTracing(opts: TracingOptions): void {
     const url = `${opts.otlpEndpoint.replace(/\/+$/, '')}/v1/traces`;
     spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: opts.scheduleDelayMs ?? 5000 }));
   }
-  provider = new NodeTracerProvider({ resource: resourceFromAttributes({ 'service.name': opts.service }), spanProcessors });
+  provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': opts.service }),
+    spanProcessors,
+    ...(opts.otlpEndpoint ? {} : { sampler: new AlwaysOffSampler() }),
+  });
   provider.register();
 }
 

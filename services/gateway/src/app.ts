@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import express from 'express';
 import cors from 'cors';
-import helmet from 'helmet';
 import { Redis } from 'ioredis';
 import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi } from '@platform/contracts';
 import { connectNats, ServiceBus } from '@platform/bus';
@@ -13,6 +12,7 @@ import { initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from
 import { observe } from './middleware/observe';
 import type { GatewayConfig } from './config';
 import { requestId } from './middleware/request-id';
+import { securityHeaders } from './middleware/security-headers';
 import { errorMiddleware } from './middleware/errors';
 import { authenticator } from './middleware/authenticate';
 import { mountOperations } from './routes/mount-operations';
@@ -91,7 +91,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     app.set('trust proxy', config.TRUST_PROXY === 'true' ? true : config.TRUST_PROXY === 'false' ? false : config.TRUST_PROXY);
     app.set('etag', false);
     // Security headers on every response (API answers are JSON; the analytics view sets its own stricter CSP).
-    app.use(helmet({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
+    app.use(securityHeaders({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
     app.use(requestId);
     app.use(observe(name));
     app.use((_req, res, next) => {
