@@ -74,6 +74,7 @@ export function improvementRepo(db: Connection, relay: () => OutboxRelay) {
       }
     },
     async baseAgents(copyId: string): Promise<BaseAgentDoc[]> {
+      if (!copyId) return [];
       return BaseAgents.find({ copyId }).lean<BaseAgentDoc[]>();
     },
     /** Inserts the branch; false when the branch name is taken. */

@@ -63,7 +63,7 @@ function lastResult(state: BranchState, beforeSeq = Number.POSITIVE_INFINITY): T
 const editsOf = (result: TurnResultDoc | null): Agents => (result ? (JSON.parse(result.edits) as Agents) : {});
 
 /** A merge is finished when every agent it names has its step (applied or skipped). */
-const mergeFinished = (state: BranchState, decision: DecisionDoc) => decision.agentIds.every((id) => state.steps.some((s) => s.agentId === id));
+const mergeFinished = (state: BranchState, decision: DecisionDoc) => (decision.agentIds ?? []).every((id) => state.steps.some((s) => s.agentId === id));
 
 export function statusOf(state: BranchState): { status: ImprovementStatus; statusMessage: string | null } {
   const { decision } = state;
@@ -339,7 +339,7 @@ async function finishMerge(deps: ImprovementDeps, state: BranchState, decision: 
   const key = branchKey(scope, state.branch.branchName);
   const edits = editsOf(resultAt(state, decision.resultSeq));
   const base = new Map((await deps.improvements.baseAgents(state.branch.copyId)).map((b) => [b.agentId, b]));
-  for (const agentId of decision.agentIds) {
+  for (const agentId of decision.agentIds ?? []) {
     if (state.steps.some((s) => s.agentId === agentId)) continue;
     try {
       await deps.platform.replaceAgentDefinition(scope, agentId, edits[agentId], {

@@ -30,6 +30,8 @@ export async function startEvaluationWorker(
     ackWaitMs: opts.ackWaitMs,
     concurrency: opts.concurrency,
     nakDelayMs: 2_000,
+    // A message that does not parse can never be worked: drop it (logged) instead of redelivering it forever.
+    terminateInvalid: true,
     parse: Work,
     handler: (work) => (work.kind === 'turn' ? answerTurn(deps.improvements, work.turn) : evaluateItem(deps.evaluations, work.item)),
   });
