@@ -119,10 +119,10 @@ describe('improvement branches with an assistant', () => {
   const editPrompt = (agentId: string, value: string) => ({ op: 'replace', path: `/agents/${agentId}/subAgents/writer/prompt`, value });
 
   /** A stored agent, feedback on it, and a branch triggered from that feedback whose assistant answers `answer(agentId)`. */
-  async function aBranch(p: { tenantId: string; projectId: string }, answer: (agentId: string) => unknown, opts: { delayMs?: number } = {}) {
+  async function aBranch(p: { tenantId: string; projectId: string }, answer: (agentId: string) => unknown, opts: { gate?: string } = {}) {
     const agent = await aStoredAgent(es.admin, p);
     const marker = uniqueId('too-terse');
-    es.llm.on(marker, { content: json(answer(agent.id)), ...(opts.delayMs ? { delayMs: opts.delayMs } : {}) });
+    es.llm.on(marker, { content: json(answer(agent.id)), ...(opts.gate ? { gate: opts.gate } : {}) });
     const fb = await aFeedback(es.admin, p, { conversationId: 'conv-1', type: 'negative', details: marker, agentId: agent.id });
     const res = await es.admin.post(`${improvementsPath(p)}/trigger`, { feedbackIds: [fb.id] });
     expect(res.status).toBe(201);
@@ -131,10 +131,9 @@ describe('improvement branches with an assistant', () => {
 
   test('when an improvement is triggered, then it answers at once with the branch running, and the assistant edit shows in the diff once completed', async () => {
     const p = aProject();
-    const { agent, branchName, conversationId } = await aBranch(p, (id) => ({ reply: 'Made the writer more detailed', patch: [editPrompt(id, 'Write a detailed, step-by-step answer.')] }), {
-      delayMs: 1_500,
-    });
-    // The assistant is still answering (the fake takes 1.5 s): the branch exists and says so.
+    const gate = uniqueId('gate');
+    const { agent, branchName, conversationId } = await aBranch(p, (id) => ({ reply: 'Made the writer more detailed', patch: [editPrompt(id, 'Write a detailed, step-by-step answer.')] }), { gate });
+    // The assistant has not answered yet (the fake holds its answer): the branch exists and says so.
     const early = (await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body;
     expect(early).toMatchObject({ status: 'running', statusMessage: null, conversationIds: [conversationId] });
     expect(early.messages.map((m: any) => m.role)).toEqual(['user']);
@@ -142,6 +141,7 @@ describe('improvement branches with an assistant', () => {
     expectProblem(await es.admin.post(`${improvementsPath(p)}/${branchName}/continue`, { message: 'and more' }), 409);
     expectProblem(await es.admin.post(`${improvementsPath(p)}/${branchName}/merge`), 409);
 
+    es.llm.open(gate);
     const view = await settledBranch(es.admin, p, branchName);
     expect(view).toMatchObject({ status: 'completed', statusMessage: null });
     expect(view.messages.map((m: any) => m.role)).toEqual(['user', 'assistant']);
@@ -228,10 +228,14 @@ describe('improvement branches with an assistant', () => {
 
   test('when the evals process is killed while the assistant answers, then a new process answers the message once', async () => {
     const p = aProject();
-    const { agent, branchName, marker } = await aBranch(p, (id) => ({ reply: 'Slow but sure', patch: [editPrompt(id, 'Answer slowly.')] }), { delayMs: 2_000 });
+    const gate = uniqueId('gate');
+    const { agent, branchName, marker } = await aBranch(p, (id) => ({ reply: 'Slow but sure', patch: [editPrompt(id, 'Answer slowly.')] }), { gate });
     await eventually(async () => es.llm.received.some((r) => r.text.includes(marker)) || undefined, 'the assistant to be asked', 30_000, 50);
     await es.stack.kill(es.evals(), 'SIGKILL');
     await es.stack.startProcess('evals');
+    // The turn was not lost with the process: it is still running, and the new process answers it.
+    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body.status).toBe('running');
+    es.llm.open(gate);
 
     const view = await settledBranch(es.admin, p, branchName, 60_000);
     expect(view.status).toBe('completed');
