@@ -52,7 +52,7 @@ describe('improvements without an assistant', () => {
     const list = await admin.get(improvementsPath(p));
     expect(list.body.data).toEqual([{ branchName, status: 'not_configured', updatedAt: expect.any(String), agentId: agent.id }]);
     const diff = await admin.get(`${improvementsPath(p)}/${branchName}/diff`);
-    expect(diff.body).toEqual({ branchName, targetBranch: 'main', agentId: agent.id, format: 'json-patch', hasChanges: false, patch: [], liveMissing: false });
+    expect(diff.body).toEqual({ branchName, targetBranch: 'main', agentId: agent.id, agentIds: [], format: 'json-patch', hasChanges: false, patch: [], liveMissing: false });
 
     const more = await admin.post(`${improvementsPath(p)}/${branchName}/continue`, { message: 'also be friendly' });
     expect(more.status).toBe(200);

@@ -1,7 +1,9 @@
-import { GET_AGENT_DEFINITION_SUBJECT } from '@platform/contracts';
-import { aProject, aStoredAgent, eventually, requestSubject, uniqueId } from '@platform/testkit';
+import { GET_AGENT_DEFINITION_SUBJECT, REPLACE_AGENT_DEFINITION_SUBJECT } from '@platform/contracts';
+import { aProject, aStoredAgent, eventually, projectPath, requestSubject, startReceiver, uniqueId, type Receiver } from '@platform/testkit';
+import mongoose from 'mongoose';
 import { expectProblem } from './helpers/expect-problem';
-import { aConversation, aFeedback, anEvaluator, evalsPath, finishedRun, improvementsPath, resultsOf, runsPath, startEvalsStack } from './support/evals';
+import { aConversation, aFeedback, anEvaluator, evalsPath, finishedRun, improvementsPath, resultsOf, runsPath, settledBranch, startEvalsStack } from './support/evals';
+import { createDestination, signatureValid } from './support/webhooks';
 
 jest.setTimeout(150_000);
 
@@ -15,6 +17,20 @@ afterAll(async () => {
 });
 
 const json = (v: unknown) => JSON.stringify(v);
+
+const withoutTimes = ({ createdAt: _c, updatedAt: _u, ...rest }: Record<string, any>) => rest;
+
+/** Writes a document straight into a service's database (to set up the state a killed process leaves behind). */
+async function insertRaw(service: string, collection: string, doc: Record<string, unknown>) {
+  const env = es.stack.env;
+  const conn = mongoose.createConnection(env.MONGO_URL!, { maxPoolSize: 1 });
+  try {
+    await conn.asPromise();
+    await conn.useDb(`${env.MONGO_DB_PREFIX ?? 'test'}_${service}`, { useCache: false }).db!.collection(collection).insertOne(doc as never);
+  } finally {
+    await conn.close();
+  }
+}
 
 async function liveAgent(p: { tenantId: string; projectId: string }, agentId: string) {
   const reply = await requestSubject(es.natsUrl, GET_AGENT_DEFINITION_SUBJECT, { ...p, agentId });
@@ -100,38 +116,55 @@ describe('evaluation runs across a restart', () => {
 });
 
 describe('improvement branches with an assistant', () => {
-  const editPrompt = (value: string) => ({ op: 'replace', path: '/subAgents/writer/prompt', value });
+  const editPrompt = (agentId: string, value: string) => ({ op: 'replace', path: `/agents/${agentId}/subAgents/writer/prompt`, value });
 
-  async function aBranch(p: { tenantId: string; projectId: string }, answer: unknown) {
+  /** A stored agent, feedback on it, and a branch triggered from that feedback whose assistant answers `answer(agentId)`. */
+  async function aBranch(p: { tenantId: string; projectId: string }, answer: (agentId: string) => unknown, opts: { gate?: string } = {}) {
     const agent = await aStoredAgent(es.admin, p);
     const marker = uniqueId('too-terse');
-    es.llm.on(marker, { content: json(answer) });
+    es.llm.on(marker, { content: json(answer(agent.id)), ...(opts.gate ? { gate: opts.gate } : {}) });
     const fb = await aFeedback(es.admin, p, { conversationId: 'conv-1', type: 'negative', details: marker, agentId: agent.id });
     const res = await es.admin.post(`${improvementsPath(p)}/trigger`, { feedbackIds: [fb.id] });
     expect(res.status).toBe(201);
     return { agent, marker, ...(res.body as { branchName: string; conversationId: string }) };
   }
 
-  test('when the assistant edits the branch, then the diff shows exactly that edit and the live agent is unchanged until merged', async () => {
+  test('when an improvement is triggered, then it answers at once with the branch running, and the assistant edit shows in the diff once completed', async () => {
     const p = aProject();
-    const { agent, branchName, conversationId } = await aBranch(p, { reply: 'Made the writer more detailed', patch: [editPrompt('Write a detailed, step-by-step answer.')] });
+    const gate = uniqueId('gate');
+    const { agent, branchName, conversationId } = await aBranch(p, (id) => ({ reply: 'Made the writer more detailed', patch: [editPrompt(id, 'Write a detailed, step-by-step answer.')] }), { gate });
+    // The assistant has not answered yet (the fake holds its answer): the branch exists and says so.
+    const early = (await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body;
+    expect(early).toMatchObject({ status: 'running', statusMessage: null, conversationIds: [conversationId] });
+    expect(early.messages.map((m: any) => m.role)).toEqual(['user']);
+    expect((await es.admin.get(improvementsPath(p))).body.data).toEqual([expect.objectContaining({ branchName, status: 'running' })]);
+    expectProblem(await es.admin.post(`${improvementsPath(p)}/${branchName}/continue`, { message: 'and more' }), 409);
+    expectProblem(await es.admin.post(`${improvementsPath(p)}/${branchName}/merge`), 409);
 
-    const view = (await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body;
-    expect(view).toMatchObject({ status: 'completed', statusMessage: null, conversationIds: [conversationId] });
+    es.llm.open(gate);
+    const view = await settledBranch(es.admin, p, branchName);
+    expect(view).toMatchObject({ status: 'completed', statusMessage: null });
     expect(view.messages.map((m: any) => m.role)).toEqual(['user', 'assistant']);
     expect(view.messages[1].content).toBe('Made the writer more detailed');
-
     const diff = await es.admin.get(`${improvementsPath(p)}/${branchName}/diff`);
     expect(diff.status).toBe(200);
     expect(diff.body).toEqual({
       branchName,
       targetBranch: 'main',
       agentId: agent.id,
+      agentIds: [agent.id],
       format: 'json-patch',
       hasChanges: true,
-      patch: [editPrompt('Write a detailed, step-by-step answer.')],
+      patch: [editPrompt(agent.id, 'Write a detailed, step-by-step answer.')],
       liveMissing: false,
     });
+    expect((await liveAgent(p, agent.id)).subAgents.writer.prompt).toBe('Write the answer.');
+  });
+
+  test('when the assistant edits the branch and it is merged, then the live agent changes only then and the branch is closed', async () => {
+    const p = aProject();
+    const { agent, branchName } = await aBranch(p, (id) => ({ reply: 'Made the writer more detailed', patch: [editPrompt(id, 'Write a detailed, step-by-step answer.')] }));
+    expect((await settledBranch(es.admin, p, branchName)).status).toBe('completed');
     expect((await liveAgent(p, agent.id)).subAgents.writer.prompt).toBe('Write the answer.');
 
     const merged = await es.admin.post(`${improvementsPath(p)}/${branchName}/merge`);
@@ -144,37 +177,211 @@ describe('improvement branches with an assistant', () => {
     expect((await es.admin.get(improvementsPath(p))).body.data).toEqual([expect.objectContaining({ branchName, status: 'merged' })]);
     expectProblem(await es.admin.post(`${improvementsPath(p)}/${branchName}/continue`, { message: 'one more thing' }), 409);
     expectProblem(await es.admin.post(`${improvementsPath(p)}/${branchName}/reject`), 409);
+    expectProblem(await es.admin.post(`${improvementsPath(p)}/${branchName}/merge`), 409);
   });
 
   test('when the assistant proposes an edit that does not apply, then the branch is failed, unchanged, and can be continued', async () => {
     const p = aProject();
-    const { branchName } = await aBranch(p, { reply: 'Removing a thing', patch: [{ op: 'remove', path: '/subAgents/nobody' }] });
-    const view = (await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body;
+    const { agent, branchName } = await aBranch(p, (id) => ({ reply: 'Removing a thing', patch: [{ op: 'remove', path: `/agents/${id}/subAgents/nobody` }] }));
+    const view = await settledBranch(es.admin, p, branchName);
     expect(view).toMatchObject({ status: 'failed', statusMessage: expect.stringMatching(/does not apply/) });
-    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/diff`)).body).toMatchObject({ hasChanges: false, patch: [] });
+    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/diff`)).body).toMatchObject({ hasChanges: false, patch: [], agentIds: [] });
 
     const follow = uniqueId('follow-up');
-    es.llm.on(follow, { content: json({ reply: 'Renamed', patch: [{ op: 'replace', path: '/name', value: 'Support bot v2' }] }) });
+    const rename = { op: 'replace', path: `/agents/${agent.id}/name`, value: 'Support bot v2' };
+    es.llm.on(follow, { content: json({ reply: 'Renamed', patch: [rename] }) });
     const more = await es.admin.post(`${improvementsPath(p)}/${branchName}/continue`, { message: `${follow}: rename it` });
     expect(more.status).toBe(200);
-    const after = (await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body;
+    const after = await settledBranch(es.admin, p, branchName);
     expect(after.status).toBe('completed');
     expect(after.messages.map((m: any) => m.content)).toEqual([expect.any(String), 'Removing a thing', `${follow}: rename it`, 'Renamed']);
-    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/diff`)).body.patch).toEqual([{ op: 'replace', path: '/name', value: 'Support bot v2' }]);
+    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/diff`)).body.patch).toEqual([rename]);
     // The assistant saw the earlier turns of the branch conversation.
     expect(es.llm.received.find((r) => r.text.includes(follow))!.text).toContain('Removing a thing');
   });
 
+  test('when the assistant would add an agent or change an agent id, then the turn is failed and the branch unchanged', async () => {
+    const p = aProject();
+    const { agent, branchName } = await aBranch(p, (id) => ({ reply: 'Renaming the agent id', patch: [{ op: 'replace', path: `/agents/${id}/id`, value: 'other-id' }] }));
+    expect(await settledBranch(es.admin, p, branchName)).toMatchObject({ status: 'failed', statusMessage: expect.stringMatching(/invalid/) });
+    const follow = uniqueId('add-agent');
+    es.llm.on(follow, { content: json({ reply: 'Adding one', patch: [{ op: 'add', path: '/agents/newcomer', value: { id: 'newcomer' } }] }) });
+    await es.admin.post(`${improvementsPath(p)}/${branchName}/continue`, { message: follow });
+    expect(await settledBranch(es.admin, p, branchName)).toMatchObject({ status: 'failed', statusMessage: expect.stringMatching(/adds or removes agents/) });
+    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/diff`)).body).toMatchObject({ agentId: agent.id, hasChanges: false, patch: [] });
+  });
+
   test('when two branches of one agent are merged, then the second answers 409 because the live agent changed', async () => {
     const p = aProject();
-    const first = await aBranch(p, { reply: 'a', patch: [editPrompt('First edit.')] });
+    const first = await aBranch(p, (id) => ({ reply: 'a', patch: [editPrompt(id, 'First edit.')] }));
     const marker = uniqueId('second');
-    es.llm.on(marker, { content: json({ reply: 'b', patch: [editPrompt('Second edit.')] }) });
+    es.llm.on(marker, { content: json({ reply: 'b', patch: [editPrompt(first.agent.id, 'Second edit.')] }) });
     const fb = await aFeedback(es.admin, p, { conversationId: 'conv-2', type: 'negative', details: marker, agentId: first.agent.id });
     const second = (await es.admin.post(`${improvementsPath(p)}/trigger`, { feedbackIds: [fb.id] })).body;
+    await settledBranch(es.admin, p, first.branchName);
+    await settledBranch(es.admin, p, second.branchName);
     expect((await es.admin.post(`${improvementsPath(p)}/${first.branchName}/merge`)).status).toBe(200);
     expectProblem(await es.admin.post(`${improvementsPath(p)}/${second.branchName}/merge`), 409);
     expect((await liveAgent(p, first.agent.id)).subAgents.writer.prompt).toBe('First edit.');
     expect((await es.admin.get(`${improvementsPath(p)}/${second.branchName}/conversation`)).body.status).toBe('completed');
+  });
+
+  test('when the evals process is killed while the assistant answers, then a new process answers the message once', async () => {
+    const p = aProject();
+    const gate = uniqueId('gate');
+    const { agent, branchName, marker } = await aBranch(p, (id) => ({ reply: 'Slow but sure', patch: [editPrompt(id, 'Answer slowly.')] }), { gate });
+    await eventually(async () => es.llm.received.some((r) => r.text.includes(marker)) || undefined, 'the assistant to be asked', 30_000, 50);
+    await es.stack.kill(es.evals(), 'SIGKILL');
+    await es.stack.startProcess('evals');
+    // The turn was not lost with the process: it is still running, and the new process answers it.
+    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body.status).toBe('running');
+    es.llm.open(gate);
+
+    const view = await settledBranch(es.admin, p, branchName, 60_000);
+    expect(view.status).toBe('completed');
+    expect(view.messages.map((m: any) => m.content)).toEqual([expect.any(String), 'Slow but sure']);
+    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/diff`)).body.patch).toEqual([editPrompt(agent.id, 'Answer slowly.')]);
+  });
+});
+
+describe('improvement branches over several agents', () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  /** Three agents (the feedback concerns `focus`), a destination for agent.updated, and a branch whose assistant answers `patch`. */
+  async function aProjectBranch(patch: (ids: { focus: string; helper: string; bystander: string }) => unknown[]) {
+    const p = aProject();
+    const focus = (await aStoredAgent(es.admin, p)).id;
+    const helper = (await aStoredAgent(es.admin, p)).id;
+    const bystander = (await aStoredAgent(es.admin, p)).id;
+    const ids = { focus, helper, bystander };
+    const dest = await createDestination(es.admin, p, { url: receiver.url, eventTypes: ['agent.updated'] });
+    const marker = uniqueId('multi');
+    es.llm.on(marker, { content: json({ reply: 'Edited two agents', patch: patch(ids) }) });
+    const fb = await aFeedback(es.admin, p, { conversationId: 'conv-m', type: 'negative', details: marker, agentId: focus });
+    const { branchName } = (await es.admin.post(`${improvementsPath(p)}/trigger`, { feedbackIds: [fb.id] })).body;
+    expect(await settledBranch(es.admin, p, branchName)).toMatchObject({ status: 'completed' });
+    return { p, ids, dest, marker, branchName };
+  }
+  const twoEdits = ({ focus, helper }: { focus: string; helper: string }) => [
+    { op: 'replace', path: `/agents/${focus}/prompt`, value: 'Be precise.' },
+    { op: 'replace', path: `/agents/${helper}/subAgents/router/prompt`, value: 'Route to the writer.' },
+  ];
+  const updatesOf = (p: { projectId: string }, agentId: string) => receiver.received.filter((r) => r.json?.type === 'agent.updated' && r.json?.projectId === p.projectId && r.json?.data?.agent?.id === agentId);
+
+  test('when the assistant edits two agents of the project, then the branch held them all, the diff shows both edits, and merge writes both and emits agent.updated for each', async () => {
+    const { p, ids, dest, marker, branchName } = await aProjectBranch(twoEdits);
+    // The branch copied every agent of the project: the assistant saw all three definitions.
+    const asked = es.llm.received.find((r) => r.text.includes(marker))!.text;
+    for (const id of Object.values(ids)) expect(asked).toContain(`"${id}":{"id":"${id}"`);
+
+    const diff = (await es.admin.get(`${improvementsPath(p)}/${branchName}/diff`)).body;
+    expect(diff).toMatchObject({ agentId: ids.focus, agentIds: [ids.focus, ids.helper].sort(), hasChanges: true, liveMissing: false });
+    expect(diff.patch).toHaveLength(2);
+    expect(diff.patch).toEqual(expect.arrayContaining(twoEdits(ids)));
+    const bystanderBefore = await liveAgent(p, ids.bystander);
+
+    expect((await es.admin.post(`${improvementsPath(p)}/${branchName}/merge`)).body).toEqual({ branchName, status: 'merged' });
+    expect((await liveAgent(p, ids.focus)).prompt).toBe('Be precise.');
+    expect((await liveAgent(p, ids.helper)).subAgents.router.prompt).toBe('Route to the writer.');
+    expect(await liveAgent(p, ids.bystander)).toEqual(bystanderBefore);
+
+    const [focusUpdate] = await receiver.waitFor((r) => updatesOf(p, ids.focus).includes(r));
+    const [helperUpdate] = await receiver.waitFor((r) => updatesOf(p, ids.helper).includes(r));
+    expect(signatureValid(dest.secret, focusUpdate!)).toBe(true);
+    expect(focusUpdate!.json).toMatchObject({
+      type: 'agent.updated',
+      tenantId: p.tenantId,
+      projectId: p.projectId,
+      agentId: ids.focus,
+      data: { agent: { id: ids.focus, name: 'Support bot', subAgentIds: ['router', 'writer'] }, change: { kind: 'definition', action: 'replaced', branchName } },
+    });
+    expect(helperUpdate!.json).toMatchObject({ agentId: ids.helper, data: { change: { kind: 'definition', branchName } } });
+    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/diff`)).body).toMatchObject({ hasChanges: false, patch: [] });
+    expect(updatesOf(p, ids.bystander)).toEqual([]);
+  });
+
+  test('when one of the changed agents changed live since the copy, then merge answers 409 and writes none of them', async () => {
+    const { p, ids, branchName } = await aProjectBranch(twoEdits);
+    // Someone changes the helper agent directly (an attachment), after the branch copied it.
+    const attach = await es.admin.post(`${projectPath(p)}/agents/${ids.helper}/sub-agents/writer/external-agent-relations`, { externalAgentId: 'billing' });
+    expect(attach.status).toBe(201);
+    const res = await es.admin.post(`${improvementsPath(p)}/${branchName}/merge`);
+    expectProblem(res, 409);
+    expect(res.body.detail).toContain(ids.helper);
+    expect((await liveAgent(p, ids.focus)).prompt).toBe('Be helpful.');
+    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body.status).toBe('completed');
+  });
+
+  test('when a merge was interrupted after writing one agent, then the sweep finishes it without writing that agent twice', async () => {
+    const { p, ids, branchName } = await aProjectBranch(twoEdits);
+    const diff = (await es.admin.get(`${improvementsPath(p)}/${branchName}/diff`)).body;
+    // The state a process killed between the two agents leaves: the decision recorded, the focus agent written
+    // through management (with the branch key as its change id), the helper not yet.
+    const key = `${p.tenantId}:${p.projectId}:${branchName}`;
+    const focusLive = await liveAgent(p, ids.focus);
+    const written = await requestSubject(es.natsUrl, REPLACE_AGENT_DEFINITION_SUBJECT, {
+      ...p,
+      agentId: ids.focus,
+      definition: { ...withoutTimes(focusLive), prompt: 'Be precise.' },
+      expectedUpdatedAt: focusLive.updatedAt,
+      changeId: key,
+      branchName,
+    });
+    expect(written.ok).toBe(true);
+    const view = (await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body;
+    await insertRaw('evals', 'improvementDecisions', {
+      _id: key,
+      ...p,
+      branchName,
+      decision: 'merged',
+      resultSeq: 1,
+      agentIds: diff.agentIds,
+      at: new Date(Date.now() - 60_000),
+      completedAt: null,
+    });
+    expect(view.status).toBe('completed');
+    expect((await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body.status).toBe('merging');
+
+    const done = await eventually(
+      async () => {
+        const v = (await es.admin.get(`${improvementsPath(p)}/${branchName}/conversation`)).body;
+        return v.status === 'merged' ? v : undefined;
+      },
+      'the sweep to finish the merge',
+      30_000,
+      100,
+    );
+    expect(done.statusMessage).toBeNull();
+    expect((await liveAgent(p, ids.helper)).subAgents.router.prompt).toBe('Route to the writer.');
+    await receiver.waitFor((r) => updatesOf(p, ids.helper).includes(r));
+    // Merging again changes nothing: the branch is merged.
+    expectProblem(await es.admin.post(`${improvementsPath(p)}/${branchName}/merge`), 409);
+    // The focus agent was written once (by the interrupted merge): one event, not two.
+    await receiver.waitFor((r) => updatesOf(p, ids.focus).includes(r));
+    expect(updatesOf(p, ids.focus)).toHaveLength(1);
+  });
+
+  test('when the same replacement is sent twice with one change id, then management writes it once', async () => {
+    const p = aProject();
+    const agent = await aStoredAgent(es.admin, p);
+    await createDestination(es.admin, p, { url: receiver.url, eventTypes: ['agent.updated'] });
+    const live = await liveAgent(p, agent.id);
+    const body = { ...p, agentId: agent.id, definition: { ...withoutTimes(live), prompt: 'Twice?' }, expectedUpdatedAt: live.updatedAt, changeId: uniqueId('change') };
+    const first = await requestSubject(es.natsUrl, REPLACE_AGENT_DEFINITION_SUBJECT, body);
+    const second = await requestSubject(es.natsUrl, REPLACE_AGENT_DEFINITION_SUBJECT, body);
+    expect(first).toMatchObject({ ok: true, status: 200 });
+    expect(second).toMatchObject({ ok: true, status: 200 });
+    expect(second.body).toEqual(first.body);
+    const other = await requestSubject(es.natsUrl, REPLACE_AGENT_DEFINITION_SUBJECT, { ...body, changeId: uniqueId('change') });
+    expect(other).toMatchObject({ ok: false, problem: { status: 409 } });
+    await receiver.waitFor((r) => updatesOf(p, agent.id).includes(r));
+    expect((await liveAgent(p, agent.id)).prompt).toBe('Twice?');
+    expect(updatesOf(p, agent.id)).toHaveLength(1);
   });
 });

@@ -48,6 +48,19 @@ export async function finishedRun(admin: Client, p: Project, runId: string, time
   );
 }
 
+/** The branch conversation once the assistant has answered the latest message (status no longer `running`). */
+export async function settledBranch(admin: Client, p: Project, branchName: string, timeoutMs = 50_000) {
+  return eventually(
+    async () => {
+      const res = await admin.get(`${improvementsPath(p)}/${branchName}/conversation`);
+      return res.status === 200 && res.body.status !== 'running' ? res.body : undefined;
+    },
+    `improvement branch ${branchName} to settle`,
+    timeoutMs,
+    100,
+  );
+}
+
 export async function resultsOf(admin: Client, p: Project, runId: string) {
   const res = await admin.get(`${runsPath(p)}/${runId}/results?limit=100`);
   if (res.status !== 200) throw new Error(`reading results failed: ${res.status} ${JSON.stringify(res.body)}`);
@@ -55,9 +68,10 @@ export async function resultsOf(admin: Client, p: Project, runId: string) {
 }
 
 /**
- * A small private stack (own nats-server; management, run-auth, events-ingest, evals and the gateway) whose evals
- * talks to a fake OpenAI-compatible LLM started here, works one item at a time and re-offers an unacknowledged item
- * after 3 s (so a killed worker's item comes back quickly). Shares the run's database and Redis.
+ * A small private stack (own nats-server; management, run-auth, events-ingest, evals, webhook-dispatcher and the
+ * gateway) whose evals talks to a fake OpenAI-compatible LLM started here, works one item at a time, re-offers an
+ * unacknowledged item after 3 s (so a killed worker's item comes back quickly) and looks for half-written merges every
+ * second. Shares the run's database and Redis.
  */
 export async function startEvalsStack(name: string) {
   const { join } = await import('node:path');
@@ -72,7 +86,7 @@ export async function startEvalsStack(name: string) {
   try {
     stack = await startStack({
       infra: { NATS_URL: nats.url, REDIS_URL: shared.REDIS_URL!, MONGO_URL: shared.MONGO_URL! },
-      services: ['management', 'run-auth', 'events-ingest', 'evals'],
+      services: ['management', 'run-auth', 'events-ingest', 'evals', 'webhook-dispatcher'],
       logDir: join(repoRoot, '.infra', 'test-logs', runId),
       env: {
         ...secrets,
@@ -85,6 +99,10 @@ export async function startEvalsStack(name: string) {
         LLM_MODEL: 'fake-model',
         EVAL_WORK_CONCURRENCY: '1',
         EVAL_WORK_ACK_WAIT_MS: '3000',
+        MERGE_SWEEP_MS: '1000',
+        ALLOW_LOOPBACK_WEBHOOKS: 'true',
+        WEBHOOK_PARTITION: runId,
+        WEBHOOK_POLL_INTERVAL_MS: '100',
       },
     });
   } catch (err) {

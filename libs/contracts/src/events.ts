@@ -99,22 +99,33 @@ export const agentCreated = event({
   payload: z.object({ agent: AgentSummary }),
 });
 
-/** An agent's attachments changed (management). */
+/** A sub-agent attachment of an agent changed. */
+const AttachmentChange = z.object({
+  kind: z.enum(['external-agent', 'skill', 'tool', 'data-component', 'artifact-component', 'function-tool']),
+  action: z.enum(['attached', 'updated', 'detached']),
+  subAgentId: z.string(),
+  targetId: z.string().describe('The attached external agent, skill, tool, component or function tool id'),
+  relationId: z.string(),
+});
+/** The whole definition was replaced (an improvement branch was merged). */
+const DefinitionChange = z.object({
+  kind: z.literal('definition'),
+  action: z.literal('replaced'),
+  branchName: z.string().nullable().describe('The improvement branch whose merge replaced it'),
+});
+
+/** An agent changed (management). */
 export const agentUpdated = event({
   name: 'agent.updated',
   version: 1,
   publisher: 'management',
-  description: 'A sub-agent attachment of an agent was added, changed or removed. `data.change` says which.',
+  description:
+    'An agent changed: a sub-agent attachment was added, changed or removed (`change.kind` names it), or the whole definition was replaced by a merged improvement branch (`change.kind: "definition"`). Webhook destinations may subscribe to it (agent scope: `data.agent.id`).',
   payload: z.object({
     agent: AgentSummary,
-    change: z.object({
-      kind: z.enum(['external-agent', 'skill', 'tool', 'data-component', 'artifact-component', 'function-tool']),
-      action: z.enum(['attached', 'updated', 'detached']),
-      subAgentId: z.string(),
-      targetId: z.string().describe('The attached external agent, skill, tool, component or function tool id'),
-      relationId: z.string(),
-    }),
+    change: z.union([AttachmentChange, DefinitionChange]),
   }),
+  webhookFamily: 'agent.updated',
 });
 
 const AppChange = z.object({ app: App });
@@ -204,6 +215,7 @@ export const webhookEvents = [
   feedbackCreated,
   eventCreated,
   evaluationFailed,
+  agentUpdated,
 ];
 
 /** Every event we publish, for the AsyncAPI document and consumers. */

@@ -12,8 +12,12 @@ import { registerEvaluatorHandlers } from './handlers/evaluators';
 import { registerEvaluationHandlers } from './handlers/evaluations';
 import { registerImprovementHandlers } from './handlers/improvements';
 import { startEvaluationWorker } from './handlers/work';
+import { resumeMerges } from './domain/improvements';
+import { getLogger } from '@platform/logger';
 
-/** Dataset items, evaluators, evaluation runs (JetStream work queue) and improvement branches. */
+const log = getLogger('evals');
+
+/** Dataset items, evaluators, evaluation runs and improvement assistant turns (JetStream work queue), improvement branches. */
 export const evals = defineService({
   name: 'evals',
   config: evalsConfig,
@@ -26,7 +30,9 @@ export const evals = defineService({
     resultRelay = outboxRelay(runs.resultModel, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
     const items = datasetItemRepo(db!);
     const evaluators = evaluatorRepo(db!);
-    const improvements = improvementRepo(db!);
+    let turnRelay: OutboxRelay | undefined;
+    const improvements = improvementRepo(db!, () => turnRelay!);
+    turnRelay = outboxRelay(improvements.turnModel, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
     const platform = platformClient(bus);
     const llm = llmClient({ baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL, timeoutMs: config.LLM_TIMEOUT_MS });
 
@@ -34,14 +40,27 @@ export const evals = defineService({
     registerDatasetItemHandlers(bus, { items });
     registerEvaluatorHandlers(bus, { evaluators });
     registerEvaluationHandlers(bus, evaluationDeps);
-    registerImprovementHandlers(bus, { improvements, platform, llm, staleTurnMs: config.LLM_TIMEOUT_MS * 2 + 5_000 });
-    const worker = await startEvaluationWorker(nc, evaluationDeps, { concurrency: config.EVAL_WORK_CONCURRENCY, ackWaitMs: config.EVAL_WORK_ACK_WAIT_MS });
+    const improvementDeps = { improvements, platform, llm, maxAgents: config.IMPROVEMENT_MAX_AGENTS };
+    registerImprovementHandlers(bus, improvementDeps);
+    const worker = await startEvaluationWorker(
+      nc,
+      { evaluations: evaluationDeps, improvements: improvementDeps },
+      { concurrency: config.EVAL_WORK_CONCURRENCY, ackWaitMs: config.EVAL_WORK_ACK_WAIT_MS },
+    );
     // Work items and events a previous process stored but did not publish.
-    await Promise.all([runRelay.sweep(), resultRelay.sweep()]);
+    await Promise.all([runRelay.sweep(), resultRelay.sweep(), turnRelay.sweep()]);
+    // Merges a stopped process left half-written are finished here (at start and on a timer).
+    let sweeping: Promise<unknown> = resumeMerges(improvementDeps, config.MERGE_SWEEP_MS).catch((err: unknown) => log.warn({ err }, 'merge sweep failed'));
+    const mergeSweep = setInterval(() => {
+      sweeping = sweeping.then(() => resumeMerges(improvementDeps, config.MERGE_SWEEP_MS)).catch((err: unknown) => log.warn({ err }, 'merge sweep failed'));
+    }, config.MERGE_SWEEP_MS);
+    mergeSweep.unref();
     return {
       async stop() {
+        clearInterval(mergeSweep);
         await worker.stop();
-        await Promise.all([runRelay!.stop(), resultRelay!.stop()]);
+        await sweeping;
+        await Promise.all([runRelay!.stop(), resultRelay!.stop(), turnRelay!.stop()]);
       },
     };
   },

@@ -166,3 +166,12 @@ export const EvalWorkItem = z.object({
   evaluatorId: z.string(),
 });
 export type EvalWorkItem = z.infer<typeof EvalWorkItem>;
+/** Envelope `type` of an evaluation item on the work queue. */
+export const EVAL_WORK_ITEM_TYPE = 'evaluation.item';
+/**
+ * Envelope `type` of an improvement assistant turn on the same work queue (subject `work.evals.items.<tenant>`):
+ * the worker answers message `seq` of the branch and stores the answer once.
+ */
+export const IMPROVEMENT_TURN_WORK_TYPE = 'improvement.turn';
+export const ImprovementTurnWork = z.object({ tenantId: z.string(), projectId: z.string(), branchName: z.string(), seq: z.number().int().min(1) });
+export type ImprovementTurnWork = z.infer<typeof ImprovementTurnWork>;

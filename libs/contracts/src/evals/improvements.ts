@@ -5,13 +5,14 @@ import { text } from '../text';
 
 /**
  * Improvement (branch) statuses:
- * - `running`: the assistant is working on the latest message;
+ * - `running`: the latest message is queued for the assistant or being answered by an evals worker;
  * - `completed`: the assistant answered the latest message (its edits, if any, are on the branch);
  * - `failed`: the assistant could not answer (endpoint error, or an edit that would not apply);
  * - `not_configured`: no assistant endpoint is configured; messages are recorded, no edits are made;
+ * - `merging`: the merge was decided and its agents are being written (a retry of merge, or the evals sweep, finishes it);
  * - `merged`, `rejected`: final.
  */
-export const ImprovementStatus = z.enum(['running', 'completed', 'failed', 'not_configured', 'merged', 'rejected']);
+export const ImprovementStatus = z.enum(['running', 'completed', 'failed', 'not_configured', 'merging', 'merged', 'rejected']);
 export type ImprovementStatus = z.infer<typeof ImprovementStatus>;
 
 /** `improvement_<agentId>_<ISO time with : and . replaced by ->`. */
@@ -22,7 +23,7 @@ export const ImprovementListItem = z.object({
   branchName: z.string(),
   status: ImprovementStatus,
   updatedAt: z.string(),
-  agentId: z.string().describe('Addition: the agent the branch edits'),
+  agentId: z.string().describe('Addition: the agent the feedback concerns (the branch holds a copy of every agent of the project)'),
 });
 
 export const FeedbackItem = z.object({ createdAt: z.string(), details: z.string().nullable(), id: z.string(), type: z.enum(['positive', 'negative']) });
@@ -55,11 +56,16 @@ export type JsonPatchOperation = z.infer<typeof JsonPatchOperation>;
 export const ImprovementDiff = z.object({
   branchName: z.string(),
   targetBranch: z.literal('main').describe('The live definitions'),
-  agentId: z.string(),
-  format: z.literal('json-patch').describe('`patch` is an RFC 6902 JSON Patch that turns the live agent definition into the branch\'s'),
+  agentId: z.string().describe('The agent the feedback concerns'),
+  agentIds: z.array(z.string()).describe('Addition: the agents the branch changed (the ones a merge writes), sorted'),
+  format: z
+    .literal('json-patch')
+    .describe(
+      '`patch` is an RFC 6902 JSON Patch over the document `{"agents": {"<agentId>": <definition>}}` holding the live definitions of the changed agents; applied to it, it gives the branch\'s. Paths start with `/agents/<agentId>/`.',
+    ),
   hasChanges: z.boolean(),
   patch: z.array(JsonPatchOperation),
-  liveMissing: z.boolean().describe('true when the live agent no longer exists (the patch is then against an empty definition)'),
+  liveMissing: z.boolean().describe('true when a changed agent no longer exists live (its part of the patch is then an `add` of the whole definition)'),
 });
 
 const tags = ['Improvements'];
@@ -100,7 +106,7 @@ export const triggerImprovement = operation({
   operationId: 'triggerImprovement',
   summary: 'Start an improvement branch from feedback',
   description:
-    'Copies the live definition of the feedback\'s agent onto a new branch and asks the improvement assistant for edits. 404 naming unknown feedback ids; 422 when the feedback names no agent, several agents, or an agent that does not exist.',
+    'Copies the live definitions of every agent of the project onto a new branch and queues the first message for the improvement assistant (the reply comes at once; the status is `running` until a worker has answered). 404 naming unknown feedback ids; 422 when the feedback names no agent, several agents, or an agent that does not exist.',
   tags,
   method: 'post',
   path: `${base}/trigger`,
@@ -120,7 +126,7 @@ export const triggerImprovement = operation({
 export const continueImprovement = operation({
   operationId: 'continueImprovement',
   summary: 'Send the improvement assistant another message on a branch',
-  description: '409 when the branch is merged or rejected, or when the assistant is still working on the previous message.',
+  description: 'Queues the message for the assistant and answers at once (status `running` until a worker has answered). 409 when the branch is merged or rejected, or when the assistant is still working on the previous message.',
   tags,
   method: 'post',
   path: `${base}/{branchName}/continue`,
@@ -166,9 +172,9 @@ export const getImprovementDiff = operation({
 
 export const mergeImprovement = operation({
   operationId: 'mergeImprovement',
-  summary: 'Apply the branch to the live definition (addition)',
+  summary: 'Apply the branch to the live definitions (addition)',
   description:
-    '409 when the branch is not open (merged, rejected, or the assistant is still working) or when the live agent changed since the branch was made. 422 when the branch definition is no longer valid for the project.',
+    'Writes every agent the branch changed (through management, which emits `agent.updated` for each). 409 when the branch is not open (merged, rejected, or the assistant is still working) or when a changed agent\'s live definition changed since the branch was made; 422 when a changed definition is no longer valid for the project; nothing is written then. A merge interrupted after its decision (status `merging`) is finished by calling merge again, or by the evals sweep.',
   tags,
   method: 'post',
   path: `${base}/{branchName}/merge`,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FullAgent } from '../manage/agents';
 
 /**
  * Internal request subjects between services (NATS only, never exposed over HTTP). Each is served by the
@@ -16,6 +17,20 @@ export const GET_AGENT_DEFINITION_SUBJECT = 'svc.management.agents.definition';
 export const GetAgentDefinitionRequest = LookupAgentRequest;
 /** Reply: the FullAgent (`FullAgent` in manage/agents), or a 404 problem when the agent does not exist. */
 export { FullAgent as GetAgentDefinitionReply } from '../manage/agents';
+
+/**
+ * Owner: management. The full definitions of a project's agents, ordered by agent id, one page at a time (evals copies
+ * them onto an improvement branch). `after` is the last agent id of the previous page. Reply body:
+ * `ListAgentDefinitionsReply` (`next` is the `after` of the next page, null on the last one).
+ */
+export const LIST_AGENT_DEFINITIONS_SUBJECT = 'svc.management.agents.definitions.list';
+export const ListAgentDefinitionsRequest = z.object({
+  tenantId: z.string(),
+  projectId: z.string(),
+  after: z.string().optional(),
+  limit: z.number().int().min(1).max(100).default(50),
+});
+export const ListAgentDefinitionsReply = z.object({ agents: z.array(FullAgent), next: z.string().nullable() });
 
 /** Owner: management. An app with its auth configuration, for run-auth and the credential gateway. */
 export const GET_APP_FOR_AUTH_SUBJECT = 'svc.management.apps.for-auth';
@@ -109,9 +124,13 @@ export { RunEvent as ConversationEvent } from '../run/events';
 
 /**
  * Owner: management. Replaces the stored definition of an existing agent with a whole new one (evals, when an
- * improvement branch is merged). `expectedUpdatedAt` is the `updatedAt` the caller based its change on: when the
- * agent changed since, the reply is a 409 problem. Validation failures are 422 problems, an unknown agent a 404.
- * Reply body: the new FullAgent.
+ * improvement branch is merged) and emits `agent.updated` (`change.kind: 'definition'`) through management's outbox.
+ * `expectedUpdatedAt` is the `updatedAt` the caller based its change on: when the agent changed since, the reply is
+ * a 409 problem. Validation failures are 422 problems, an unknown agent a 404.
+ * `changeId` makes the call idempotent: when the agent's latest revision was written by a call with the same
+ * `changeId`, the reply is that revision (200, nothing written, no second event), so a caller may retry after a crash.
+ * `dryRun` checks everything (existence, `expectedUpdatedAt`, validity) and writes nothing.
+ * Reply body: the new FullAgent (the current one for a dry run).
  */
 export const REPLACE_AGENT_DEFINITION_SUBJECT = 'svc.management.agents.replace-definition';
 export const ReplaceAgentDefinitionRequest = z.object({
@@ -120,4 +139,8 @@ export const ReplaceAgentDefinitionRequest = z.object({
   agentId: z.string(),
   expectedUpdatedAt: z.string().optional(),
   definition: z.unknown(),
+  changeId: z.string().min(1).max(500).optional(),
+  dryRun: z.boolean().optional(),
+  /** The improvement branch being merged (carried in the event's `change.branchName`). */
+  branchName: z.string().max(400).optional(),
 });

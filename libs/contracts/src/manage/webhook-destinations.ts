@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { operation } from '../operation';
 import { Rid, ProjectPath, IdPath, ListQuery, listReply, dataReply, HeaderMap } from '../common';
 
-/** Event types a destination can subscribe to (families: conversation, feedback, event.created, evaluation.failed). */
+/** Event types a destination can subscribe to (families: conversation, feedback, event.created, evaluation.failed, agent.updated). */
 export const WEBHOOK_EVENT_TYPES = [
   'conversation.created',
   'conversation.updated',
@@ -13,6 +13,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'feedback.created',
   'event.created',
   'evaluation.failed',
+  'agent.updated',
 ] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 

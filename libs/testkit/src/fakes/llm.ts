@@ -9,8 +9,11 @@ export interface LlmRequest {
   text: string;
 }
 
-/** How the fake answers: the assistant message content (usually a JSON text), or an HTTP failure. */
-export type LlmAnswer = { content: string; delayMs?: number } | { status: number; delayMs?: number };
+/**
+ * How the fake answers: the assistant message content (usually a JSON text), or an HTTP failure. With `gate`, the
+ * answer is held until the test calls `open(gate)` (so a test can look at a request still being answered).
+ */
+export type LlmAnswer = { content: string; delayMs?: number; gate?: string } | { status: number; delayMs?: number; gate?: string };
 
 export interface LlmRule {
   /** The rule applies when a request's messages contain this text. */
@@ -24,6 +27,8 @@ export interface FakeLlm {
   received: LlmRequest[];
   /** Adds a rule (newest rules win). Without a matching rule the fake answers `{}`. */
   on(match: string, answer: LlmAnswer): void;
+  /** Releases the answers held by `gate` (now and from then on). */
+  open(gate: string): void;
   close(): Promise<void>;
 }
 
@@ -38,6 +43,12 @@ export async function startFakeLlm(): Promise<FakeLlm> {
   const received: LlmRequest[] = [];
   const rules: LlmRule[] = [];
   let counter = 0;
+  const opened = new Set<string>();
+  const held = new Map<string, Array<() => void>>();
+  const whenOpen = (gate: string | undefined, fn: () => void) => {
+    if (!gate || opened.has(gate)) return fn();
+    held.set(gate, [...(held.get(gate) ?? []), fn]);
+  };
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -74,8 +85,10 @@ export async function startFakeLlm(): Promise<FakeLlm> {
           usage: { prompt_tokens: text.length, completion_tokens: answer.content.length, total_tokens: text.length + answer.content.length },
         });
       };
-      if (answer.delayMs) setTimeout(reply, answer.delayMs);
-      else reply();
+      whenOpen(answer.gate, () => {
+        if (answer.delayMs) setTimeout(reply, answer.delayMs);
+        else reply();
+      });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -85,6 +98,11 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     received,
     on(match, answer) {
       rules.unshift({ match, answer });
+    },
+    open(gate) {
+      opened.add(gate);
+      for (const fn of held.get(gate) ?? []) fn();
+      held.delete(gate);
     },
     close: () =>
       new Promise<void>((r) => {

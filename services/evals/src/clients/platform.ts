@@ -1,6 +1,7 @@
 import type { ServiceBus } from '@platform/bus';
 import {
   GET_AGENT_DEFINITION_SUBJECT,
+  LIST_AGENT_DEFINITIONS_SUBJECT,
   LIST_CONVERSATION_EVENTS_SUBJECT,
   REPLACE_AGENT_DEFINITION_SUBJECT,
   getFeedback,
@@ -20,7 +21,17 @@ export interface Platform {
   feedbackByIds(scope: ProjectScope, ids: string[]): Promise<Feedback[]>;
   /** null when the agent does not exist. */
   agentDefinition(scope: ProjectScope, agentId: string): Promise<FullAgent | null>;
-  replaceAgentDefinition(scope: ProjectScope, agentId: string, definition: unknown, expectedUpdatedAt?: string): Promise<FullAgent>;
+  /** Every agent of the project with its full definition (paged requests), at most `max` (more: 422). */
+  projectAgentDefinitions(scope: ProjectScope, max: number): Promise<FullAgent[]>;
+  /** Replaces a live definition through management (which emits `agent.updated`); see REPLACE_AGENT_DEFINITION_SUBJECT. */
+  replaceAgentDefinition(scope: ProjectScope, agentId: string, definition: unknown, opts: ReplaceOptions): Promise<FullAgent>;
+}
+
+export interface ReplaceOptions {
+  expectedUpdatedAt?: string;
+  changeId?: string;
+  dryRun?: boolean;
+  branchName?: string;
 }
 
 const internal = { principal: { kind: 'anonymous' as const } };
@@ -58,8 +69,20 @@ export function platformClient(bus: ServiceBus): Platform {
         throw err;
       }
     },
-    async replaceAgentDefinition(scope, agentId, definition, expectedUpdatedAt) {
-      const res = await bus.requestWire(REPLACE_AGENT_DEFINITION_SUBJECT, { ...internal, body: { ...scope, agentId, definition, expectedUpdatedAt } });
+    async projectAgentDefinitions(scope, max) {
+      const agents: FullAgent[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const res = await bus.requestWire(LIST_AGENT_DEFINITIONS_SUBJECT, { ...internal, body: { ...scope, after, limit: 50 } });
+        const page = res.body as { agents: FullAgent[]; next: string | null };
+        agents.push(...page.agents);
+        if (agents.length > max) throw new AppError('unprocessable_entity', `The project has more than ${max} agents; an improvement branch copies at most ${max}`);
+        if (!page.next) return agents;
+        after = page.next;
+      }
+    },
+    async replaceAgentDefinition(scope, agentId, definition, opts) {
+      const res = await bus.requestWire(REPLACE_AGENT_DEFINITION_SUBJECT, { ...internal, body: { ...scope, agentId, definition, ...opts } });
       return res.body as FullAgent;
     },
   };

@@ -1,42 +1,85 @@
-import type { ProjectScope } from '@platform/contracts';
-import { isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
-import { improvementModels, type BranchDoc, type DecisionDoc, type TurnDoc } from './improvement.model';
+import type { PendingEvent, ProjectScope } from '@platform/contracts';
+import { isDuplicateKey, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import {
+  improvementModels,
+  type BaseAgentDoc,
+  type BranchDoc,
+  type DecisionDoc,
+  type MergeStepDoc,
+  type TurnDoc,
+  type TurnResultDoc,
+} from './improvement.model';
 
 export const branchKey = (scope: ProjectScope, branchName: string) => scopedId(scope, branchName);
 const turnId = (key: string, seq: number) => `${key}#${String(seq).padStart(6, '0')}`;
 
+export interface Turn extends TurnDoc {
+  /** null while the assistant has not answered (the turn is running). */
+  result: TurnResultDoc | null;
+}
+
 export interface BranchState {
   branch: BranchDoc;
-  turns: TurnDoc[];
+  turns: Turn[];
   decision: DecisionDoc | null;
+  steps: MergeStepDoc[];
 }
 
 export type ImprovementRepo = ReturnType<typeof improvementRepo>;
 
-export function improvementRepo(db: Connection) {
-  const { Branches, Turns, Decisions, CopilotRuns } = improvementModels(db);
+const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
+
+async function insertOnce(model: { collection: { insertOne(doc: never): Promise<unknown> } }, doc: Record<string, unknown>): Promise<boolean> {
+  try {
+    await model.collection.insertOne(doc as never);
+    return true;
+  } catch (err) {
+    if (isDuplicateKey(err)) return false;
+    throw err;
+  }
+}
+
+export function improvementRepo(db: Connection, relay: () => OutboxRelay) {
+  const { Branches, BaseAgents, Turns, TurnResults, Decisions, MergeSteps, CopilotRuns } = improvementModels(db);
 
   async function load(branch: BranchDoc): Promise<BranchState> {
-    const [turns, decision] = await Promise.all([
-      Turns.find({ branchKey: branch._id }).sort({ seq: 1 }).lean<TurnDoc[]>(),
+    const [turns, results, decision, steps] = await Promise.all([
+      Turns.find({ branchKey: branch._id }, hidden).sort({ seq: 1 }).lean<TurnDoc[]>(),
+      TurnResults.find({ branchKey: branch._id }).sort({ seq: 1 }).lean<TurnResultDoc[]>(),
       Decisions.findById(branch._id).lean<DecisionDoc>(),
+      MergeSteps.find({ branchKey: branch._id }).lean<MergeStepDoc[]>(),
     ]);
-    return { branch, turns, decision: decision ?? null };
+    const bySeq = new Map(results.map((r) => [r.seq, r]));
+    return { branch, turns: turns.map((t) => ({ ...t, result: bySeq.get(t.seq) ?? null })), decision: decision ?? null, steps };
+  }
+
+  /** A turn with its work item in the outbox; the relay queues it. */
+  async function insertTurnWithWork(key: string, seq: number, turn: Pick<TurnDoc, 'userMessage' | 'createdAt'>, work: PendingEvent[]): Promise<boolean> {
+    const _id = turnId(key, seq);
+    const outbox = work.length ? outboxOnCreate(work) : {};
+    if (!(await insertOnce(Turns, { _id, branchKey: key, seq, ...turn, ...outbox }))) return false;
+    if (work.length) relay().flush({ _id, outboxSeq: 1, pendingEvents: (outbox as { pendingEvents: Record<string, PendingEvent> }).pendingEvents });
+    return true;
   }
 
   return {
-    models: [Branches, Turns, Decisions, CopilotRuns],
-    /** Inserts the branch and its first turn; false when the branch name is taken. */
-    async insertBranch(branch: Omit<BranchDoc, '_id'>, firstTurn: Omit<TurnDoc, '_id' | 'branchKey' | 'seq'>): Promise<boolean> {
-      const _id = branchKey(branch, branch.branchName);
-      try {
-        await Branches.collection.insertOne({ _id, ...branch } as never);
-      } catch (err) {
-        if (isDuplicateKey(err)) return false;
-        throw err;
+    turnModel: Turns,
+    models: [Branches, BaseAgents, Turns, TurnResults, Decisions, MergeSteps, CopilotRuns],
+    /** Stores the copy of the project's agents (before the branch that names it: a branch never points at a partial copy). */
+    async insertBaseAgents(copyId: string, agents: Array<{ agentId: string; definition: string; updatedAt: string | null }>): Promise<void> {
+      // Few documents per statement: batched writes hold a connection per statement on FerretDB.
+      for (let i = 0; i < agents.length; i += 8) {
+        const batch = agents.slice(i, i + 8).map((a) => ({ _id: `${copyId}#${a.agentId}`, copyId, ...a }));
+        await BaseAgents.collection.insertMany(batch as never[]);
       }
-      await Turns.collection.insertOne({ _id: turnId(_id, 1), branchKey: _id, seq: 1, ...firstTurn } as never);
-      return true;
+    },
+    async baseAgents(copyId: string): Promise<BaseAgentDoc[]> {
+      if (!copyId) return [];
+      return BaseAgents.find({ copyId }).lean<BaseAgentDoc[]>();
+    },
+    /** Inserts the branch; false when the branch name is taken. */
+    async insertBranch(branch: Omit<BranchDoc, '_id'>): Promise<boolean> {
+      return insertOnce(Branches, { _id: branchKey(branch, branch.branchName), ...branch });
     },
     async find(scope: ProjectScope, branchName: string): Promise<BranchState | null> {
       const b = await Branches.findOne({ _id: branchKey(scope, branchName), ...scoped(scope) }).lean<BranchDoc>();
@@ -46,33 +89,34 @@ export function improvementRepo(db: Connection) {
       const rows = await Branches.find(scoped(scope)).sort({ createdAt: -1 }).limit(max).lean<BranchDoc[]>();
       return Promise.all(rows.map(load));
     },
-    /** Claims the next turn number; false when another message took it first. */
-    async insertTurn(key: string, seq: number, turn: Omit<TurnDoc, '_id' | 'branchKey' | 'seq'>): Promise<boolean> {
-      try {
-        await Turns.collection.insertOne({ _id: turnId(key, seq), branchKey: key, seq, ...turn } as never);
-        return true;
-      } catch (err) {
-        if (isDuplicateKey(err)) return false;
-        throw err;
-      }
+    /** Claims turn `seq` (false when another message took it first) and queues its work item, if any. */
+    insertTurn: insertTurnWithWork,
+    /** Stores the answer to turn `seq` once; false when it already has one (another worker answered it). */
+    async insertResult(key: string, seq: number, result: Omit<TurnResultDoc, '_id' | 'branchKey' | 'seq' | 'finishedAt'>): Promise<boolean> {
+      return insertOnce(TurnResults, { _id: turnId(key, seq), branchKey: key, seq, ...result, finishedAt: new Date() });
     },
-    /** Finishes a turn; only the request that inserted it calls this (single writer). */
-    async finishTurn(key: string, seq: number, set: Pick<TurnDoc, 'status' | 'statusMessage' | 'assistantMessage' | 'definition'>): Promise<void> {
-      await Turns.updateOne({ _id: turnId(key, seq) }, { $set: { ...set, finishedAt: new Date() } });
+    async resultExists(key: string, seq: number): Promise<boolean> {
+      return (await TurnResults.exists({ _id: turnId(key, seq) })) !== null;
     },
     /** Records the branch's final decision; false when it already has one. */
-    async decide(key: string, decision: DecisionDoc['decision']): Promise<boolean> {
-      try {
-        await Decisions.collection.insertOne({ _id: key, decision, at: new Date() } as never);
-        return true;
-      } catch (err) {
-        if (isDuplicateKey(err)) return false;
-        throw err;
-      }
+    async decide(decision: Omit<DecisionDoc, 'at' | 'completedAt'>): Promise<boolean> {
+      return insertOnce(Decisions, { ...decision, at: new Date(), completedAt: decision.agentIds.length ? null : new Date() });
     },
-    /** Withdraws a decision this request recorded (its follow-up failed). */
-    async undecide(key: string): Promise<void> {
-      await Decisions.deleteOne({ _id: key });
+    /** Records what a merge did to one agent (once; a second writer of the same step changes nothing). */
+    async insertMergeStep(key: string, agentId: string, outcome: MergeStepDoc['outcome'], detail: string | null): Promise<void> {
+      await insertOnce(MergeSteps, { _id: `${key}#${agentId}`, branchKey: key, agentId, outcome, detail, at: new Date() });
+    },
+    /** Every agent of the merge has its step. Idempotent: every writer sets the same field to "done". */
+    async completeMerge(key: string): Promise<void> {
+      await Decisions.updateOne({ _id: key, completedAt: null }, { $set: { completedAt: new Date() } });
+    },
+    /** Merges decided before `before` whose agents are not all written yet (a process stopped in the middle). */
+    async unfinishedMerges(before: Date, max = 50): Promise<DecisionDoc[]> {
+      return Decisions.find({ decision: 'merged', completedAt: null, at: { $lt: before } }).limit(max).lean<DecisionDoc[]>();
+    },
+    async findByKey(key: string): Promise<BranchState | null> {
+      const b = await Branches.findById(key).lean<BranchDoc>();
+      return b ? load(b) : null;
     },
     async insertCopilotRun(scope: ProjectScope, id: string, conversationId: string): Promise<void> {
       await CopilotRuns.collection.insertOne({ _id: scopedId(scope, id), id, ...scope, conversationId, status: 'running', createdAt: new Date() } as never);

@@ -1,15 +1,27 @@
 import type { Deps } from '@platform/runtime';
 import { consumeDurable, ensureStream, type RunningConsumer } from '@platform/bus';
-import { EVAL_WORK_STREAM, EVAL_WORK_SUBJECT_PREFIX, EvalWorkItem } from '@platform/contracts';
+import { EVAL_WORK_STREAM, EVAL_WORK_SUBJECT_PREFIX, EvalWorkItem, IMPROVEMENT_TURN_WORK_TYPE, ImprovementTurnWork } from '@platform/contracts';
 import { z } from 'zod';
 import { evaluateItem, type EvaluationDeps } from '../domain/evaluations';
+import { answerTurn, type ImprovementDeps } from '../domain/improvements';
+
+/** A message of the work queue: an evaluation item, or a message of an improvement branch for the assistant. */
+const Work = z.union([
+  z.object({ type: z.literal(IMPROVEMENT_TURN_WORK_TYPE), data: ImprovementTurnWork }).transform((e) => ({ kind: 'turn' as const, turn: e.data })),
+  z.object({ data: EvalWorkItem }).transform((e) => ({ kind: 'item' as const, item: e.data })),
+]);
 
 /**
- * The evaluation work queue: a work-queue stream (each item is removed once acknowledged) read by one durable
- * consumer shared by every evals replica. An item is acknowledged only after its result is stored; an item whose
- * worker died is handed out again after the ack wait, and its stored result (keyed by the item) makes that a no-op.
+ * The evals work queue: a work-queue stream (each message is removed once acknowledged) read by one durable consumer
+ * shared by every evals replica. It carries evaluation items and improvement assistant turns. A message is
+ * acknowledged only after its result is stored; a message whose worker died is handed out again after the ack wait,
+ * and its stored result (keyed by the item or the turn, inserted once) makes that a no-op.
  */
-export async function startEvaluationWorker(nc: Deps<unknown>['nc'], deps: EvaluationDeps, opts: { concurrency: number; ackWaitMs: number }): Promise<RunningConsumer> {
+export async function startEvaluationWorker(
+  nc: Deps<unknown>['nc'],
+  deps: { evaluations: EvaluationDeps; improvements: ImprovementDeps },
+  opts: { concurrency: number; ackWaitMs: number },
+): Promise<RunningConsumer> {
   await ensureStream(await nc.jetstreamManager(), { name: EVAL_WORK_STREAM, subjects: [`${EVAL_WORK_SUBJECT_PREFIX}.>`], retention: 'workqueue', duplicateWindowMs: 10 * 60 * 1000 });
   return consumeDurable(nc, {
     stream: EVAL_WORK_STREAM,
@@ -18,7 +30,9 @@ export async function startEvaluationWorker(nc: Deps<unknown>['nc'], deps: Evalu
     ackWaitMs: opts.ackWaitMs,
     concurrency: opts.concurrency,
     nakDelayMs: 2_000,
-    parse: z.object({ data: EvalWorkItem }).transform((e) => e.data),
-    handler: (item) => evaluateItem(deps, item),
+    // A message that does not parse can never be worked: drop it (logged) instead of redelivering it forever.
+    terminateInvalid: true,
+    parse: Work,
+    handler: (work) => (work.kind === 'turn' ? answerTurn(deps.improvements, work.turn) : evaluateItem(deps.evaluations, work.item)),
   });
 }

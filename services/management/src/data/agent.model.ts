@@ -19,6 +19,8 @@ const schema = new mongoose.Schema(
     /** Skills attached to any sub-agent in this revision (so deleting a skill can find its users). */
     skillIds: { type: [String], default: [] },
     revision: { type: Number, required: true },
+    /** Set by an idempotent whole-definition replacement (an improvement merge): a retry with the same id is a no-op. */
+    changeId: { type: String, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     ...outboxFields,
@@ -42,6 +44,7 @@ export interface AgentDoc {
   body: string;
   skillIds: string[];
   revision: number;
+  changeId?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

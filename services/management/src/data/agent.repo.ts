@@ -32,11 +32,11 @@ export function agentRepo(db: Connection, relay: () => OutboxRelay) {
       return Model.findOne({ ...scoped(scope), id }, hidden).sort({ revision: -1 }).lean<AgentDoc>();
     },
     /** Writes the revision after `current`; null when another writer took that revision first. */
-    async replaceBody(current: AgentDoc, set: { body: string; skillIds: string[]; updatedAt: Date }, events: PendingEvent[]): Promise<AgentDoc | null> {
+    async replaceBody(current: AgentDoc, set: { body: string; skillIds: string[]; updatedAt: Date; changeId?: string }, events: PendingEvent[]): Promise<AgentDoc | null> {
       const { _id, ...rest } = current;
       let written: AgentDoc;
       try {
-        written = await insertRevision({ ...rest, ...set, revision: current.revision + 1 }, events);
+        written = await insertRevision({ ...rest, ...set, changeId: set.changeId ?? null, revision: current.revision + 1 }, events);
       } catch (err) {
         if (isDuplicateKey(err)) return null;
         throw err;
@@ -46,6 +46,15 @@ export function agentRepo(db: Connection, relay: () => OutboxRelay) {
         .exec()
         .catch((err: unknown) => log.warn({ err, agentId: current.id }, 'could not prune agent revisions'));
       return written;
+    },
+    /** A page of a project's agents (latest revisions), ordered by id, after `after`. */
+    async page(scope: ProjectScope, after: string | undefined, limit: number): Promise<AgentDoc[]> {
+      const ids = await Model.find({ ...scoped(scope), revision: 1, ...(after !== undefined ? { id: { $gt: after } } : {}) }, { id: 1 })
+        .sort({ id: 1 })
+        .limit(limit)
+        .lean<Array<Pick<AgentDoc, 'id'>>>();
+      const latest = await Promise.all(ids.map((r) => this.findById(scope, r.id)));
+      return latest.filter((d): d is AgentDoc => d !== null);
     },
     /** Agents a caller may see: all (admin) or one tenant's; names only. */
     async available(filter: { tenantId?: string }, limit: number) {

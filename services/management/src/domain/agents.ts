@@ -1,5 +1,6 @@
 import {
   agentCreated,
+  agentUpdated,
   pendingEvent,
   type AvailableAgent,
   type ExternalAgentRelation,
@@ -242,19 +243,32 @@ export async function addFullAgent(deps: AgentDeps, scope: ProjectScope, input: 
   }
 }
 
+export interface ReplaceOptions {
+  /** The `updatedAt` the caller based its change on (409 when the agent changed since). */
+  expectedUpdatedAt?: string;
+  /** Idempotency key: a replacement already written with this id is answered again, not repeated. */
+  changeId?: string;
+  /** Check only; write nothing. */
+  dryRun?: boolean;
+  /** The improvement branch being merged (for the event). */
+  branchName?: string;
+}
+
 /**
  * Replaces an existing agent's whole definition (internal: an improvement branch being merged). Checks references as
  * create does; `expectedUpdatedAt` guards against overwriting a change made since the caller read the agent (409).
- * The next revision is a unique insert, so of two concurrent replacements only one is written.
+ * The next revision is a unique insert, so of two concurrent replacements only one is written; it carries the
+ * `agent.updated` event (outbox) and the `changeId`, so a retry of the same change finds it written and answers it.
  */
-export async function replaceFullAgent(deps: AgentDeps, scope: ProjectScope, agentId: string, input: FullAgent, expectedUpdatedAt?: string): Promise<FullAgent> {
+export async function replaceFullAgent(deps: AgentDeps, scope: ProjectScope, agentId: string, input: FullAgent, opts: ReplaceOptions = {}): Promise<FullAgent> {
   if (input.id !== agentId) {
     throw new AppError('unprocessable_entity', `The definition's id must be "${agentId}"`, { errors: [{ pointer: '/id', detail: `must equal "${agentId}"` }] });
   }
   const current = await deps.agents.findById(scope, agentId);
   if (!current) throw agentNotFound(agentId);
-  if (expectedUpdatedAt !== undefined && new Date(current.updatedAt).toISOString() !== expectedUpdatedAt) {
-    throw new AppError('conflict', `Agent "${agentId}" changed since ${expectedUpdatedAt}`);
+  if (opts.changeId && current.changeId === opts.changeId) return renderAgent(current);
+  if (opts.expectedUpdatedAt !== undefined && new Date(current.updatedAt).toISOString() !== opts.expectedUpdatedAt) {
+    throw new AppError('conflict', `Agent "${agentId}" changed since ${opts.expectedUpdatedAt}`);
   }
   const errors = referenceErrors(input);
   const skillRefs = Object.entries(input.subAgents).flatMap(([key, sub]) => (sub.skills ?? []).map((s, i) => ({ id: s.id, pointer: `/subAgents/${key}/skills/${i}/id` })));
@@ -265,11 +279,29 @@ export async function replaceFullAgent(deps: AgentDeps, scope: ProjectScope, age
   if (errors.length) {
     throw new AppError('unprocessable_entity', `The agent definition refers to things it does not contain (${errors[0]!.pointer}: ${errors[0]!.detail})`, { errors });
   }
+  if (opts.dryRun) return renderAgent(current);
   const now = new Date();
   const body = splitDefinition(input, now.toISOString());
-  const written = await deps.agents.replaceBody({ ...current, name: input.name }, { body: JSON.stringify(body), skillIds: skillIdsOf(body.relations), updatedAt: now }, []);
-  if (!written) throw new AppError('conflict', `Agent "${agentId}" changed concurrently; retry`);
+  const event = pendingEvent(agentUpdated, randomId(24), scope, {
+    agent: agentSummary({ id: agentId, name: input.name }, body.definition),
+    change: { kind: 'definition', action: 'replaced', branchName: opts.branchName ?? null },
+  });
+  const set = { body: JSON.stringify(body), skillIds: skillIdsOf(body.relations), updatedAt: now, ...(opts.changeId ? { changeId: opts.changeId } : {}) };
+  const written = await deps.agents.replaceBody({ ...current, name: input.name }, set, [event]);
+  if (!written) {
+    // Another writer took the next revision: the same change retried concurrently, or a real conflict.
+    const now2 = opts.changeId ? await deps.agents.findById(scope, agentId) : null;
+    if (now2 && now2.changeId === opts.changeId) return renderAgent(now2);
+    throw new AppError('conflict', `Agent "${agentId}" changed concurrently; retry`);
+  }
   return renderAgent(written, body);
+}
+
+/** The definitions of a project's agents, one page (internal: evals copies them onto an improvement branch). */
+export async function agentDefinitionsPage(deps: AgentDeps, scope: ProjectScope, after: string | undefined, limit: number) {
+  const docs = await deps.agents.page(scope, after, limit + 1);
+  const agents = docs.slice(0, limit).map((d) => renderAgent(d));
+  return { agents, next: docs.length > limit ? agents[agents.length - 1]!.id : null };
 }
 
 export const AVAILABLE_AGENTS_LIMIT = 1000;

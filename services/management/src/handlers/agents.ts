@@ -1,9 +1,12 @@
 import {
   AgentPath,
+  ProjectPath,
   createFullAgent,
   GET_AGENT_DEFINITION_SUBJECT,
   GetAgentDefinitionRequest,
   listAvailableAgents,
+  LIST_AGENT_DEFINITIONS_SUBJECT,
+  ListAgentDefinitionsRequest,
   LOOKUP_AGENT_SUBJECT,
   LookupAgentRequest,
   FullAgent,
@@ -13,7 +16,7 @@ import {
 import type { ServiceBus } from '@platform/bus';
 import { AppError, validationError } from '@platform/problems';
 import type { z } from 'zod';
-import { addFullAgent, agentDefinition, availableAgents, lookupAgent, replaceFullAgent, type AgentDeps } from '../domain/agents';
+import { addFullAgent, agentDefinition, agentDefinitionsPage, availableAgents, lookupAgent, replaceFullAgent, type AgentDeps } from '../domain/agents';
 
 function parseRequest<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const r = schema.safeParse(body);
@@ -51,7 +54,19 @@ export function registerAgentHandlers(bus: ServiceBus, deps: AgentDeps) {
     if (!scope) throw new AppError('not_found', `Agent "${req.agentId}" not found`);
     const r = FullAgent.safeParse(req.definition);
     if (!r.success) throw validationError(r.error, 'body', 'unprocessable_entity');
-    const body = await replaceFullAgent(deps, { tenantId: scope.tenantId, projectId: scope.projectId }, scope.agentId, r.data, req.expectedUpdatedAt);
+    const body = await replaceFullAgent(deps, { tenantId: scope.tenantId, projectId: scope.projectId }, scope.agentId, r.data, {
+      expectedUpdatedAt: req.expectedUpdatedAt,
+      changeId: req.changeId,
+      dryRun: req.dryRun,
+      branchName: req.branchName,
+    });
+    return { ok: true, status: 200, body };
+  });
+  /** Internal (evals copying a project onto an improvement branch): the full definitions, a page at a time. */
+  bus.serve(LIST_AGENT_DEFINITIONS_SUBJECT, async (wire) => {
+    const req = parseRequest(ListAgentDefinitionsRequest, wire.body);
+    const scope = ProjectPath.safeParse(req);
+    const body = scope.success ? await agentDefinitionsPage(deps, { tenantId: req.tenantId, projectId: req.projectId }, req.after, req.limit) : { agents: [], next: null };
     return { ok: true, status: 200, body };
   });
 }

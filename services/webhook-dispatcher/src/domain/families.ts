@@ -1,4 +1,5 @@
 import {
+  agentUpdated,
   evaluationFailed,
   eventCreated,
   feedbackCreated,
@@ -66,6 +67,8 @@ export function routeEvent(env: EventEnvelope<unknown>): RoutedEvent | null {
     const p = payload as ReturnType<typeof evaluationFailed.payload.parse>;
     agentId = str(p.conversation.agentId);
     evaluatorId = p.evaluator.id;
+  } else if (def === agentUpdated) {
+    agentId = (payload as ReturnType<typeof agentUpdated.payload.parse>).agent.id;
   } else {
     agentId = str((payload.conversation as { agentId?: unknown } | undefined)?.agentId);
   }
