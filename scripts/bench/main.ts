@@ -132,8 +132,12 @@ function rssMb(pid: number | undefined): number {
 }
 const memory = new Map<string, { idle: number; load: number }>();
 const procName = (p: Stack['processes'][number]) => (p.index ? `${p.name}#${p.index + 1}` : p.name);
+/** Idle RSS of the processes not sampled yet (a replica started later is sampled once it has settled). */
 function sampleIdle(stack: Stack) {
-  for (const p of stack.processes) memory.set(procName(p), { idle: rssMb(p.child.pid), load: memory.get(procName(p))?.load ?? 0 });
+  for (const p of stack.processes) {
+    const m = memory.get(procName(p));
+    if (!m || Number.isNaN(m.idle)) memory.set(procName(p), { idle: rssMb(p.child.pid), load: m?.load ?? 0 });
+  }
 }
 /** While `fn` runs, the highest RSS of each process is recorded as its under-load figure. */
 async function underLoad<T>(stack: Stack, fn: () => Promise<T>): Promise<T> {
@@ -352,6 +356,7 @@ async function main() {
       // Two replicas of events-ingest behind the same gateway.
       if (!sections.has('replicas')) return;
       const second = await stack.startProcess('events-ingest');
+      await new Promise((r) => setTimeout(r, 3000));
       sampleIdle(stack);
       const two = addRow('POST /run/v1/events (new), 2 events-ingest replicas', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, settings));
       two.note = `${((two.rps ?? 0) / (evNew.rps ?? 1)).toFixed(2)} x one replica${two.note ? '; ' + two.note : ''}`;
