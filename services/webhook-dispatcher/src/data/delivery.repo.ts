@@ -31,6 +31,13 @@ export function toWebhookDelivery(d: DeliveryDoc): WebhookDelivery {
 
 export type DeliveryRepo = ReturnType<typeof deliveryRepo>;
 
+/** A destination with as many attempts in flight as it may have: its due deliveries are not claimed for now. */
+export interface BusyDestination {
+  tenantId: string;
+  projectId: string;
+  destinationId: string;
+}
+
 /** A claim taken at insert: the inserting worker sends the first attempt at once, nobody else before the lease ends. */
 export interface Claim {
   token: string;
@@ -101,11 +108,15 @@ export function deliveryRepo(db: Connection, partition: string, relay: () => Out
      * claim record `<id>@<due time>` (exactly one replica's insert of an id succeeds, on every Mongo-wire server,
      * where two concurrent findOneAndUpdate claims of one document can both succeed on FerretDB), then the lease is
      * written only if the delivery is still pending at that due time. Due deliveries are read a batch at a time.
+     * Deliveries to `busy` destinations are skipped (left pending and due, for a later claim).
      */
-    async claimDue(token: string, leaseMs: number, now = new Date()): Promise<DeliveryDoc | null> {
+    async claimDue(token: string, leaseMs: number, busy: readonly BusyDestination[] = [], now = new Date()): Promise<DeliveryDoc | null> {
+      const isBusy = (c: DeliveryDoc) => busy.some((b) => b.destinationId === c.destinationId && b.tenantId === c.tenantId && b.projectId === c.projectId);
       for (let round = 0; round < 2; round++) {
         if (!candidates.length) {
-          candidates = await Model.find({ partition, status: 'pending', nextAttemptAt: { $lte: now } }, { attempts: 0 })
+          // Destinations at their in-flight cap are left out: their due deliveries stay pending, untouched.
+          const notBusy = busy.length ? { $nor: busy.map((b) => ({ tenantId: b.tenantId, projectId: b.projectId, destinationId: b.destinationId })) } : {};
+          candidates = await Model.find({ partition, status: 'pending', nextAttemptAt: { $lte: now }, ...notBusy }, { attempts: 0 })
             .sort({ nextAttemptAt: 1 })
             .limit(32)
             .lean<DeliveryDoc[]>();
@@ -113,6 +124,7 @@ export function deliveryRepo(db: Connection, partition: string, relay: () => Out
         }
         while (candidates.length) {
           const c = candidates.shift()!;
+          if (isBusy(c)) continue;
           const due = c.nextAttemptAt ?? new Date(0);
           try {
             await Claims.create({ _id: `${c._id}@${due.getTime()}`, deliveryId: c._id, createdAt: now });
