@@ -26,9 +26,9 @@ export const webhookDispatcherConfig = z.object({
     .number()
     .int()
     .min(1)
-    .default(4)
+    .default(8)
     .describe(
-      'Delivery attempts in flight to one destination at once, per replica: a receiver that hangs or answers slowly holds at most this many; further deliveries to it wait (pending) while other destinations keep their pace',
+      'Delivery attempts in flight to one destination at once, per replica (counted while the receiver has them): a receiver that hangs or answers slowly holds at most this many; further deliveries to it wait (pending) while other destinations keep their pace',
     ),
   WEBHOOK_RETRY_SCHEDULE_MS: msList
     .default(DEFAULT_RETRY_SCHEDULE)

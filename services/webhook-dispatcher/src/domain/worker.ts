@@ -59,10 +59,19 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
     }
     slot.count++;
     inFlight.set(key, slot);
+    // The destination's slot is held while the receiver has the attempt (lookup and HTTP), not while the outcome is
+    // written: a busy healthy destination is limited by its receiver, not by our database.
+    let held = true;
+    const freeSlot = () => {
+      if (!held) return;
+      held = false;
+      if (--slot.count <= 0) inFlight.delete(key);
+      void poll();
+    };
     active++;
     const parent = doc.traceparent ? contextFromHeaders({ traceparent: doc.traceparent }) : undefined;
     const job = inSpan('webhook delivery', { kind: SpanKind.PRODUCER, parent, attributes: { 'webhook.delivery_id': doc._id, 'webhook.attempt': doc.attemptCount + 1 } }, async (span) => {
-      const run = await runDelivery(deps, doc, token);
+      const run = await runDelivery(deps, doc, token, freeSlot);
       const outcome = run.outcome === 'attempted' ? run.result.kind : run.outcome;
       attempts().inc({ outcome });
       span.setAttribute('webhook.outcome', outcome);
@@ -70,7 +79,7 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
       .catch((err) => log.error({ err, deliveryId: doc._id }, 'delivery failed unexpectedly; it is retried when its claim runs out'))
       .finally(() => {
         active--;
-        if (--slot.count <= 0) inFlight.delete(key);
+        freeSlot();
         running.delete(job);
         void poll();
       });
