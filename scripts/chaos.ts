@@ -55,6 +55,8 @@ const only = arg('only');
 const REQUEST_TIMEOUT_MS = 15_000;
 /** A write is retried (same id) until acknowledged or this long has passed. */
 const WRITE_DEADLINE_MS = 120_000;
+/** How long a delivery fault waits, after its load, for every accepted event to reach the receiver. */
+const DELIVERY_WAIT_MS = 150_000;
 const BOUND = {
   stackStart: 120_000,
   fault: 300_000,
@@ -333,7 +335,9 @@ async function runEventsFault(name: string, env: Env, fault: (end: () => void) =
     const ours = (x: { json?: any }) => x.json?.tenantId === p.tenantId;
     // Deliveries are retried on their schedule: wait until every accepted event arrived (or the phase's bound).
     const want = new Set([...r.accepted].map((i) => `c-${i}`));
-    while (!signal.aborted) {
+    // Long enough for a claim left by a killed dispatcher to run out (its lease is about 50 s) and the retries after.
+    const deadline = Date.now() + DELIVERY_WAIT_MS;
+    while (!signal.aborted && Date.now() < deadline) {
       const got = new Set(receiver.received.filter(ours).map((x) => x.json.data.event.id as string));
       if ([...want].every((id) => got.has(id))) break;
       await sleep(250, signal);

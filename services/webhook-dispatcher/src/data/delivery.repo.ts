@@ -126,11 +126,23 @@ export function deliveryRepo(db: Connection, partition: string, relay: () => Out
           const c = candidates.shift()!;
           if (isBusy(c)) continue;
           const due = c.nextAttemptAt ?? new Date(0);
+          const claimId = `${c._id}@${due.getTime()}`;
           try {
-            await Claims.create({ _id: `${c._id}@${due.getTime()}`, deliveryId: c._id, createdAt: now });
+            await Claims.create({ _id: claimId, deliveryId: c._id, createdAt: now });
           } catch (err) {
-            if (isDuplicateKey(err)) continue;
-            throw err;
+            if (!isDuplicateKey(err)) throw err;
+            // Taken by someone else, unless the claimer died between the claim and the lease (a SIGKILL in between
+            // left the delivery due with its claim record, which would block it for good): a claim older than a
+            // lease, on a delivery still due at the same time, is dropped and claimed afresh (the insert stays the
+            // compare-and-set, so only one replica wins it).
+            const stale = await Claims.deleteOne({ _id: claimId, createdAt: { $lt: new Date(now.getTime() - leaseMs) } });
+            if (stale.deletedCount !== 1) continue;
+            try {
+              await Claims.create({ _id: claimId, deliveryId: c._id, createdAt: now });
+            } catch (again) {
+              if (isDuplicateKey(again)) continue;
+              throw again;
+            }
           }
           const lease = new Date(now.getTime() + leaseMs);
           const res = await Model.updateOne({ _id: c._id, status: 'pending', nextAttemptAt: due }, { $set: { nextAttemptAt: lease, claimToken: token } });
