@@ -70,7 +70,8 @@ describe('webhook signing and payloads', () => {
     expect(delivery!.headers['user-agent']).toBe('Platform-Webhooks/1.0');
     expect(delivery!.headers['content-type']).toBe('application/json');
 
-    const [logged] = await deliveryLog(admin, p, dest.id);
+    // The attempt is recorded just after the receiver answered it.
+    const logged = await eventually(async () => (await deliveryLog(admin, p, dest.id)).find((d) => d.status !== 'pending'), 'the delivery recorded');
     expect(logged).toMatchObject({ id: delivery!.headers['webhook-id'], eventType: 'event.created', status: 'delivered', attemptCount: 1, nextAttemptAt: null });
   });
 

@@ -58,10 +58,14 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
     storeDir,
     async stop(hard = false) {
       const c = child;
-      if (!c || c.exitCode !== null) return;
+      // A process ended by a signal has exitCode null and signalCode set: without the second check, stopping a
+      // server that was SIGKILLed before waited for an 'exit' that had already happened, for ever.
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
       await new Promise<void>((r) => {
         c.once('exit', () => r());
         c.kill(hard ? 'SIGKILL' : 'SIGTERM');
+        // A clustered JetStream server can wait a long time on SIGTERM for peers that are gone: bounded.
+        if (!hard) setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
       });
     },
     start,

@@ -213,7 +213,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         }),
       );
       for (const l of logs) l.end();
-      await nc.close();
+      // Bounded: the launcher's connection may be reconnecting to a server that is gone.
+      await Promise.race([nc.close().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000).unref())]);
     },
   };
 }

@@ -143,7 +143,9 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   }
 
   const listen = async (app: express.Express, port: number) => {
-    const server = http.createServer(app);
+    // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check often enough that a slow
+    // client is cut off close to its timeout, not up to 30 s later.
+    const server = http.createServer({ connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(config.HEADERS_TIMEOUT_MS / 4))) }, app);
     server.headersTimeout = config.HEADERS_TIMEOUT_MS;
     server.requestTimeout = config.REQUEST_TIMEOUT_MS;
     server.keepAliveTimeout = 5000;

@@ -22,6 +22,14 @@ export const webhookDispatcherConfig = z.object({
     .describe('Time the test-delivery operation waits for the receiver (keep it below the gateway\'s NATS request timeout)'),
   WEBHOOK_MAX_RESPONSE_BYTES: z.coerce.number().int().min(0).default(64 * 1024).describe('Receiver response bytes read at most; the rest is discarded unread'),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(32).describe('Delivery attempts run at once by one replica'),
+  WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(8)
+    .describe(
+      'Delivery attempts in flight to one destination at once, per replica (counted while the receiver has them): a receiver that hangs or answers slowly holds at most this many; further deliveries to it wait (pending) while other destinations keep their pace',
+    ),
   WEBHOOK_RETRY_SCHEDULE_MS: msList
     .default(DEFAULT_RETRY_SCHEDULE)
     .describe('Delays before each retry, comma-separated ms (attempts = entries + 1); network errors, timeouts, 5xx, 408 and 429 are retried'),

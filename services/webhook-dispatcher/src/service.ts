@@ -55,6 +55,7 @@ export const webhookDispatcher = defineService({
       instance: instanceId,
       pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
       concurrency: config.WEBHOOK_CONCURRENCY,
+      perDestination: config.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION,
       leaseMs: Math.max(config.WEBHOOK_TIMEOUT_MS, config.WEBHOOK_TEST_TIMEOUT_MS) * 2 + 30_000,
     });
 

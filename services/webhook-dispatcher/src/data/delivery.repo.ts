@@ -31,6 +31,13 @@ export function toWebhookDelivery(d: DeliveryDoc): WebhookDelivery {
 
 export type DeliveryRepo = ReturnType<typeof deliveryRepo>;
 
+/** A destination with as many attempts in flight as it may have: its due deliveries are not claimed for now. */
+export interface BusyDestination {
+  tenantId: string;
+  projectId: string;
+  destinationId: string;
+}
+
 /** A claim taken at insert: the inserting worker sends the first attempt at once, nobody else before the lease ends. */
 export interface Claim {
   token: string;
@@ -101,11 +108,15 @@ export function deliveryRepo(db: Connection, partition: string, relay: () => Out
      * claim record `<id>@<due time>` (exactly one replica's insert of an id succeeds, on every Mongo-wire server,
      * where two concurrent findOneAndUpdate claims of one document can both succeed on FerretDB), then the lease is
      * written only if the delivery is still pending at that due time. Due deliveries are read a batch at a time.
+     * Deliveries to `busy` destinations are skipped (left pending and due, for a later claim).
      */
-    async claimDue(token: string, leaseMs: number, now = new Date()): Promise<DeliveryDoc | null> {
+    async claimDue(token: string, leaseMs: number, busy: readonly BusyDestination[] = [], now = new Date()): Promise<DeliveryDoc | null> {
+      const isBusy = (c: DeliveryDoc) => busy.some((b) => b.destinationId === c.destinationId && b.tenantId === c.tenantId && b.projectId === c.projectId);
       for (let round = 0; round < 2; round++) {
         if (!candidates.length) {
-          candidates = await Model.find({ partition, status: 'pending', nextAttemptAt: { $lte: now } }, { attempts: 0 })
+          // Destinations at their in-flight cap are left out: their due deliveries stay pending, untouched.
+          const notBusy = busy.length ? { $nor: busy.map((b) => ({ tenantId: b.tenantId, projectId: b.projectId, destinationId: b.destinationId })) } : {};
+          candidates = await Model.find({ partition, status: 'pending', nextAttemptAt: { $lte: now }, ...notBusy }, { attempts: 0 })
             .sort({ nextAttemptAt: 1 })
             .limit(32)
             .lean<DeliveryDoc[]>();
@@ -113,12 +124,25 @@ export function deliveryRepo(db: Connection, partition: string, relay: () => Out
         }
         while (candidates.length) {
           const c = candidates.shift()!;
+          if (isBusy(c)) continue;
           const due = c.nextAttemptAt ?? new Date(0);
+          const claimId = `${c._id}@${due.getTime()}`;
           try {
-            await Claims.create({ _id: `${c._id}@${due.getTime()}`, deliveryId: c._id, createdAt: now });
+            await Claims.create({ _id: claimId, deliveryId: c._id, createdAt: now });
           } catch (err) {
-            if (isDuplicateKey(err)) continue;
-            throw err;
+            if (!isDuplicateKey(err)) throw err;
+            // Taken by someone else, unless the claimer died between the claim and the lease (a SIGKILL in between
+            // left the delivery due with its claim record, which would block it for good): a claim older than a
+            // lease, on a delivery still due at the same time, is dropped and claimed afresh (the insert stays the
+            // compare-and-set, so only one replica wins it).
+            const stale = await Claims.deleteOne({ _id: claimId, createdAt: { $lt: new Date(now.getTime() - leaseMs) } });
+            if (stale.deletedCount !== 1) continue;
+            try {
+              await Claims.create({ _id: claimId, deliveryId: c._id, createdAt: now });
+            } catch (again) {
+              if (isDuplicateKey(again)) continue;
+              throw again;
+            }
           }
           const lease = new Date(now.getTime() + leaseMs);
           const res = await Model.updateOne({ _id: c._id, status: 'pending', nextAttemptAt: due }, { $set: { nextAttemptAt: lease, claimToken: token } });

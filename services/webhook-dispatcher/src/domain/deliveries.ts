@@ -115,9 +115,9 @@ export type DeliveryRun =
 /**
  * Works one claimed delivery: checks the destination is still there and enabled, sends, records the attempt and
  * its consequence (delivered, retry at a time, failed), and keeps the destination's health (410 and failing for
- * days turn it off).
+ * days turn it off). `sent` is called as soon as the receiver has answered (or the attempt ended without an answer).
  */
-export async function runDelivery(deps: DeliveryDeps, doc: DeliveryDoc, token: string): Promise<DeliveryRun> {
+export async function runDelivery(deps: DeliveryDeps, doc: DeliveryDoc, token: string, sent: () => void = () => undefined): Promise<DeliveryRun> {
   const scope = { tenantId: doc.tenantId, projectId: doc.projectId };
   let dest: DispatchDestination | null;
   try {
@@ -136,6 +136,7 @@ export async function runDelivery(deps: DeliveryDeps, doc: DeliveryDoc, token: s
 
   const at = new Date();
   const result = await sendOnce(deps, dest, doc);
+  sent(); // the receiver is done with it; what follows is ours
   const attempt = doc.attemptCount + 1;
   const delay = result.kind === 'retryable' ? nextRetryDelay(deps.retry, attempt, result.retryAfterMs) : null;
   const status: DeliveryDoc['status'] = result.kind === 'delivered' ? 'delivered' : delay !== null ? 'pending' : 'failed';

@@ -3,17 +3,26 @@ import { randomId } from '@platform/secrets';
 import { SpanKind, contextFromHeaders, counter, inSpan } from '@platform/telemetry';
 import { confirmDisable, runDelivery, type DeliveryDeps } from './deliveries';
 import type { DeliveryDoc } from '../data/delivery.model';
+import type { BusyDestination } from '../data/delivery.repo';
 
 const log = getLogger('webhook-dispatcher.worker');
 const CLAIM_TIMEOUT_MS = 15_000;
 
 /** `webhook_attempts_total{outcome}`: delivered, retryable, permanent (one per attempt), cancelled, deferred. */
 const attempts = () => counter('webhook_attempts_total', 'Webhook delivery attempts, by outcome', ['outcome']);
+/** Deliveries put back to wait (pending, due) because their destination already had its cap of attempts in flight. */
+const capWaits = () =>
+  counter('webhook_destination_cap_waits_total', 'Deliveries put back to wait because their destination had WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION attempts in flight');
 
 export interface WorkerOptions {
   instance: string;
   pollIntervalMs: number;
   concurrency: number;
+  /**
+   * Attempts in flight to one destination at most: a receiver that hangs until the timeout holds this many sends,
+   * never all of them, so deliveries to other destinations keep flowing. Deliveries over it wait (pending, due).
+   */
+  perDestination: number;
   /** How long a claim lasts before another worker may take the delivery (longer than one attempt). */
   leaseMs: number;
 }
@@ -30,13 +39,39 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
   let pollAgain = false;
   let ticks = 0;
   const running = new Set<Promise<void>>();
+  /** Attempts in flight per destination (`tenant \0 project \0 destination`). */
+  const inFlight = new Map<string, { dest: BusyDestination; count: number }>();
+  const destKey = (d: BusyDestination) => `${d.tenantId}\u0000${d.projectId}\u0000${d.destinationId}`;
+  const busy = (): BusyDestination[] => [...inFlight.values()].filter((f) => f.count >= opts.perDestination).map((f) => f.dest);
 
   /** Sends one claimed delivery, counted against the concurrency limit; when it ends, more due work is looked for. */
   const send = (doc: DeliveryDoc, token: string) => {
+    const key = destKey(doc);
+    const slot = inFlight.get(key) ?? { dest: { tenantId: doc.tenantId, projectId: doc.projectId, destinationId: doc.destinationId }, count: 0 };
+    if (slot.count >= opts.perDestination) {
+      // Its destination is full: the delivery waits, pending and due, without an attempt; the poller claims it once
+      // one of the destination's attempts ends (nothing is lost, nothing is sent twice).
+      capWaits().inc();
+      void deps.deliveries
+        .release(doc._id, token, new Date())
+        .catch((err) => log.warn({ err: (err as Error).message, deliveryId: doc._id }, 'could not put a delivery back to wait; its claim runs out and it is retried then'));
+      return;
+    }
+    slot.count++;
+    inFlight.set(key, slot);
+    // The destination's slot is held while the receiver has the attempt (lookup and HTTP), not while the outcome is
+    // written: a busy healthy destination is limited by its receiver, not by our database.
+    let held = true;
+    const freeSlot = () => {
+      if (!held) return;
+      held = false;
+      if (--slot.count <= 0) inFlight.delete(key);
+      void poll();
+    };
     active++;
     const parent = doc.traceparent ? contextFromHeaders({ traceparent: doc.traceparent }) : undefined;
     const job = inSpan('webhook delivery', { kind: SpanKind.PRODUCER, parent, attributes: { 'webhook.delivery_id': doc._id, 'webhook.attempt': doc.attemptCount + 1 } }, async (span) => {
-      const run = await runDelivery(deps, doc, token);
+      const run = await runDelivery(deps, doc, token, freeSlot);
       const outcome = run.outcome === 'attempted' ? run.result.kind : run.outcome;
       attempts().inc({ outcome });
       span.setAttribute('webhook.outcome', outcome);
@@ -44,6 +79,7 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
       .catch((err) => log.error({ err, deliveryId: doc._id }, 'delivery failed unexpectedly; it is retried when its claim runs out'))
       .finally(() => {
         active--;
+        freeSlot();
         running.delete(job);
         void poll();
       });
@@ -64,7 +100,7 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
           const token = `${opts.instance}:${randomId(12)}`;
           // A database call that never answers must not stop this worker for good: give up on it after a while.
           const doc = await Promise.race([
-            deps.deliveries.claimDue(token, opts.leaseMs),
+            deps.deliveries.claimDue(token, opts.leaseMs, busy()),
             new Promise<never>((_, reject) => setTimeout(() => reject(new Error('claiming a due delivery took too long')), CLAIM_TIMEOUT_MS).unref()),
           ]);
           if (!doc) break;
