@@ -52,7 +52,9 @@ beforeAll(async () => {
       NATS_REQUEST_TIMEOUT_MS: '3000',
       WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200',
       WEBHOOK_POLL_INTERVAL_MS: '100',
-      WEBHOOK_TIMEOUT_MS: '2000',
+      // Long enough that a receiver slowed by a loaded machine is not timed out: a timed-out attempt the receiver did
+      // get is retried (at least once, by design), and the exactly-once test below would count it twice.
+      WEBHOOK_TIMEOUT_MS: '8000',
       WEBHOOK_TEST_TIMEOUT_MS: '1000',
       WEBHOOK_PARTITION: run,
       SHUTDOWN_GRACE_MS: '10000',
