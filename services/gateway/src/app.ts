@@ -94,12 +94,12 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     app.set('etag', false);
     // Security headers on every response (API answers are JSON; the analytics view sets its own stricter CSP).
     app.use(securityHeaders({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
-    app.use(requestId);
-    app.use(observe(name));
     app.use((_req, res, next) => {
       if (draining) res.setHeader('connection', 'close');
       next();
     });
+    // Probes before request ids, spans and request metrics: a load balancer's health checks every few seconds are not
+    // API traffic (they would fill traces and `http_requests_total` with `unmatched`), and they stay cheap under load.
     app.get('/healthz', (_req, res) => {
       res.json({ status: 'ok' });
     });
@@ -107,6 +107,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
       const ready = isReady();
       res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
     });
+    app.use(requestId);
+    app.use(observe(name));
     extra(app);
     const router = express.Router({ strict: false });
     mountOperations(router, ops, mountOpts);
