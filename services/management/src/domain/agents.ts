@@ -210,8 +210,8 @@ export function splitDefinition(agent: FullAgent, now: string): AgentBody {
   return { definition: { ...definition, subAgents }, relations };
 }
 
-/** POST P/agent: checks every reference, then stores the whole definition in one write. */
-export async function addFullAgent(deps: AgentDeps, scope: ProjectScope, input: FullAgent): Promise<FullAgent> {
+/** 422 naming every reference of a full definition that points at nothing (inside it, or at the project's skills). */
+async function assertReferencesExist(deps: AgentDeps, scope: ProjectScope, input: FullAgent): Promise<void> {
   const errors = referenceErrors(input);
   const skillRefs = Object.entries(input.subAgents).flatMap(([key, sub]) => (sub.skills ?? []).map((s, i) => ({ id: s.id, pointer: `/subAgents/${key}/skills/${i}/id` })));
   if (skillRefs.length) {
@@ -221,6 +221,11 @@ export async function addFullAgent(deps: AgentDeps, scope: ProjectScope, input: 
   if (errors.length) {
     throw new AppError('unprocessable_entity', `The agent definition refers to things it does not contain (${errors[0]!.pointer}: ${errors[0]!.detail})`, { errors });
   }
+}
+
+/** POST P/agent: checks every reference, then stores the whole definition in one write. */
+export async function addFullAgent(deps: AgentDeps, scope: ProjectScope, input: FullAgent): Promise<FullAgent> {
+  await assertReferencesExist(deps, scope, input);
   const now = new Date();
   const body = splitDefinition(input, now.toISOString());
   try {
@@ -270,15 +275,7 @@ export async function replaceFullAgent(deps: AgentDeps, scope: ProjectScope, age
   if (opts.expectedUpdatedAt !== undefined && new Date(current.updatedAt).toISOString() !== opts.expectedUpdatedAt) {
     throw new AppError('conflict', `Agent "${agentId}" changed since ${opts.expectedUpdatedAt}`);
   }
-  const errors = referenceErrors(input);
-  const skillRefs = Object.entries(input.subAgents).flatMap(([key, sub]) => (sub.skills ?? []).map((s, i) => ({ id: s.id, pointer: `/subAgents/${key}/skills/${i}/id` })));
-  if (skillRefs.length) {
-    const known = new Set((await deps.skills.findMany(scope, [...new Set(skillRefs.map((s) => s.id))])).map((s) => s.id));
-    for (const ref of skillRefs) if (!known.has(ref.id)) errors.push({ pointer: ref.pointer, detail: `names skill "${ref.id}", which does not exist in this project` });
-  }
-  if (errors.length) {
-    throw new AppError('unprocessable_entity', `The agent definition refers to things it does not contain (${errors[0]!.pointer}: ${errors[0]!.detail})`, { errors });
-  }
+  await assertReferencesExist(deps, scope, input);
   if (opts.dryRun) return renderAgent(current);
   const now = new Date();
   const body = splitDefinition(input, now.toISOString());
