@@ -223,20 +223,31 @@ export function outboxRelay(
   const clearing = new Set<Promise<void>>();
   const MAX_CLEARS = 4;
 
-  const publishAndClear = async (docs: OutboxDoc[]) => {
-    if (!docs.length) return;
+  /** Publishes the pending events of `docs` (the event id is the Nats-Msg-Id); returns how many. */
+  const publish = async (docs: OutboxDoc[]): Promise<number> => {
     const events = docs.flatMap((d) => Object.values(d.pendingEvents ?? {}));
     if (events.length) await pub.publishPending(events);
-    // Few statements, each over many documents: some Mongo-wire servers (FerretDB) hold one database connection per
-    // statement of a batched command until the whole command ends, so a bulkWrite of hundreds of updates can
-    // exhaust their pool. Every statement also matches `outboxPending: true`: FerretDB v1 sends only plain equality
-    // filters to its backend and applies an `$in` itself after reading every row of the collection, so without it each
-    // flush read the whole collection (measured: the event write path fell with every row added; docs/perf-notes.md).
+    return events.length;
+  };
+
+  /**
+   * Clears what was just published. Few statements, each over many documents: some Mongo-wire servers (FerretDB) hold
+   * one database connection per statement of a batched command until the whole command ends, so a bulkWrite of
+   * hundreds of updates can exhaust their pool. Every statement also matches `outboxPending: true`: FerretDB v1 sends
+   * only plain equality filters to its backend and applies an `$in` itself after reading every row of the collection,
+   * so without it each flush read the whole collection (measured: the event write path fell with every row added;
+   * docs/perf-notes.md).
+   */
+  const clearPublished = async (docs: OutboxDoc[], published: number) => {
     await lock.run(
       docs.map((d) => d._id),
       () => clear(docs),
     );
-    if (events.length) opts.onPublished?.(events.length);
+    if (published) opts.onPublished?.(published);
+  };
+
+  const publishAndClear = async (docs: OutboxDoc[]) => {
+    if (docs.length) await clearPublished(docs, await publish(docs));
   };
 
   const clear = async (docs: OutboxDoc[]) => {
@@ -272,22 +283,15 @@ export function outboxRelay(
   const drain = async () => {
     while (queue.length) {
       const batch = queue.splice(0, 500);
-      const events = batch.flatMap((d) => Object.values(d.pendingEvents ?? {}));
+      let published: number;
       try {
-        if (events.length) await pub.publishPending(events);
+        published = await publish(batch);
       } catch (err) {
         log.warn({ err, count: batch.length }, 'outbox publish failed; the sweep will retry');
         continue;
       }
       while (clearing.size >= MAX_CLEARS) await Promise.race(clearing);
-      const job: Promise<void> = lock
-        .run(
-          batch.map((d) => d._id),
-          () => clear(batch),
-        )
-        .then(() => {
-          if (events.length) opts.onPublished?.(events.length);
-        })
+      const job: Promise<void> = clearPublished(batch, published)
         .catch((err) => log.warn({ err, count: batch.length }, 'outbox clear failed; the sweep will retry'))
         .finally(() => clearing.delete(job));
       clearing.add(job);
