@@ -202,14 +202,17 @@ const firstSegment = (path: string) => (path.split('/', 2)[1] ?? '').toLowerCase
  */
 export function mountOperations(router: Router, operations: AnyOperation[], opts: MountOptions): void {
   const groups = new Map<string, Router>();
-  const groupOf = (path: string) => groups.get(firstSegment(path)) ?? groups.set(firstSegment(path), express.Router({ strict: false })).get(firstSegment(path))!;
-  for (const op of operations) groupOf(op.path);
+  for (const op of operations) {
+    const segment = firstSegment(op.path);
+    if (!groups.has(segment)) groups.set(segment, express.Router({ strict: false }));
+  }
+  const groupOf = (path: string) => groups.get(firstSegment(path))!;
   router.use((req, res, next) => {
     const group = groups.get(firstSegment(req.path));
     if (group) group(req, res, next);
     else next();
   });
-  mountRunPreflights(groupOf('/run'), operations);
+  if (groups.has('run')) mountRunPreflights(groupOf('/run'), operations);
   for (const op of [...operations].sort(routeOrder)) {
     const router = groupOf(op.path);
     const takesBody = Boolean(op.body) && METHODS_WITH_BODY.has(op.method);
