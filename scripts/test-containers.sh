@@ -16,12 +16,6 @@ source scripts/containers/engine.sh
 log() { printf '[test:containers] %s\n' "$*" >&2; }
 log "engine: $CONTAINER_ENGINE ($CONTAINER_IMAGES images), API socket ${DOCKER_HOST:-default}"
 
-if [ "$CONTAINER_ENGINE" = podman ] && [ -z "${PODMAN_COMPOSE:-}" ] && [ ! -x .tools/podman-compose/bin/podman-compose ]; then
-  log "installing podman-compose (PyPI) into .tools/podman-compose"
-  python3 -m venv .tools/podman-compose >/dev/null 2>&1 || { log "python3 -m venv failed: install python3-venv (Debian) and run again"; exit 1; }
-  .tools/podman-compose/bin/pip install -q podman-compose==1.6.0
-fi
-
 bash scripts/containers/images.sh all
 
 # The smoke prints the start times: the whole stack to a ready gateway, and one service restarted to ready.

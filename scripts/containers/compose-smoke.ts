@@ -34,11 +34,9 @@ function freePort(): Promise<number> {
   });
 }
 
+/** scripts/containers/compose.sh: docker compose, or podman-compose with the local-images override. */
 function composeCommand(envFile: string, override: string): [string, string[]] {
-  const files = ['-f', 'docker-compose.yml', ...(localImages ? ['-f', 'deploy/compose.local-images.yml'] : []), '-f', override];
-  if (engine === 'docker') return ['docker', ['compose', '-p', project, '--env-file', envFile, ...files]];
-  const bin = process.env.PODMAN_COMPOSE ?? join(repoRoot, '.tools', 'podman-compose', 'bin', 'podman-compose');
-  return [bin, ['-p', project, '--env-file', envFile, ...files]];
+  return ['bash', [join(repoRoot, 'scripts', 'containers', 'compose.sh'), '-p', project, '--env-file', envFile, '-f', override]];
 }
 
 function run(cmd: string, args: string[], timeoutMs = 600_000): string {

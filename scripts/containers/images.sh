@@ -75,8 +75,15 @@ infra() {
 app() {
   log "building agent-platform:local from deploy/Dockerfile"
   local t0=$SECONDS
-  $E build "${FMT[@]}" -f deploy/Dockerfile -t agent-platform:local . >"$STATE/build-app.log" 2>&1 ||
-    { tail -30 "$STATE/build-app.log" >&2; log "building agent-platform:local failed (log: $STATE/build-app.log)"; exit 1; }
+  # A second try when the first fails: `pnpm fetch` inside a build container sometimes exhausts its retries on DNS
+  # answers (EAI_AGAIN) on a loaded machine; the layers that were built are reused.
+  local try
+  for try in 1 2; do
+    $E build "${FMT[@]}" -f deploy/Dockerfile -t agent-platform:local . >"$STATE/build-app.log" 2>&1 && break
+    tail -30 "$STATE/build-app.log" >&2
+    [ "$try" -eq 2 ] && { log "building agent-platform:local failed (log: $STATE/build-app.log)"; exit 1; }
+    log "building agent-platform:local failed; trying once more"
+  done
   log "agent-platform:local ready in $((SECONDS - t0)) s, $($E image inspect --format '{{.Size}}' agent-platform:local | awk '{printf "%d MB", $1/1000000}')"
 }
 
