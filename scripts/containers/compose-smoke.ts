@@ -50,6 +50,18 @@ function containerOf(service: string): string {
   return id;
 }
 
+const services = ['management', 'run-auth', 'events-ingest', 'analytics', 'evals', 'chatapp', 'credential-gateway', 'webhook-dispatcher', 'gateway'];
+
+/** The image's health check, run in the container: /readyz answers 200 once the service's dependencies do. */
+function ready(container: string): boolean {
+  try {
+    run(engine, ['exec', container, 'node', '/app/healthcheck.js', '/readyz'], 15_000);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -122,9 +134,12 @@ async function main(): Promise<void> {
     log(`compose up (${engine}, ${localImages ? 'local images' : 'registry images'}), gateway on ${api}`);
     const t0 = Date.now();
     run(compose, [...args, 'up', '-d'], 900_000);
-    await until('the gateway to be ready', 300_000, async () => ((await fetch(`${api}/readyz`)).ok ? true : undefined));
+    // podman 4.3 runs no health checks by itself (they need systemd) and podman-compose then ignores the
+    // service_healthy conditions: wait here for every service's /readyz (the image's health check command).
+    for (const service of services) await until(`${service} to be ready`, 300_000, async () => (ready(containerOf(service)) ? true : undefined));
+    await until('the gateway to be ready', 60_000, async () => ((await fetch(`${api}/readyz`)).ok ? true : undefined));
     const stackSeconds = (Date.now() - t0) / 1000;
-    log(`stack up and the gateway ready in ${stackSeconds.toFixed(1)} s (compose up included)`);
+    log(`compose up to every service ready: ${stackSeconds.toFixed(1)} s`);
 
     // 2. the quick start: key, destination, event, a signed delivery
     const p = `${api}/manage/tenants/acme/projects/demo`;
@@ -179,14 +194,7 @@ async function main(): Promise<void> {
     log(`SIGTERM to events-ingest: exit 0 after ${accepted.length} accepted events (${refused} refused while it was down)`);
     const t1 = Date.now();
     run(engine, ['start', ingest]);
-    await until('events-ingest to be ready again', 120_000, async () => {
-      try {
-        run(engine, ['exec', ingest, 'node', '/app/healthcheck.js', '/readyz'], 10_000);
-        return true;
-      } catch {
-        return undefined;
-      }
-    });
+    await until('events-ingest to be ready again', 120_000, async () => (ready(ingest) ? true : undefined));
     log(`events-ingest started again and ready in ${((Date.now() - t1) / 1000).toFixed(1)} s`);
     for (const id of accepted) await rec.next((d) => eventIdOf(d) === id, 120_000);
     const ids = new Set(rec.deliveries.map(eventIdOf).filter(Boolean));
