@@ -18,7 +18,7 @@ _use_node() {
       fi
       rm -rf "$dir"; mv "$tmp/package" "$dir"; rm -rf "$tmp"
     fi
-    case ":$PATH:" in *":$dir/bin:"*) ;; *) export PATH="$dir/bin:$PATH" ;; esac
+    [ "$(command -v node)" = "$dir/bin/node" ] || export PATH="$dir/bin:$PATH"
   fi
   local major; major="$(node -p 'process.versions.node.split(".")[0]')"
   if [ "$major" -lt 24 ]; then echo "[node] Node.js 24 or newer is required (found $(node --version))" >&2; return 1; fi
