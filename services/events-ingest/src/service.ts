@@ -1,6 +1,7 @@
 import { defineService } from '@platform/runtime';
-import { outboxRelay, type OutboxRelay } from '@platform/mongo';
+import { outboxRelay } from '@platform/outbox';
 import { eventsIngestConfig } from './config';
+import { runEventModel } from './data/run-event.model';
 import { runEventRepo } from './data/run-event.repo';
 import { registerRunEventHandlers } from './handlers/run-events';
 
@@ -9,14 +10,13 @@ export const eventsIngest = defineService({
   config: eventsIngestConfig,
   uses: { mongo: true },
   async start({ config, bus, pub, db }) {
-    let relay: OutboxRelay | undefined;
-    const events = runEventRepo(db!, () => relay!);
-    relay = outboxRelay(events.model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
+    const relay = outboxRelay(runEventModel(db), pub, { intervalMs: config.OUTBOX_SWEEP_MS });
+    const events = runEventRepo(db, relay);
     await relay.sweep();
     registerRunEventHandlers(bus, { events });
     return {
       async stop() {
-        await relay!.stop();
+        await relay.stop();
       },
     };
   },

@@ -2,10 +2,11 @@ import { PLATFORM_EVENTS_STREAM, eventFilter, webhookEvents, type EventEnvelope 
 import { consumeDurable, type RunningConsumer } from '@platform/bus';
 import { parseHostOverrides } from '@platform/address-safety';
 import { getLogger } from '@platform/logger';
-import { outboxRelay, type OutboxRelay } from '@platform/mongo';
+import { outboxRelay } from '@platform/outbox';
 import { defineService, instanceId } from '@platform/runtime';
 import { SecretBox } from '@platform/secrets';
 import { webhookDispatcherConfig } from './config';
+import { deliveryModel } from './data/delivery.model';
 import { deliveryRepo } from './data/delivery.repo';
 import { destinationHealthRepo } from './data/destination-health.repo';
 import { chatappSender } from './clients/chatapp';
@@ -23,12 +24,11 @@ export const webhookDispatcher = defineService({
   config: webhookDispatcherConfig,
   uses: { mongo: true },
   async start({ config, bus, nc, pub, db }) {
-    let relay: OutboxRelay | undefined;
-    const deliveries = deliveryRepo(db!, config.WEBHOOK_PARTITION, () => relay!);
     // Outcome events (webhook.delivery.succeeded / failed) leave through the outbox of the delivery records.
-    relay = outboxRelay(deliveries.model, pub, { intervalMs: config.OUTBOX_SWEEP_MS, filter: { partition: config.WEBHOOK_PARTITION } });
+    const relay = outboxRelay(deliveryModel(db), pub, { intervalMs: config.OUTBOX_SWEEP_MS, filter: { partition: config.WEBHOOK_PARTITION } });
+    const deliveries = deliveryRepo(db, config.WEBHOOK_PARTITION, relay);
     await relay.sweep();
-    const health = destinationHealthRepo(db!, config.WEBHOOK_PARTITION);
+    const health = destinationHealthRepo(db, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
     const box = new SecretBox(config.ENCRYPTION_KEY);
     const allowLoopback = config.ALLOW_LOOPBACK_WEBHOOKS === 'true';
@@ -97,7 +97,7 @@ export const webhookDispatcher = defineService({
         const started = Date.now();
         await Promise.all(consumers.map((c) => c.stop(graceMs / 3)));
         await worker.stop(Math.max(0, graceMs - (Date.now() - started)));
-        await relay!.stop();
+        await relay.stop();
         destinations.stop();
         await http.close();
       },

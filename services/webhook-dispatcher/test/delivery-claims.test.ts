@@ -1,4 +1,5 @@
 import { connectMongo, type Connection } from '@platform/mongo';
+import type { OutboxRelay } from '@platform/outbox';
 import { dropDatabases, ensureInfra } from '@platform/testkit';
 import { deliveryClaimModel } from '../src/data/delivery.model';
 import { deliveryRepo } from '../src/data/delivery.repo';
@@ -12,9 +13,10 @@ const LEASE_MS = 30_000;
 const prefix = `claims${Date.now().toString(36)}`;
 let db: Connection;
 const partition = 'claims-test';
-const noRelay = () => {
+const noOutbox = (): never => {
   throw new Error('no outbox in this test');
 };
+const noRelay: OutboxRelay = { flush: noOutbox, exclusive: noOutbox, sweep: noOutbox, stop: noOutbox };
 
 beforeAll(async () => {
   db = await connectMongo({ url: ensureInfra().MONGO_URL, dbPrefix: prefix, service: 'webhook-dispatcher' });

@@ -1,5 +1,6 @@
 import type { PendingEvent, ProjectScope, RunEvent } from '@platform/contracts';
-import { iso, isDuplicateKey, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { iso, isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
+import { outboxOnCreate, type OutboxRelay } from '@platform/outbox';
 import { runEventModel, type RunEventDoc } from './run-event.model';
 
 export function toRunEvent(d: RunEventDoc): RunEvent {
@@ -27,7 +28,7 @@ export type RunEventRepo = ReturnType<typeof runEventRepo>;
 /** Stored events this process wrote or read lately, by `_id` (run events are never changed once stored). */
 const RECENT_MAX = 5_000;
 
-export function runEventRepo(db: Connection, relay: () => OutboxRelay) {
+export function runEventRepo(db: Connection, relay: OutboxRelay) {
   const Model = runEventModel(db);
   // A replay (the same id again, typically a client retry seconds later) is answered from here without touching the
   // database: on FerretDB v1 a read by _id scans the whole collection (docs/perf-notes.md). Bounded, oldest dropped first.
@@ -48,7 +49,7 @@ export function runEventRepo(db: Connection, relay: () => OutboxRelay) {
       const outbox = outboxOnCreate(events(event));
       try {
         await Model.collection.insertOne({ ...full, ...outbox } as never);
-        relay().flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
+        relay.flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
         remember(_id, event);
         return { created: true, event };
       } catch (err) {

@@ -1,4 +1,5 @@
-import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { outboxFields } from '@platform/outbox';
 
 /**
  * One delivery of one event to one destination. `_id` is the `webhook-id` (the same on every attempt).

@@ -1,6 +1,7 @@
 import { currentTraceparent } from '@platform/telemetry';
 import type { PendingEvent, ProjectScope, WebhookDelivery } from '@platform/contracts';
-import { isDuplicateKey, iso, outboxOnUpdate, scoped, type Connection, type OutboxRelay } from '@platform/mongo';
+import { isDuplicateKey, iso, scoped, type Connection } from '@platform/mongo';
+import { outboxOnUpdate, type OutboxRelay } from '@platform/outbox';
 import { deliveryClaimModel, deliveryModel, type DeliveryAttemptDoc, type DeliveryDoc, type DeliveryStatus } from './delivery.model';
 
 export type NewDelivery = Pick<DeliveryDoc, '_id' | 'tenantId' | 'projectId' | 'destinationId' | 'eventId' | 'eventType' | 'body'>;
@@ -44,7 +45,7 @@ export interface Claim {
   leaseMs: number;
 }
 
-export function deliveryRepo(db: Connection, partition: string, relay: () => OutboxRelay) {
+export function deliveryRepo(db: Connection, partition: string, relay: OutboxRelay) {
   const Model = deliveryModel(db);
   /** Returns the deliveries this call inserted (already claimed by `claim` when one is given). */
   const scheduleBatch = async (deliveries: NewDelivery[], now: Date, traceparent: string | undefined, claim?: Claim): Promise<DeliveryDoc[]> => {
@@ -196,12 +197,12 @@ export function deliveryRepo(db: Connection, partition: string, relay: () => Out
         await forgetClaims(id);
         return res.matchedCount === 1;
       }
-      const d = await relay().exclusive([id], () =>
+      const d = await relay.exclusive([id], () =>
         Model.findOneAndUpdate({ _id: id, claimToken: token }, update, { new: true })
           .lean<DeliveryDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> }>()
           .exec(),
       );
-      if (d) relay().flush({ _id: d._id, outboxSeq: d.outboxSeq, pendingEvents: d.pendingEvents });
+      if (d) relay.flush({ _id: d._id, outboxSeq: d.outboxSeq, pendingEvents: d.pendingEvents });
       await forgetClaims(id);
       return d !== null;
     },
