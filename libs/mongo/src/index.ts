@@ -346,3 +346,4 @@ export function outboxRelay(
 
 export { mongoose };
 export type { Connection, Model };
+export { groupInsert, type GroupInsertOutcome, type GroupInsertOptions } from './group-commit';

@@ -1,5 +1,5 @@
 import type { PendingEvent, ProjectScope, RunEvent } from '@platform/contracts';
-import { iso, isDuplicateKey, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { groupInsert, iso, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
 import { runEventModel, type RunEventDoc } from './run-event.model';
 
 export function toRunEvent(d: RunEventDoc): RunEvent {
@@ -32,6 +32,8 @@ export function runEventRepo(db: Connection, relay: () => OutboxRelay) {
   // A replay (the same id again, typically a client retry seconds later) is answered from here without touching the
   // database: on FerretDB v1 a read by _id scans the whole collection (docs/perf-notes.md). Bounded, oldest dropped first.
   const recent = new Map<string, RunEvent>();
+  // Concurrent new events are written together: one unordered insertMany per batch (group commit).
+  const writer = groupInsert<RunEventDoc & Record<string, unknown>>(() => Model.collection);
   const remember = (id: string, e: RunEvent) => {
     recent.set(id, e);
     if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value!);
@@ -46,19 +48,17 @@ export function runEventRepo(db: Connection, relay: () => OutboxRelay) {
       const full: RunEventDoc = { _id, ...doc };
       const event = toRunEvent(full);
       const outbox = outboxOnCreate(events(event));
-      try {
-        await Model.collection.insertOne({ ...full, ...outbox } as never);
+      const outcome = await writer.insert({ ...full, ...outbox });
+      if (outcome === 'inserted') {
         relay().flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
         remember(_id, event);
         return { created: true, event };
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        const existing = await Model.findById(full._id, hidden).lean<RunEventDoc>();
-        if (!existing) throw err;
-        const stored = toRunEvent(existing);
-        remember(_id, stored);
-        return { created: false, event: stored };
       }
+      const existing = await Model.findById(full._id, hidden).lean<RunEventDoc>();
+      if (!existing) throw new Error(`run event ${full._id} reported as a duplicate but not found`);
+      const stored = toRunEvent(existing);
+      remember(_id, stored);
+      return { created: false, event: stored };
     },
     async findById(scope: ProjectScope, id: string): Promise<RunEvent | null> {
       const d = await Model.findById(scopedId(scope, id), hidden).lean<RunEventDoc>();
