@@ -28,8 +28,8 @@ export const webhookDispatcher = defineService({
     // Subjects and durable names take no dots or wildcards.
     const partition = config.WEBHOOK_PARTITION.replace(/[^A-Za-z0-9_-]/g, '_');
     await ensureJobStream(nc, (config as { JS_REPLICAS?: number }).JS_REPLICAS ?? 1);
-    const attempts = attemptRepo(db!, config.WEBHOOK_PARTITION);
-    const health = destinationHealthRepo(db!, config.WEBHOOK_PARTITION);
+    const attempts = attemptRepo(db, config.WEBHOOK_PARTITION);
+    const health = destinationHealthRepo(db, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
     const box = new SecretBox(config.ENCRYPTION_KEY);
     const allowLoopback = config.ALLOW_LOOPBACK_WEBHOOKS === 'true';
@@ -61,7 +61,7 @@ export const webhookDispatcher = defineService({
       disableSweepMs: 10_000,
     });
     // Pending deliveries of versions that kept them in the database go to the job stream, once.
-    const handedOver = await legacyDeliveryRepo(db!, config.WEBHOOK_PARTITION).handOver((d) =>
+    const handedOver = await legacyDeliveryRepo(db, config.WEBHOOK_PARTITION).handOver((d) =>
       deps.retries.schedule(
         {
           id: d._id,

@@ -1,6 +1,7 @@
 import type { PendingEvent, ProjectScope, RunEvent } from '@platform/contracts';
 import type { Publisher } from '@platform/bus';
-import { groupInsert, iso, scoped, scopedId, traced, type Connection } from '@platform/mongo';
+import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { groupInsert, traced } from '@platform/outbox';
 import { runEventModel, type RunEventDoc } from './run-event.model';
 
 export function toRunEvent(d: RunEventDoc): RunEvent {
