@@ -5,3 +5,4 @@
 export { outboxFields, live, traced, outboxOnCreate, outboxOnUpdate, outboxOnDelete } from './fields';
 export { outboxRelay, type OutboxRelay, type OutboxDoc } from './relay';
 export { KeyedLock } from './lock';
+export { groupInsert, type GroupInsertOutcome, type GroupInsertOptions, type GroupCollection } from './group-commit';

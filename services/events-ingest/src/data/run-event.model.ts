@@ -22,6 +22,10 @@ const schema = new mongoose.Schema(
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     ...outboxFields,
+    /** The group-commit batch that stored it; the batch's outbox marker lives until its events are published. */
+    outboxBatch: { type: String, default: undefined, index: { sparse: true } },
+    /** Set only on outbox marker documents (never on an event). */
+    outboxMarker: { type: Boolean, default: undefined, index: { sparse: true } },
   },
   { collection: 'runEvents', versionKey: false, minimize: false },
 );
