@@ -5,11 +5,8 @@ import { randomSecret } from '@platform/secrets';
 import { ensureInfra, freePort, startContainerInfra, useContainerInfra, type ContainerInfra, localSecrets, repoRoot, startChatappFake, startNatsServer, startStack, reapOrphans, type ChatappFakeServer, type NatsServer, type Stack } from '@platform/testkit';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __STACK__: Stack | undefined;
-  // eslint-disable-next-line no-var
   var __NATS__: NatsServer | undefined;
-  // eslint-disable-next-line no-var
   var __CHATAPP_FAKE__: ChatappFakeServer | undefined;
   // eslint-disable-next-line no-var
   var __CONTAINERS__: ContainerInfra | undefined;
@@ -51,7 +48,7 @@ export default async function globalSetup(): Promise<void> {
       // on a gateway of its own (test/auth-hardening.test.ts).
       AUTH_FAILURE_LIMIT_PER_IP: '1000000',
       WEBHOOK_RETRY_SCHEDULE_MS: '200,400,800',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_CAP_WAIT_MS: '100',
       WEBHOOK_PARTITION: `test-${runId}`,
       ANALYTICS_PORT: String(analyticsPort),
       CHATAPP_API_URL: chatappFake.apiUrl,
