@@ -223,6 +223,7 @@ describe('deployment files', () => {
       if ('MONGO_URL' in shape) expect(s[name].depends_on.mongo).toEqual({ condition: 'service_healthy' });
       if ('REDIS_URL' in shape) expect(s[name].depends_on.redis).toEqual({ condition: 'service_healthy' });
     }
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Compose interpolation (host ports movable from .env), not a JS template
     expect(s.gateway.ports).toEqual(['${GATEWAY_HOST_PORT:-3000}:3000', '${ANALYTICS_HOST_PORT:-3001}:3001']);
   });
 
