@@ -26,7 +26,7 @@ export default async function globalSetup(): Promise<void> {
   // Redis and the database are shared, with per-run key prefixes and per-test tenants. A NATS container is private.
   const nats = containers ? undefined : await startNatsServer();
   globalThis.__NATS__ = nats;
-  const infra = { ...shared, NATS_URL: nats?.url ?? shared.NATS_URL };
+  const infra = { NATS_URL: nats?.url ?? shared.NATS_URL, REDIS_URL: shared.REDIS_URL, MONGO_URL: shared.MONGO_URL };
   execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build-service.mjs')], { stdio: 'inherit' });
   const secrets = localSecrets();
   // The chat product is a local fake (third-party API); the chatapp service is pointed at it.
