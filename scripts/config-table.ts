@@ -2,7 +2,7 @@
  * The README's configuration table, generated from the zod config schemas (every service's full schema: shared
  * fields, MongoDB/Redis fields where it uses them, its own).
  *   pnpm config-table        rewrites the table in README.md
- *   pnpm config-table:check  fails when README.md differs (test/config-table.test.ts checks the same)
+ *   pnpm config-table:check  fails when README.md differs (test/tooling/config-table.test.ts checks the same)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

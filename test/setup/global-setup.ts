@@ -41,7 +41,7 @@ export default async function globalSetup(): Promise<void> {
       REDIS_KEY_PREFIX: `test:${runId}:`,
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       // Every test calls from 127.0.0.1 and many prove 401s on purpose: the failed-authentication block is tested
-      // on a gateway of its own (test/auth-hardening.test.ts).
+      // on a gateway of its own (test/gateway/auth-hardening.test.ts).
       AUTH_FAILURE_LIMIT_PER_IP: '1000000',
       WEBHOOK_RETRY_SCHEDULE_MS: '200,400,800',
       WEBHOOK_POLL_INTERVAL_MS: '100',

@@ -28,7 +28,7 @@ import {
   type ServiceProcess,
   type Stack,
 } from '@platform/testkit';
-import { sample, scrape } from './support/metrics';
+import { sample, scrape } from '../support/metrics';
 
 /**
  * A stack of its own: debug logs, spans exported to a local OTLP receiver, a health listener per process, and a

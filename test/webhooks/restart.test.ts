@@ -1,6 +1,6 @@
 import { feedbackCreated } from '@platform/contracts';
 import { aProject, eventually, projectPath, startReceiver, type Receiver } from '@platform/testkit';
-import { createDestination, deliveryLog, eventuallyLogged, signatureValid, startWebhookStack } from './support/webhooks';
+import { createDestination, deliveryLog, eventuallyLogged, signatureValid, startWebhookStack } from '../support/webhooks';
 
 /**
  * A private stack whose first retry comes late enough (4 s) to stop the dispatcher in between, and which calls a

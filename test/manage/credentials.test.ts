@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import { adminClient, aProject, aTenantToken, client, projectPath, testStack, serviceDbName } from '@platform/testkit';
-import { expectProblem } from './helpers/expect-problem';
+import { expectProblem } from '../support/expect-problem';
 
 const stack = testStack();
 const admin = adminClient(stack);

@@ -1,5 +1,5 @@
 import { adminClient, aProject, projectPath } from '@platform/testkit';
-import { expectProblem } from './helpers/expect-problem';
+import { expectProblem } from '../support/expect-problem';
 
 const admin = adminClient();
 const itemsOf = (p: { tenantId: string; projectId: string }, datasetId: string) => `${projectPath(p)}/evals/dataset-items/${datasetId}`;

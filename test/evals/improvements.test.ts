@@ -1,6 +1,6 @@
 import { adminClient, aProject, aStoredAgent, testStack } from '@platform/testkit';
-import { expectProblem } from './helpers/expect-problem';
-import { aConversation, aFeedback, improvementsPath } from './support/evals';
+import { expectProblem } from '../support/expect-problem';
+import { aConversation, aFeedback, improvementsPath } from '../support/evals';
 
 const stack = testStack();
 const admin = adminClient(stack);

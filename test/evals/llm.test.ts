@@ -1,9 +1,9 @@
 import { GET_AGENT_DEFINITION_SUBJECT, REPLACE_AGENT_DEFINITION_SUBJECT } from '@platform/contracts';
 import { aProject, aStoredAgent, eventually, projectPath, requestSubject, startReceiver, uniqueId, type Receiver } from '@platform/testkit';
 import mongoose from 'mongoose';
-import { expectProblem } from './helpers/expect-problem';
-import { aConversation, aFeedback, anEvaluator, evalsPath, finishedRun, improvementsPath, resultsOf, runsPath, settledBranch, startEvalsStack } from './support/evals';
-import { createDestination, signatureValid } from './support/webhooks';
+import { expectProblem } from '../support/expect-problem';
+import { aConversation, aFeedback, anEvaluator, evalsPath, finishedRun, improvementsPath, resultsOf, runsPath, settledBranch, startEvalsStack } from '../support/evals';
+import { createDestination, signatureValid } from '../support/webhooks';
 
 jest.setTimeout(150_000);
 

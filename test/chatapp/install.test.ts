@@ -1,5 +1,5 @@
 import { aProject, installChatWorkspace, signChatappState } from '@platform/testkit';
-import { admin, CHAT, fake, stack, tenantClient, withChatAgents } from './support/chatapp';
+import { admin, CHAT, fake, stack, tenantClient, withChatAgents } from '../support/chatapp';
 
 async function callback(query: Record<string, string>) {
   const url = new URL(`${stack.gatewayUrl}${CHAT}/oauth_redirect`);

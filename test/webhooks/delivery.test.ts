@@ -1,6 +1,6 @@
 import { conversationCreated, evaluationFailed, feedbackCreated } from '@platform/contracts';
 import { adminClient, aProject, anApiKey, client, eventually, projectPath, startReceiver, testStack, type Receiver } from '@platform/testkit';
-import { createDestination, deliveryLog, eventPublisher, eventuallyLogged, signatureValid, verifyDelivery } from './support/webhooks';
+import { createDestination, deliveryLog, eventPublisher, eventuallyLogged, signatureValid, verifyDelivery } from '../support/webhooks';
 
 const stack = testStack();
 const admin = adminClient(stack);

@@ -1,5 +1,5 @@
 import { aProject, client, installChatWorkspace } from '@platform/testkit';
-import { admin, anInstalledWorkspace, CHAT, fake, stack, tenantClient } from './support/chatapp';
+import { admin, anInstalledWorkspace, CHAT, fake, stack, tenantClient } from '../support/chatapp';
 
 const channels = [
   { id: 'CGENERAL', name: 'general', memberCount: 40 },

@@ -1,5 +1,5 @@
 import { adminClient, anAnalyticsKey, anApiKey, anApp, aProject, http, projectPath, testStack } from '@platform/testkit';
-import { rowsOfTenant } from './support/raw-db';
+import { rowsOfTenant } from '../support/raw-db';
 
 const stack = testStack();
 const admin = adminClient(stack);

@@ -1,6 +1,6 @@
 import { adminClient, aProject } from '@platform/testkit';
-import { expectProblem } from './helpers/expect-problem';
-import { evaluatorsPath } from './support/evals';
+import { expectProblem } from '../support/expect-problem';
+import { evaluatorsPath } from '../support/evals';
 
 const admin = adminClient();
 

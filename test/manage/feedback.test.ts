@@ -1,7 +1,7 @@
 import { AckPolicy, DeliverPolicy, connect, type NatsConnection } from 'nats';
 import { eventSubject, feedbackCreated, parseEventData, PLATFORM_EVENTS_STREAM, type EventEnvelope } from '@platform/contracts';
 import { adminClient, aProject, aTenantToken, client, eventually, projectPath, testStack } from '@platform/testkit';
-import { expectProblem } from './helpers/expect-problem';
+import { expectProblem } from '../support/expect-problem';
 
 const stack = testStack();
 const admin = adminClient(stack);

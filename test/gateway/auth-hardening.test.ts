@@ -3,7 +3,7 @@ import { adminClient, anApiKey, anApp, aProject, aTenantToken, http, projectPath
 
 /*
  * JWT algorithm confusion (HMAC with the public key), alg none, expired, wrong audience and unknown kid are proved in
- * test/run-auth.test.ts ("app credentials (client JWTs)"); this file covers what sits around them in the gateway.
+ * test/run/auth.test.ts ("app credentials (client JWTs)"); this file covers what sits around them in the gateway.
  */
 const stack = testStack();
 const admin = adminClient(stack);

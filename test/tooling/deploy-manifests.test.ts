@@ -2,23 +2,23 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { fullConfigSchema } from '../libs/runtime/src';
-import { gatewayConfig } from '../services/gateway/src/config';
-import { analytics } from '../services/analytics/src/service';
-import { chatapp } from '../services/chatapp/src/service';
-import { credentialGateway } from '../services/credential-gateway/src/service';
-import { evals } from '../services/evals/src/service';
-import { eventsIngest } from '../services/events-ingest/src/service';
-import { management } from '../services/management/src/service';
-import { runAuth } from '../services/run-auth/src/service';
-import { webhookDispatcher } from '../services/webhook-dispatcher/src/service';
+import { fullConfigSchema } from '../../libs/runtime/src';
+import { gatewayConfig } from '../../services/gateway/src/config';
+import { analytics } from '../../services/analytics/src/service';
+import { chatapp } from '../../services/chatapp/src/service';
+import { credentialGateway } from '../../services/credential-gateway/src/service';
+import { evals } from '../../services/evals/src/service';
+import { eventsIngest } from '../../services/events-ingest/src/service';
+import { management } from '../../services/management/src/service';
+import { runAuth } from '../../services/run-auth/src/service';
+import { webhookDispatcher } from '../../services/webhook-dispatcher/src/service';
 
 /**
  * The deployment files, checked offline: scripts/validate-deploy.sh renders every kustomize overlay and validates it
  * against the Kubernetes schemas (and docker-compose.yml against the Compose specification); the tests below read
  * what it rendered and check what a cluster operator relies on.
  */
-const root = join(__dirname, '..');
+const root = join(__dirname, '../..');
 const services = readdirSync(join(root, 'services')).filter((n) => existsSync(join(root, 'services', n, 'src', 'main.ts'))).sort();
 const overlays = readdirSync(join(root, 'deploy/k8s/overlays')).sort();
 

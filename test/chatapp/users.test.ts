@@ -1,6 +1,6 @@
 import { COMPLETE_LINK_SESSION_SUBJECT, POST_CHANNEL_MESSAGE_SUBJECT } from '@platform/contracts';
 import { aProject, installChatWorkspace, requestSubject, signChatLinkToken } from '@platform/testkit';
-import { admin, anInstalledWorkspace, CHAT, fake, stack, tenantClient } from './support/chatapp';
+import { admin, anInstalledWorkspace, CHAT, fake, stack, tenantClient } from '../support/chatapp';
 
 const secret = stack.env.CHATAPP_STATE_SECRET!;
 const nats = stack.env.NATS_URL!;

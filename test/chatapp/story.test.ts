@@ -1,6 +1,6 @@
 import { COMPLETE_LINK_SESSION_SUBJECT, POST_CHANNEL_MESSAGE_SUBJECT } from '@platform/contracts';
 import { aProject, installChatWorkspace, requestSubject } from '@platform/testkit';
-import { CHAT, fake, stack, tenantClient, withChatAgents } from './support/chatapp';
+import { CHAT, fake, stack, tenantClient, withChatAgents } from '../support/chatapp';
 
 describe('the chat-app integration, end to end through the gateway', () => {
   test('when a workspace is installed, configured, linked and used, then uninstalling it removes it all', async () => {

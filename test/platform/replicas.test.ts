@@ -19,7 +19,7 @@ import {
   type Receiver,
   type Stack,
 } from '@platform/testkit';
-import { sample, scrape } from './support/metrics';
+import { sample, scrape } from '../support/metrics';
 
 /**
  * A stack of its own with two replicas each of management and webhook-dispatcher, and two gateways, so replicas can be

@@ -1,7 +1,7 @@
 import { adminClient, aProject, startReceiver, testStack, type Receiver } from '@platform/testkit';
-import { expectProblem } from './helpers/expect-problem';
-import { aConversation, aFeedback, anEvaluator, evalsPath, finishedRun, resultsOf, runsPath } from './support/evals';
-import { createDestination, signatureValid } from './support/webhooks';
+import { expectProblem } from '../support/expect-problem';
+import { aConversation, aFeedback, anEvaluator, evalsPath, finishedRun, resultsOf, runsPath } from '../support/evals';
+import { createDestination, signatureValid } from '../support/webhooks';
 
 const stack = testStack();
 const admin = adminClient(stack);

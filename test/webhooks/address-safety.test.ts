@@ -1,6 +1,6 @@
 import { feedbackCreated } from '@platform/contracts';
 import { aProject, projectPath, startReceiver, type Receiver } from '@platform/testkit';
-import { createDestination, eventuallyLogged, startWebhookStack } from './support/webhooks';
+import { createDestination, eventuallyLogged, startWebhookStack } from '../support/webhooks';
 
 /**
  * A private stack with production address rules: loopback is NOT allowed. The host name `private-target.test`
