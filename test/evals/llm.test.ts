@@ -1,6 +1,5 @@
 import { GET_AGENT_DEFINITION_SUBJECT, REPLACE_AGENT_DEFINITION_SUBJECT } from '@platform/contracts';
-import { aProject, aStoredAgent, eventually, projectPath, requestSubject, startReceiver, uniqueId, type Receiver } from '@platform/testkit';
-import mongoose from 'mongoose';
+import { aProject, aStoredAgent, eventually, projectPath, requestSubject, startReceiver, uniqueId, withDatabase, type Receiver } from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 import { aConversation, aFeedback, anEvaluator, evalsPath, finishedRun, improvementsPath, resultsOf, runsPath, settledBranch, startEvalsStack } from '../support/evals';
 import { createDestination, signatureValid } from '../support/webhooks';
@@ -22,14 +21,7 @@ const withoutTimes = ({ createdAt: _c, updatedAt: _u, ...rest }: Record<string, 
 
 /** Writes a document straight into a service's database (to set up the state a killed process leaves behind). */
 async function insertRaw(service: string, collection: string, doc: Record<string, unknown>) {
-  const env = es.stack.env;
-  const conn = mongoose.createConnection(env.MONGO_URL!, { maxPoolSize: 1 });
-  try {
-    await conn.asPromise();
-    await conn.useDb(`${env.MONGO_DB_PREFIX ?? 'test'}_${service}`, { useCache: false }).db!.collection(collection).insertOne(doc as never);
-  } finally {
-    await conn.close();
-  }
+  await withDatabase(es.stack.env.MONGO_URL!, service, (db) => db.collection(collection).insertOne(doc as never), es.stack.dbPrefix);
 }
 
 async function liveAgent(p: { tenantId: string; projectId: string }, agentId: string) {

@@ -1,93 +1,31 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
-import {
-  adminClient,
-  aProject,
-  anAnalyticsKey,
-  anApiKey,
-  aTenantToken,
-  client,
-  ensureInfra,
-  eventually,
-  freePort,
-  http,
-  localSecrets,
-  projectPath,
-  removeNatsStore,
-  repoRoot,
-  startNatsServer,
-  startOtlpReceiver,
-  startReceiver,
-  startStack,
-  trackChild,
-  type NatsServer,
-  type OtlpReceiver,
-  type Receiver,
-  type ServiceProcess,
-  type Stack,
-} from '@platform/testkit';
+import { aProject, anAnalyticsKey, anApiKey, aTenantToken, client, eventually, http, projectPath, startOtlpReceiver, startPrivateStack, startReceiver, type OtlpReceiver, type PrivateStack, type Receiver } from '@platform/testkit';
 import { sample, scrape } from '../support/metrics';
 
 /**
  * A stack of its own: debug logs, spans exported to a local OTLP receiver, a health listener per process, and a
  * private Redis for run-auth and the gateway (stopped by the readiness test).
  */
-let nats: NatsServer;
-let stack: Stack;
+let stack: PrivateStack;
 let otlp: OtlpReceiver;
 let receiver: Receiver;
-let redis: { port: number; child?: ChildProcess };
-let secrets: Record<string, string>;
-let analyticsUrl: string;
-let logDir: string;
 
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  trackChild(child);
-  const listening = () =>
-    new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1');
-      s.once('connect', () => (s.destroy(), resolve(true)));
-      s.once('error', () => resolve(false));
-    });
-  await eventually(listening, 'redis to listen', 10_000);
-  return child;
-}
-
-const proc = (name: string): ServiceProcess => stack.processes.find((p) => p.name === name)!;
+const proc = (name: string) => stack.process(name);
 
 beforeAll(async () => {
-  const shared = ensureInfra();
-  nats = await startNatsServer();
   otlp = await startOtlpReceiver();
   receiver = await startReceiver();
-  redis = { port: await freePort() };
-  redis.child = await startRedis(redis.port);
-  secrets = localSecrets();
-  const analyticsPort = await freePort();
-  analyticsUrl = `http://127.0.0.1:${analyticsPort}`;
-  const run = `obs-${Date.now().toString(36)}`;
-  logDir = join(repoRoot, '.infra', 'test-logs', run);
-  const privateRedis = { REDIS_URL: `redis://127.0.0.1:${redis.port}` };
-  stack = await startStack({
-    infra: { ...shared, NATS_URL: nats.url },
+  stack = await startPrivateStack({
+    name: 'obs',
     services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher', 'analytics'],
-    logDir,
     healthPorts: true,
-    serviceEnv: { 'run-auth': privateRedis, gateway: privateRedis },
+    privateRedis: ['run-auth', 'gateway'],
     env: {
-      ...secrets,
-      // Databases of its own: another stack's outbox sweep on a shared database would relay this stack's events.
-      MONGO_DB_PREFIX: 'obs',
       LOG_LEVEL: 'debug',
-      REDIS_KEY_PREFIX: `${run}:`,
-      ANALYTICS_PORT: String(analyticsPort),
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       WEBHOOK_RETRY_SCHEDULE_MS: '200,400',
       WEBHOOK_POLL_INTERVAL_MS: '100',
-      WEBHOOK_PARTITION: run,
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_BSP_SCHEDULE_DELAY: '200',
     },
@@ -98,16 +36,11 @@ afterAll(async () => {
   await stack?.stop();
   await otlp?.close();
   await receiver?.close();
-  redis?.child?.kill('SIGKILL');
-  if (nats) {
-    await nats.stop();
-    removeNatsStore(nats);
-  }
 });
 
 describe('traces', () => {
   test('when a run event is posted, then the service span, the dispatcher span and the webhook attempt carry the gateway span\'s trace id, and the logs show request id and trace id', async () => {
-    const admin = adminClient({ gatewayUrl: stack.gatewayUrl, adminToken: secrets.ADMIN_TOKEN! });
+    const admin = stack.admin;
     const p = aProject();
     const { key } = await anApiKey(admin, p, { agentId: 'trace-agent' });
     expect((await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'r', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
@@ -141,7 +74,7 @@ describe('traces', () => {
 
 describe('metrics', () => {
   test('when requests, events and deliveries have happened, then every process serves them in Prometheus format on its health port', async () => {
-    const admin = adminClient({ gatewayUrl: stack.gatewayUrl, adminToken: secrets.ADMIN_TOKEN! });
+    const admin = stack.admin;
     expect((await http('GET', `${stack.gatewayUrl}/ping`)).status).toBe(200);
     const p = aProject();
     const { key } = await anApiKey(admin, p, { agentId: 'metrics-agent' });
@@ -173,7 +106,7 @@ describe('metrics', () => {
 
 describe('log redaction', () => {
   test('when every kind of secret is sent through the API at debug level, then none of them appears in any log file', async () => {
-    const admin = adminClient({ gatewayUrl: stack.gatewayUrl, adminToken: secrets.ADMIN_TOKEN! });
+    const admin = stack.admin;
     const p = aProject();
     const P = projectPath(p);
     const { key: apiKey } = await anApiKey(admin, p, { agentId: 'redaction-agent' });
@@ -194,15 +127,15 @@ describe('log redaction', () => {
     expect((await run.post('/run/v1/events', { id: 'redaction-1', type: 'secret.sent', properties: { note: webhookSecret } }, { headers: { 'x-webhook-secret': webhookSecret } })).status).toBe(201);
     expect((await client(stack.gatewayUrl, accessToken).get(`${P}/apps?token=${encodeURIComponent(accessToken)}`)).status).toBeLessThan(500);
     expect((await http('GET', `${stack.gatewayUrl}${P}/apps`, { cookie })).status).toBe(200);
-    expect((await client(analyticsUrl, analyticsKey).post('/events', { entityType: 'conversation', conversationId: 'c-1', type: 'conversation.opened' })).status).toBe(201);
-    expect((await http('GET', `${stack.gatewayUrl}${P}/webhook-destinations?secret=${encodeURIComponent(webhookSecret)}&key=${encodeURIComponent(apiKey)}`, { token: secrets.ADMIN_TOKEN })).status).toBeLessThan(500);
+    expect((await client(stack.analyticsUrl, analyticsKey).post('/events', { entityType: 'conversation', conversationId: 'c-1', type: 'conversation.opened' })).status).toBe(201);
+    expect((await http('GET', `${stack.gatewayUrl}${P}/webhook-destinations?secret=${encodeURIComponent(webhookSecret)}&key=${encodeURIComponent(apiKey)}`, { token: stack.adminToken })).status).toBeLessThan(500);
     // Refused credentials are logged too (as failures): a tampered key, token and analytics key.
     expect((await client(stack.gatewayUrl, `${apiKey.slice(0, -2)}xx`).post('/run/v1/events', { type: 'x' })).status).toBe(401);
     expect((await client(stack.gatewayUrl, `${accessToken.slice(0, -2)}xx`).get(`${P}/apps`)).status).toBe(401);
-    expect((await client(analyticsUrl, `${analyticsKey.slice(0, -2)}xx`).post('/events', { entityType: 'conversation', conversationId: 'c-1', type: 'x' })).status).toBe(401);
+    expect((await client(stack.analyticsUrl, `${analyticsKey.slice(0, -2)}xx`).post('/events', { entityType: 'conversation', conversationId: 'c-1', type: 'x' })).status).toBe(401);
 
     const secretsSent: Record<string, string> = {
-      'admin token': secrets.ADMIN_TOKEN!,
+      'admin token': stack.adminToken,
       'API key secret': apiKey.split('.')[1]!,
       'access token secret': accessToken.split('.')[1]!,
       'analytics key secret': analyticsKey.split('.')[1]!,
@@ -212,8 +145,8 @@ describe('log redaction', () => {
     };
     // Wait until the debug line of the last request reached the logs, then look for every secret everywhere.
     const allLogs = () =>
-      readdirSync(logDir)
-        .map((f) => readFileSync(join(logDir, f), 'utf8'))
+      readdirSync(stack.logDir)
+        .map((f) => readFileSync(join(stack.logDir, f), 'utf8'))
         .join('\n');
     await eventually(() => allLogs().includes('"operation":"createAnalyticsEvent","status":401') || allLogs().split('"status":401').length > 3, 'the refused requests in the gateway log');
     const logs = allLogs();
@@ -233,7 +166,7 @@ describe('readiness and liveness', () => {
     }
     const runAuth = proc('run-auth').healthUrl!;
     const gateway = proc('gateway').healthUrl!;
-    redis.child!.kill('SIGKILL');
+    await stack.redis!.stop();
     await eventually(async () => (await http('GET', `${runAuth}/readyz`)).status === 503, 'run-auth not ready');
     expect((await http('GET', `${runAuth}/healthz`)).status).toBe(200);
     expect((await http('GET', `${gateway}/readyz`)).status).toBe(200);
@@ -241,7 +174,7 @@ describe('readiness and liveness', () => {
     // Services that do not use Redis are unaffected.
     expect((await http('GET', `${proc('events-ingest').healthUrl}/readyz`)).status).toBe(200);
 
-    redis.child = await startRedis(redis.port);
+    await stack.redis!.start();
     await eventually(async () => (await http('GET', `${runAuth}/readyz`)).status === 200, 'run-auth ready again', 20_000);
   });
 });

@@ -1,52 +1,20 @@
-import { join } from 'node:path';
-import {
-  adminClient,
-  aProject,
-  anApiKey,
-  client,
-  ensureInfra,
-  eventually,
-  http,
-  localSecrets,
-  projectPath,
-  removeNatsStore,
-  repoRoot,
-  startNatsServer,
-  startReceiver,
-  startStack,
-  type Client,
-  type NatsServer,
-  type Receiver,
-  type Stack,
-} from '@platform/testkit';
+import { aProject, anApiKey, client, eventually, http, projectPath, startPrivateStack, startReceiver, type Client, type PrivateStack, type Receiver } from '@platform/testkit';
 import { sample, scrape } from '../support/metrics';
 
 /**
  * A stack of its own with two replicas each of management and webhook-dispatcher, and two gateways, so replicas can be
  * terminated and killed without touching the shared test stack.
  */
-let nats: NatsServer;
-let stack: Stack;
-let secrets: Record<string, string>;
+let stack: PrivateStack;
 let admin: Client;
 
 beforeAll(async () => {
-  const shared = ensureInfra();
-  nats = await startNatsServer();
-  secrets = localSecrets();
-  const run = `replicas-${Date.now().toString(36)}`;
-  stack = await startStack({
-    infra: { ...shared, NATS_URL: nats.url },
+  stack = await startPrivateStack({
+    name: 'replicas',
     services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
     replicas: { management: 2, 'webhook-dispatcher': 2, gateway: 2 },
     healthPorts: true,
-    logDir: join(repoRoot, '.infra', 'test-logs', run),
     env: {
-      ...secrets,
-      // Databases of its own: another stack's outbox sweep on a shared database would relay this stack's events.
-      MONGO_DB_PREFIX: 'replicas',
-      LOG_LEVEL: 'warn',
-      REDIS_KEY_PREFIX: `${run}:`,
       ANALYTICS_PORT: '0',
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       NATS_REQUEST_TIMEOUT_MS: '3000',
@@ -56,23 +24,16 @@ beforeAll(async () => {
       // get is retried (at least once, by design), and the exactly-once test below would count it twice.
       WEBHOOK_TIMEOUT_MS: '8000',
       WEBHOOK_TEST_TIMEOUT_MS: '1000',
-      WEBHOOK_PARTITION: run,
       SHUTDOWN_GRACE_MS: '10000',
       SHUTDOWN_DELAY_MS: '1500',
     },
   });
-  admin = adminClient({ gatewayUrl: stack.gatewayUrl, adminToken: secrets.ADMIN_TOKEN! });
+  admin = stack.admin;
 }, 300_000);
 
-afterAll(async () => {
-  await stack?.stop();
-  if (nats) {
-    await nats.stop();
-    removeNatsStore(nats);
-  }
-});
+afterAll(() => stack?.stop());
 
-const replicas = (name: string) => stack.processes.filter((p) => p.name === name);
+const replicas = (name: string) => stack.replicas(name);
 
 /** Posts run events `ids` with `workers` clients at once; a refused or failed post is retried until accepted. */
 async function postAll(key: string, ids: string[], workers = 8, onAccepted?: (n: number) => void): Promise<number> {
@@ -82,11 +43,10 @@ async function postAll(key: string, ids: string[], workers = 8, onAccepted?: (n:
   const worker = async () => {
     while (next < ids.length) {
       const id = ids[next++]!;
-      for (;;) {
+      await eventually(async () => {
         const res = await run.post('/run/v1/events', { id, type: 'replica.tested' }).catch(() => undefined);
-        if (res && (res.status === 201 || res.status === 200)) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+        return res?.status === 201 || res?.status === 200;
+      }, `event ${id} accepted`, 120_000);
       accepted++;
       onAccepted?.(accepted);
     }
@@ -143,7 +103,7 @@ test('when one of two management replicas and one of two gateways get SIGTERM, t
   const gateways = replicas('gateway').map((g) => g.url!);
   const ready = new Map(gateways.map((g) => [g, true]));
   let stop = false;
-  // The balancer: routes only to gateways whose /readyz answers 200, checking every 100 ms.
+  // The balancer: routes only to gateways whose /readyz answers 200, checking every 100 ms (its check period).
   const balancer = (async () => {
     while (!stop) {
       for (const g of gateways) ready.set(g, await http('GET', `${g}/readyz`).then((r) => r.status === 200, () => false));
@@ -160,8 +120,8 @@ test('when one of two management replicas and one of two gateways get SIGTERM, t
       const name = `hook-${turn}`;
       try {
         const ping = await http('GET', `${base}/ping`);
-        const created = await http('POST', `${base}${projectPath(p)}/webhook-destinations`, { token: secrets.ADMIN_TOKEN, json: { name, url: 'http://127.0.0.1:9/hook', eventTypes: ['event.created'] } });
-        const read = created.status === 201 ? await http('GET', `${base}${projectPath(p)}/webhook-destinations/${created.body.data.id}`, { token: secrets.ADMIN_TOKEN }) : created;
+        const created = await http('POST', `${base}${projectPath(p)}/webhook-destinations`, { token: stack.adminToken, json: { name, url: 'http://127.0.0.1:9/hook', eventTypes: ['event.created'] } });
+        const read = created.status === 201 ? await http('GET', `${base}${projectPath(p)}/webhook-destinations/${created.body.data.id}`, { token: stack.adminToken }) : created;
         for (const r of [ping, created, read]) if (r.status >= 300) failures.push(`${r.status} ${JSON.stringify(r.body)}`);
         if (ping.status === 200 && read.status === 200) ok++;
       } catch (err) {

@@ -1,23 +1,5 @@
-import { join } from 'node:path';
 import { randomId } from '@platform/secrets';
-import {
-  anApp,
-  client,
-  eventually,
-  http,
-  localSecrets,
-  removeNatsStore,
-  repoRoot,
-  solutionHeader,
-  solveChallenge,
-  startFakeChallengeProvider,
-  startNatsServer,
-  startStack,
-  testStack,
-  type FakeChallengeProvider,
-  type NatsServer,
-  type Stack,
-} from '@platform/testkit';
+import { anApp, eventually, http, solutionHeader, solveChallenge, startFakeChallengeProvider, startPrivateStack, type FakeChallengeProvider, type PrivateStack } from '@platform/testkit';
 
 /**
  * A second, small stack (its own NATS; management, run-auth, events-ingest and a gateway) configured for a hosted
@@ -27,22 +9,13 @@ import {
 const CHALLENGE_LIMIT = 4;
 const ORIGIN = 'https://app.example.com';
 let provider: FakeChallengeProvider;
-let nats: NatsServer;
-let mini: Stack;
-let adminToken: string;
+let mini: PrivateStack;
 
 beforeAll(async () => {
-  const main = testStack();
   provider = await startFakeChallengeProvider();
-  nats = await startNatsServer();
-  const secrets = localSecrets();
-  adminToken = secrets.ADMIN_TOKEN!;
-  const runId = randomId(8).toLowerCase();
-  mini = await startStack({
-    infra: { NATS_URL: nats.url, REDIS_URL: main.env.REDIS_URL!, MONGO_URL: main.env.MONGO_URL! },
+  mini = await startPrivateStack({
+    name: 'challenge-provider',
     services: ['management', 'run-auth', 'events-ingest'],
-    logDir: join(repoRoot, '.infra', 'test-logs', `challenge-provider-${runId}`),
-    env: { ...secrets, MONGO_DB_PREFIX: 'testcp', REDIS_KEY_PREFIX: `test:cp-${runId}:`, LOG_LEVEL: 'warn' },
     serviceEnv: {
       'run-auth': {
         CHALLENGE_UPSTREAM_URL: provider.url,
@@ -57,15 +30,13 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await mini?.stop();
-  await nats?.stop();
-  if (nats) removeNatsStore(nats);
   await provider?.close();
 });
 
 const anyProject = () => ({ tenantId: `t-${randomId(8).toLowerCase()}`, projectId: `p-${randomId(8).toLowerCase()}` });
 const get = (path: string, headers: Record<string, string> = { origin: ORIGIN }) => http('GET', `${mini.gatewayUrl}${path}`, { headers });
 const post = (path: string, json: unknown, headers: Record<string, string> = { origin: ORIGIN }) => http('POST', `${mini.gatewayUrl}${path}`, { json, headers });
-const newApp = () => anApp(client(mini.gatewayUrl, adminToken), anyProject());
+const newApp = () => anApp(mini.admin, anyProject());
 
 describe('challenge endpoints with a hosted challenge provider', () => {
   test('when a challenge is asked, then the provider is called with the endpoint class and client address, and its answer is passed through', async () => {

@@ -1,7 +1,6 @@
 import { connect } from 'node:net';
 import { allOperations, type AnyOperation } from '@platform/contracts';
-import { adminClient, anAnalyticsKey, anApiKey, aProject, http, type HttpResult, testStack, uniqueId } from '@platform/testkit';
-import { countsOfTenant } from '../support/raw-db';
+import { adminClient, anAnalyticsKey, anApiKey, aProject, countsOfTenant, http, type HttpResult, testStack, uniqueId } from '@platform/testkit';
 
 /**
  * A corpus of hostile bodies through every operation that takes a JSON body (generated from the declarations):

@@ -1,5 +1,4 @@
-import { adminClient, anAnalyticsKey, anApiKey, anApp, aProject, http, projectPath, testStack } from '@platform/testkit';
-import { rowsOfTenant } from '../support/raw-db';
+import { adminClient, anAnalyticsKey, anApiKey, anApp, aProject, http, projectPath, rowsOfTenant, testStack } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);

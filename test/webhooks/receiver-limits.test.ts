@@ -1,24 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import {
-  adminClient,
-  anApiKey,
-  aProject,
-  client,
-  dropDatabases,
-  ensureInfra,
-  eventually,
-  localSecrets,
-  projectPath,
-  removeNatsStore,
-  repoRoot,
-  startNatsServer,
-  startStack,
-  type Client,
-  type NatsServer,
-  type Stack,
-} from '@platform/testkit';
+import { anApiKey, aProject, client, eventually, projectPath, startPrivateStack, type Client, type PrivateStack } from '@platform/testkit';
 
 /**
  * Receivers that never answer or answer with an endless body must not stall the dispatcher: each destination holds
@@ -28,8 +10,7 @@ import {
  */
 const CAP = 2;
 const N = 30;
-let nats: NatsServer;
-let stack: Stack;
+let stack: PrivateStack;
 let admin: Client;
 /** The healthy receiver: refuses (503) the first attempt of its first 10 deliveries, answers 200 to everything else. */
 let healthy: http.Server;
@@ -42,8 +23,6 @@ let hanging = 0;
 let maxHanging = 0;
 
 beforeAll(async () => {
-  const shared = ensureInfra();
-  nats = await startNatsServer();
   const refused = new Set<string>();
   healthy = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -86,18 +65,11 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => bad.listen(0, '127.0.0.1', r));
   badUrl = `http://127.0.0.1:${(bad.address() as AddressInfo).port}`;
-  const secrets = localSecrets();
-  const runId = Date.now().toString(36);
-  stack = await startStack({
-    infra: { ...shared, NATS_URL: nats.url },
+  stack = await startPrivateStack({
+    name: 'receiver-limits',
     services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
     healthPorts: true,
-    logDir: join(repoRoot, '.infra', 'test-logs', `receiver-limits-${runId}`),
     env: {
-      ...secrets,
-      MONGO_DB_PREFIX: `rlim${runId}`,
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
-      REDIS_KEY_PREFIX: `rlim:${runId}:`,
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       AUTH_FAILURE_LIMIT_PER_IP: '1000000',
       WEBHOOK_CONCURRENCY: '8',
@@ -108,20 +80,14 @@ beforeAll(async () => {
       WEBHOOK_RETRY_SCHEDULE_MS: '300,120000',
       WEBHOOK_RETRY_JITTER: '0',
       WEBHOOK_POLL_INTERVAL_MS: '100',
-      WEBHOOK_PARTITION: `rlim-${runId}`,
       OUTBOX_SWEEP_MS: '500',
     },
   });
-  admin = adminClient({ gatewayUrl: stack.gatewayUrl, adminToken: secrets.ADMIN_TOKEN! });
+  admin = stack.admin;
 }, 240_000);
 
 afterAll(async () => {
   await stack?.stop();
-  if (stack) await dropDatabases(stack.env.MONGO_URL!, stack.env.MONGO_DB_PREFIX!).catch(() => undefined);
-  if (nats) {
-    await nats.stop();
-    removeNatsStore(nats);
-  }
   healthy?.closeAllConnections();
   if (healthy) await new Promise<void>((r) => healthy.close(() => r()));
   bad?.closeAllConnections();
@@ -149,7 +115,7 @@ test('when one destination hangs and another answers with an endless body, then 
   const ok = () => answered.filter((a) => a.tenantId === p.tenantId && a.status === 200);
   await eventually(() => new Set(ok().map((a) => a.eventId)).size === N, `all ${N} events delivered to the healthy destination`, 60_000);
 
-  const dispatcher = stack.processes.find((x) => x.name === 'webhook-dispatcher')!;
+  const dispatcher = stack.process('webhook-dispatcher');
   // The dispatcher answers its health check while the hanging receiver holds sends.
   expect((await fetch(`${dispatcher.healthUrl}/healthz`, { signal: AbortSignal.timeout(5000) })).status).toBe(200);
 

@@ -2,8 +2,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect as netConnect } from 'node:net';
-import { freePort } from './stack';
+import { freePort, waitPort } from './ports';
 import { repoRoot } from './infra';
 import { trackChild } from './children';
 
@@ -15,25 +14,6 @@ export interface NatsServer {
   stop(hard?: boolean): Promise<void>;
   /** Starts it again on the same port and store (after stop). */
   start(): Promise<void>;
-}
-
-function waitPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const s = netConnect(port, '127.0.0.1');
-      s.once('connect', () => {
-        s.destroy();
-        resolve();
-      });
-      s.once('error', () => {
-        s.destroy();
-        if (Date.now() > deadline) reject(new Error(`nothing listens on ${port}`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
 }
 
 /** A private nats-server with JetStream for one test run (so parallel runs never share queue groups). */
