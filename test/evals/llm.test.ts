@@ -1,5 +1,5 @@
 import { GET_AGENT_DEFINITION_SUBJECT, REPLACE_AGENT_DEFINITION_SUBJECT } from '@platform/contracts';
-import { aProject, aStoredAgent, eventually, projectPath, requestSubject, startReceiver, uniqueId, withDatabase, type Receiver } from '@platform/testkit';
+import { aProject, aStoredAgent, eventually, projectPath, requestSubject, startReceiver, testStack, uniqueId, withDatabase, type Receiver } from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 import { aConversation, aFeedback, anEvaluator, evalsPath, finishedRun, improvementsPath, resultsOf, runsPath, settledBranch, startEvalsStack } from '../support/evals';
 import { createDestination, signatureValid } from '../support/webhooks';
@@ -13,6 +13,14 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await es?.stop();
+});
+
+// The flaky failure of "the verdict follows the pass criteria" (run failed, 0 items passed, in full runs only): this
+// stack shared the shared test stack's databases, and that stack's outbox sweep found this stack's pending evaluation
+// items and relayed them onto its own NATS, where its evals (no LLM configured) stored an error result for each item
+// first. Reproduced by running the test with the shared stack's OUTBOX_SWEEP_MS at 100: failed, 0 passed, 0 failed.
+test('when the shared test stack runs beside this stack, then the two share no database (so neither relays the other\'s outbox)', () => {
+  expect(es.stack.env.MONGO_DB_PREFIX).not.toBe(testStack().env.MONGO_DB_PREFIX);
 });
 
 const json = (v: unknown) => JSON.stringify(v);

@@ -1,5 +1,5 @@
 import { ProblemError } from '@platform/client';
-import { adminApi, adminClient, aProject, anApiKey, aTenantToken, client, http, projectPath, testStack } from '@platform/testkit';
+import { adminApi, adminClient, aProject, anApiKey, aTenantToken, client, eventually, http, projectPath, testStack } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -124,10 +124,14 @@ describe('API keys', () => {
     await api.deleteApiKey({ params: { ...p, id: apiKey.id } });
     expect((await problemOf(run.createRunEvent({ body: { type: 'after.delete' } }))).status).toBe(401);
 
-    const soon = await anApiKey(admin, p, { expiresAt: new Date(Date.now() + 1500).toISOString() });
+    const expiresAt = new Date(Date.now() + 1500).toISOString();
+    const soon = await anApiKey(admin, p, { expiresAt });
     const run2 = api.withToken(soon.key);
     await run2.createRunEvent({ body: { type: 'before.expiry' } });
-    await new Promise((r) => setTimeout(r, 1700));
+    // Refused once the expiry has passed (and from then on): no fixed wait for the clock.
+    const refused = () => run2.createRunEvent({ body: { type: 'after.expiry' } }).then(() => false, (e: unknown) => e instanceof ProblemError && e.status === 401);
+    await eventually(refused, 'the expired key refused', 15_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
     expect((await problemOf(run2.createRunEvent({ body: { type: 'after.expiry' } }))).status).toBe(401);
   });
 

@@ -28,10 +28,7 @@ beforeAll(async () => {
     },
   });
 }, 120_000);
-afterAll(async () => {
-  await mini?.stop();
-  await provider?.close();
-});
+afterAll(() => Promise.all([mini?.stop(), provider?.close()]));
 
 const anyProject = () => ({ tenantId: `t-${randomId(8).toLowerCase()}`, projectId: `p-${randomId(8).toLowerCase()}` });
 const get = (path: string, headers: Record<string, string> = { origin: ORIGIN }) => http('GET', `${mini.gatewayUrl}${path}`, { headers });

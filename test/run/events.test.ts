@@ -1,4 +1,4 @@
-import { adminClient, aProject, anApiKey, client, http, testStack, withDatabase } from '@platform/testkit';
+import { adminClient, aProject, anApiKey, client, eventually, http, testStack, withDatabase } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -54,7 +54,8 @@ describe('POST /run/v1/events', () => {
   test('when the same id is posted again, then it answers 200 with the original row and original createdAt', async () => {
     const { run } = await runClient();
     const first = await run.post('/run/v1/events', { id: 'dup', type: 'a', properties: { v: 1 } });
-    await new Promise((r) => setTimeout(r, 20));
+    // The repeat arrives in a later millisecond, so a second createdAt would differ from the first.
+    await eventually(() => Date.now() > Date.parse(first.body.data.createdAt), 'a later millisecond than the first createdAt');
     const second = await run.post('/run/v1/events', { id: 'dup', type: 'b', properties: { v: 2 } });
     expect(first.status).toBe(201);
     expect(second.status).toBe(200);
