@@ -75,7 +75,7 @@ export async function startPrivateStack(opts: PrivateStackOptions): Promise<Priv
   let stack: Stack | undefined;
   let stopped: Promise<void> | undefined;
 
-  const mongoUrl = () => infraOverrides?.MONGO_URL ?? ensureInfra().MONGO_URL;
+  let mongoUrl: string | undefined;
   const stop = () =>
     (stopped ??= (async () => {
       const failures: string[] = [];
@@ -95,12 +95,14 @@ export async function startPrivateStack(opts: PrivateStackOptions): Promise<Priv
         await step('stop nats', () => n.stop());
         removeNatsStore(n);
       }
-      if (!keepDatabases && !process.env.TEST_KEEP_DB) await step(`drop ${dbPrefix}_*`, () => bounded(60_000, dropDatabases(mongoUrl(), dbPrefix)));
+      const url = mongoUrl;
+      if (url && !keepDatabases && !process.env.TEST_KEEP_DB) await step(`drop ${dbPrefix}_*`, () => bounded(60_000, dropDatabases(url, dbPrefix)));
       if (failures.length) console.warn(`[private stack ${name}] cleanup: ${failures.join('; ')}`);
     })());
 
   try {
     const shared = infraOverrides?.NATS_URL && infraOverrides.REDIS_URL && infraOverrides.MONGO_URL ? (infraOverrides as InfraEnv) : { ...ensureInfra(), ...infraOverrides };
+    mongoUrl = shared.MONGO_URL;
     if (!infraOverrides?.NATS_URL && natsMode !== 'shared') nats = await startNatsServer();
     if (privateRedis) redis = await startRedisServer();
     const redisEnv: Record<string, string> = redis ? { REDIS_URL: redis.url } : {};
