@@ -245,7 +245,7 @@ async function newStack(name: string, services: string[], opts: { infra?: Partia
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       NATS_REQUEST_TIMEOUT_MS: '3000',
       WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200,2400,4800,9600,9600',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_CAP_WAIT_MS: '100',
       OUTBOX_SWEEP_MS: '500',
       RATE_LIMIT_ENABLED: 'false',
       AUTH_FAILURE_LIMIT_PER_IP: '1000000',

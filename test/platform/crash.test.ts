@@ -12,7 +12,7 @@ beforeAll(async () => {
   stack = await startPrivateStack({
     name: 'crash',
     services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
-    env: { ALLOW_LOOPBACK_WEBHOOKS: 'true', NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200', WEBHOOK_POLL_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_TEST_TIMEOUT_MS: '2000', OUTBOX_SWEEP_MS: '500' },
+    env: { ALLOW_LOOPBACK_WEBHOOKS: 'true', NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200', WEBHOOK_CAP_WAIT_MS: '100', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_TEST_TIMEOUT_MS: '2000', OUTBOX_SWEEP_MS: '500' },
   });
 }, 120_000);
 

@@ -25,7 +25,7 @@ beforeAll(async () => {
       LOG_LEVEL: 'debug',
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       WEBHOOK_RETRY_SCHEDULE_MS: '200,400',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_CAP_WAIT_MS: '100',
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_BSP_SCHEDULE_DELAY: '200',
     },

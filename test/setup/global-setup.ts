@@ -5,7 +5,6 @@ import { randomSecret } from '@platform/secrets';
 import { ensureInfra, freePort, repoRoot, startChatappFake, startPrivateStack, reapOrphans, type PrivateStack } from '@platform/testkit';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __STACK__: PrivateStack | undefined;
 }
 
@@ -29,7 +28,7 @@ export default async function globalSetup(): Promise<void> {
       // on a gateway of its own (test/gateway/auth-hardening.test.ts).
       AUTH_FAILURE_LIMIT_PER_IP: '1000000',
       WEBHOOK_RETRY_SCHEDULE_MS: '200,400,800',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_CAP_WAIT_MS: '100',
       ANALYTICS_PORT: String(analyticsPort),
       CHATAPP_API_URL: chatappFake.apiUrl,
       CHATAPP_AUTHORIZE_URL: chatappFake.authorizeUrl,

@@ -88,7 +88,7 @@ export async function startEvalsStack(name: string) {
         EVAL_WORK_ACK_WAIT_MS: '3000',
         MERGE_SWEEP_MS: '1000',
         ALLOW_LOOPBACK_WEBHOOKS: 'true',
-        WEBHOOK_POLL_INTERVAL_MS: '100',
+        WEBHOOK_CAP_WAIT_MS: '100',
       },
     });
     stack.onStop(() => llm.close());

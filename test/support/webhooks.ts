@@ -69,7 +69,7 @@ export async function eventPublisher(natsUrl: string) {
  * platform events on its NATS.
  */
 export async function startWebhookStack(name: string, env: Record<string, string>) {
-  const stack = await startPrivateStack({ name, services: ['management', 'webhook-dispatcher'], env: { WEBHOOK_POLL_INTERVAL_MS: '100', ...env } });
+  const stack = await startPrivateStack({ name, services: ['management', 'webhook-dispatcher'], env: { WEBHOOK_CAP_WAIT_MS: '100', ...env } });
   const events = await eventPublisher(stack.natsUrl);
   stack.onStop(() => events.close());
   return { stack, admin: stack.admin, events, dispatcher: () => stack.process('webhook-dispatcher'), stop: stack.stop };

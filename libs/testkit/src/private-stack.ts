@@ -87,7 +87,13 @@ export async function startPrivateStack(opts: PrivateStackOptions): Promise<Priv
         }
       };
       // Past the bound, the processes are killed outright (a process may hang on a server that is gone).
-      if (stack) await step('stop the processes', () => bounded(60_000, stack!.stop()).then(() => stack!.processes.forEach((p) => p.child.kill('SIGKILL'))));
+      if (stack) {
+        const st = stack;
+        await step('stop the processes', async () => {
+          await bounded(60_000, st.stop());
+          for (const p of st.processes) p.child.kill('SIGKILL');
+        });
+      }
       for (const fn of cleanups.reverse()) await step('an onStop callback', fn);
       if (redis) await step('stop redis', () => redis!.stop());
       if (nats) {
@@ -97,7 +103,7 @@ export async function startPrivateStack(opts: PrivateStackOptions): Promise<Priv
       }
       const url = mongoUrl;
       if (url && !keepDatabases && !process.env.TEST_KEEP_DB) await step(`drop ${dbPrefix}_*`, () => bounded(60_000, dropDatabases(url, dbPrefix)));
-      if (failures.length) console.warn(`[private stack ${name}] cleanup: ${failures.join('; ')}`);
+      if (failures.length) process.stderr.write(`[private stack ${name}] cleanup: ${failures.join('; ')}\n`);
     })());
 
   try {
