@@ -8,8 +8,15 @@ import { testStack } from './fixtures';
  * Reads a service's own database directly, for tests that must prove what is (or is not) stored:
  * row counts after a crash, no plaintext secrets at rest. Never used to set up state.
  */
-export async function withDatabase<T>(mongoUrl: string, service: string, fn: (db: mongoose.mongo.Db) => Promise<T>, prefix = testDbPrefix()): Promise<T> {
-  const conn = mongoose.createConnection(mongoUrl, { dbName: serviceDbName(service, prefix), maxPoolSize: 2 });
+export async function withDatabase<T>(
+  mongoUrl: string,
+  service: string,
+  fn: (db: mongoose.mongo.Db) => Promise<T>,
+  prefix = testDbPrefix(),
+  /** More connections, for a caller that runs many operations at once (the bench's driver-only ceilings). */
+  maxPoolSize = 2,
+): Promise<T> {
+  const conn = mongoose.createConnection(mongoUrl, { dbName: serviceDbName(service, prefix), maxPoolSize });
   try {
     await conn.asPromise();
     return await fn(conn.db!);
