@@ -34,6 +34,7 @@ export const management = defineService({
     destinationRelay = outboxRelay(destinations.model, pub);
     appRelay = outboxRelay(apps.eventModel, pub);
     relays.push(apiKeyRelay, destinationRelay, appRelay);
+    await apiKeys.backfillLive();
     await apps.sweepHeld();
     const heldSweep = setInterval(() => void apps.sweepHeld().catch(() => undefined), 30_000);
     heldSweep.unref();
