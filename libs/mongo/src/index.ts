@@ -378,4 +378,5 @@ export function outboxRelay(
 }
 
 export { mongoose };
+export * from './batched-insert';
 export type { Connection, Model };
