@@ -44,7 +44,7 @@ export default async function globalSetup(): Promise<void> {
       // on a gateway of its own (test/auth-hardening.test.ts).
       AUTH_FAILURE_LIMIT_PER_IP: '1000000',
       WEBHOOK_RETRY_SCHEDULE_MS: '200,400,800',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_CAP_WAIT_MS: '100',
       WEBHOOK_PARTITION: `test-${runId}`,
       ANALYTICS_PORT: String(analyticsPort),
       CHATAPP_API_URL: chatappFake.apiUrl,
