@@ -28,7 +28,7 @@ import { randomId } from '@platform/secrets';
 import { measure, percentiles, type LoadResult, type LoadSettings, type LoadSpec } from './load';
 import { topFrames } from './profile';
 import { findCeiling, writeCeilings, type Ceilings } from './ceiling';
-import { countStored, seedApiKeys, seedWriteHistory } from './seed';
+import { countStored, DELIVERY_COLLECTION, seedApiKeys, seedWriteHistory } from './seed';
 import { readDbWrites, writesBetween } from './db-writes';
 import { createRequire } from 'node:module';
 
@@ -486,7 +486,7 @@ async function main() {
         const rate = await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, settings);
         log(`settled in ${(await settle(nats.url)).toFixed(1)} s`);
         const lag = await webhookLag(`wgrowth-${label}`, 100, lagSeconds);
-        const stored = `${await countStored(shared.MONGO_URL, dbPrefix, 'events-ingest', 'runEvents')} events, ${await countStored(shared.MONGO_URL, dbPrefix, 'webhook-dispatcher', 'deliveries')} deliveries stored`;
+        const stored = `${await countStored(shared.MONGO_URL, dbPrefix, 'events-ingest', 'runEvents')} events, ${await countStored(shared.MONGO_URL, dbPrefix, 'webhook-dispatcher', DELIVERY_COLLECTION)} deliveries stored`;
         return { rate, lag, stored };
       };
       const empty = await measureWrites('before');

@@ -51,7 +51,8 @@ export interface WriteHistory {
   destinationId: string;
 }
 
-/** One stored run event (events-ingest: services/events-ingest/src/data/run-event.model.ts), already relayed. */
+/** One stored run event (events-ingest: services/events-ingest/src/data/run-event.model.ts), its events published
+ * (no outbox fields left). */
 function runEventDoc(h: WriteHistory, at: Date) {
   const id = randomUUID();
   return {
@@ -73,31 +74,35 @@ function runEventDoc(h: WriteHistory, at: Date) {
 }
 
 /**
- * One finished webhook delivery (webhook-dispatcher: services/webhook-dispatcher/src/data/delivery.model.ts).
- * The delivery log's shape is being redesigned (issue 20): this function and DELIVERY_COLLECTION are the one place
- * to adapt.
+ * One finished webhook delivery: its one attempt row in the insert-only delivery log (webhook-dispatcher:
+ * services/webhook-dispatcher/src/data/attempt.model.ts). When the log's shape changes, this function and
+ * DELIVERY_COLLECTION are the one place to adapt.
  */
-const DELIVERY_COLLECTION = 'deliveries';
+export const DELIVERY_COLLECTION = 'deliveryAttempts';
 function deliveryDoc(h: WriteHistory, at: Date) {
   const eventId = randomUUID();
+  const deliveryId = `msg_${randomId(24)}`;
   return {
-    _id: `dlv_${randomId(20)}`,
+    _id: `${deliveryId}#1`,
     partition: h.partition,
     tenantId: h.tenantId,
     projectId: h.projectId,
     destinationId: h.destinationId,
+    deliveryId,
     eventId,
     eventType: 'event.created',
-    body: JSON.stringify({ type: 'event.created', data: { event: { id: eventId, type: 'bench.event', createdAt: at.toISOString() } } }),
+    kind: 'attempt',
+    attempt: 1,
+    at,
+    statusCode: 200,
+    ok: true,
+    error: null,
+    durationMs: 3,
     status: 'delivered',
-    attemptCount: 1,
     nextAttemptAt: null,
-    claimToken: null,
-    lastStatusCode: 200,
-    lastError: null,
-    attempts: [{ attempt: 1, at, statusCode: 200, ok: true, error: null, durationMs: 3 }],
-    createdAt: at,
-    updatedAt: at,
+    latest: true,
+    deliveryCreatedAt: at,
+    body: JSON.stringify({ type: 'event.created', data: { event: { id: eventId, type: 'bench.event', createdAt: at.toISOString() } } }),
   };
 }
 
