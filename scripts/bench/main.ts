@@ -339,7 +339,7 @@ async function main() {
           { url: `${gw}/run/v1/events`, method: 'POST', headers: { authorization: `Bearer ${wKey}` }, body: newEvent, rate, connections: Math.max(10, Math.ceil(rate / 20)), expectStatus: 201 },
           { ...settings, warmupS: 0, runs: 1, durationS: seconds },
         );
-        const sent = Math.round(run.rps * seconds);
+        const sent = run.completed ?? Math.round(run.rps * seconds);
         const deadline = Date.now() + 60_000;
         while (receiver.arrivals.size < sent && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
         const lag = percentiles([...receiver.arrivals.values()]);
