@@ -41,8 +41,3 @@ export async function listPage<T>(
   if (read.length < ahead && (read.length > 0 || page === 1)) return { rows, total: skip + read.length };
   return { rows, total: await (opts.total ?? (() => model.countDocuments(filter)))() };
 }
-
-export function iso(d: Date | string | undefined | null): string | undefined {
-  if (d === undefined || d === null) return undefined;
-  return typeof d === 'string' ? d : d.toISOString();
-}
