@@ -327,7 +327,7 @@ describe('analytics ingest: idempotent retries', () => {
     ];
     const results = await Promise.all(bodies.map((b) => ingest.post('/events', b)));
     expect(results.slice(0, 40).map((r) => r.status)).toEqual(Array(40).fill(201));
-    results.slice(0, 40).forEach((r, i) => expect(r.body).toMatchObject({ id: bodies[i]!.id, messageId: `m-${i}`, projectId: p.projectId }));
+    for (const [i, r] of results.slice(0, 40).entries()) expect(r.body).toMatchObject({ id: bodies[i]!.id, messageId: `m-${i}`, projectId: p.projectId });
     expect(results[40]).toMatchObject({ status: 200, body: replayed.body });
     expect(results.slice(41).map((r) => r.status).sort()).toEqual([200, 201]);
     expect(results[41]!.body).toEqual(results[42]!.body);
