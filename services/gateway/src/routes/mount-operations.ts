@@ -130,14 +130,18 @@ function formParser(limit: number) {
   return express.urlencoded({ extended: false, limit, type: () => true });
 }
 
-/** Authenticates, counting failures per client address (a client over its failure limit gets 429). */
+/**
+ * Authenticates under the failed-authentication lockout (middleware/auth-lockout.ts): a credential over its failure
+ * limit, or one not recently verified from an address over its limit, gets 429 without being checked; each 401 counts.
+ */
 async function authenticateLimited(op: AnyOperation, req: Request, requestId: string, opts: MountOptions) {
   if (op.auth === 'none') return opts.auth.authenticate(op, req, requestId);
-  await opts.limits.assertAuthAllowed(req);
+  const credential = opts.auth.credentialOf(op, req)?.token;
+  await opts.limits.lockout.admit(req, credential, () => opts.auth.knows(op, req));
   try {
     return await opts.auth.authenticate(op, req, requestId);
   } catch (err) {
-    if (err instanceof AppError && err.status === 401) await opts.limits.recordAuthFailure(req);
+    if (err instanceof AppError && err.status === 401) await opts.limits.lockout.failed(req, credential);
     throw err;
   }
 }
