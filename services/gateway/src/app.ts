@@ -123,7 +123,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
 
   // The main API: every operation except those of the analytics base URL.
   const mainApp = listenerApp('main', allOperations.filter((op) => !isAnalytics(op)), (app) => {
-    const openapi = JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : []));
+    const openapi = JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : undefined));
     app.get('/openapi.json', (_req, res) => {
       res.type('application/json').send(openapi);
     });

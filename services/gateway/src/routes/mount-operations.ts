@@ -280,10 +280,22 @@ function forwardedHeaders(op: AnyOperation, req: Request): Record<string, string
   return Object.keys(out).length ? out : undefined;
 }
 
+const isRedirect = (status: number) => status === 302 || status === 303;
+
 function sendReply(res: Response, req: Request, op: AnyOperation, reply: WireReply): void {
   if (!reply.ok) {
     sendError(res, req, AppError.fromProblem(reply.problem, reply.headers), op);
     return;
+  }
+  if (isRedirect(reply.status) && reply.headers?.location) {
+    // Browsers follow the redirect; a script that asks for JSON gets where it would be sent (see buildOpenApi).
+    res.append('vary', 'Accept');
+    if (req.accepts(['text/html', 'application/json']) === 'application/json') {
+      const { location, ...rest } = reply.headers;
+      for (const [k, v] of Object.entries(rest)) res.setHeader(k, v);
+      res.status(200).json({ location });
+      return;
+    }
   }
   for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
   res.status(reply.status);
