@@ -101,6 +101,28 @@ describe('failed authentications from one client address', () => {
 });
 
 describe('failed authentications with one credential', () => {
+  test('when one client retries a stale key, and sends a good token to operations of another scheme, again and again, then only those are refused: its address stays open to new credentials and the good token keeps working', async () => {
+    const p = aProject();
+    const good = await aTenantToken(admin, p.tenantId);
+    const unused = await aTenantToken(admin, p.tenantId);
+    const ip = anAddress();
+    const path = `${projectPath(p)}/api-keys`;
+    expect((await http('GET', `${gw.url}${path}`, { token: good, headers: from(ip) })).status).toBe(200);
+    const stale: number[] = [];
+    const wrongScheme: number[] = [];
+    for (let i = 0; i < FAILURES * 2; i++) {
+      stale.push((await http('GET', `${(i % 2 ? other : gw).url}${path}`, { token: 'mt_stale_key_of_a_cron_job', headers: from(ip) })).status);
+      // A management token is no run credential (a fuzzer or a confused script sends it everywhere).
+      wrongScheme.push((await http('POST', `${gw.url}/run/v1/events`, { token: good, json: { type: 'x' }, headers: from(ip) })).status);
+    }
+    expect(stale).toEqual([...Array(CREDENTIAL_FAILURES).fill(401), ...Array(FAILURES * 2 - CREDENTIAL_FAILURES).fill(429)]);
+    expect(wrongScheme).toEqual([...Array(CREDENTIAL_FAILURES).fill(401), ...Array(FAILURES * 2 - CREDENTIAL_FAILURES).fill(429)]);
+    // Two credentials failed from the address: far from its limit, so a credential never verified is still checked.
+    expect((await http('GET', `${other.url}${path}`, { token: unused, headers: from(ip) })).status).toBe(200);
+    expect((await http('GET', `${gw.url}${path}`, { token: good, headers: from(ip) })).status).toBe(200);
+  });
+
+
   test('when one bad credential is retried from many addresses, then it is refused with 429 wherever it comes from, on both gateways, while the addresses stay usable', async () => {
     const p = aProject();
     const good = await aTenantToken(admin, p.tenantId);

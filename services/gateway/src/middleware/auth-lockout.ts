@@ -23,23 +23,34 @@ export const credentialHash = (credential: string) => createHash('sha256').updat
 
 const LOCAL_MARKS_MAX = 50_000;
 
+/** A presented credential as the lockout knows it: how it is verified (scheme) and its value. */
+export interface PresentedCredential {
+  kind: string;
+  token: string;
+}
+
 /**
  * The failed-authentication lockout: slows down guessing, never a good client.
  *
- * - Every 401 counts against the client address and against the presented credential (both in Redis, so every
- *   gateway counts together).
+ * - A 401 counts against the presented credential (any address), and against the client address the first time that
+ *   credential fails from it in the window: guessing means many different credentials, while one client retrying one
+ *   stale key, or a tool sending a good key to an operation of another scheme, is one. Both counters live in Redis, so
+ *   every gateway counts together.
  * - A client address over its limit is not refused: only the credentials it presents that no gateway has verified
  *   recently are refused (429 + Retry-After, without being checked). A credential a gateway has verified is marked
  *   known in Redis for `knownSeconds`, so the good clients behind a shared address (office NAT, CI provider, a
- *   cluster's egress) keep working while one misconfigured client there retries a stale key.
+ *   cluster's egress) keep working.
  * - A credential over its own limit is refused wherever it comes from (a revoked key hammering the API).
- * - A known credential that fails authentication (revoked since) stops being known.
+ * - A known credential is still verified on every use; when it fails (revoked since) it stops being known.
+ * - Credentials are named by scheme and SHA-256 (the secret itself never reaches Redis).
  * - Without Redis everything passes (fails open, like the other limits).
  */
 export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
   const byAddress = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:authfail`, points: opts.failuresPerIp, duration: opts.windowSeconds });
   const byCredential = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:authfail-cred`, points: opts.failuresPerCredential, duration: opts.windowSeconds });
-  const knownKey = (hash: string) => `${opts.keyPrefix}:known:${hash}`;
+  const idOf = (c: PresentedCredential | undefined) => (c ? `${c.kind}:${credentialHash(c.token)}` : 'none');
+  const knownKey = (id: string) => `${opts.keyPrefix}:known:${id}`;
+  const seenKey = (ip: string, id: string) => `${opts.keyPrefix}:authfail-seen:${ip}:${id}`;
   // Credentials this gateway marked known lately: a busy credential is written to Redis about once per half lifetime.
   const marked = new Map<string, number>();
 
@@ -47,7 +58,7 @@ export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
     const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
     const detail =
       what === 'address'
-        ? `Too many failed authentications from this client address: credentials not recently verified are not checked; retry after ${retryAfter} s`
+        ? `Too many failed authentications from this client address: credentials not verified recently are not checked; retry after ${retryAfter} s`
         : `Too many failed authentications with this credential; retry after ${retryAfter} s`;
     return new AppError('too_many_requests', detail, { headers: { 'retry-after': String(retryAfter) } });
   };
@@ -56,54 +67,60 @@ export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
 
   return {
     /**
-     * Throws 429 when the credential is over its own failure limit, or when the client address is over its limit and
-     * the credential is not known (`knownHere`: this gateway's auth cache holds it; else Redis is asked).
+     * Throws 429 when the address or the credential is over its failure limit and the credential is not known
+     * (`knownHere`: this gateway's auth cache holds it; else Redis is asked). Two counter reads otherwise.
      */
-    async admit(req: Request, credential: string | undefined, knownHere: () => boolean): Promise<void> {
+    async admit(req: Request, credential: PresentedCredential | undefined, knownHere: () => boolean): Promise<void> {
       if (!opts.enabled) return;
-      const hash = credential ? credentialHash(credential) : undefined;
+      const id = credential ? idOf(credential) : undefined;
       try {
-        const [ip, cred] = await Promise.all([byAddress.get(address(req)), hash ? byCredential.get(hash) : null]);
-        const lockedCred = over(cred, opts.failuresPerCredential);
-        if (lockedCred) throw refused('credential', lockedCred.msBeforeNext);
-        const lockedIp = over(ip, opts.failuresPerIp);
-        if (!lockedIp) return;
-        if (hash && (knownHere() || (await redis.exists(knownKey(hash))) === 1)) return;
-        throw refused('address', lockedIp.msBeforeNext);
+        const [ip, cred] = await Promise.all([byAddress.get(address(req)), id ? byCredential.get(id) : null]);
+        const locked = over(cred, opts.failuresPerCredential) ? { what: 'credential' as const, res: cred! } : over(ip, opts.failuresPerIp) ? { what: 'address' as const, res: ip! } : null;
+        if (!locked) return;
+        if (id && (knownHere() || (await redis.exists(knownKey(id))) === 1)) return;
+        throw refused(locked.what, locked.res.msBeforeNext);
       } catch (err) {
         if (err instanceof AppError) throw err;
         opts.onUnreachable(err);
       }
     },
 
-    /** A 401: counts against the address and the credential; the failure that crosses a limit is answered 429. */
-    async failed(req: Request, credential: string | undefined): Promise<void> {
+    /** A 401: counts as described above; the failure that crosses a limit is answered 429. */
+    async failed(req: Request, credential: PresentedCredential | undefined): Promise<void> {
       if (!opts.enabled) return;
-      const hash = credential ? credentialHash(credential) : undefined;
-      if (hash) marked.delete(hash);
-      const results = await Promise.allSettled([
-        byAddress.consume(address(req)),
-        hash ? byCredential.consume(hash) : undefined,
-        hash ? redis.del(knownKey(hash)) : undefined,
-      ]);
-      const [ip, cred] = results;
-      for (const r of results) if (r.status === 'rejected' && !(r.reason instanceof RateLimiterRes)) opts.onUnreachable(r.reason);
-      if (ip.status === 'rejected' && ip.reason instanceof RateLimiterRes) throw refused('address', ip.reason.msBeforeNext);
-      if (cred.status === 'rejected' && cred.reason instanceof RateLimiterRes) throw refused('credential', cred.reason.msBeforeNext);
+      const id = idOf(credential);
+      const ip = address(req);
+      marked.delete(id);
+      try {
+        const [firstHere] = await Promise.all([
+          redis.set(seenKey(ip, id), '1', 'EX', opts.windowSeconds, 'NX'),
+          credential ? redis.del(knownKey(id)) : undefined,
+        ]);
+        const [byIp, byCred] = await Promise.allSettled([
+          firstHere === 'OK' ? byAddress.consume(ip) : undefined,
+          credential ? byCredential.consume(id) : undefined,
+        ]);
+        for (const r of [byIp, byCred]) if (r.status === 'rejected' && !(r.reason instanceof RateLimiterRes)) opts.onUnreachable(r.reason);
+        if (byCred.status === 'rejected' && byCred.reason instanceof RateLimiterRes) throw refused('credential', byCred.reason.msBeforeNext);
+        if (byIp.status === 'rejected' && byIp.reason instanceof RateLimiterRes) throw refused('address', byIp.reason.msBeforeNext);
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        opts.onUnreachable(err);
+      }
     },
 
     /** A gateway verified this credential (not from its cache): it is known to every gateway for `knownSeconds`. */
-    verified(credential: string): void {
+    verified(credential: PresentedCredential): void {
       if (!opts.enabled) return;
-      const hash = credentialHash(credential);
+      const id = idOf(credential);
       const now = Date.now();
-      const last = marked.get(hash);
+      const last = marked.get(id);
       if (last !== undefined && now - last < (opts.knownSeconds * 1000) / 2) return;
-      marked.delete(hash);
-      marked.set(hash, now);
+      marked.delete(id);
+      marked.set(id, now);
       if (marked.size > LOCAL_MARKS_MAX) marked.delete(marked.keys().next().value!);
-      redis.set(knownKey(hash), '1', 'EX', opts.knownSeconds).catch((err: unknown) => {
-        marked.delete(hash);
+      redis.set(knownKey(id), '1', 'EX', opts.knownSeconds).catch((err: unknown) => {
+        marked.delete(id);
         opts.onUnreachable(err);
       });
     },

@@ -55,7 +55,7 @@ const unauthorized = (detail: string) => new AppError('unauthorized', detail, { 
  * Authenticates requests by the operation's scheme. Verified credentials are remembered for a short time;
  * a revocation announced on the bus drops them at once, and an expiry is checked on every hit.
  */
-export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cookieName: string; ttlMs: number; onVerified?: (credential: string) => void }) {
+export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cookieName: string; ttlMs: number; onVerified?: (credential: { kind: string; token: string }) => void }) {
   const cache = new Map<string, CacheEntry>();
   const byCredential = new Map<string, Set<string>>();
   const sub = nc.subscribe(CREDENTIAL_REVOKED_SUBJECT);
@@ -109,7 +109,7 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     const res = await bus.requestWire(RESOLVE_MANAGE_CREDENTIAL_SUBJECT, { principal: { kind: 'anonymous' }, body: cred }, { requestId });
     const principal = (res.body as { principal: Principal | null }).principal;
     if (principal) {
-      opts.onVerified?.((cred.bearer ?? cred.session)!);
+      opts.onVerified?.(cred.bearer ? { kind: 'b', token: cred.bearer } : { kind: 's', token: cred.session! });
       const credentialId = cred.bearer?.startsWith('mt_') ? cred.bearer.slice(3, 15) : cred.session ? sessionId(cred.session) : undefined;
       remember(key, principal, credentialId);
     }
@@ -129,7 +129,7 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     const res = await bus.requestWire(AUTHENTICATE_RUN_SUBJECT, { principal: { kind: 'anonymous' }, body: { token, appId, origin } }, { requestId });
     const principal = (res.body as { principal: Principal }).principal;
     if (principal.kind !== 'run') return principal;
-    opts.onVerified?.(token);
+    opts.onVerified?.({ kind: 'r', token });
     if (cacheable) remember(key, principal, principal.apiKeyId);
     return principal;
   }
@@ -142,7 +142,7 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     const res = await bus.requestWire(VERIFY_ANALYTICS_KEY_SUBJECT, { principal: { kind: 'anonymous' }, body: { key: token } }, { requestId });
     const principal = (res.body as { principal: Principal }).principal;
     if (principal.kind !== 'analytics') throw unauthorized('The analytics key is invalid or revoked');
-    opts.onVerified?.(token);
+    opts.onVerified?.({ kind: 'a', token });
     remember(key, principal, principal.keyId);
     return principal;
   }

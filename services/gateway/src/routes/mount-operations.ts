@@ -136,7 +136,7 @@ function formParser(limit: number) {
  */
 async function authenticateLimited(op: AnyOperation, req: Request, requestId: string, opts: MountOptions) {
   if (op.auth === 'none') return opts.auth.authenticate(op, req, requestId);
-  const credential = opts.auth.credentialOf(op, req)?.token;
+  const credential = opts.auth.credentialOf(op, req);
   await opts.limits.lockout.admit(req, credential, () => opts.auth.knows(op, req));
   try {
     return await opts.auth.authenticate(op, req, requestId);
