@@ -78,12 +78,12 @@ test('when a developer installs the chat app in the local workspace, routes a ch
 
   // 2. channel routing: #support answers with an agent; a test message lands in the channel
   const ws = '/work-apps/chatapp/workspaces/TLOCAL0001';
-  const set = await admin.put(`${ws}/channels/CSUPPORT01/settings?tenantId=${tenantId}`, { agentConfig: { agentId: 'support-bot', projectId: 'demo' } });
+  const set = await admin.put(`${ws}/channels/CSUPPORT01/settings`, { agentConfig: { agentId: 'support-bot', projectId: 'demo' } });
   expect(set.status).toBe(200);
-  const channels = await admin.get(`${ws}/channels?tenantId=${tenantId}`);
+  const channels = await admin.get(`${ws}/channels`);
   expect(channels.status).toBe(200);
   expect(channels.body.channels.find((c: { id: string }) => c.id === 'CSUPPORT01')).toMatchObject({ name: 'support', hasAgentConfig: true, agentConfig: { agentId: 'support-bot', projectId: 'demo' } });
-  const sent = await admin.post(`${ws}/test-message?tenantId=${tenantId}`, { channelId: 'CSUPPORT01', message: `hello from ${tenantId}` });
+  const sent = await admin.post(`${ws}/test-message`, { channelId: 'CSUPPORT01', message: `hello from ${tenantId}` });
   expect(sent.body).toMatchObject({ success: true, error: null });
   expect(await (await fetch(dev.urls.chatapp)).text()).toContain(`hello from ${tenantId}`);
 
