@@ -7,23 +7,23 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureInfra, repoRoot, startDevStack } from '@platform/testkit';
+import { repoRoot, startDevStack } from '@platform/testkit';
 
 const port = (name: string, def: number) => Number(process.env[name] ?? def);
 
 async function main() {
   const local = join(repoRoot, '.local');
-  const infra = ensureInfra();
   console.log('[start] starting 8 services, the gateway and the chat product fake…');
   const dev = await startDevStack({
-    infra,
     localDir: local,
+    persistent: true,
     gatewayPort: port('GATEWAY_PORT', 3000),
     analyticsPort: port('ANALYTICS_PORT', 3001),
     chatappFakePort: port('CHATAPP_FAKE_PORT', 3002),
     healthPortBase: port('HEALTH_PORT_BASE', 3100),
     logLevel: process.env.LOG_LEVEL,
   });
+  const infra = dev.stack.env;
   writeFileSync(join(local, 'stack.pid'), String(process.pid));
   const { gateway, analytics, chatapp, health } = dev.urls;
   const width = Math.max(...health.map((h) => h.name.length));

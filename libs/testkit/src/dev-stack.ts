@@ -2,12 +2,12 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { COMPLETE_LINK_SESSION_SUBJECT } from '@platform/contracts';
 import { startChatappFake, type ChatappFakeServer } from './fakes/chatapp';
-import { readEnvFile, type InfraEnv } from './infra';
+import { readEnvFile } from './infra';
 import { requestSubject } from './nats';
-import { localSecrets, startStack, type Stack } from './stack';
+import { startPrivateStack, type PrivateStack } from './private-stack';
+import { localSecrets } from './stack';
 
 export interface DevStackOptions {
-  infra: InfraEnv;
   /** Folder of the stack's secrets, admin token, logs and the chat fake's state (`.local/` for npm start). */
   localDir: string;
   gatewayPort: number;
@@ -15,15 +15,16 @@ export interface DevStackOptions {
   /** First of the consecutive HEALTH_PORTs (one per process: the services, then the gateway). */
   healthPortBase: number;
   chatappFakePort: number;
-  /** Prefix of the stack's databases (default `platform`). */
-  dbPrefix?: string;
+  /**
+   * npm start: the shared NATS of scripts/infra.sh, the `platform` databases and Redis prefix, kept from one start to
+   * the next. Otherwise (tests) a private NATS, and databases and prefixes of the stack's own, dropped at stop.
+   */
+  persistent?: boolean;
   logLevel?: string;
-  /** More env for every process (tests: a Redis key prefix of their own). */
-  env?: Record<string, string>;
 }
 
 export interface DevStack {
-  stack: Stack;
+  stack: PrivateStack;
   chatapp: ChatappFakeServer;
   adminToken: string;
   urls: { gateway: string; analytics: string; chatapp: string; health: Array<{ name: string; url: string }> };
@@ -44,6 +45,7 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
   const secrets = readEnvFile(secretsFile);
   writeFileSync(join(opts.localDir, 'admin-token'), secrets.ADMIN_TOKEN + '\n', { mode: 0o600 });
   const gateway = `http://127.0.0.1:${opts.gatewayPort}`;
+  let natsUrl: string | undefined;
   const chatapp = await startChatappFake({
     port: opts.chatappFakePort,
     clientId: 'local-agent-platform',
@@ -52,19 +54,19 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     devPages: {
       gatewayUrl: gateway,
       // Our bot side, played by the launcher: the chat user's "link me" reaches the chatapp service over NATS.
-      completeLinkSession: (input) => requestSubject(opts.infra.NATS_URL, COMPLETE_LINK_SESSION_SUBJECT, input),
+      completeLinkSession: (input) => requestSubject(natsUrl!, COMPLETE_LINK_SESSION_SUBJECT, input),
     },
   });
-  let stack: Stack;
+  let stack: PrivateStack;
   try {
-    stack = await startStack({
-      infra: opts.infra,
+    stack = await startPrivateStack({
+      name: opts.persistent ? 'platform' : 'devstack',
+      ...(opts.persistent ? { nats: 'shared' as const, dbPrefix: 'platform', keepDatabases: true } : {}),
+      secrets,
       gatewayPort: opts.gatewayPort,
       healthPorts: { base: opts.healthPortBase },
       logDir: join(opts.localDir, 'logs'),
       env: {
-        ...secrets,
-        MONGO_DB_PREFIX: opts.dbPrefix ?? 'platform',
         LOG_LEVEL: opts.logLevel ?? 'info',
         ALLOW_LOOPBACK_WEBHOOKS: 'true',
         ANALYTICS_PORT: String(opts.analyticsPort),
@@ -75,22 +77,20 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
         CHATAPP_CLIENT_SECRET: chatapp.clientSecret,
         CHATAPP_RESULT_URL: `${chatapp.url}/local/result`,
         CHATAPP_LINK_URL: `${chatapp.url}/local/link`,
-        ...opts.env,
       },
     });
   } catch (err) {
     await chatapp.close();
     throw err;
   }
+  natsUrl = stack.natsUrl;
+  stack.onStop(() => chatapp.close());
   const health = stack.processes.map((p) => ({ name: p.name, url: p.healthUrl! }));
   return {
     stack,
     chatapp,
-    adminToken: secrets.ADMIN_TOKEN!,
+    adminToken: stack.adminToken,
     urls: { gateway: stack.gatewayUrl, analytics: `http://127.0.0.1:${opts.analyticsPort}`, chatapp: chatapp.url, health },
-    async stop() {
-      await stack.stop();
-      await chatapp.close();
-    },
+    stop: () => stack.stop(),
   };
 }
