@@ -30,6 +30,21 @@ describe('installing the chat app', () => {
     expect(new URL(withHook.headers.get('location')!).searchParams.get('scope')!.split(',')).toContain('incoming-webhook');
   });
 
+  test('when a script asks install and the callback for JSON, then each answers 200 with where a browser would be redirected', async () => {
+    const asJson = { redirect: 'manual' as const, headers: { accept: 'application/json' } };
+    const res = await fetch(`${stack.gatewayUrl}${CHAT}/install?tenant_id=acme&project_id=demo`, asJson);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/json');
+    expect(res.headers.get('location')).toBeNull();
+    const { location } = (await res.json()) as { location: string };
+    const to = new URL(location);
+    expect(`${to.origin}${to.pathname}`).toBe(`${stack.chatappFakeUrl}/oauth/v2/authorize`);
+    expect(to.searchParams.get('client_id')).toBe(stack.env.CHATAPP_CLIENT_ID);
+    const denied = await fetch(`${stack.gatewayUrl}${CHAT}/oauth_redirect?error=access_denied&state=${to.searchParams.get('state')}`, asJson);
+    expect(denied.status).toBe(200);
+    expect(new URL(((await denied.json()) as { location: string }).location).searchParams.get('error')).toBe('access_denied');
+  });
+
   test('when install gets a tenant_id that is not an id, then it answers 400 and redirects nowhere', async () => {
     const res = await fetch(`${stack.gatewayUrl}${CHAT}/install?tenant_id=${encodeURIComponent('a b/c')}`, { redirect: 'manual' });
     expect(res.status).toBe(400);

@@ -77,6 +77,11 @@ describe('chat workspaces', () => {
     expect((await owner.get(`${ws}/channels?limit=0`)).status).toBe(400);
     expect((await owner.get(`${ws}/channels?limit=5000`)).status).toBe(400);
     expect((await owner.get(`${ws}/channels?types=everything`)).status).toBe(400);
+    // The chat product refuses a cursor it never gave ("invalid_cursor"): the caller's mistake, 400 and not 502.
+    const badCursor = await owner.get(`${ws}/channels?cursor=${Buffer.from('not-a-cursor').toString('base64')}`);
+    expect(badCursor.status).toBe(400);
+    expect(badCursor.contentType).toMatch(/application\/problem\+json/);
+    expect(badCursor.body.errors).toEqual([{ pointer: '/query/cursor', detail: 'not a cursor of this list' }]);
   });
 
   test('when the chat product refuses to list channels, then it answers 502 naming the chat error', async () => {

@@ -83,6 +83,8 @@ test('when Redis is stopped, then challenge verification fails closed with 503, 
   expect((await http('GET', `${stack.gatewayUrl}/ping`)).status).toBe(200);
   const p = aProject();
   expect((await admin.get(`/manage/tenants/${p.tenantId}/projects/${p.projectId}/api-keys`)).status).toBe(200);
+  // So does the failed-authentication lockout: a bad credential is still checked and answered 401.
+  expect((await http('GET', `${stack.gatewayUrl}/manage/tenants/${p.tenantId}/projects/${p.projectId}/api-keys`, { token: 'mt_wrong_while_redis_is_down' })).status).toBe(401);
 
   await stack.redis!.start();
   // Recovery without a restart: a fresh challenge issues and verifies once Redis is back.

@@ -19,3 +19,4 @@ export * from './fakes/chatapp';
 export * from './fakes/otlp';
 export * from './api';
 export * from './fakes/llm';
+export * from './dev-stack';
