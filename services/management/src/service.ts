@@ -1,59 +1,94 @@
 import { defineService, instanceId } from '@platform/runtime';
-import { outboxRelay, type OutboxRelay } from '@platform/outbox';
+import { outboxRelay } from '@platform/outbox';
 import { keyedHash, SecretBox } from '@platform/secrets';
 import { encode } from '@platform/bus';
 import { APP_CHANGED_SUBJECT, CREDENTIAL_REVOKED_SUBJECT, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
-import { apiKeyModel } from './data/api-key.model';
-import { apiKeyRepo } from './data/api-key.repo';
-import { appEventModel } from './data/app.model';
-import { webhookDestinationModel } from './data/webhook-destination.model';
-import { webhookDestinationRepo } from './data/webhook-destination.repo';
-import { sessionStore } from './data/session.store';
-import { registerApiKeyHandlers } from './handlers/api-keys';
-import { registerWebhookDestinationHandlers } from './handlers/webhook-destinations';
-import { registerAccessHandlers } from './handlers/access';
-import { registerSystemHandlers } from './handlers/system';
-import { startAgentResources } from './agent-resources';
-import { startCredentialsTriggersFeedback } from './credentials-triggers-feedback';
-import { appRepo } from './data/app.repo';
-import { registerAppHandlers } from './handlers/apps';
+import { accessTokenRepo } from './access/access-token.repo';
+import { registerAccessHandlers } from './access/access.handlers';
+import { sessionStore } from './access/session.store';
+import { agentModel } from './agents/agent.model';
+import { agentRepo } from './agents/agent.repo';
+import { registerAgentHandlers } from './agents/agents.handlers';
+import { registerSubAgentAttachmentHandlers } from './agents/sub-agent-attachments.handlers';
+import { apiKeyModel } from './api-keys/api-key.model';
+import { apiKeyRepo } from './api-keys/api-key.repo';
+import { registerApiKeyHandlers } from './api-keys/api-keys.handlers';
+import { appEventModel } from './apps/app.model';
+import { appRepo } from './apps/app.repo';
+import { registerAppHandlers } from './apps/apps.handlers';
+import { credentialStoreEntryRepo } from './credentials/credential-store-entry.repo';
+import { credentialRepo } from './credentials/credential.repo';
+import { registerCredentialHandlers } from './credentials/credentials.handlers';
+import { feedbackModel } from './feedback/feedback.model';
+import { feedbackRepo } from './feedback/feedback.repo';
+import { registerFeedbackHandlers } from './feedback/feedback.handlers';
+import { entityLock } from './shared/entity-lock.store';
+import { skillRepo } from './skills/skill.repo';
+import { registerSkillHandlers } from './skills/skills.handlers';
+import { registerSystemHandlers } from './system/system.handlers';
+import { triggerRepo } from './triggers/trigger.repo';
+import { registerTriggerHandlers } from './triggers/triggers.handlers';
+import { webhookDestinationModel } from './webhook-destinations/webhook-destination.model';
+import { webhookDestinationRepo } from './webhook-destinations/webhook-destination.repo';
+import { registerWebhookDestinationHandlers } from './webhook-destinations/webhook-destinations.handlers';
 
+/**
+ * The one place management is put together: each feature folder (api-keys/, apps/, agents/, skills/, credentials/,
+ * triggers/, feedback/, webhook-destinations/, access/) holds its handlers, domain and data; here their outbox
+ * relays and repositories are built (relay first, from the model) and their handlers registered.
+ */
 export const management = defineService({
   name: 'management',
   config: managementConfig,
   uses: { mongo: true, redis: true },
   async start({ config, bus, pub, db, redis, nc }) {
-    const announceRevoked = (r: CredentialRevoked) => nc.publish(CREDENTIAL_REVOKED_SUBJECT, encode(r));
-    const apiKeyRelay = outboxRelay(apiKeyModel(db), pub);
-    const destinationRelay = outboxRelay(webhookDestinationModel(db), pub);
-    const appRelay = outboxRelay(appEventModel(db), pub);
-    const relays: OutboxRelay[] = [apiKeyRelay, destinationRelay, appRelay];
-    const apiKeys = apiKeyRepo(db, apiKeyRelay);
-    const destinations = webhookDestinationRepo(db, destinationRelay);
-    const apps = appRepo(db, appRelay);
+    const relays = {
+      apiKeys: outboxRelay(apiKeyModel(db), pub),
+      destinations: outboxRelay(webhookDestinationModel(db), pub),
+      apps: outboxRelay(appEventModel(db), pub),
+      agents: outboxRelay(agentModel(db), pub),
+      feedback: outboxRelay(feedbackModel(db), pub),
+    };
+    const apiKeys = apiKeyRepo(db, relays.apiKeys);
+    const destinations = webhookDestinationRepo(db, relays.destinations);
+    const apps = appRepo(db, relays.apps);
+    const agents = agentRepo(db, relays.agents);
+    const feedback = feedbackRepo(db, relays.feedback);
+    const skills = skillRepo(db);
+    const credentials = credentialRepo(db);
+    const entries = credentialStoreEntryRepo(db);
+    const triggers = triggerRepo(db);
+
     await apiKeys.backfillLive();
+    // Events a previous process stored but did not publish.
     await apps.sweepHeld();
     const heldSweep = setInterval(() => void apps.sweepHeld().catch(() => undefined), 30_000);
     heldSweep.unref();
-    await Promise.all(relays.map((r) => r.sweep()));
-    relays.push(...(await startAgentResources(bus, db, redis, pub)));
+    await Promise.all(Object.values(relays).map((r) => r.sweep()));
 
-    const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
+    const announceRevoked = (r: CredentialRevoked) => nc.publish(CREDENTIAL_REVOKED_SUBJECT, encode(r));
+    const box = new SecretBox(config.ENCRYPTION_KEY);
+    const agentDeps = { agents, skills, lock: entityLock(redis) };
     registerSystemHandlers(bus, instanceId);
     registerApiKeyHandlers(bus, { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked });
     registerWebhookDestinationHandlers(bus, {
       destinations,
-      box: new SecretBox(config.ENCRYPTION_KEY),
+      box,
       allowLoopback: config.ALLOW_LOOPBACK_WEBHOOKS === 'true',
       secretGraceSeconds: config.WEBHOOK_SECRET_GRACE_SECONDS,
     });
-    relays.push(...(await startCredentialsTriggersFeedback(bus, db, pub, config)));
+    registerAgentHandlers(bus, agentDeps);
+    registerSubAgentAttachmentHandlers(bus, agentDeps);
+    registerSkillHandlers(bus, agentDeps);
+    registerCredentialHandlers(bus, { credentials, entries, triggers, box });
+    registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER });
+    registerFeedbackHandlers(bus, { feedback });
     registerAppHandlers(bus, { apps, announceChanged: (change) => nc.publish(APP_CHANGED_SUBJECT, encode(change)) });
     registerAccessHandlers(
       bus,
       {
-        db,
+        accessTokens: accessTokenRepo(db),
         sessions: sessionStore(redis),
         adminToken: config.ADMIN_TOKEN,
         pepper: config.TOKEN_PEPPER,
@@ -62,12 +97,12 @@ export const management = defineService({
         playgroundTtlSeconds: config.PLAYGROUND_TOKEN_TTL_SECONDS,
         announceRevoked,
       },
-      cookieName,
+      `${config.SESSION_COOKIE_PREFIX}.session_token`,
     );
     return {
       async stop() {
         clearInterval(heldSweep);
-        await Promise.all(relays.map((r) => r.stop()));
+        await Promise.all(Object.values(relays).map((r) => r.stop()));
       },
     };
   },

@@ -1,11 +1,11 @@
 import type { Credential, CredentialCreate, CredentialUpdate, Principal, ProjectScope } from '@platform/contracts';
 import { AppError } from '@platform/problems';
-import { unprocessable } from './unprocessable';
-import type { CredentialRepo } from '../data/credential.repo';
-import { toCredential } from '../data/credential.repo';
-import type { CredentialDoc } from '../data/credential.model';
-import type { TriggerRepo } from '../data/trigger.repo';
-import { canonicalJson } from './canonical-json';
+import { unprocessable } from '../shared/unprocessable';
+import type { CredentialRepo } from './credential.repo';
+import { toCredential } from './credential.repo';
+import type { CredentialDoc } from './credential.model';
+import type { TriggerRepo } from '../triggers/trigger.repo';
+import { canonicalJson } from '../shared/canonical-json';
 import { dropStoreEntry, storeTypeOf, type CredentialStoreDeps } from './credential-stores';
 
 export interface CredentialDeps extends CredentialStoreDeps {

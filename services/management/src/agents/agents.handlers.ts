@@ -16,7 +16,7 @@ import {
 import type { ServiceBus } from '@platform/bus';
 import { AppError, validationError } from '@platform/problems';
 import type { z } from 'zod';
-import { addFullAgent, agentDefinition, agentDefinitionsPage, availableAgents, lookupAgent, replaceFullAgent, type AgentDeps } from '../domain/agents';
+import { addFullAgent, agentDefinition, agentDefinitionsPage, availableAgents, lookupAgent, replaceFullAgent, type AgentDeps } from './agents';
 
 function parseRequest<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const r = schema.safeParse(body);

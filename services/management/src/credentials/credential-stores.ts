@@ -2,7 +2,7 @@ import type { CredentialStore, CredentialStoreEntry, CredentialStoreEntryCreate,
 import { AppError } from '@platform/problems';
 import type { SecretBox } from '@platform/secrets';
 import { iso } from '@platform/contracts';
-import type { CredentialStoreEntryRepo } from '../data/credential-store-entry.repo';
+import type { CredentialStoreEntryRepo } from './credential-store-entry.repo';
 
 export interface CredentialStoreDeps {
   entries: CredentialStoreEntryRepo;

@@ -10,7 +10,7 @@ import {
 } from '@platform/contracts';
 import type { ServiceBus } from '@platform/bus';
 import { reply } from '@platform/bus';
-import { changeApiKey, findApiKey, issueApiKey, revokeApiKey, verifyApiKey, type ApiKeyDeps } from '../domain/api-keys';
+import { changeApiKey, findApiKey, issueApiKey, revokeApiKey, verifyApiKey, type ApiKeyDeps } from './api-keys';
 
 export function registerApiKeyHandlers(bus: ServiceBus, deps: ApiKeyDeps) {
   bus.handle(listApiKeys, async ({ params, query }) => {

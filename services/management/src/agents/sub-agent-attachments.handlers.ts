@@ -31,8 +31,8 @@ import {
   updateSubAgentToolRelation,
 } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
-import type { AgentDeps } from '../domain/agents';
-import * as a from '../domain/sub-agent-attachments';
+import type { AgentDeps } from './agents';
+import * as a from './sub-agent-attachments';
 
 const paged = <T>(q: { page: number; limit: number }, r: { rows: T[]; total: number }) => ({
   data: r.rows,

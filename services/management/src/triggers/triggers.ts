@@ -8,14 +8,14 @@ import {
   type TriggerUpdate,
 } from '@platform/contracts';
 import { AppError, type FieldError } from '@platform/problems';
-import { unprocessable } from './unprocessable';
+import { unprocessable } from '../shared/unprocessable';
 import { iso } from '@platform/contracts';
 import { keyedHash, randomId } from '@platform/secrets';
-import type { TriggerRepo } from '../data/trigger.repo';
-import type { CredentialRepo } from '../data/credential.repo';
-import type { StoredAuthHeader, TriggerDoc } from '../data/trigger.model';
-import { jsonSchemaProblems, undeclaredPlaceholders } from './json-schema';
-import { principalUserId } from './credentials';
+import type { TriggerRepo } from './trigger.repo';
+import type { CredentialRepo } from '../credentials/credential.repo';
+import type { StoredAuthHeader, TriggerDoc } from './trigger.model';
+import { jsonSchemaProblems, undeclaredPlaceholders } from '../agents/json-schema';
+import { principalUserId } from '../credentials/credentials';
 
 export interface TriggerDeps {
   triggers: TriggerRepo;

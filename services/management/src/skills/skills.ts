@@ -8,9 +8,9 @@ import {
 } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import type { SkillDoc, SkillFileDoc } from '../data/skill.model';
-import { toSkill, toSkillWithFiles } from '../data/skill.repo';
-import { skillLockKey, type AgentDeps } from './agents';
+import type { SkillDoc, SkillFileDoc } from './skill.model';
+import { toSkill, toSkillWithFiles } from './skill.repo';
+import { skillLockKey, type AgentDeps } from '../agents/agents';
 
 export type SkillDeps = AgentDeps;
 

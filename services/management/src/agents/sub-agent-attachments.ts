@@ -11,8 +11,8 @@ import {
 } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import type { AgentDoc } from '../data/agent.model';
-import { toSkill } from '../data/skill.repo';
+import type { AgentDoc } from './agent.model';
+import { toSkill } from '../skills/skill.repo';
 import { agentNotFound, agentSummary, has, skillLockKey, readBody, skillIdsOf, type AgentBody, type AgentDeps, type ComponentLink, type Relations } from './agents';
 
 type Kind = 'external-agent' | 'skill' | 'tool' | 'data-component' | 'artifact-component' | 'function-tool';

@@ -1,6 +1,6 @@
 import { createFeedback, createFeedbackBulk, deleteFeedback, getFeedback, listFeedback, pagination, updateFeedback } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
-import { addFeedback, addFeedbackBulk, changeFeedback, findFeedback, listFeedbackPage, removeFeedback, type FeedbackDeps } from '../domain/feedback';
+import { addFeedback, addFeedbackBulk, changeFeedback, findFeedback, listFeedbackPage, removeFeedback, type FeedbackDeps } from './feedback';
 
 export function registerFeedbackHandlers(bus: ServiceBus, deps: FeedbackDeps) {
   bus.handle(listFeedback, async ({ params, query }) => {

@@ -21,8 +21,8 @@ import {
   removeWebhookDestination,
   rotateWebhookDestinationSecret as rotateSecret,
   type WebhookDestinationDeps,
-} from '../domain/webhook-destinations';
-import { toDispatchDestination } from '../data/webhook-destination.repo';
+  listDestinationsForDispatch,
+} from './webhook-destinations';
 
 export function registerWebhookDestinationHandlers(bus: ServiceBus, deps: WebhookDestinationDeps) {
   bus.handle(listWebhookDestinations, async ({ params, query }) => {
@@ -40,8 +40,7 @@ export function registerWebhookDestinationHandlers(bus: ServiceBus, deps: Webhoo
   /** Internal: every destination of a project, with its sealed secrets, for the webhook dispatcher. */
   bus.serve(LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT, async (wire) => {
     const scope = ProjectPath.parse(wire.params);
-    const docs = await deps.destinations.allOfProject(scope);
-    return { ok: true, status: 200, body: { destinations: docs.map(toDispatchDestination) } };
+    return { ok: true, status: 200, body: { destinations: await listDestinationsForDispatch(deps, scope) } };
   });
   /** Internal: the dispatcher turns a destination off (410 Gone, failing for days). */
   bus.serve(DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT, async (wire) => {

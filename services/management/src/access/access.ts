@@ -1,14 +1,14 @@
 import jwt from 'jsonwebtoken';
 import type { z } from 'zod';
-import type { AccessToken, AccessTokenCreate, Principal } from '@platform/contracts';
+import type { AccessTokenCreate, Principal } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { keyedHash, randomId, randomSecret, safeEqual, sessionId } from '@platform/secrets';
-import type { Connection } from '@platform/mongo';
-import { accessTokenModel, type AccessTokenDoc } from '../data/access-token.model';
-import type { SessionStore } from '../data/session.store';
+import type { AccessTokenDoc } from './access-token.model';
+import { toAccessToken, type AccessTokenRepo } from './access-token.repo';
+import type { SessionStore } from './session.store';
 
 export interface AccessDeps {
-  db: Connection;
+  accessTokens: AccessTokenRepo;
   sessions: SessionStore;
   adminToken: string;
   pepper: string;
@@ -19,10 +19,6 @@ export interface AccessDeps {
 }
 
 const TOKEN_PATTERN = /^mt_([0-9A-Za-z]{12})\.([A-Za-z0-9_-]{43})$/;
-
-function toAccessToken(d: AccessTokenDoc): AccessToken {
-  return { id: d._id, tenantId: d.tenantId, name: d.name, role: d.role, userId: d.userId, expiresAt: d.expiresAt ? d.expiresAt.toISOString() : null, createdAt: d.createdAt.toISOString() };
-}
 
 export async function issueAccessToken(deps: AccessDeps, tenantId: string, input: z.infer<typeof AccessTokenCreate>) {
   const id = randomId(12);
@@ -37,22 +33,16 @@ export async function issueAccessToken(deps: AccessDeps, tenantId: string, input
     expiresAt: input.expiresAt ? new Date(input.expiresAt) : null,
     createdAt: new Date(),
   };
-  await accessTokenModel(deps.db).create(doc);
+  await deps.accessTokens.insert(doc);
   return { accessToken: toAccessToken(doc), token };
 }
 
 export async function listAccessTokensPage(deps: AccessDeps, tenantId: string, page: number, limit: number) {
-  const Model = accessTokenModel(deps.db);
-  const [rows, total] = await Promise.all([
-    Model.find({ tenantId }, { tokenHash: 0 }).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<AccessTokenDoc[]>(),
-    Model.countDocuments({ tenantId }),
-  ]);
-  return { rows: rows.map(toAccessToken), total };
+  return deps.accessTokens.listPage(tenantId, page, limit);
 }
 
 export async function revokeAccessToken(deps: AccessDeps, tenantId: string, id: string) {
-  const r = await accessTokenModel(deps.db).deleteOne({ _id: id, tenantId });
-  if (!r.deletedCount) throw new AppError('not_found', 'Access token not found');
+  if (!(await deps.accessTokens.remove(tenantId, id))) throw new AppError('not_found', 'Access token not found');
   deps.announceRevoked({ accessTokenId: id });
 }
 
@@ -61,7 +51,7 @@ export async function resolveBearer(deps: AccessDeps, token: string): Promise<Pr
   if (safeEqual(token, deps.adminToken)) return { kind: 'admin', via: 'bearer' };
   const m = TOKEN_PATTERN.exec(token);
   if (!m) return null;
-  const doc = await accessTokenModel(deps.db).findById(m[1]!).lean<AccessTokenDoc>();
+  const doc = await deps.accessTokens.findForVerify(m[1]!);
   if (!doc || !safeEqual(doc.tokenHash, keyedHash(deps.pepper, token))) return null;
   if (doc.expiresAt && doc.expiresAt <= new Date()) return null;
   return { kind: 'user', userId: doc.userId, tenantId: doc.tenantId, role: doc.role, via: 'bearer' };

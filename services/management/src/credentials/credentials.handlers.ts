@@ -9,8 +9,8 @@ import {
   updateCredential,
 } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
-import { addCredential, changeCredential, findCredential, listCredentialsPage, removeCredential, type CredentialDeps } from '../domain/credentials';
-import { credentialStores, putStoreEntry } from '../domain/credential-stores';
+import { addCredential, changeCredential, findCredential, listCredentialsPage, removeCredential, type CredentialDeps } from './credentials';
+import { credentialStores, putStoreEntry } from './credential-stores';
 
 export function registerCredentialHandlers(bus: ServiceBus, deps: CredentialDeps) {
   bus.handle(listCredentials, async ({ params, query }) => {

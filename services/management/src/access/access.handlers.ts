@@ -22,7 +22,7 @@ import {
   revokeAccessToken,
   verifyPlaygroundToken,
   type AccessDeps,
-} from '../domain/access';
+} from './access';
 
 function cookieFrom(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').split(';')) {

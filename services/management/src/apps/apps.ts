@@ -4,6 +4,7 @@ import {
   appUpdated,
   pendingEvent,
   type App,
+  type AppForAuth,
   type AppCreate,
   type AppPublicKey,
   type AppPublicKeyCreate,
@@ -14,8 +15,8 @@ import {
 } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import { appKeys, toApp, toAppForAuth, type AppRepo } from '../data/app.repo';
-import { kidField, type AppDoc, type StoredAppConfig, type StoredAppKey } from '../data/app.model';
+import { appKeys, toApp, toAppForAuth, type AppRepo } from './app.repo';
+import { kidField, type AppDoc, type StoredAppConfig, type StoredAppKey } from './app.model';
 import { normalizePublicKey } from './app-keys';
 
 export interface AppDeps {
@@ -171,4 +172,10 @@ export async function removeAppKey(deps: AppDeps, scope: ProjectScope, appId: st
     if (!doc.publicKeys?.[field]) throw new AppError('not_found', 'Public key not found');
     return { set: {}, unset: { [`publicKeys.${field}`]: 1 } };
   });
+}
+
+/** The app with its auth configuration and keys (for run-auth and the credential gateway); null when unknown. */
+export async function findAppForAuth(deps: AppDeps, appId: string): Promise<AppForAuth | null> {
+  const doc = await deps.apps.findForAuth(appId);
+  return doc ? toAppForAuth(doc) : null;
 }

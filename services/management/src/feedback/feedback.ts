@@ -9,9 +9,9 @@ import {
 } from '@platform/contracts';
 import { AppError, zodFieldErrors, type FieldError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import type { FeedbackRepo } from '../data/feedback.repo';
-import { toFeedback } from '../data/feedback.repo';
-import type { FeedbackDoc } from '../data/feedback.model';
+import type { FeedbackRepo } from './feedback.repo';
+import { toFeedback } from './feedback.repo';
+import type { FeedbackDoc } from './feedback.model';
 
 export interface FeedbackDeps {
   feedback: FeedbackRepo;

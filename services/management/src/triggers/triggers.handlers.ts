@@ -1,6 +1,6 @@
 import { createTrigger, deleteTrigger, getTrigger, listTriggers, pagination, updateTrigger } from '@platform/contracts';
 import { reply, type HandlerContext, type ServiceBus } from '@platform/bus';
-import { addTrigger, changeTrigger, findTrigger, listTriggersPage, removeTrigger, type TriggerContext, type TriggerDeps } from '../domain/triggers';
+import { addTrigger, changeTrigger, findTrigger, listTriggersPage, removeTrigger, type TriggerContext, type TriggerDeps } from './triggers';
 
 const triggerContext = (ctx: HandlerContext): TriggerContext => ({ principal: ctx.principal, baseUrl: ctx.meta.baseUrl });
 const withWarning = <T>(data: T, warning: string | undefined) => (warning ? { data, warning } : { data });

@@ -3,6 +3,7 @@ import {
   webhookDestinationCreated,
   webhookDestinationDeleted,
   webhookDestinationUpdated,
+  type DispatchDestination,
   type ProjectScope,
   type WebhookDestinationCreate,
   type WebhookDestinationUpdate,
@@ -11,9 +12,9 @@ import { randomBytes } from 'node:crypto';
 import { checkUrl } from '@platform/address-safety';
 import { AppError } from '@platform/problems';
 import { randomId, type SecretBox } from '@platform/secrets';
-import type { WebhookDestinationRepo } from '../data/webhook-destination.repo';
-import { toWebhookDestination } from '../data/webhook-destination.repo';
-import type { WebhookDestinationDoc } from '../data/webhook-destination.model';
+import type { WebhookDestinationRepo } from './webhook-destination.repo';
+import { toDispatchDestination, toWebhookDestination } from './webhook-destination.repo';
+import type { WebhookDestinationDoc } from './webhook-destination.model';
 
 export interface WebhookDestinationDeps {
   destinations: WebhookDestinationRepo;
@@ -156,4 +157,9 @@ export async function removeWebhookDestination(deps: WebhookDestinationDeps, sco
 export async function listWebhookDestinationsPage(deps: WebhookDestinationDeps, scope: ProjectScope, q: { page: number; limit: number; agentId?: string }) {
   const { rows, total } = await deps.destinations.list(scope, { agentId: q.agentId }, q.page, q.limit);
   return { rows: rows.map(toWebhookDestination), total };
+}
+
+/** Every destination of a project, with its sealed secrets, for the webhook dispatcher. */
+export async function listDestinationsForDispatch(deps: WebhookDestinationDeps, scope: ProjectScope): Promise<DispatchDestination[]> {
+  return (await deps.destinations.allOfProject(scope)).map(toDispatchDestination);
 }

@@ -16,8 +16,7 @@ import {
 } from '@platform/contracts';
 import { decode, reply, type ServiceBus } from '@platform/bus';
 import { getLogger } from '@platform/logger';
-import { toAppForAuth } from '../data/app.repo';
-import { addApp, addAppKeyTo, callerRole, changeApp, findApp, listAppKeysOf, removeApp, removeAppKey, type AppDeps } from '../domain/apps';
+import { addApp, addAppKeyTo, callerRole, changeApp, findApp, findAppForAuth, listAppKeysOf, removeApp, removeAppKey, type AppDeps } from './apps';
 
 const log = getLogger('management.apps');
 
@@ -53,8 +52,7 @@ export function registerAppHandlers(bus: ServiceBus, deps: AppDeps) {
   /** Internal: the app with its auth configuration and keys, for run-auth and the credential gateway. */
   bus.serve(GET_APP_FOR_AUTH_SUBJECT, async (wire) => {
     const { appId } = GetAppForAuthRequest.parse(wire.body);
-    const doc = await deps.apps.findForAuth(appId);
-    return { ok: true, status: 200, body: { app: doc ? toAppForAuth(doc) : null } };
+    return { ok: true, status: 200, body: { app: await findAppForAuth(deps, appId) } };
   });
 
   /** run-auth reports use (at most once a minute per app and process); one management replica records it. */

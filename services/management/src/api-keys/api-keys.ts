@@ -1,7 +1,7 @@
 import { apiKeyRevoked, pendingEvent, type ApiKey, type ApiKeyCreate, type ApiKeyUpdate, type ProjectScope, type VerifiedApiKey } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { keyedHash, randomId, randomSecret, safeEqual } from '@platform/secrets';
-import type { ApiKeyRepo } from '../data/api-key.repo';
+import type { ApiKeyRepo } from './api-key.repo';
 
 export interface ApiKeyDeps {
   apiKeys: ApiKeyRepo;

@@ -1,6 +1,6 @@
 import { createSkill, deleteSkill, getSkill, listSkills, pagination, updateSkill } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
-import { addSkill, changeSkill, findSkill, listSkillsPage, removeSkill, type SkillDeps } from '../domain/skills';
+import { addSkill, changeSkill, findSkill, listSkillsPage, removeSkill, type SkillDeps } from './skills';
 
 export function registerSkillHandlers(bus: ServiceBus, deps: SkillDeps) {
   bus.handle(listSkills, async ({ params, query }) => {

@@ -14,10 +14,10 @@ import {
 } from '@platform/contracts';
 import { AppError, type FieldError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import type { AgentRepo } from '../data/agent.repo';
-import type { AgentDoc } from '../data/agent.model';
-import type { SkillRepo } from '../data/skill.repo';
-import type { WithLock } from '../data/entity-lock';
+import type { AgentRepo } from './agent.repo';
+import type { AgentDoc } from './agent.model';
+import type { SkillRepo } from '../skills/skill.repo';
+import type { WithLock } from '../shared/entity-lock.store';
 
 export interface AgentDeps {
   agents: AgentRepo;
