@@ -71,7 +71,23 @@ export interface OperationDef<
   rateLimit?: string;
   /** Which listener serves it (analytics has its own base URL). */
   listener?: 'main' | 'analytics' | 'credential-gateway';
+  /**
+   * Whether the gateway may send the request to the service again when no replica answered (see `repeatOf` in
+   * repeat.ts for the values and the default by method). Declare it only where the default is wrong.
+   */
+  repeat?: Repeat;
 }
+
+/**
+ * Is the operation safe to repeat (the gateway sends it again, to another replica, when the first attempt got no
+ * answer; the first attempt may or may not have been carried out)?
+ * - `always`: doing it twice leaves the same state and answer as doing it once (reads, PUTs);
+ * - `with-id`: when the body carries its own `id` (the service answers the stored row for a known id), or an
+ *   `Idempotency-Key`;
+ * - `with-key`: a create, only when the request carries an `Idempotency-Key` (the gateway keeps the first answer);
+ * - `never`.
+ */
+export type Repeat = 'always' | 'with-id' | 'with-key' | 'never';
 
 export type AnyOperation = OperationDef<z.ZodType, z.ZodType, z.ZodType, z.ZodType>;
 
