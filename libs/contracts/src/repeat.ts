@@ -30,20 +30,27 @@ export function acceptsIdempotencyKey(op: Pick<AnyOperation, 'method' | 'repeat'
   return repeat === 'with-key' || repeat === 'with-id';
 }
 
-/** Whether this request of the operation may be sent again (see `Repeat`). */
+function hasOwnId(body: unknown): boolean {
+  const id = (body as { id?: unknown } | undefined)?.id;
+  return (typeof id === 'string' && id !== '') || typeof id === 'number';
+}
+
+/**
+ * Whether the gateway may send this request to another replica after one did not answer in time (it may have done
+ * the work, or may still be doing it): only when the service itself makes a repeat harmless, that is for `always`,
+ * and for `with-id` when the body carries its id. (A request no replica received is sent again whatever the policy.)
+ */
+export function gatewayMayRepeat(op: Pick<AnyOperation, 'method' | 'repeat' | 'reply'>, body: unknown): boolean {
+  const repeat = repeatOf(op);
+  return repeat === 'always' || (repeat === 'with-id' && hasOwnId(body));
+}
+
+/**
+ * Whether the caller may send this request again after a 5xx or a lost answer: when the gateway may, or when it
+ * carries an `Idempotency-Key` the operation takes (the gateway answers a repeat with the first result).
+ */
 export function safeToRepeat(op: Pick<AnyOperation, 'method' | 'repeat' | 'reply'>, request: { body?: unknown; idempotencyKey?: string }): boolean {
-  switch (repeatOf(op)) {
-    case 'always':
-      return true;
-    case 'with-id': {
-      const id = (request.body as { id?: unknown } | undefined)?.id;
-      return (typeof id === 'string' && id !== '') || typeof id === 'number' || request.idempotencyKey !== undefined;
-    }
-    case 'with-key':
-      return request.idempotencyKey !== undefined;
-    case 'never':
-      return false;
-  }
+  return gatewayMayRepeat(op, request.body) || (request.idempotencyKey !== undefined && acceptsIdempotencyKey(op));
 }
 
 /**

@@ -1,7 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import getRawBody from 'raw-body';
 import secureJson from 'secure-json-parse';
-import { type AnyOperation, AUTH_METHODS, expressPath, type Principal, type RequestMeta, safeToRepeat } from '@platform/contracts';
+import { type AnyOperation, AUTH_METHODS, expressPath, type Principal, type RequestMeta, gatewayMayRepeat } from '@platform/contracts';
 import { parseOperationInput, type ServiceBus, type WireReply } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import type { Authenticator } from '../middleware/authenticate';
@@ -259,9 +259,9 @@ export function mountOperations(router: Router, operations: AnyOperation[], opts
           baseUrl: opts.baseUrl ?? `${req.protocol}://${req.get('host')}`,
           headers: forwardedHeaders(op, req),
         };
-        // Sent again to another replica when none answered, if the operation is safe to repeat (its declaration).
+        // Sent again to another replica when none answered in time, if the operation is safe to repeat (its declaration).
         const idempotencyKey = opts.idempotency.keyOf(op, req);
-        const repeatable = safeToRepeat(op, { body: parsed.body, idempotencyKey });
+        const repeatable = gatewayMayRepeat(op, parsed.body);
         const reply: WireReply = await opts.idempotency.run(op, req, principal, idempotencyKey, () =>
           opts.bus.requestRaw(op.subject, { ...raw, principal, meta }, { requestId, timeoutMs: opts.timeoutMs, repeatable }, req.path),
         );
