@@ -100,6 +100,8 @@ interface Row {
   redeliveries?: number;
   /** Requests that got no answer at all (connection refused or reset, timed out). */
   failed?: number;
+  /** Failed answers by status (`0`: no answer; ` safe`: of requests safe to repeat). */
+  errors?: Record<string, number>;
   /** The row's target beyond 0 lost and 0 duplicated: no 5xx for requests safe to repeat, or no failed request at all. */
   target?: 'no 5xx when safe to repeat' | 'no failed request';
 }
@@ -208,6 +210,8 @@ interface LoadResult {
   fivexxNotSafe: number;
   /** Requests with no answer at all (connection refused or reset, or timed out). */
   failed: number;
+  /** How many of each failed status (0: no answer). */
+  errors: Record<string, number>;
   recoverMs: number | 'never';
   /** When the fault ended (epoch ms). */
   faultEnd: number;
@@ -226,8 +230,10 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
   let fivexxSafe = 0;
   let fivexxNotSafe = 0;
   let failed = 0;
+  const errors: Record<string, number> = {};
   const count = (status: number, safe: boolean) => {
     sent++;
+    if (status === 0 || status >= 500) errors[`${status}${safe ? ' safe' : ''}`] = (errors[`${status}${safe ? ' safe' : ''}`] ?? 0) + 1;
     if (status === 0) failed++;
     if (status >= 500) {
       fivexx++;
@@ -280,7 +286,7 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
   } finally {
     await workers;
   }
-  return { sent, accepted, fivexx, fivexxSafe, fivexxNotSafe, failed, recoverMs: recoveredAt ? Math.max(0, recoveredAt - faultEnd) : 'never', faultEnd };
+  return { sent, accepted, fivexx, fivexxSafe, fivexxNotSafe, failed, errors, recoverMs: recoveredAt ? Math.max(0, recoveredAt - faultEnd) : 'never', faultEnd };
 }
 
 type Env = { stack: Stack; admin: ReturnType<typeof adminClient>; adminToken: string; analyticsUrl: string };
@@ -424,7 +430,7 @@ function rowOf(fault: string, r: LoadResult, key: (i: number) => string, found: 
     const deliveryRecovery = Number.isFinite(firstAfter) ? firstAfter - r.faultEnd : 'never';
     recoverMs = recoverMs === 'never' || deliveryRecovery === 'never' ? 'never' : Math.max(recoverMs, deliveryRecovery);
   }
-  return { fault, sent: r.sent, accepted: r.accepted.size, lost: missing.size, duplicated, '5xx': r.fivexx, '5xxSafe': r.fivexxSafe, '5xxNotSafe': r.fivexxNotSafe, failed: r.failed, recoverMs, redeliveries };
+  return { fault, sent: r.sent, accepted: r.accepted.size, lost: missing.size, duplicated, '5xx': r.fivexx, '5xxSafe': r.fivexxSafe, '5xxNotSafe': r.fivexxNotSafe, failed: r.failed, errors: r.errors, recoverMs, redeliveries };
 }
 
 /** Run events through the gateway (and, with a receiver, their webhook deliveries); read back from events-ingest. */
@@ -714,7 +720,8 @@ async function main() {
         newStack(
           { ...shared, NATS_URL: nats.url },
           'replicas',
-          { SHUTDOWN_GRACE_MS: '10000', SHUTDOWN_DELAY_MS: '1500' },
+          // A deadline of 8 s in attempts of 2 s: a request held by a killed replica is answered by another one after 2 s.
+          { SHUTDOWN_GRACE_MS: '10000', SHUTDOWN_DELAY_MS: '1500', NATS_REQUEST_TIMEOUT_MS: '8000', RETRY_ATTEMPT_TIMEOUT_MS: '2000' },
           ['management', 'run-auth', 'events-ingest', 'analytics', 'evals'],
           { management: 2, 'events-ingest': 2, analytics: 2, evals: 2, gateway: 2 },
         ),
