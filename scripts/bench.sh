@@ -4,6 +4,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
+source scripts/use-node.sh
 if [ -z "${NATS_URL:-}" ] || [ -z "${REDIS_URL:-}" ] || [ -z "${MONGO_URL:-}" ]; then
   bash scripts/infra.sh up
 fi

@@ -38,7 +38,7 @@ beforeAll(async () => {
     infra: { ...shared, NATS_URL: nats.url },
     services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
     logDir: join(repoRoot, '.infra', 'test-logs', `crash-${Date.now().toString(36)}`),
-    env: { ...secrets, MONGO_DB_PREFIX: dbPrefix, LOG_LEVEL: 'warn', REDIS_KEY_PREFIX: `crash:${Date.now()}:`, ALLOW_LOOPBACK_WEBHOOKS: 'true', NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200', WEBHOOK_POLL_INTERVAL_MS: '100', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_TEST_TIMEOUT_MS: '2000', WEBHOOK_PARTITION: `crash-${Date.now().toString(36)}`, OUTBOX_SWEEP_MS: '500' },
+    env: { ...secrets, MONGO_DB_PREFIX: dbPrefix, LOG_LEVEL: 'warn', REDIS_KEY_PREFIX: `crash:${Date.now()}:`, ALLOW_LOOPBACK_WEBHOOKS: 'true', NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200', WEBHOOK_CAP_WAIT_MS: '100', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_TEST_TIMEOUT_MS: '2000', WEBHOOK_PARTITION: `crash-${Date.now().toString(36)}`, OUTBOX_SWEEP_MS: '500' },
   });
   receiver = await startReceiver();
 }, 120_000);

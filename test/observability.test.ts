@@ -86,7 +86,7 @@ beforeAll(async () => {
       ANALYTICS_PORT: String(analyticsPort),
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       WEBHOOK_RETRY_SCHEDULE_MS: '200,400',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_CAP_WAIT_MS: '100',
       WEBHOOK_PARTITION: run,
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_BSP_SCHEDULE_DELAY: '200',

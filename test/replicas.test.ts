@@ -51,7 +51,7 @@ beforeAll(async () => {
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       NATS_REQUEST_TIMEOUT_MS: '3000',
       WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_CAP_WAIT_MS: '100',
       // Long enough that a receiver slowed by a loaded machine is not timed out: a timed-out attempt the receiver did
       // get is retried (at least once, by design), and the exactly-once test below would count it twice.
       WEBHOOK_TIMEOUT_MS: '8000',

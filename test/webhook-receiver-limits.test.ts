@@ -107,7 +107,7 @@ beforeAll(async () => {
       // The first retry comes soon, the second much later: failed attempts stay visible as "retry scheduled".
       WEBHOOK_RETRY_SCHEDULE_MS: '300,120000',
       WEBHOOK_RETRY_JITTER: '0',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_CAP_WAIT_MS: '100',
       WEBHOOK_PARTITION: `rlim-${runId}`,
       OUTBOX_SWEEP_MS: '500',
     },

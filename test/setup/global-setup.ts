@@ -2,27 +2,31 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomSecret } from '@platform/secrets';
-import { ensureInfra, freePort, localSecrets, repoRoot, startChatappFake, startNatsServer, startStack, reapOrphans, type ChatappFakeServer, type NatsServer, type Stack } from '@platform/testkit';
+import { ensureInfra, freePort, startContainerInfra, useContainerInfra, type ContainerInfra, localSecrets, repoRoot, startChatappFake, startNatsServer, startStack, reapOrphans, type ChatappFakeServer, type NatsServer, type Stack } from '@platform/testkit';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __STACK__: Stack | undefined;
-  // eslint-disable-next-line no-var
   var __NATS__: NatsServer | undefined;
-  // eslint-disable-next-line no-var
   var __CHATAPP_FAKE__: ChatappFakeServer | undefined;
+  // eslint-disable-next-line no-var
+  var __CONTAINERS__: ContainerInfra | undefined;
 }
 
 /** Real infrastructure, fresh service bundles, and one whole stack shared by every test file. */
 export default async function globalSetup(): Promise<void> {
-  const shared = ensureInfra();
+  // TEST_INFRA=containers: NATS, Redis and the database in containers of this run (testcontainers); the URLs go into
+  // the environment, so test files that call ensureInfra() get them too.
+  const containers = useContainerInfra() ? await startContainerInfra() : undefined;
+  globalThis.__CONTAINERS__ = containers;
+  if (containers) Object.assign(process.env, { NATS_URL: containers.NATS_URL, REDIS_URL: containers.REDIS_URL, MONGO_URL: containers.MONGO_URL });
+  const shared = containers ?? ensureInfra();
   // Processes left by a run that died without its teardown (they would hold ports, consumers and load).
   reapOrphans();
   // NATS is private to this run (queue groups and durable consumers are never shared with another run);
-  // Redis and the database are shared, with per-run key prefixes and per-test tenants.
-  const nats = await startNatsServer();
+  // Redis and the database are shared, with per-run key prefixes and per-test tenants. A NATS container is private.
+  const nats = containers ? undefined : await startNatsServer();
   globalThis.__NATS__ = nats;
-  const infra = { ...shared, NATS_URL: nats.url };
+  const infra = { NATS_URL: nats?.url ?? shared.NATS_URL, REDIS_URL: shared.REDIS_URL, MONGO_URL: shared.MONGO_URL };
   execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build-service.mjs')], { stdio: 'inherit' });
   const secrets = localSecrets();
   // The chat product is a local fake (third-party API); the chatapp service is pointed at it.
@@ -44,7 +48,7 @@ export default async function globalSetup(): Promise<void> {
       // on a gateway of its own (test/auth-hardening.test.ts).
       AUTH_FAILURE_LIMIT_PER_IP: '1000000',
       WEBHOOK_RETRY_SCHEDULE_MS: '200,400,800',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
+      WEBHOOK_CAP_WAIT_MS: '100',
       WEBHOOK_PARTITION: `test-${runId}`,
       ANALYTICS_PORT: String(analyticsPort),
       CHATAPP_API_URL: chatappFake.apiUrl,

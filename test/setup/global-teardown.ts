@@ -12,6 +12,7 @@ export default async function globalTeardown(): Promise<void> {
     await globalThis.__NATS__.stop();
     removeNatsStore(globalThis.__NATS__);
   }
+  await globalThis.__CONTAINERS__?.stop();
   // In CI nothing should outlive the run; locally the servers stay up for the next one.
   if (process.env.CI) execFileSync('bash', [join(repoRoot, 'scripts', 'infra.sh'), 'down'], { stdio: 'inherit' });
 }

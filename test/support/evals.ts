@@ -102,7 +102,7 @@ export async function startEvalsStack(name: string) {
         MERGE_SWEEP_MS: '1000',
         ALLOW_LOOPBACK_WEBHOOKS: 'true',
         WEBHOOK_PARTITION: runId,
-        WEBHOOK_POLL_INTERVAL_MS: '100',
+        WEBHOOK_CAP_WAIT_MS: '100',
       },
     });
   } catch (err) {

@@ -99,7 +99,7 @@ export async function startWebhookStack(name: string, env: Record<string, string
         REDIS_KEY_PREFIX: `test:${runId}:`,
         LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
         WEBHOOK_PARTITION: runId,
-        WEBHOOK_POLL_INTERVAL_MS: '100',
+        WEBHOOK_CAP_WAIT_MS: '100',
         ...env,
       },
     });

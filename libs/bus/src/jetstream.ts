@@ -119,6 +119,11 @@ export interface ConsumeOptions<T> {
   /** How long a message may be worked before it is redelivered. */
   ackWaitMs?: number;
   maxDeliver?: number;
+  /**
+   * Messages delivered and not yet acknowledged, at most (default: 4 x concurrency, at least 1000). Messages handed
+   * back with a delay count too, so a consumer of delayed jobs wants -1 (no limit).
+   */
+  maxAckPending?: number;
   /** Messages worked at once by this process. */
   concurrency?: number;
   /** Delay before a failed message is redelivered. */
@@ -128,7 +133,11 @@ export interface ConsumeOptions<T> {
   parse?: z.ZodType<T>;
   /** Terminate (never redeliver) a message that is not JSON or fails `parse`, with one error log line; default: nak like any failure. */
   terminateInvalid?: boolean;
-  handler: (data: T, msg: JsMsg) => Promise<void>;
+  /**
+   * Works one message. It is acknowledged when this resolves, unless the handler answers `{ laterMs }`: then it goes
+   * back to the stream and is delivered again after that delay (a job that is not due yet).
+   */
+  handler: (data: T, msg: JsMsg) => Promise<void | { laterMs: number }>;
 }
 
 export interface RunningConsumer {
@@ -149,7 +158,7 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     deliver_policy: opts.deliverPolicy === 'new' ? DeliverPolicy.New : DeliverPolicy.All,
     ack_wait: nanos(opts.ackWaitMs ?? 30_000),
     max_deliver: opts.maxDeliver ?? -1,
-    max_ack_pending: Math.max(1000, (opts.concurrency ?? 16) * 4),
+    max_ack_pending: opts.maxAckPending ?? Math.max(1000, (opts.concurrency ?? 16) * 4),
     ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
   };
   const ensure = async () => {
@@ -184,9 +193,20 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
   const working = new Set<JsMsg>();
   const handedBack = new WeakSet<JsMsg>();
 
+  const ackWaitMs = opts.ackWaitMs ?? 30_000;
   const work = async (m: JsMsg) => {
     inFlight++;
     working.add(m);
+    // While the handler runs, the server is told so (ack wait restarts): a short ack wait then hands a crashed
+    // process's messages to another replica quickly, without cutting off long work of a live one.
+    const beat = setInterval(() => {
+      try {
+        m.working();
+      } catch {
+        /* connection gone: redelivered after ack_wait */
+      }
+    }, Math.max(1_000, ackWaitMs / 3));
+    beat.unref();
     const hdrs: Record<string, string> = {};
     for (const k of m.headers?.keys() ?? []) hdrs[k.toLowerCase()] = m.headers!.get(k);
     try {
@@ -205,7 +225,11 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
           return;
         }
         const requestId = (raw as Partial<EventEnvelope>)?.id ?? hdrs['x-request-id'] ?? 'jetstream';
-        await runWithContext({ requestId }, () => opts.handler(data, m));
+        const answer = await runWithContext({ requestId }, () => opts.handler(data, m));
+        if (answer && !handedBack.has(m)) {
+          m.nak(Math.max(0, Math.round(answer.laterMs)));
+          handedBack.add(m);
+        }
       });
       // Acknowledged only when done, and never after the message was handed back at shutdown (or terminated).
       if (!handedBack.has(m)) m.ack();
@@ -217,6 +241,7 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
         /* connection gone: redelivered after ack_wait */
       }
     } finally {
+      clearInterval(beat);
       working.delete(m);
       inFlight--;
       slot?.();

@@ -1,4 +1,5 @@
 export * from './infra';
+export * from './containers';
 export * from './stack';
 export * from './http';
 export * from './receiver';

@@ -10,7 +10,6 @@ const msList = z
   .transform((s) => s.split(',').map((n) => Number(n.trim())));
 
 export const webhookDispatcherConfig = z.object({
-  OUTBOX_SWEEP_MS: z.coerce.number().int().min(100).default(2000).describe('How often delivery outcome events left unpublished (after a crash) are republished'),
   ENCRYPTION_KEY: z.string().min(16).describe('Key that opens the sealed signing secrets management stores (the same ENCRYPTION_KEY as management)'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000).describe('Time one HTTP delivery attempt may take in total (connect, headers, body)'),
   WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000).describe('Time to open the TCP/TLS connection of one attempt'),
@@ -28,13 +27,18 @@ export const webhookDispatcherConfig = z.object({
     .min(1)
     .default(8)
     .describe(
-      'Delivery attempts in flight to one destination at once, per replica (counted while the receiver has them): a receiver that hangs or answers slowly holds at most this many; further deliveries to it wait (pending) while other destinations keep their pace',
+      'Delivery attempts in flight to one destination at once, per replica (counted while the receiver has them): a receiver that hangs or answers slowly holds at most this many; further deliveries to it wait (as jobs, WEBHOOK_CAP_WAIT_MS at a time) while other destinations keep their pace',
     ),
   WEBHOOK_RETRY_SCHEDULE_MS: msList
     .default(DEFAULT_RETRY_SCHEDULE)
     .describe('Delays before each retry, comma-separated ms (attempts = entries + 1); network errors, timeouts, 5xx, 408 and 429 are retried'),
   WEBHOOK_RETRY_JITTER: z.coerce.number().min(0).max(1).default(0.2).describe('Each retry delay is spread by ± this fraction at random'),
-  WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000).describe('How often due retries are looked for in the deliveries collection'),
+  WEBHOOK_CAP_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(500)
+    .describe('How long a delivery that found its destination at WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION waits before it is looked at again'),
   WEBHOOK_DISABLE_AFTER_FAILING_MS: z.coerce
     .number()
     .int()

@@ -2,16 +2,18 @@ import { PLATFORM_EVENTS_STREAM, eventFilter, webhookEvents, type EventEnvelope 
 import { consumeDurable, type RunningConsumer } from '@platform/bus';
 import { parseHostOverrides } from '@platform/address-safety';
 import { getLogger } from '@platform/logger';
-import { outboxRelay, type OutboxRelay } from '@platform/mongo';
-import { defineService, instanceId } from '@platform/runtime';
+import { currentTraceparent } from '@platform/telemetry';
+import { defineService } from '@platform/runtime';
 import { SecretBox } from '@platform/secrets';
 import { webhookDispatcherConfig } from './config';
-import { deliveryRepo } from './data/delivery.repo';
+import { attemptRepo } from './data/attempt.repo';
 import { destinationHealthRepo } from './data/destination-health.repo';
+import { legacyDeliveryRepo } from './data/legacy-delivery.repo';
 import { chatappSender } from './clients/chatapp';
 import { httpSender } from './clients/http';
 import { managementDestinations, managementDisabler } from './clients/management';
-import { scheduleEventDeliveries, type DeliveryDeps } from './domain/deliveries';
+import { consumeJobs, ensureJobStream, retryQueue } from './clients/retry-queue';
+import { eventDeliveryJobs, type DeliveryDeps } from './domain/deliveries';
 import { MalformedEvent } from './domain/families';
 import { deliveryWorker } from './domain/worker';
 import { registerDeliveryHandlers } from './handlers/deliveries';
@@ -23,12 +25,11 @@ export const webhookDispatcher = defineService({
   config: webhookDispatcherConfig,
   uses: { mongo: true },
   async start({ config, bus, nc, pub, db }) {
-    let relay: OutboxRelay | undefined;
-    const deliveries = deliveryRepo(db!, config.WEBHOOK_PARTITION, () => relay!);
-    // Outcome events (webhook.delivery.succeeded / failed) leave through the outbox of the delivery records.
-    relay = outboxRelay(deliveries.model, pub, { intervalMs: config.OUTBOX_SWEEP_MS, filter: { partition: config.WEBHOOK_PARTITION } });
-    await relay.sweep();
-    const health = destinationHealthRepo(db!, config.WEBHOOK_PARTITION);
+    // Subjects and durable names take no dots or wildcards.
+    const partition = config.WEBHOOK_PARTITION.replace(/[^A-Za-z0-9_-]/g, '_');
+    await ensureJobStream(nc, (config as { JS_REPLICAS?: number }).JS_REPLICAS ?? 1);
+    const attempts = attemptRepo(db, config.WEBHOOK_PARTITION);
+    const health = destinationHealthRepo(db, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
     const box = new SecretBox(config.ENCRYPTION_KEY);
     const allowLoopback = config.ALLOW_LOOPBACK_WEBHOOKS === 'true';
@@ -41,10 +42,12 @@ export const webhookDispatcher = defineService({
       maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
     });
     const deps: DeliveryDeps = {
-      deliveries,
+      attempts,
       health,
       destinations,
       transports: { http: http.post, chat: chatappSender(bus, config.WEBHOOK_TIMEOUT_MS) },
+      retries: retryQueue(pub, partition),
+      publish: (events) => pub.publishPending(events),
       openSecret: (sealed) => box.open(sealed),
       disableDestination: managementDisabler(bus),
       retry: { scheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS, jitter: config.WEBHOOK_RETRY_JITTER },
@@ -52,15 +55,37 @@ export const webhookDispatcher = defineService({
       testTimeoutMs: config.WEBHOOK_TEST_TIMEOUT_MS,
     };
     const worker = deliveryWorker(deps, {
-      instance: instanceId,
-      pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
       concurrency: config.WEBHOOK_CONCURRENCY,
       perDestination: config.WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION,
-      leaseMs: Math.max(config.WEBHOOK_TIMEOUT_MS, config.WEBHOOK_TEST_TIMEOUT_MS) * 2 + 30_000,
+      capWaitMs: config.WEBHOOK_CAP_WAIT_MS,
+      disableSweepMs: 10_000,
     });
+    // Pending deliveries of versions that kept them in the database go to the job stream, once.
+    const handedOver = await legacyDeliveryRepo(db, config.WEBHOOK_PARTITION).handOver((d) =>
+      deps.retries.schedule(
+        {
+          id: d._id,
+          tenantId: d.tenantId,
+          projectId: d.projectId,
+          destinationId: d.destinationId,
+          eventId: d.eventId,
+          eventType: d.eventType,
+          body: d.body,
+          ...(d.traceparent ? { traceparent: d.traceparent } : {}),
+          createdAt: new Date(d.createdAt).toISOString(),
+          attempt: d.attemptCount + 1,
+          dueAt: new Date(d.nextAttemptAt ?? Date.now()).toISOString(),
+        },
+        'legacy',
+      ),
+    );
+    if (handedOver) log.info({ handedOver }, 'pending deliveries of the deliveries collection handed to the job stream');
+    // A message being worked is kept alive by the consumer's heartbeat; a dispatcher that dies hands its messages to
+    // another replica after this long.
+    const ackWaitMs = 15_000;
 
-    // One durable consumer per webhook event type (nats-server 2.9 takes one filter subject per consumer).
-    // A message is acknowledged only after its deliveries are recorded; the worker then sends them.
+    // One durable consumer per webhook event type (nats-server 2.9 takes one filter subject per consumer). Each event's
+    // first attempts are sent from its message, which is acknowledged once they are recorded (or queued as jobs).
     const consumers: RunningConsumer[] = [];
     for (const def of webhookEvents) {
       consumers.push(
@@ -68,26 +93,44 @@ export const webhookDispatcher = defineService({
           stream: PLATFORM_EVENTS_STREAM,
           durable: `webhook-dispatcher-${def.name.replace(/\./g, '-')}`,
           filterSubjects: [eventFilter(def)],
-          concurrency: Math.max(4, Math.ceil(config.WEBHOOK_CONCURRENCY / 4)),
-          ackWaitMs: 30_000,
+          concurrency: config.WEBHOOK_CONCURRENCY,
+          ackWaitMs,
           nakDelayMs: config.WEBHOOK_REDELIVERY_DELAY_MS,
           // A message that is not JSON can never be scheduled: drop it (logged) instead of redelivering it forever.
           terminateInvalid: true,
           handler: async (envelope) => {
+            let jobs: Awaited<ReturnType<typeof eventDeliveryJobs>>;
             try {
-              // The first attempt goes out at once from here (claimed at insert), retries come from the poller.
-              const claim = worker.claim();
-              const { scheduled, claimed } = await scheduleEventDeliveries(deps, envelope, claim);
-              if (claimed.length) worker.sendClaimed(claimed, claim.token);
-              else if (scheduled) worker.kick();
+              jobs = await eventDeliveryJobs(deps, envelope, currentTraceparent());
             } catch (err) {
               if (!(err instanceof MalformedEvent)) throw err;
               log.error({ eventId: envelope.id, type: envelope.type, err: err.message }, 'malformed event dropped');
+              return;
             }
+            await Promise.all(
+              jobs.map((job) =>
+                worker.first(job).catch(async (err) => {
+                  // This delivery could not be worked now (management or the database away): it waits as a job, so
+                  // the event's other deliveries are not sent again. If even that fails, the event is redelivered.
+                  log.warn({ err: (err as Error).message, deliveryId: job.id }, 'first attempt deferred');
+                  await deps.retries.schedule({ ...job, dueAt: new Date(Date.now() + config.WEBHOOK_REDELIVERY_DELAY_MS).toISOString() }, 'deferred');
+                }),
+              ),
+            );
           },
         }),
       );
     }
+    // Retries and deliveries that waited for a slot, as they fall due.
+    consumers.push(
+      await consumeJobs(nc, {
+        partition,
+        concurrency: config.WEBHOOK_CONCURRENCY,
+        ackWaitMs,
+        nakDelayMs: config.WEBHOOK_REDELIVERY_DELAY_MS,
+        work: (job) => worker.due(job),
+      }),
+    );
 
     registerDeliveryHandlers(bus, deps);
     return {
@@ -97,7 +140,6 @@ export const webhookDispatcher = defineService({
         const started = Date.now();
         await Promise.all(consumers.map((c) => c.stop(graceMs / 3)));
         await worker.stop(Math.max(0, graceMs - (Date.now() - started)));
-        await relay!.stop();
         destinations.stop();
         await http.close();
       },

@@ -2,11 +2,12 @@ import { pendingEvent, webhookDeliveryFailed, webhookDeliverySucceeded, type Dis
 import { getLogger } from '@platform/logger';
 import { AppError } from '@platform/problems';
 import { randomId, sha256Hex } from '@platform/secrets';
-import type { Claim, DeliveryRepo, NewDelivery } from '../data/delivery.repo';
-import type { DeliveryDoc } from '../data/delivery.model';
+import { attemptRowId, type AttemptRepo, type AttemptRow } from '../data/attempt.repo';
+import type { DeliveryStatus } from '../data/attempt.model';
 import type { DestinationHealthRepo, DestinationKey } from '../data/destination-health.repo';
 import { matches, signingSecrets, type DestinationSource } from './destinations';
 import { routeEvent, type WebhookEnvelope } from './families';
+import type { DeliveryJob, RetryQueue } from './jobs';
 import { nextRetryDelay, type RetryPolicy } from './retry-policy';
 import { signedHeaders } from './signing';
 import type { SendResult, Transports } from './transport';
@@ -14,10 +15,14 @@ import type { SendResult, Transports } from './transport';
 const log = getLogger('webhook-dispatcher.deliveries');
 
 export interface DeliveryDeps {
-  deliveries: DeliveryRepo;
+  attempts: AttemptRepo;
   health: DestinationHealthRepo;
   destinations: DestinationSource;
   transports: Transports;
+  /** Later attempts wait here until they are due. */
+  retries: RetryQueue;
+  /** Publishes outcome events (webhook.delivery.succeeded / failed); the event id makes a repeat a duplicate. */
+  publish(events: PendingEvent[]): Promise<void>;
   /** Opens a sealed signing secret (SecretBox with ENCRYPTION_KEY). */
   openSecret(sealed: string): string;
   /** Asks management to turn a destination off. */
@@ -27,37 +32,35 @@ export interface DeliveryDeps {
   testTimeoutMs: number;
 }
 
-/** The `webhook-id` of an event's delivery to a destination: stable, so a redelivered event maps to the same record. */
+/** The `webhook-id` of an event's delivery to a destination: stable, so a redelivered event maps to the same delivery. */
 export function deliveryId(scope: ProjectScope, eventId: string, destinationId: string): string {
   return `msg_${sha256Hex(`${scope.tenantId}\u0000${scope.projectId}\u0000${eventId}\u0000${destinationId}`).slice(0, 32)}`;
 }
 
 /**
- * A platform event arrived: record one pending delivery per matching destination. Only after this resolves is
- * the JetStream message acknowledged, so an event is never lost between the stream and the deliveries collection.
- * Returns how many deliveries were scheduled.
+ * The first attempts of an event: one job per matching destination, worked at once by the caller. The event's
+ * message is acknowledged only after they are worked (recorded, or queued for later), so an event is never lost
+ * between the stream and the delivery log; a redelivered event gives the same jobs (same `webhook-id`).
  */
-/**
- * Records the deliveries of an event. With `claim`, the ones inserted now come back claimed, for the caller to send
- * at once; a redelivered event finds them recorded and leaves them to their claim or the poller.
- */
-export async function scheduleEventDeliveries(deps: DeliveryDeps, env: EventEnvelope<unknown>, claim?: Claim): Promise<{ scheduled: number; claimed: DeliveryDoc[] }> {
+export async function eventDeliveryJobs(deps: DeliveryDeps, env: EventEnvelope<unknown>, traceparent?: string): Promise<DeliveryJob[]> {
   const routed = routeEvent(env);
-  if (!routed) return { scheduled: 0, claimed: [] };
+  if (!routed) return [];
   const scope = { tenantId: env.tenantId, projectId: env.projectId };
   const targets = (await deps.destinations.forProject(scope)).filter((d) => matches(d, routed.type, routed.agentId, routed.evaluatorId));
-  if (!targets.length) return { scheduled: 0, claimed: [] };
+  if (!targets.length) return [];
   const body = JSON.stringify(routed.envelope);
-  const docs: NewDelivery[] = targets.map((d) => ({
-    _id: deliveryId(scope, env.id, d.id),
+  const createdAt = new Date().toISOString();
+  return targets.map((d) => ({
+    id: deliveryId(scope, env.id, d.id),
     ...scope,
     destinationId: d.id,
     eventId: env.id,
     eventType: routed.type,
     body,
+    ...(traceparent ? { traceparent } : {}),
+    createdAt,
+    attempt: 1,
   }));
-  const claimed = await deps.deliveries.schedule(docs, new Date(), claim);
-  return { scheduled: docs.length, claimed };
 }
 
 const OUR_HEADERS = new Set(['content-type', 'user-agent', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'host', 'content-length']);
@@ -89,7 +92,7 @@ export function chatText(envelope: WebhookEnvelope, destinationName: string): st
 }
 
 /** Sends one attempt of a delivery to its destination, by HTTP (signed) or through the chat app. */
-export async function sendOnce(deps: DeliveryDeps, dest: DispatchDestination, d: Pick<DeliveryDoc, '_id' | 'body' | 'tenantId' | 'projectId'>, timeoutMs?: number): Promise<SendResult> {
+export async function sendOnce(deps: DeliveryDeps, dest: DispatchDestination, d: Pick<DeliveryJob, 'id' | 'body' | 'tenantId' | 'projectId'>, timeoutMs?: number): Promise<SendResult> {
   if (dest.url) {
     let secrets: string[];
     try {
@@ -97,7 +100,7 @@ export async function sendOnce(deps: DeliveryDeps, dest: DispatchDestination, d:
     } catch {
       return { kind: 'retryable', statusCode: null, durationMs: 0, error: "the signing secret could not be opened (this dispatcher's ENCRYPTION_KEY differs from management's)" };
     }
-    return deps.transports.http({ url: dest.url, headers: requestHeaders(dest.headers, signedHeaders(d._id, d.body, secrets)), body: d.body, timeoutMs });
+    return deps.transports.http({ url: dest.url, headers: requestHeaders(dest.headers, signedHeaders(d.id, d.body, secrets)), body: d.body, timeoutMs });
   }
   if (dest.chatappChannelId) {
     const envelope = JSON.parse(d.body) as WebhookEnvelope;
@@ -106,46 +109,60 @@ export async function sendOnce(deps: DeliveryDeps, dest: DispatchDestination, d:
   return { kind: 'permanent', statusCode: null, durationMs: 0, error: 'the destination has neither url nor chatappChannelId' };
 }
 
-/** What a claimed delivery needs next, decided by the worker. */
-export type DeliveryRun =
-  | { outcome: 'attempted'; result: SendResult; status: DeliveryDoc['status']; nextAttemptAt: Date | null }
-  | { outcome: 'cancelled'; reason: string }
-  | { outcome: 'deferred' };
+/** What became of one job. */
+export type DeliveryRun = { outcome: 'attempted'; result: SendResult; status: DeliveryStatus; nextAttemptAt: Date | null } | { outcome: 'cancelled'; reason: string };
+
+const rowOf = (job: DeliveryJob) => ({
+  tenantId: job.tenantId,
+  projectId: job.projectId,
+  destinationId: job.destinationId,
+  deliveryId: job.id,
+  eventId: job.eventId,
+  eventType: job.eventType,
+  deliveryCreatedAt: new Date(job.createdAt),
+  body: job.body,
+});
+
+/** The row this attempt follows in the delivery's log (none for a first attempt). */
+const previousRow = (job: DeliveryJob) => (job.attempt > 1 ? attemptRowId(job.id, job.attempt - 1) : undefined);
 
 /**
- * Works one claimed delivery: checks the destination is still there and enabled, sends, records the attempt and
- * its consequence (delivered, retry at a time, failed), and keeps the destination's health (410 and failing for
- * days turn it off). `sent` is called as soon as the receiver has answered (or the attempt ended without an answer).
+ * Works one job: checks the destination is still there and enabled, sends, records the attempt and its consequence
+ * (delivered, a retry queued for its time, failed), publishes the outcome of a finished delivery, and keeps the
+ * destination's health (410 and failing for days turn it off). Everything after the send can be repeated: a job
+ * redelivered after a crash sends again with the same `webhook-id` (at least once) and finds its row recorded.
+ * `sent` is called as soon as the receiver has answered (or the attempt ended without an answer).
+ * A failure to reach management or the database rejects: the job's message is handed back and tried again.
  */
-export async function runDelivery(deps: DeliveryDeps, doc: DeliveryDoc, token: string, sent: () => void = () => undefined): Promise<DeliveryRun> {
-  const scope = { tenantId: doc.tenantId, projectId: doc.projectId };
-  let dest: DispatchDestination | null;
-  try {
-    dest = await deps.destinations.find(scope, doc.destinationId);
-  } catch (err) {
-    log.warn({ err: (err as Error).message, deliveryId: doc._id }, 'destinations unavailable; delivery deferred');
-    await deps.deliveries.release(doc._id, token, new Date(Date.now() + 5_000));
-    return { outcome: 'deferred' };
-  }
+export async function runDelivery(deps: DeliveryDeps, job: DeliveryJob, sent: () => void = () => undefined): Promise<DeliveryRun> {
+  const scope = { tenantId: job.tenantId, projectId: job.projectId };
+  const dest = await deps.destinations.find(scope, job.destinationId);
   if (!dest || !dest.enabled) {
+    sent();
     const reason = !dest ? 'cancelled: the destination was deleted' : `cancelled: the destination is disabled${dest.disabledReason ? ` (${dest.disabledReason})` : ''}`;
-    await deps.deliveries.cancel(doc._id, token, reason);
-    log.info({ deliveryId: doc._id, destinationId: doc.destinationId }, reason);
+    const attempted = job.attempt - 1;
+    await deps.attempts.record(
+      { ...rowOf(job), kind: 'cancel', attempt: attempted, at: new Date(), statusCode: null, ok: false, error: reason, durationMs: 0, status: 'cancelled', nextAttemptAt: null },
+      previousRow(job),
+    );
+    log.info({ deliveryId: job.id, destinationId: job.destinationId }, reason);
     return { outcome: 'cancelled', reason };
   }
 
   const at = new Date();
-  const result = await sendOnce(deps, dest, doc);
+  const result = await sendOnce(deps, dest, job);
   sent(); // the receiver is done with it; what follows is ours
-  const attempt = doc.attemptCount + 1;
+  const attempt = job.attempt;
   const delay = result.kind === 'retryable' ? nextRetryDelay(deps.retry, attempt, result.retryAfterMs) : null;
-  const status: DeliveryDoc['status'] = result.kind === 'delivered' ? 'delivered' : delay !== null ? 'pending' : 'failed';
+  const status: DeliveryStatus = result.kind === 'delivered' ? 'delivered' : delay !== null ? 'pending' : 'failed';
   const nextAttemptAt = delay !== null ? new Date(Date.now() + delay) : null;
   const error = result.error && result.kind === 'retryable' && delay === null ? `${result.error}; no attempts left` : result.error;
-  const attemptDoc = { attempt, at, statusCode: result.statusCode, ok: result.kind === 'delivered', error, durationMs: result.durationMs };
-  const recorded = await deps.deliveries.recordAttempt(doc._id, token, attemptDoc, { status, nextAttemptAt }, outcomeEvents(doc, status, attemptDoc));
+  const row: AttemptRow = { ...rowOf(job), kind: 'attempt', attempt, at, statusCode: result.statusCode, ok: result.kind === 'delivered', error, durationMs: result.durationMs, status, nextAttemptAt };
+  await deps.attempts.record(row, previousRow(job));
+  if (nextAttemptAt) await deps.retries.schedule({ ...job, attempt: attempt + 1, dueAt: nextAttemptAt.toISOString() });
+  else await deps.publish(outcomeEvents(job, status, row));
   log.info(
-    { deliveryId: doc._id, destinationId: doc.destinationId, eventType: doc.eventType, attempt, statusCode: result.statusCode, outcome: result.kind, durationMs: result.durationMs, nextAttemptAt, recorded },
+    { deliveryId: job.id, destinationId: job.destinationId, eventType: job.eventType, attempt, statusCode: result.statusCode, outcome: result.kind, durationMs: result.durationMs, nextAttemptAt },
     'delivery attempt',
   );
   await keepHealth(deps, { ...scope, destinationId: dest.id }, result, error);
@@ -154,23 +171,24 @@ export async function runDelivery(deps: DeliveryDeps, doc: DeliveryDoc, token: s
 
 /**
  * `webhook.delivery.succeeded` / `webhook.delivery.failed` once a delivery is finished (nothing while retries are
- * pending). The event id is derived from the delivery, so a second record of the same outcome is a duplicate.
+ * pending). Published after the attempt is recorded and before the job is acknowledged; the event id is derived from
+ * the delivery, so a second publish of the same outcome (a redelivered job) is dropped by JetStream.
  */
-function outcomeEvents(doc: DeliveryDoc, status: DeliveryDoc['status'], last: DeliveryDoc['attempts'][number]): PendingEvent[] {
+function outcomeEvents(job: DeliveryJob, status: DeliveryStatus, last: AttemptRow): PendingEvent[] {
   if (status !== 'delivered' && status !== 'failed') return [];
   const def = status === 'delivered' ? webhookDeliverySucceeded : webhookDeliveryFailed;
   const delivery = {
-    id: doc._id,
-    destinationId: doc.destinationId,
-    eventId: doc.eventId,
-    eventType: doc.eventType,
+    id: job.id,
+    destinationId: job.destinationId,
+    eventId: job.eventId,
+    eventType: job.eventType,
     attemptCount: last.attempt,
     lastStatusCode: last.statusCode,
     lastError: last.error,
-    lastAttempt: { ...last, at: last.at.toISOString() },
+    lastAttempt: { attempt: last.attempt, at: last.at.toISOString(), statusCode: last.statusCode, ok: last.ok, error: last.error, durationMs: last.durationMs },
   };
-  const id = sha256Hex(`${def.name}:${doc._id}`).slice(0, 40);
-  return [pendingEvent(def, id, { tenantId: doc.tenantId, projectId: doc.projectId }, { delivery })];
+  const id = sha256Hex(`${def.name}:${job.id}`).slice(0, 40);
+  return [{ ...pendingEvent(def, id, { tenantId: job.tenantId, projectId: job.projectId }, { delivery }), ...(job.traceparent ? { traceparent: job.traceparent } : {}) }];
 }
 
 /** Destinations seen succeeding lately, so a busy healthy destination costs no health write per delivery. */
@@ -227,17 +245,18 @@ export async function sendTestDelivery(deps: DeliveryDeps, scope: ProjectScope, 
   const envelope: WebhookEnvelope = {
     type: 'test',
     timestamp: new Date().toISOString(),
-    ...scope,
+    tenantId: scope.tenantId,
+    projectId: scope.projectId,
     agentId: null,
     data: { test: { id: testId, destinationId, message: 'A test delivery: if you can read this, the destination works.' } },
   };
-  const doc: NewDelivery = { _id: deliveryId(scope, testId, destinationId), ...scope, destinationId, eventId: testId, eventType: 'test', body: JSON.stringify(envelope) };
   const at = new Date();
-  const result = await sendOnce(deps, dest, doc, deps.testTimeoutMs);
+  const job: DeliveryJob = { id: deliveryId(scope, testId, destinationId), tenantId: scope.tenantId, projectId: scope.projectId, destinationId, eventId: testId, eventType: 'test', body: JSON.stringify(envelope), createdAt: at.toISOString(), attempt: 1 };
+  const result = await sendOnce(deps, dest, job, deps.testTimeoutMs);
   const ok = result.kind === 'delivered';
-  await deps.deliveries.insertFinished(doc, { attempt: 1, at, statusCode: result.statusCode, ok, error: result.error, durationMs: result.durationMs }, ok ? 'delivered' : 'failed');
-  log.info({ deliveryId: doc._id, destinationId, statusCode: result.statusCode, outcome: result.kind, durationMs: result.durationMs }, 'test delivery');
-  return { success: ok, deliveryId: doc._id, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
+  await deps.attempts.record({ ...rowOf(job), kind: 'attempt', attempt: 1, at, statusCode: result.statusCode, ok, error: result.error, durationMs: result.durationMs, status: ok ? 'delivered' : 'failed', nextAttemptAt: null });
+  log.info({ deliveryId: job.id, destinationId, statusCode: result.statusCode, outcome: result.kind, durationMs: result.durationMs }, 'test delivery');
+  return { success: ok, deliveryId: job.id, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
 }
 
 /** The delivery log of a destination (404 when the destination does not exist in the project). */
@@ -249,5 +268,5 @@ export async function listDestinationDeliveries(
 ) {
   const dest = await deps.destinations.find(scope, destinationId);
   if (!dest) throw new AppError('not_found', 'Webhook destination not found');
-  return deps.deliveries.list(scope, destinationId, { status: q.status, eventType: q.eventType }, q.page, q.limit);
+  return deps.attempts.list(scope, destinationId, { status: q.status, eventType: q.eventType }, q.page, q.limit);
 }

@@ -1,134 +1,90 @@
 import { getLogger } from '@platform/logger';
-import { randomId } from '@platform/secrets';
 import { SpanKind, contextFromHeaders, counter, inSpan } from '@platform/telemetry';
 import { confirmDisable, runDelivery, type DeliveryDeps } from './deliveries';
-import type { DeliveryDoc } from '../data/delivery.model';
-import type { BusyDestination } from '../data/delivery.repo';
+import type { DeliveryJob } from './jobs';
 
 const log = getLogger('webhook-dispatcher.worker');
-const CLAIM_TIMEOUT_MS = 15_000;
 
-/** `webhook_attempts_total{outcome}`: delivered, retryable, permanent (one per attempt), cancelled, deferred. */
+/** `webhook_attempts_total{outcome}`: delivered, retryable, permanent, gone, refused (one per attempt), cancelled. */
 const attempts = () => counter('webhook_attempts_total', 'Webhook delivery attempts, by outcome', ['outcome']);
-/** Deliveries put back to wait (pending, due) because their destination already had its cap of attempts in flight. */
+/** Deliveries put back to wait because their destination already had its cap of attempts in flight. */
 const capWaits = () =>
   counter('webhook_destination_cap_waits_total', 'Deliveries put back to wait because their destination had WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION attempts in flight');
 
 export interface WorkerOptions {
-  instance: string;
-  pollIntervalMs: number;
+  /** Attempts in flight at once in this process. */
   concurrency: number;
   /**
    * Attempts in flight to one destination at most: a receiver that hangs until the timeout holds this many sends,
-   * never all of them, so deliveries to other destinations keep flowing. Deliveries over it wait (pending, due).
+   * never all of them, so deliveries to other destinations keep flowing. Deliveries over it wait as jobs.
    */
   perDestination: number;
-  /** How long a claim lasts before another worker may take the delivery (longer than one attempt). */
-  leaseMs: number;
+  /** How long a delivery that found its destination full waits before it is looked at again. */
+  capWaitMs: number;
+  /** How often destinations whose disabling management has not confirmed yet are retried. */
+  disableSweepMs: number;
 }
 
 /**
- * Works due deliveries from the deliveries collection: claims them one by one (findOneAndUpdate) up to the
- * concurrency limit, on a timer and whenever new work is scheduled. Retries live in the database, so a restart
- * (or another replica) picks them up when they fall due.
+ * Runs delivery jobs: at most `concurrency` at once, at most `perDestination` per destination. Nothing here is
+ * stored: a job is a JetStream message that is acknowledged only after its attempt is recorded, so a crash hands it
+ * to another replica, and retries wait in the job stream, not in the database.
  */
 export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
   let active = 0;
   let stopping = false;
-  let polling = false;
-  let pollAgain = false;
-  let ticks = 0;
-  const running = new Set<Promise<void>>();
-  /**
-   * Whether due deliveries may be waiting for a free slot: the last poll stopped at the concurrency limit, a delivery
-   * was put back for its busy destination, or new work was announced. Only then does the end of an attempt trigger a
-   * poll (a query of the deliveries collection); otherwise the timer's poll finds retries as they fall due. Before, every
-   * attempt ended with a poll: one more database read per delivery, which at 100 events/s slowed the deliveries.
-   */
-  let mayHaveDue = true;
-  const pollIfWaiting = () => {
-    if (mayHaveDue) void poll();
-  };
+  const waiting: Array<() => void> = [];
+  const running = new Set<Promise<unknown>>();
   /** Attempts in flight per destination (`tenant \0 project \0 destination`). */
-  const inFlight = new Map<string, { dest: BusyDestination; count: number }>();
-  const destKey = (d: BusyDestination) => `${d.tenantId}\u0000${d.projectId}\u0000${d.destinationId}`;
-  const busy = (): BusyDestination[] => [...inFlight.values()].filter((f) => f.count >= opts.perDestination).map((f) => f.dest);
+  const inFlight = new Map<string, number>();
+  const destKey = (j: DeliveryJob) => `${j.tenantId}\u0000${j.projectId}\u0000${j.destinationId}`;
 
-  /** Sends one claimed delivery, counted against the concurrency limit; when it ends, more due work is looked for. */
-  const send = (doc: DeliveryDoc, token: string) => {
-    const key = destKey(doc);
-    const slot = inFlight.get(key) ?? { dest: { tenantId: doc.tenantId, projectId: doc.projectId, destinationId: doc.destinationId }, count: 0 };
-    if (slot.count >= opts.perDestination) {
-      // Its destination is full: the delivery waits, pending and due, without an attempt; the poller claims it once
-      // one of the destination's attempts ends (nothing is lost, nothing is sent twice).
-      capWaits().inc();
-      mayHaveDue = true;
-      void deps.deliveries
-        .release(doc._id, token, new Date())
-        .catch((err) => log.warn({ err: (err as Error).message, deliveryId: doc._id }, 'could not put a delivery back to wait; its claim runs out and it is retried then'));
+  const slot = async () => {
+    if (active < opts.concurrency) {
+      active++;
       return;
     }
-    slot.count++;
-    inFlight.set(key, slot);
-    // The destination's slot is held while the receiver has the attempt (lookup and HTTP), not while the outcome is
-    // written: a busy healthy destination is limited by its receiver, not by our database.
+    await new Promise<void>((r) => waiting.push(r));
+  };
+  const freeSlot = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else active--;
+  };
+
+  /** Works one job now (its destination has room); resolves when it is recorded. */
+  const work = async (job: DeliveryJob) => {
+    const key = destKey(job);
+    inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+    // The destination's slot is held while the receiver has the attempt, not while the outcome is written.
     let held = true;
-    const freeSlot = () => {
+    const freeDestination = () => {
       if (!held) return;
       held = false;
-      if (--slot.count <= 0) inFlight.delete(key);
-      pollIfWaiting();
+      const n = (inFlight.get(key) ?? 1) - 1;
+      if (n <= 0) inFlight.delete(key);
+      else inFlight.set(key, n);
     };
-    active++;
-    const parent = doc.traceparent ? contextFromHeaders({ traceparent: doc.traceparent }) : undefined;
-    const job = inSpan('webhook delivery', { kind: SpanKind.PRODUCER, parent, attributes: { 'webhook.delivery_id': doc._id, 'webhook.attempt': doc.attemptCount + 1 } }, async (span) => {
-      const run = await runDelivery(deps, doc, token, freeSlot);
+    await slot();
+    const parent = job.traceparent ? contextFromHeaders({ traceparent: job.traceparent }) : undefined;
+    const done = inSpan('webhook delivery', { kind: SpanKind.PRODUCER, parent, attributes: { 'webhook.delivery_id': job.id, 'webhook.attempt': job.attempt } }, async (span) => {
+      const run = await runDelivery(deps, job, freeDestination);
       const outcome = run.outcome === 'attempted' ? run.result.kind : run.outcome;
       attempts().inc({ outcome });
       span.setAttribute('webhook.outcome', outcome);
-    })
-      .catch((err) => log.error({ err, deliveryId: doc._id }, 'delivery failed unexpectedly; it is retried when its claim runs out'))
-      .finally(() => {
-        active--;
-        freeSlot();
-        running.delete(job);
-        pollIfWaiting();
-      });
-    running.add(job);
+    }).finally(() => {
+      freeDestination();
+      freeSlot();
+    });
+    running.add(done);
+    try {
+      await done;
+    } finally {
+      running.delete(done);
+    }
   };
 
-  const poll = async (): Promise<void> => {
-    if (stopping) return;
-    if (polling) {
-      pollAgain = true;
-      return;
-    }
-    polling = true;
-    try {
-      do {
-        pollAgain = false;
-        while (!stopping && active < opts.concurrency) {
-          const token = `${opts.instance}:${randomId(12)}`;
-          // A database call that never answers must not stop this worker for good: give up on it after a while.
-          const doc = await Promise.race([
-            deps.deliveries.claimDue(token, opts.leaseMs, busy()),
-            new Promise<never>((_, reject) => setTimeout(() => reject(new Error('claiming a due delivery took too long')), CLAIM_TIMEOUT_MS).unref()),
-          ]);
-          if (!doc) {
-            // nothing due (deliveries of a busy destination may still wait for one of its slots)
-            mayHaveDue = inFlight.size > 0 && busy().length > 0;
-            break;
-          }
-          send(doc, token);
-        }
-        if (active >= opts.concurrency) mayHaveDue = true;
-      } while (pollAgain && !stopping);
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'polling for due deliveries failed');
-    } finally {
-      polling = false;
-    }
-  };
+  const full = (job: DeliveryJob) => (inFlight.get(destKey(job)) ?? 0) >= opts.perDestination;
 
   const sweepDisables = async () => {
     try {
@@ -137,28 +93,32 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
       log.warn({ err: (err as Error).message }, 'sweeping pending disables failed');
     }
   };
-
-  const timer = setInterval(() => {
-    void poll();
-    if (++ticks % 10 === 0) void sweepDisables();
-  }, opts.pollIntervalMs);
+  const timer = setInterval(() => void sweepDisables(), opts.disableSweepMs);
   timer.unref();
   void sweepDisables();
 
   return {
-    /** A claim for deliveries inserted already claimed (their first attempt goes out now, without a poll). */
-    claim(): { token: string; leaseMs: number } {
-      return { token: `${opts.instance}:${randomId(12)}`, leaseMs: opts.leaseMs };
+    /**
+     * A first attempt, from an event's message: worked now, or, when its destination is full, queued as a job that
+     * waits for a slot (the event's other deliveries do not wait for it).
+     */
+    async first(job: DeliveryJob): Promise<void> {
+      if (stopping) throw new Error('the dispatcher is stopping');
+      if (full(job)) {
+        capWaits().inc();
+        await deps.retries.schedule({ ...job, dueAt: new Date(Date.now() + opts.capWaitMs).toISOString() }, 'wait');
+        return;
+      }
+      await work(job);
     },
-    /** Sends deliveries claimed with `claim()`; after a crash their lease runs out and the poller takes them. */
-    sendClaimed(docs: DeliveryDoc[], token: string): void {
-      if (stopping) return;
-      for (const doc of docs) send(doc, token);
-    },
-    /** New deliveries were scheduled: look now rather than at the next tick. */
-    kick(): void {
-      mayHaveDue = true;
-      void poll();
+    /** A job from the job stream that is due: worked now, or handed back for a while when its destination is full. */
+    async due(job: DeliveryJob): Promise<void | { laterMs: number }> {
+      if (stopping) throw new Error('the dispatcher is stopping');
+      if (full(job)) {
+        capWaits().inc();
+        return { laterMs: opts.capWaitMs };
+      }
+      await work(job);
     },
     async stop(graceMs = 15_000): Promise<void> {
       stopping = true;

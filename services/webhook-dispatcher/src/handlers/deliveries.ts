@@ -1,12 +1,11 @@
 import { listWebhookDeliveries, pagination, testWebhookDestination } from '@platform/contracts';
 import type { ServiceBus } from '@platform/bus';
-import { toWebhookDelivery } from '../data/delivery.repo';
 import { listDestinationDeliveries, sendTestDelivery, type DeliveryDeps } from '../domain/deliveries';
 
 export function registerDeliveryHandlers(bus: ServiceBus, deps: DeliveryDeps) {
   bus.handle(listWebhookDeliveries, async ({ params, query }) => {
     const { rows, total } = await listDestinationDeliveries(deps, params, params.id, query);
-    return { data: rows.map(toWebhookDelivery), pagination: pagination(query.page, query.limit, total, rows.length) };
+    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
   });
   bus.handle(testWebhookDestination, async ({ params }) => ({ data: await sendTestDelivery(deps, params, params.id) }));
 }

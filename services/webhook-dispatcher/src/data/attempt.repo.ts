@@ -1,0 +1,69 @@
+import type { ProjectScope, WebhookDelivery } from '@platform/contracts';
+import { iso, scoped, type Connection } from '@platform/mongo';
+import { groupInsert } from '@platform/outbox';
+import { attemptModel, type AttemptDoc } from './attempt.model';
+
+export type AttemptRow = Omit<AttemptDoc, '_id' | 'partition' | 'latest'>;
+
+export type AttemptRepo = ReturnType<typeof attemptRepo>;
+
+/** `_id` of the row of one attempt of one delivery. */
+export const attemptRowId = (deliveryId: string, attempt: number, kind: AttemptDoc['kind'] = 'attempt') =>
+  kind === 'attempt' ? `${deliveryId}#${attempt}` : `${deliveryId}#${attempt}-${kind}`;
+
+function toDelivery(latest: AttemptDoc, attempts: AttemptDoc[]): WebhookDelivery {
+  const tried = attempts.filter((a) => a.kind === 'attempt').sort((a, b) => a.attempt - b.attempt);
+  return {
+    id: latest.deliveryId,
+    destinationId: latest.destinationId,
+    eventId: latest.eventId,
+    eventType: latest.eventType,
+    status: latest.status,
+    attemptCount: tried.length ? tried[tried.length - 1]!.attempt : 0,
+    nextAttemptAt: latest.status === 'pending' ? (iso(latest.nextAttemptAt) ?? null) : null,
+    lastStatusCode: latest.statusCode ?? null,
+    lastError: latest.error ?? null,
+    attempts: tried.map((a) => ({ attempt: a.attempt, at: iso(a.at)!, statusCode: a.statusCode ?? null, ok: a.ok, error: a.error ?? null, durationMs: a.durationMs })),
+    createdAt: iso(latest.deliveryCreatedAt)!,
+    updatedAt: iso(latest.at)!,
+  };
+}
+
+export function attemptRepo(db: Connection, partition: string) {
+  const Model = attemptModel(db);
+  const writer = groupInsert<AttemptDoc>(() => Model.collection);
+  return {
+    model: Model,
+
+    /**
+     * Records one row of a delivery's log as its latest state. `previous` is the row it follows (its flag is dropped
+     * first, so a crash in between leaves the delivery briefly without a latest row, never with two; the job that was
+     * being worked is redelivered and writes the row). A row already recorded (a redelivered job) is left as it is.
+     */
+    async record(row: AttemptRow, previous?: string): Promise<void> {
+      if (previous) await Model.updateOne({ _id: previous, latest: true }, { $unset: { latest: 1 } });
+      await writer.insert({ ...row, _id: attemptRowId(row.deliveryId, row.attempt, row.kind), partition, latest: true });
+    },
+
+    /** Deliveries of a destination, newest first, each with its attempts. */
+    async list(scope: ProjectScope, destinationId: string, filter: { status?: string; eventType?: string }, page: number, limit: number): Promise<{ rows: WebhookDelivery[]; total: number }> {
+      const q = {
+        partition,
+        ...scoped(scope),
+        destinationId,
+        latest: true,
+        ...(filter.status ? { status: filter.status } : {}),
+        ...(filter.eventType ? { eventType: filter.eventType } : {}),
+      };
+      const latest = await Model.find(q, { body: 0 }).sort({ deliveryCreatedAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<AttemptDoc[]>();
+      // A short page tells the total; only a full one (or an empty page past the end) needs a count.
+      const total =
+        latest.length > 0 && latest.length < limit ? (page - 1) * limit + latest.length : latest.length === 0 && page === 1 ? 0 : await Model.countDocuments(q);
+      if (!latest.length) return { rows: [], total };
+      const all = await Model.find({ partition, ...scoped(scope), destinationId, deliveryId: { $in: latest.map((l) => l.deliveryId) } }, { body: 0 }).lean<AttemptDoc[]>();
+      const byDelivery = new Map<string, AttemptDoc[]>();
+      for (const a of all) byDelivery.set(a.deliveryId, [...(byDelivery.get(a.deliveryId) ?? []), a]);
+      return { rows: latest.map((l) => toDelivery(l, byDelivery.get(l.deliveryId) ?? [l])), total };
+    },
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * One attempt of one delivery, as a message: the first attempt of an event's deliveries is worked straight from the
+ * event's message, every later one (a retry, or a delivery that waited for its busy destination) travels as a job
+ * on a JetStream work queue until it is due.
+ */
+export interface DeliveryJob {
+  /** The `webhook-id`: the same on every attempt. */
+  id: string;
+  tenantId: string;
+  projectId: string;
+  destinationId: string;
+  eventId: string;
+  eventType: string;
+  /** The exact JSON body every attempt sends (and signs). */
+  body: string;
+  /** W3C trace context of the event that caused it: every attempt is a span of that trace. */
+  traceparent?: string;
+  /** When the delivery was created (ISO 8601). */
+  createdAt: string;
+  /** The attempt this job makes (1 for the first). */
+  attempt: number;
+  /** Not before this time (ISO 8601). */
+  dueAt?: string;
+}
+
+export interface RetryQueue {
+  /** Queues `job` (due at `job.dueAt`). `key` tells apart two jobs for the same attempt (for example a wait for a slot). */
+  schedule(job: DeliveryJob, key?: string): Promise<void>;
+}
