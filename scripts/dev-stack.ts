@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureInfra, localSecrets, readEnvFile, repoRoot, startStack } from '@platform/testkit';
+import { localSecrets, readEnvFile, repoRoot, startPrivateStack } from '@platform/testkit';
 
 async function main() {
   const local = join(repoRoot, '.local');
@@ -16,23 +16,26 @@ async function main() {
   }
   const secrets = readEnvFile(secretsFile);
   writeFileSync(join(local, 'admin-token'), secrets.ADMIN_TOKEN + '\n', { mode: 0o600 });
-  const infra = ensureInfra();
   const port = Number(process.env.GATEWAY_PORT ?? 3000);
   const analyticsPort = Number(process.env.ANALYTICS_PORT ?? 3001);
   console.log('[start] starting 8 services and the gateway…');
-  const stack = await startStack({
-    infra,
+  // The servers of scripts/infra.sh, and data that stays from one start to the next.
+  const stack = await startPrivateStack({
+    name: 'platform',
+    nats: 'shared',
+    dbPrefix: 'platform',
+    keepDatabases: true,
+    secrets,
     gatewayPort: port,
     logDir: join(local, 'logs'),
     env: {
-      ...secrets,
-      MONGO_DB_PREFIX: 'platform',
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       ANALYTICS_PORT: String(analyticsPort),
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     },
   });
+  const infra = stack.env;
   writeFileSync(join(local, 'stack.pid'), String(process.pid));
   console.log(`
   Agent platform is up (local development stack)

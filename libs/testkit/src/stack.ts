@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './ports';
 import { join } from 'node:path';
 import { trackChild } from './children';
 import { connect, type NatsConnection } from 'nats';
@@ -18,18 +18,6 @@ export const ALL_SERVICES = [
   'credential-gateway',
   'webhook-dispatcher',
 ] as const;
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export interface StackOptions {
   infra: InfraEnv;
