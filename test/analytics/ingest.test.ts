@@ -313,6 +313,28 @@ describe('analytics ingest: idempotent retries', () => {
     for (const r of results) expect(r.body).toEqual(stored);
   });
 
+  test('when new events, a replay and two copies of one id arrive in one burst, then each id is stored once and every answer tells which', async () => {
+    const { p, ingest } = await anIngestClient();
+    const at = '2026-03-01T10:00:00Z';
+    const replayed = await ingest.post('/events', { id: uniqueId('evt'), entityType: 'message', messageId: 'm-0', type: 'burst', createdAt: at });
+    expect(replayed.status).toBe(201);
+    const twin = uniqueId('evt');
+    const bodies = [
+      ...Array.from({ length: 40 }, (_, i) => ({ id: uniqueId('evt'), entityType: 'message', messageId: `m-${i}`, type: 'burst', createdAt: at })),
+      { id: replayed.body.id, entityType: 'search', searchQuery: 'other', type: 'changed', createdAt: at },
+      { id: twin, entityType: 'conversation', conversationId: 'c-1', type: 'burst', createdAt: at },
+      { id: twin, entityType: 'conversation', conversationId: 'c-2', type: 'burst', createdAt: at },
+    ];
+    const results = await Promise.all(bodies.map((b) => ingest.post('/events', b)));
+    expect(results.slice(0, 40).map((r) => r.status)).toEqual(Array(40).fill(201));
+    for (const [i, r] of results.slice(0, 40).entries()) expect(r.body).toMatchObject({ id: bodies[i]!.id, messageId: `m-${i}`, projectId: p.projectId });
+    expect(results[40]).toMatchObject({ status: 200, body: replayed.body });
+    expect(results.slice(41).map((r) => r.status).sort()).toEqual([200, 201]);
+    expect(results[41]!.body).toEqual(results[42]!.body);
+    const counts = await admin.get(`${projectPath(p)}/analytics/counts?from=2026-03-01T10:00:00Z&to=2026-03-01T11:00:00Z&bucket=hour`);
+    expect(counts.body.data.byType).toEqual([{ type: 'burst', total: 42, counts: [42] }]);
+  });
+
   test('when another project uses the same id, then it is a different event', async () => {
     const a = await anIngestClient();
     const b = await anIngestClient();

@@ -60,6 +60,28 @@ describe('API keys', () => {
     for (const bad of ['page=0', 'limit=0', 'limit=101', 'page=x']) expectProblem(await admin.get(`${projectPath(p)}/api-keys?${bad}`), 400);
   });
 
+  test('when a project holds more keys than one read of a list, then every page tells the exact total through creates and deletes', async () => {
+    const p = aProject();
+    const ids: string[] = [];
+    for (let i = 0; i < 105; i++) ids.push((await anApiKey(admin, p, { agentId: `a${i % 2}`, name: `k${i}` })).apiKey.id);
+    const pages = await Promise.all([1, 6, 11].map(async (page) => (await api.listApiKeys({ params: p, query: { page, limit: 10 } })).pagination));
+    expect(pages).toEqual([
+      { page: 1, limit: 10, total: 105, pages: 11, completedCount: 10 },
+      { page: 6, limit: 10, total: 105, pages: 11, completedCount: 60 },
+      { page: 11, limit: 10, total: 105, pages: 11, completedCount: 105 },
+    ]);
+    await api.deleteApiKey({ params: { ...p, id: ids[0]! } });
+    expect((await api.listApiKeys({ params: p, query: { limit: 10 } })).pagination.total).toBe(104);
+    const added = (await anApiKey(admin, p, { agentId: 'a1' })).apiKey;
+    const first = await api.listApiKeys({ params: p, query: { limit: 10 } });
+    expect(first.pagination.total).toBe(105);
+    expect(first.data[0]).toEqual(added);
+    expect((await api.listApiKeys({ params: p, query: { agentId: 'a1', limit: 10 } })).pagination.total).toBe(53);
+    const other = aProject();
+    await anApiKey(admin, other, {});
+    expect((await api.listApiKeys({ params: other, query: { limit: 1 } })).pagination.total).toBe(1);
+  });
+
   test.each([
     ['a missing name', { agentId: 'a1' }],
     ['an empty name', { agentId: 'a1', name: '' }],

@@ -21,8 +21,8 @@ export function serviceDbName(service: string, prefix = testDbPrefix()): string 
 }
 
 /** A short-lived connection to the server, closed whatever `fn` does. */
-async function withServer<T>(mongoUrl: string, fn: (conn: mongoose.Connection) => Promise<T>, dbName?: string): Promise<T> {
-  const conn = mongoose.createConnection(mongoUrl, { maxPoolSize: 2, ...(dbName ? { dbName } : {}) });
+async function withServer<T>(mongoUrl: string, fn: (conn: mongoose.Connection) => Promise<T>, dbName?: string, maxPoolSize = 2): Promise<T> {
+  const conn = mongoose.createConnection(mongoUrl, { maxPoolSize, ...(dbName ? { dbName } : {}) });
   try {
     await conn.asPromise();
     return await fn(conn);
@@ -38,8 +38,15 @@ async function databasesOf(conn: mongoose.Connection, prefix: string): Promise<A
 }
 
 /** Runs `fn` on one service's own database. */
-export async function withDatabase<T>(mongoUrl: string, service: string, fn: (db: mongoose.mongo.Db) => Promise<T>, prefix = testDbPrefix()): Promise<T> {
-  return withServer(mongoUrl, (conn) => fn(conn.db!), serviceDbName(service, prefix));
+export async function withDatabase<T>(
+  mongoUrl: string,
+  service: string,
+  fn: (db: mongoose.mongo.Db) => Promise<T>,
+  prefix = testDbPrefix(),
+  /** More connections, for a caller that runs many operations at once (the bench's driver-only ceilings). */
+  maxPoolSize = 2,
+): Promise<T> {
+  return withServer(mongoUrl, (conn) => fn(conn.db!), serviceDbName(service, prefix), maxPoolSize);
 }
 
 /** Drops every database of the given prefix (the end of a test run or of a private stack). */
