@@ -1,11 +1,18 @@
 /**
  * pnpm chaos: faults under load on stacks of its own, then a table: fault, requests sent, accepted, lost,
- * duplicated, 5xx, time to recover (also written to .infra/chaos/last.json and last.md, git-ignored).
+ * duplicated, 5xx (split into requests safe to repeat and the others), no answer, time to recover (also written to
+ * .infra/chaos/last.json and last.md, git-ignored).
  *
  *   SIGKILL of management, events-ingest, analytics, evals and webhook-dispatcher under load (each restarted at once);
  *   NATS stopped for 5 s and started again; the database restarted (a private PostgreSQL and FerretDB of this run,
  *   on ports of their own: the shared infrastructure is never stopped); one node of a three-node NATS cluster
  *   (streams replicated 3 times) killed during ingest and webhook delivery.
+ *
+ *   Two replicas of management, events-ingest, analytics and evals (a stack of its own): for each, SIGKILL of one
+ *   replica (started again) and a rolling restart (a new replica started and ready before the old one gets SIGTERM,
+ *   in turn, as a Deployment does); then two gateways behind a balancer that routes to ready gateways only (/readyz
+ *   every 100 ms), restarted in turn. Targets: 0 5xx for requests safe to repeat after a SIGKILL, and no failed
+ *   request at all in a rolling restart (a missed target fails the run).
  *
  *   --only <name>   run the faults whose name contains it;  --total N   writes per fault (default 600)
  *
@@ -84,9 +91,19 @@ interface Row {
   lost: number | string;
   duplicated: number | string;
   '5xx': number;
+  /** Of the 5xx: requests that were safe to repeat (reads, events with an id), which the gateway sends again. */
+  '5xxSafe': number;
+  /** Of the 5xx: the others (creates without a key of their own). */
+  '5xxNotSafe': number;
   recoverMs: number | string;
   /** Duplicated deliveries that were redeliveries of one delivery (same webhook-id): at-least-once, receivers dedupe. */
   redeliveries?: number;
+  /** Requests that got no answer at all (connection refused or reset, timed out). */
+  failed?: number;
+  /** Failed answers by status (`0`: no answer; ` safe`: of requests safe to repeat). */
+  errors?: Record<string, number>;
+  /** The row's target beyond 0 lost and 0 duplicated: no 5xx for requests safe to repeat, or no failed request at all. */
+  target?: 'no 5xx when safe to repeat' | 'no failed request';
 }
 const rows: Row[] = [];
 
@@ -129,7 +146,7 @@ async function bounded<T>(label: string, ms: number, fn: (signal: AbortSignal) =
 function failedRow(fault: string, err: unknown): void {
   const msg = (err as Error).message ?? String(err);
   console.error(`[chaos] ${fault}: ${msg}`);
-  rows.push({ fault, sent: 0, accepted: 0, lost: `FAILED: ${msg.slice(0, 100)}`, duplicated: '-', '5xx': 0, recoverMs: '-' });
+  rows.push({ fault, sent: 0, accepted: 0, lost: `FAILED: ${msg.slice(0, 100)}`, duplicated: '-', '5xx': 0, '5xxSafe': 0, '5xxNotSafe': 0, recoverMs: '-' });
 }
 
 function waitPort(port: number, timeoutMs = 30_000): Promise<void> {
@@ -164,10 +181,37 @@ async function post(url: string, token: string, json: unknown): Promise<number> 
   }
 }
 
+/** One GET of the load: its status, or 0 when there was no answer. */
+async function get(url: string, token: string): Promise<number> {
+  try {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    await res.arrayBuffer().catch(() => undefined);
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * One write of the load and whether it is safe to repeat (`gatewayMayRepeat` of its operation: an event with an id
+ * is, a create is not), and optionally a read after it is accepted (always safe to repeat).
+ */
+interface Step {
+  write: (i: number) => Promise<number>;
+  writeSafe: boolean;
+  read?: (i: number) => Promise<number>;
+}
+
 interface LoadResult {
   sent: number;
   accepted: Set<number>;
   fivexx: number;
+  fivexxSafe: number;
+  fivexxNotSafe: number;
+  /** Requests with no answer at all (connection refused or reset, or timed out). */
+  failed: number;
+  /** How many of each failed status (0: no answer). */
+  errors: Record<string, number>;
   recoverMs: number | 'never';
   /** When the fault ended (epoch ms). */
   faultEnd: number;
@@ -178,10 +222,25 @@ interface LoadResult {
  * runs once a third of them are acknowledged and calls `end()` when the fault is over (the kill happened, or the
  * stopped part is back); recovery is measured from then to the first acknowledged write sent after the fault began.
  */
-async function load(send: (i: number) => Promise<number>, fault: (end: () => void) => Promise<void>, signal: AbortSignal): Promise<LoadResult> {
+async function load(step: Step | ((i: number) => Promise<number>), fault: (end: () => void) => Promise<void>, signal: AbortSignal): Promise<LoadResult> {
+  const { write, writeSafe, read } = typeof step === 'function' ? { write: step, writeSafe: true, read: undefined } : step;
   let next = 0;
   let sent = 0;
   let fivexx = 0;
+  let fivexxSafe = 0;
+  let fivexxNotSafe = 0;
+  let failed = 0;
+  const errors: Record<string, number> = {};
+  const count = (status: number, safe: boolean) => {
+    sent++;
+    if (status === 0 || status >= 500) errors[`${status}${safe ? ' safe' : ''}`] = (errors[`${status}${safe ? ' safe' : ''}`] ?? 0) + 1;
+    if (status === 0) failed++;
+    if (status >= 500) {
+      fivexx++;
+      if (safe) fivexxSafe++;
+      else fivexxNotSafe++;
+    }
+  };
   const accepted = new Set<number>();
   let faultAt = 0;
   let faultEnd = 0;
@@ -193,12 +252,12 @@ async function load(send: (i: number) => Promise<number>, fault: (end: () => voi
       const deadline = Date.now() + WRITE_DEADLINE_MS;
       while (!signal.aborted) {
         const startedAt = Date.now();
-        sent++;
-        const status = await send(i);
-        if (status >= 500) fivexx++;
+        const status = await write(i);
+        count(status, writeSafe);
         if ((status >= 200 && status < 300) || status === 409) {
           accepted.add(i);
           if (faultEnd && !recoveredAt && startedAt >= faultAt) recoveredAt = Date.now();
+          if (read) count(await read(i), true);
           break;
         }
         if (Date.now() > deadline) break;
@@ -227,17 +286,18 @@ async function load(send: (i: number) => Promise<number>, fault: (end: () => voi
   } finally {
     await workers;
   }
-  return { sent, accepted, fivexx, recoverMs: recoveredAt ? Math.max(0, recoveredAt - faultEnd) : 'never', faultEnd };
+  return { sent, accepted, fivexx, fivexxSafe, fivexxNotSafe, failed, errors, recoverMs: recoveredAt ? Math.max(0, recoveredAt - faultEnd) : 'never', faultEnd };
 }
 
 type Env = { stack: PrivateStack; admin: Client; adminToken: string; analyticsUrl: string };
 
 /** A private stack of the run (its own NATS unless `infra` names one); its databases are dropped when it stops. */
-async function newStack(name: string, services: string[], opts: { infra?: Partial<InfraEnv>; env?: Record<string, string> } = {}): Promise<Env> {
+async function newStack(name: string, services: string[], opts: { infra?: Partial<InfraEnv>; env?: Record<string, string>; replicas?: Record<string, number> } = {}): Promise<Env> {
   const stack = await startPrivateStack({
     name,
     services,
     infra: opts.infra,
+    replicas: opts.replicas,
     // One prefix for the run's stacks (one after another): the read-backs below look there.
     dbPrefix,
     logDir: join(repoRoot, '.infra', 'chaos-logs', `${name}-${runId}`),
@@ -274,6 +334,55 @@ const killAndRestart = (stack: Stack, name: string) => async (end: () => void) =
   await stack.startProcess(name);
 };
 
+/** A rolling restart, as a Deployment does it: for each replica in turn, a new one is started (and ready) before the old one gets SIGTERM. */
+const rollingRestart = (stack: Stack, name: string) => async (end: () => void) => {
+  for (const old of stack.processes.filter((p) => p.name === name)) {
+    await stack.startProcess(name);
+    await stack.kill(old, 'SIGTERM');
+  }
+  end();
+};
+
+/**
+ * A local load balancer in the client: requests go round robin to the gateways whose /readyz answered 200 at the last
+ * check (every 100 ms), as a Kubernetes Service routes to ready endpoints only.
+ */
+function gatewayPool(stack: Stack) {
+  const ready = new Map<string, boolean>();
+  let turn = 0;
+  let stopped = false;
+  const gateways = () => stack.processes.filter((p) => p.name === 'gateway' && p.url).map((p) => p.url!);
+  const checks = (async () => {
+    while (!stopped) {
+      const now = gateways();
+      for (const g of [...ready.keys()]) if (!now.includes(g)) ready.delete(g);
+      await Promise.all(now.map(async (g) => ready.set(g, (await get(`${g}/readyz`, '')) === 200)));
+      await sleep(100);
+    }
+  })();
+  return {
+    pick(): string {
+      const live = [...ready].filter(([, ok]) => ok).map(([g]) => g);
+      return live[turn++ % Math.max(1, live.length)] ?? stack.gatewayUrl;
+    },
+    isReady: (url: string) => ready.get(url) === true,
+    async close() {
+      stopped = true;
+      await checks;
+    },
+  };
+}
+
+/** Rolling restart of the gateways behind the pool: a new one starts and is seen ready before the old one gets SIGTERM. */
+const rollingGateways = (stack: Stack, pool: ReturnType<typeof gatewayPool>) => async (end: () => void) => {
+  for (const old of stack.processes.filter((p) => p.name === 'gateway')) {
+    const fresh = await stack.startProcess('gateway');
+    while (!pool.isReady(fresh.url!)) await sleep(50);
+    await stack.kill(old, 'SIGTERM');
+  }
+  end();
+};
+
 async function readRows(mongoUrl: string, service: string, collection: string, filter: Record<string, unknown>) {
   return withDatabase(mongoUrl, service, async (db) => db.collection(collection).find(filter).toArray(), dbPrefix);
 }
@@ -305,18 +414,19 @@ function rowOf(fault: string, r: LoadResult, key: (i: number) => string, found: 
     const deliveryRecovery = Number.isFinite(firstAfter) ? firstAfter - r.faultEnd : 'never';
     recoverMs = recoverMs === 'never' || deliveryRecovery === 'never' ? 'never' : Math.max(recoverMs, deliveryRecovery);
   }
-  return { fault, sent: r.sent, accepted: r.accepted.size, lost: missing.size, duplicated, '5xx': r.fivexx, recoverMs, redeliveries };
+  return { fault, sent: r.sent, accepted: r.accepted.size, lost: missing.size, duplicated, '5xx': r.fivexx, '5xxSafe': r.fivexxSafe, '5xxNotSafe': r.fivexxNotSafe, failed: r.failed, errors: r.errors, recoverMs, redeliveries };
 }
 
 /** Run events through the gateway (and, with a receiver, their webhook deliveries); read back from events-ingest. */
-async function runEventsFault(name: string, env: Env, fault: (end: () => void) => Promise<void>, signal: AbortSignal, receiver?: Receiver): Promise<Row> {
+async function runEventsFault(name: string, env: Env, fault: (end: () => void) => Promise<void>, signal: AbortSignal, receiver?: Receiver, base: () => string = () => env.stack.gatewayUrl): Promise<Row> {
   const p = aProject();
   const { key } = await anApiKey(env.admin, p);
   if (receiver) {
     const res = await env.admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'chaos', url: receiver.url, eventTypes: ['event.created'] });
     if (res.status !== 201) throw new Error(`creating the webhook destination: ${res.status}`);
   }
-  const r = await load((i) => post(`${env.stack.gatewayUrl}/run/v1/events`, key, { id: `c-${i}`, type: 'chaos.tested' }), fault, signal);
+  // Events with an id: safe to repeat (the gateway sends one again to another replica when none answered).
+  const r = await load({ write: (i) => post(`${base()}/run/v1/events`, key, { id: `c-${i}`, type: 'chaos.tested' }), writeSafe: true }, fault, signal);
   say(`${name}: ${r.accepted.size} accepted; reading back`);
   const stored = await readRows(env.stack.env.MONGO_URL!, 'events-ingest', 'runEvents', { tenantId: p.tenantId, projectId: p.projectId });
   const ids = stored.map((d) => String((d as { id?: string }).id));
@@ -338,27 +448,40 @@ async function runEventsFault(name: string, env: Env, fault: (end: () => void) =
   return rowOf(name, r, (i) => `c-${i}`, ids, delivered);
 }
 
-async function managementFault(env: Env, signal: AbortSignal): Promise<Row> {
+/**
+ * Feedback creates (not safe to repeat: a create without an Idempotency-Key), each accepted one read back by id (safe),
+ * when `reads`.
+ */
+async function managementFault(env: Env, signal: AbortSignal, name = 'SIGKILL management (feedback creates)', fault = killAndRestart(env.stack, 'management'), reads = false): Promise<Row> {
   const p = aProject();
-  const r = await load((i) => post(`${env.stack.gatewayUrl}${projectPath(p)}/feedback`, env.adminToken, { id: `fb-${i}`, conversationId: 'c', type: 'positive' }), killAndRestart(env.stack, 'management'), signal);
+  const path = `${env.stack.gatewayUrl}${projectPath(p)}/feedback`;
+  const step: Step = { write: (i) => post(path, env.adminToken, { id: `fb-${i}`, conversationId: 'c', type: 'positive' }), writeSafe: false };
+  if (reads) step.read = (i) => get(`${path}/fb-${i}`, env.adminToken);
+  const r = await load(step, fault, signal);
   const stored = await readRows(env.stack.env.MONGO_URL!, 'management', 'feedback', { tenantId: p.tenantId, projectId: p.projectId });
   const ids = stored.map((d) => String((d as { id?: string }).id ?? d._id).split(':').pop()!);
-  return rowOf('SIGKILL management (feedback creates)', r, (i) => `fb-${i}`, ids);
+  return rowOf(name, r, (i) => `fb-${i}`, ids);
 }
 
-async function evalsFault(env: Env, signal: AbortSignal): Promise<Row> {
+/** Dataset item creates (not safe to repeat), each accepted one read back by id (safe) when `reads`. */
+async function evalsFault(env: Env, signal: AbortSignal, name = 'SIGKILL evals (dataset item creates)', fault = killAndRestart(env.stack, 'evals'), reads = false): Promise<Row> {
   const p = aProject();
   const url = `${env.stack.gatewayUrl}${projectPath(p)}/evals/dataset-items/chaos/items`;
-  const r = await load((i) => post(url, env.adminToken, { id: `ev-${i}`, input: { messages: [{ role: 'user', content: `question ${i}` }] } }), killAndRestart(env.stack, 'evals'), signal);
+  const step: Step = { write: (i) => post(url, env.adminToken, { id: `ev-${i}`, input: { messages: [{ role: 'user', content: `question ${i}` }] } }), writeSafe: false };
+  if (reads) step.read = (i) => get(`${url}/ev-${i}`, env.adminToken);
+  const r = await load(step, fault, signal);
   const stored = await readRows(env.stack.env.MONGO_URL!, 'evals', 'datasetItems', { tenantId: p.tenantId, projectId: p.projectId });
   const ids = stored.map((d) => String((d as { id?: string }).id));
-  return rowOf('SIGKILL evals (dataset item creates)', r, (i) => `ev-${i}`, ids);
+  return rowOf(name, r, (i) => `ev-${i}`, ids);
 }
 
-async function analyticsFault(env: Env, signal: AbortSignal): Promise<Row> {
+/** Analytics events with an id (safe to repeat), each accepted one followed by a read of the counts (safe) when `reads`. */
+async function analyticsFault(env: Env, signal: AbortSignal, name = 'SIGKILL analytics (ingest)', fault = killAndRestart(env.stack, 'analytics'), reads = false): Promise<Row> {
   const p = aProject();
   const { key } = await anAnalyticsKey(env.admin, p);
-  const r = await load((i) => post(`${env.analyticsUrl}/events`, key, { id: `a-${i}`, entityType: 'message', messageId: 'm', type: 'chaos' }), killAndRestart(env.stack, 'analytics'), signal);
+  const step: Step = { write: (i) => post(`${env.analyticsUrl}/events`, key, { id: `a-${i}`, entityType: 'message', messageId: 'm', type: 'chaos' }), writeSafe: true };
+  if (reads) step.read = () => get(`${env.stack.gatewayUrl}${projectPath(p)}/analytics/counts`, env.adminToken);
+  const r = await load(step, fault, signal);
   const collections = await withDatabase(env.stack.env.MONGO_URL!, 'analytics', async (db) => (await db.listCollections().toArray()).map((c) => c.name), dbPrefix);
   let ids: string[] = [];
   for (const c of collections) {
@@ -366,7 +489,7 @@ async function analyticsFault(env: Env, signal: AbortSignal): Promise<Row> {
     const withIds = found.map((d) => String((d as { id?: string }).id ?? '')).filter((id) => id.startsWith('a-'));
     if (withIds.length > ids.length) ids = withIds;
   }
-  return rowOf('SIGKILL analytics (ingest)', r, (i) => `a-${i}`, ids);
+  return rowOf(name, r, (i) => `a-${i}`, ids);
 }
 
 function ferretBinary(): string | undefined {
@@ -477,20 +600,20 @@ async function natsCluster(): Promise<NatsServer[]> {
 const want = (name: string) => !only || name.toLowerCase().includes(only.toLowerCase());
 
 /** One fault within its bound; a fault that fails or runs over is a row of its own, and the run goes on. */
-async function fault(name: string, fn: (signal: AbortSignal) => Promise<Row>): Promise<void> {
+async function fault(name: string, fn: (signal: AbortSignal) => Promise<Row>, target?: Row['target']): Promise<void> {
   try {
-    rows.push(await bounded(name, BOUND.fault, fn));
+    rows.push({ ...(await bounded(name, BOUND.fault, fn)), ...(target ? { target } : {}) });
   } catch (err) {
     failedRow(name, err);
   }
 }
 
 function table(): string {
-  const header = ['fault', 'requests sent', 'accepted', 'lost', 'duplicated', '5xx', 'time to recover'];
+  const header = ['fault', 'requests sent', 'accepted', 'lost', 'duplicated', '5xx (safe to repeat / not)', 'no answer', 'time to recover'];
   return [
     `| ${header.join(' | ')} |`,
     `|${header.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.fault} | ${r.sent} | ${r.accepted} | ${r.lost} | ${r.duplicated}${r.redeliveries ? ` (${r.redeliveries} repeat a webhook-id)` : ''} | ${r['5xx']} | ${typeof r.recoverMs === 'number' ? `${(r.recoverMs / 1000).toFixed(1)} s` : r.recoverMs} |`),
+    ...rows.map((r) => `| ${r.fault} | ${r.sent} | ${r.accepted} | ${r.lost} | ${r.duplicated}${r.redeliveries ? ` (${r.redeliveries} repeat a webhook-id)` : ''} | ${r['5xx']} (${r['5xxSafe']} / ${r['5xxNotSafe']}) | ${r.failed ?? 0} | ${typeof r.recoverMs === 'number' ? `${(r.recoverMs / 1000).toFixed(1)} s` : r.recoverMs} |`),
   ].join('\n');
 }
 
@@ -507,7 +630,10 @@ function report(extra = ''): number {
   say(`table written to .infra/chaos/last.json and last.md`);
   // Failed: a failed phase, a lost write, or a duplicate that is not a redelivery of one webhook-id (webhooks are
   // at least once: a delivery in flight when the dispatcher is killed is sent again with the same webhook-id).
-  const bad = rows.some((r) => typeof r.lost !== 'number' || r.lost > 0 || (typeof r.duplicated === 'number' && r.duplicated > (r.redeliveries ?? 0)));
+  const missed = (r: Row) =>
+    (r.target === 'no 5xx when safe to repeat' && (r['5xxSafe'] > 0 || (r.failed ?? 0) > 0)) || (r.target === 'no failed request' && (r['5xx'] > 0 || (r.failed ?? 0) > 0));
+  for (const r of rows.filter(missed)) console.error(`[chaos] target missed (${r.target}): ${r.fault}`);
+  const bad = rows.some((r) => typeof r.lost !== 'number' || r.lost > 0 || (typeof r.duplicated === 'number' && r.duplicated > (r.redeliveries ?? 0)) || missed(r));
   return bad ? 1 : 0;
 }
 
@@ -554,6 +680,48 @@ async function main() {
       failedRow('kill stack', err);
     } finally {
       await stopStack('kill', env);
+    }
+  }
+
+  // Two replicas of each service under load: one SIGKILLed (and started again), then a rolling restart; last, two
+  // gateways behind a readiness-checking balancer restarted in turn.
+  const replicaServices: Array<[string, string, (env: Env, s: AbortSignal, name: string, fault: (end: () => void) => Promise<void>) => Promise<Row>]> = [
+    ['management', 'feedback creates + reads', (e, s, name, f) => managementFault(e, s, name, f, true)],
+    ['events-ingest', 'run events with ids', (e, s, name, f) => runEventsFault(name, e, f, s)],
+    ['analytics', 'ingest with ids + count reads', (e, s, name, f) => analyticsFault(e, s, name, f, true)],
+    ['evals', 'dataset item creates + reads', (e, s, name, f) => evalsFault(e, s, name, f, true)],
+  ];
+  const replicaRows = replicaServices.flatMap(([svc, what]) => [`2 replicas, SIGKILL one: ${svc} (${what})`, `2 replicas, rolling restart: ${svc} (${what})`]);
+  const gatewayRow = '2 replicas of the gateway behind a balancer, rolling restart (run events with ids)';
+  if ([...replicaRows, gatewayRow].some(want)) {
+    let env: Env | undefined;
+    try {
+      env = await bounded('start the replicas stack', BOUND.stackStart, () =>
+        newStack('replicas', ['management', 'run-auth', 'events-ingest', 'analytics', 'evals'], {
+          // A deadline of 8 s in attempts of 2 s: a request held by a killed replica is answered by another one after 2 s.
+          env: { SHUTDOWN_GRACE_MS: '10000', SHUTDOWN_DELAY_MS: '1500', NATS_REQUEST_TIMEOUT_MS: '8000', RETRY_ATTEMPT_TIMEOUT_MS: '2000' },
+          replicas: { management: 2, 'events-ingest': 2, analytics: 2, evals: 2, gateway: 2 },
+        }),
+      );
+      const e = env;
+      for (const [svc, what, run] of replicaServices) {
+        const killName = `2 replicas, SIGKILL one: ${svc} (${what})`;
+        if (want(killName)) await fault(killName, (s) => run(e, s, killName, killAndRestart(e.stack, svc)), 'no 5xx when safe to repeat');
+        const rollName = `2 replicas, rolling restart: ${svc} (${what})`;
+        if (want(rollName)) await fault(rollName, (s) => run(e, s, rollName, rollingRestart(e.stack, svc)), 'no failed request');
+      }
+      if (want(gatewayRow)) {
+        const pool = gatewayPool(e.stack);
+        try {
+          await fault(gatewayRow, (s) => runEventsFault(gatewayRow, e, rollingGateways(e.stack, pool), s, undefined, () => pool.pick()), 'no failed request');
+        } finally {
+          await pool.close();
+        }
+      }
+    } catch (err) {
+      failedRow('replicas stack', err);
+    } finally {
+      await stopStack('replicas', env);
     }
   }
 

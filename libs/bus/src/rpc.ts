@@ -13,6 +13,7 @@ import { getLogger, runWithContext, currentContext, type RequestContext } from '
 import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsRequestDuration, traceHeaders } from '@platform/telemetry';
 import { decode, encode } from './codec';
 import { natsReachable } from './connection';
+import { markUndelivered, undeliveredFromNats, withRetries, type RetryPolicy } from './retry';
 
 const log = getLogger('bus.rpc');
 
@@ -60,7 +61,17 @@ export interface CallContext {
   principal?: Principal;
   meta?: RequestMeta;
   traceparent?: string;
+  /** The request's deadline: every attempt of it ends within this time. */
   timeoutMs?: number;
+  /** Whether this request may be sent again (see retry.ts); default: the bus's `repeatableSubjects`. */
+  repeatable?: boolean;
+}
+
+export interface ServiceBusOptions {
+  /** Turns retries on: how long one attempt of a request that is safe to repeat waits before it is sent again. */
+  attemptTimeoutMs?: number;
+  /** Subjects that are always safe to repeat (lookups), for callers that do not say. */
+  repeatableSubjects?: ReadonlySet<string>;
 }
 
 export interface CallResult<T = unknown> {
@@ -122,6 +133,7 @@ export class ServiceBus {
     readonly nc: NatsConnection,
     readonly service: string,
     private readonly defaultTimeoutMs = 10_000,
+    private readonly options: ServiceBusOptions = {},
   ) {}
 
   /** Serves an operation on its subject with queue group = service name, so replicas share the load. */
@@ -210,7 +222,20 @@ export class ServiceBus {
     throw AppError.fromProblem(reply.problem, reply.headers);
   }
 
+  /**
+   * Sends a wire request and answers the reply. On a bus with `attemptTimeoutMs` (the gateway's), a request nobody
+   * received is sent again within the deadline, and one that may have been received (a timeout) when it is safe to
+   * repeat.
+   */
   async requestRaw(subject: string, wire: WireRequest, ctx: CallContext = {}, instance?: string): Promise<WireReply> {
+    const { attemptTimeoutMs, repeatableSubjects } = this.options;
+    const repeatable = ctx.repeatable ?? repeatableSubjects?.has(subject) ?? false;
+    // Buses without an attempt timeout (the services' own calls) never send a request twice.
+    const policy: RetryPolicy | undefined = attemptTimeoutMs === undefined ? undefined : { repeatable, attemptTimeoutMs };
+    return withRetries(subject, ctx.timeoutMs ?? this.defaultTimeoutMs, policy, (timeoutMs) => this.requestOnce(subject, wire, { ...ctx, timeoutMs }, instance));
+  }
+
+  private async requestOnce(subject: string, wire: WireRequest, ctx: CallContext, instance?: string): Promise<WireReply> {
     const current = currentContext();
     // A caller-given traceparent (a message from elsewhere) is the parent; otherwise the active span is.
     const parent = ctx.traceparent ? contextFromHeaders({ traceparent: ctx.traceparent }) : undefined;
@@ -220,13 +245,13 @@ export class ServiceBus {
       for (const [k, v] of Object.entries(traceHeaders())) h.set(k, v);
       if (instance) h.set('x-instance', instance);
       if (!natsReachable(this.nc)) {
-        throw new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } });
+        throw markUndelivered(new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } }), 'not-delivered');
       }
       try {
         const msg = await this.nc.request(subject, encode(wire), { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs, headers: h });
         return decode<WireReply>(msg.data);
       } catch (err) {
-        throw natsErrorToAppError(err, subject);
+        throw markUndelivered(natsErrorToAppError(err, subject), undeliveredFromNats(err));
       }
     });
   }

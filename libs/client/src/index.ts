@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import * as contracts from '@platform/contracts';
-import { allOperations, type AnyOperation, type OperationDef, type Pagination } from '@platform/contracts';
+import { acceptsIdempotencyKey, allOperations, type AnyOperation, IDEMPOTENCY_KEY_HEADER, type OperationDef, type Pagination, safeToRepeat } from '@platform/contracts';
 
 /**
  * A typed client for the whole HTTP API, derived from the operation declarations in libs/contracts:
@@ -37,6 +37,11 @@ export interface CallOptions {
   /** A Cookie header (session-cookie operations). */
   cookie?: string;
   signal?: AbortSignal;
+  /**
+   * Creates: the `Idempotency-Key` to send (default: a new random UUID per call, so the client's own retries of it
+   * never create twice); `false` sends none.
+   */
+  idempotencyKey?: string | false;
 }
 
 export interface ClientOptions {
@@ -48,6 +53,11 @@ export interface ClientOptions {
   token?: string;
   headers?: Record<string, string>;
   fetch?: typeof fetch;
+  /**
+   * How many times a request that is safe to repeat (reads, PUTs, creates with their Idempotency-Key, events with an
+   * id) is sent again after a 502, 503 or 504 answer or a failed connection; default 2.
+   */
+  retries?: number;
 }
 
 export interface ProblemFieldError {
@@ -148,6 +158,26 @@ export interface PlatformClient extends OperationMethods {
   withToken(token: string | undefined): PlatformClient;
 }
 
+const RETRIED_STATUSES = new Set([502, 503, 504]);
+
+/** Sends again (same request, same Idempotency-Key) after a 502/503/504 or a failed connection, `retries` times at most. */
+async function fetchWithRetries(attempt: () => Promise<Response>, retries: number, signal: AbortSignal | undefined): Promise<Response> {
+  for (let n = 0; ; n++) {
+    let res: Response;
+    try {
+      res = await attempt();
+    } catch (err) {
+      if (n >= retries || signal?.aborted) throw err;
+      await new Promise((r) => setTimeout(r, 100 * 2 ** n));
+      continue;
+    }
+    if (n >= retries || !RETRIED_STATUSES.has(res.status) || signal?.aborted) return res;
+    await res.arrayBuffer().catch(() => undefined);
+    const after = Number(res.headers.get('retry-after'));
+    await new Promise((r) => setTimeout(r, Number.isFinite(after) && after > 0 ? Math.min(after * 1000, 2000) : 100 * 2 ** n));
+  }
+}
+
 export function platformClient(options: ClientOptions): PlatformClient {
   const doFetch = options.fetch ?? fetch;
 
@@ -170,7 +200,11 @@ export function platformClient(options: ClientOptions): PlatformClient {
         body = JSON.stringify(i.body);
       }
     }
-    const res = await doFetch(url, { method: op.method.toUpperCase(), headers, body, redirect: 'manual', signal: i.signal });
+    if (acceptsIdempotencyKey(op) && i.idempotencyKey !== false && !Object.keys(headers).some((h) => h.toLowerCase() === IDEMPOTENCY_KEY_HEADER)) {
+      headers[IDEMPOTENCY_KEY_HEADER] = i.idempotencyKey ?? crypto.randomUUID();
+    }
+    const repeatable = safeToRepeat(op, { body: i.body, idempotencyKey: headers[IDEMPOTENCY_KEY_HEADER] });
+    const res = await fetchWithRetries(() => doFetch(url, { method: op.method.toUpperCase(), headers, body, redirect: 'manual', signal: i.signal }), repeatable ? (options.retries ?? 2) : 0, i.signal);
     const text = await res.text();
     const type = res.headers.get('content-type') ?? '';
     let parsed: unknown = text || undefined;

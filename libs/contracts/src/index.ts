@@ -30,3 +30,4 @@ export * from './evals/dataset-items';
 export * from './evals/evaluators';
 export * from './evals/evaluations';
 export * from './evals/improvements';
+export * from './repeat';

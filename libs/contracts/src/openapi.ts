@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AnyOperation } from './operation';
 import { allOperations } from './operations';
+import { acceptsIdempotencyKey, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_TTL_SECONDS, repeatOf } from './repeat';
 
 const ProblemSchema = {
   type: 'object',
@@ -31,6 +32,18 @@ const OAuthErrorSchema = {
   properties: { error: { type: 'string' }, error_description: { type: 'string' } },
 };
 
+const idempotencyKeyParameter = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    `Makes a create safe to retry (IETF httpapi draft "The Idempotency-Key HTTP Header Field"). The first answer to a key is kept for ${IDEMPOTENCY_KEY_TTL_SECONDS / 3600} hours per tenant: ` +
+    'the same key with the same request (same caller, path, query and body) answers it again, with `Idempotent-Replayed: true`, without doing the work twice; ' +
+    'the same key with a different request answers 422; while the first request with the key is still being served, 409 (retry after it). ' +
+    'An answer of 5xx is not kept (retry with the same key). Use a new random value (a UUID) per intended create; the typed client sends one on every create.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source },
+};
+
 const statusText: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large',
   415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error',
@@ -54,6 +67,7 @@ function parameters(op: AnyOperation) {
   };
   add(op.params, 'path');
   add(op.query, 'query');
+  if (acceptsIdempotencyKey(op)) params.push({ $ref: '#/components/parameters/IdempotencyKey' });
   return params;
 }
 
@@ -65,6 +79,8 @@ function gatewayStatuses(op: AnyOperation): number[] {
   if (op.body) s.push(400, 413, 415);
   if (op.params || op.query) s.push(400);
   if (op.auth === 'manage' || op.auth === 'cookie' || op.auth === 'bearer' || op.auth === 'admin') s.push(403);
+  // Idempotency-Key: still in flight (409), reused for another request (422).
+  if (acceptsIdempotencyKey(op)) s.push(409, 422);
   return s;
 }
 
@@ -120,6 +136,8 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
       parameters: parameters(op),
       responses,
       ...(op.addition ? { 'x-addition': true } : {}),
+      // Whether the gateway sends it again to another replica when none answered (see libs/contracts/src/repeat.ts).
+      'x-safe-to-repeat': repeatOf(op),
     };
     if (op.body) {
       const contentType = op.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
@@ -144,6 +162,7 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
     paths,
     components: {
       schemas: { Problem: ProblemSchema, LegacyError: LegacyErrorSchema, OAuthError: OAuthErrorSchema },
+      parameters: { IdempotencyKey: idempotencyKeyParameter },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer' },
         cookieAuth: { type: 'apiKey', in: 'cookie', name: 'platform.session_token' },

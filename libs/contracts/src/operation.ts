@@ -71,7 +71,26 @@ export interface OperationDef<
   rateLimit?: string;
   /** Which listener serves it (analytics has its own base URL). */
   listener?: 'main' | 'analytics' | 'credential-gateway';
+  /**
+   * Whether the gateway may send the request to the service again when no replica answered (see `repeatOf` in
+   * repeat.ts for the values and the default by method). Declare it only where the default is wrong.
+   */
+  repeat?: Repeat;
 }
+
+/**
+ * Is the operation safe to repeat (the first attempt may or may not have been carried out)?
+ * - `always`: doing it twice leaves the same state and answer as doing it once (reads, PUTs); the gateway sends it
+ *   again to another replica when none answered in time;
+ * - `with-id`: when the body carries its own `id` the service answers the stored row for a known id, so the gateway
+ *   sends it again too; with only an `Idempotency-Key`, like `with-key`;
+ * - `with-key`: a create; safe for the caller to repeat with the same `Idempotency-Key` (the gateway answers the first
+ *   result). The gateway itself does not send it to a second replica after a timeout: the first may only be slow,
+ *   and the services do not know the key;
+ * - `never`.
+ * Whatever the policy, a request that no replica received (NATS "no responders") is sent again within its deadline.
+ */
+export type Repeat = 'always' | 'with-id' | 'with-key' | 'never';
 
 export type AnyOperation = OperationDef<z.ZodType, z.ZodType, z.ZodType, z.ZodType>;
 

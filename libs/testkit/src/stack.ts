@@ -117,7 +117,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     }
     if (name === 'gateway') {
       // The first gateway takes the stack's port; further replicas their own (a load balancer would sit in front).
-      if (index > 0) own.GATEWAY_PORT = String(await freePort());
+      // (their analytics listener on any free port: two processes cannot share one).
+      if (index > 0) {
+        own.GATEWAY_PORT = String(await freePort());
+        own.ANALYTICS_PORT = '0';
+      }
       url = `http://127.0.0.1:${own.GATEWAY_PORT ?? env.GATEWAY_PORT}`;
     }
     const child = spawn(process.execPath, [...(opts.nodeArgs ?? ['--enable-source-maps']), ...(opts.serviceNodeArgs?.[name] ?? []), mainOf(name)], {

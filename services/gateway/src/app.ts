@@ -4,8 +4,9 @@ import type { Duplex } from 'node:stream';
 import express from 'express';
 import cors from 'cors';
 import { Redis } from 'ioredis';
-import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi } from '@platform/contracts';
+import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, REPEATABLE_SUBJECTS } from '@platform/contracts';
 import { connectNats, ServiceBus } from '@platform/bus';
+import { idempotency } from './middleware/idempotency';
 import { AppError } from '@platform/problems';
 import { getLogger, setLogLevel } from '@platform/logger';
 import { initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
@@ -56,7 +57,11 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   initTracing({ service: 'gateway', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
   startProcessMetrics();
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway' });
-  const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS);
+  // Requests no replica answered are sent again within NATS_REQUEST_TIMEOUT_MS (see libs/bus/src/retry.ts).
+  const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS, {
+    attemptTimeoutMs: config.RETRY_ATTEMPT_TIMEOUT_MS ?? Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 2),
+    repeatableSubjects: REPEATABLE_SUBJECTS,
+  });
   const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
   // Offline queue off: while Redis is down a command fails at once and the limits fail open instead of stalling requests.
   // Auto-pipelining: the limit checks of concurrent requests leave in one socket write per event-loop tick (one write
@@ -86,7 +91,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
    */
   const isReady = () => !draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined;
 
-  const mountOpts = { bus, auth, limits, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
+  const keys = idempotency(redis, { inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10 });
+  const mountOpts = { bus, auth, limits, idempotency: keys, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
   const isAnalytics = (op: AnyOperation) => op.listener === 'analytics';
 
   /** One express app per listener: the same request id, health, operation loop and error handling. */

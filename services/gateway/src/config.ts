@@ -18,6 +18,12 @@ export const gatewayConfig = baseConfig.extend(redisConfig.shape).extend({
     .min(0)
     .default(0)
     .describe('On SIGTERM, how long the gateway keeps serving with /readyz answering 503 before it stops accepting connections (give load balancers time to notice; 5000 on Kubernetes). Counted within SHUTDOWN_GRACE_MS'),
+  RETRY_ATTEMPT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .optional()
+    .describe('How long one attempt of a request that is safe to repeat waits for a replica before it is sent again, to another replica (all attempts end within NATS_REQUEST_TIMEOUT_MS); default: half of NATS_REQUEST_TIMEOUT_MS'),
   RATE_LIMIT_ENABLED: envBool(true).describe('Count requests per client IP and per credential in Redis and answer 429 above the limits'),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60).describe('Window of the gateway rate limits'),
   RATE_LIMIT_PER_IP: z.coerce.number().int().min(1).default(6000).describe('Requests one client IP may make in each window (all operations)'),

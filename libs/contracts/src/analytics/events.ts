@@ -68,6 +68,8 @@ export type AnalyticsEvent = z.infer<typeof AnalyticsEvent>;
 
 export const createAnalyticsEvent = operation({
   operationId: 'createAnalyticsEvent',
+  // A known id answers the stored row (200): repeating it never stores twice.
+  repeat: 'with-id',
   summary: 'Record an analytics event (message, conversation or search)',
   description:
     'Served on the analytics base URL ({analytics_url}), not the main API. Auth: `Authorization: Bearer ak_…` (an analytics key). ' +

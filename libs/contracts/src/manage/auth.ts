@@ -79,6 +79,8 @@ export const Session = z.object({ expiresAt: z.string(), principal: z.object({ k
 
 export const createSession = operation({
   operationId: 'createSession',
+  // Not safe to repeat: a login issues a new session each time (and its answer is a secret, never stored for replays).
+  repeat: 'never',
   summary: 'Exchange a bearer credential for a browser session cookie',
   description: 'Sets the HTTP-only `<prefix>.session_token` cookie (7 days). The session acts with the bearer credential\'s tenant and role.',
   tags,

@@ -33,6 +33,8 @@ export type RunEvent = z.infer<typeof RunEvent>;
 
 export const createRunEvent = operation({
   operationId: 'createRunEvent',
+  // A known id answers the stored row (200): repeating it never stores twice.
+  repeat: 'with-id',
   summary: 'Record an event (idempotent by client id)',
   description: '201 when a new row is inserted; 200 with the original row when the id already exists for the project.',
   tags: ['Run events'],

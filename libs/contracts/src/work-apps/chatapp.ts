@@ -118,6 +118,8 @@ export const OAuthRedirectQuery = z.object({
 
 export const chatappOAuthRedirect = operation({
   operationId: 'chatappOAuthRedirect',
+  // Not safe to repeat: the state it consumes can be used once.
+  repeat: 'never',
   summary: 'OAuth redirect callback from the chat product',
   description:
     'Verifies `state`, exchanges `code` (oauth.v2.access), stores the installation and answers 302 to the result page with `?success=true&workspace=<team name>&teamId=…&tenant_id=…`, or with `?error=<code>` (`invalid_state` with `reason` `missing|malformed|bad_signature|expired|replayed`, `no_code`, `oauth_failed` with `reason` = the chat product\'s error, `workspace_already_installed`, or the chat product\'s own `error`, e.g. `access_denied`).',

@@ -1,11 +1,12 @@
 import express, { type Request, type Response, type Router } from 'express';
 import getRawBody from 'raw-body';
 import secureJson from 'secure-json-parse';
-import { type AnyOperation, AUTH_METHODS, expressPath, type Principal, type RequestMeta } from '@platform/contracts';
+import { type AnyOperation, AUTH_METHODS, expressPath, type Principal, type RequestMeta, gatewayMayRepeat } from '@platform/contracts';
 import { parseOperationInput, type ServiceBus, type WireReply } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import type { Authenticator } from '../middleware/authenticate';
 import type { RateLimiter } from '../middleware/rate-limit';
+import type { Idempotency } from '../middleware/idempotency';
 import { sendError } from '../middleware/errors';
 
 const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
@@ -150,6 +151,7 @@ export interface MountOptions {
   bus: ServiceBus;
   auth: Authenticator;
   limits: RateLimiter;
+  idempotency: Idempotency;
   bodyLimit: number;
   baseUrl?: string;
   timeoutMs: number;
@@ -261,7 +263,12 @@ export function mountOperations(router: Router, operations: AnyOperation[], opts
           baseUrl: opts.baseUrl ?? `${req.protocol}://${req.get('host')}`,
           headers: forwardedHeaders(op, req),
         };
-        const reply: WireReply = await opts.bus.requestRaw(op.subject, { ...raw, principal, meta }, { requestId, timeoutMs: opts.timeoutMs }, req.path);
+        // Sent again to another replica when none answered in time, if the operation is safe to repeat (its declaration).
+        const idempotencyKey = opts.idempotency.keyOf(op, req);
+        const repeatable = gatewayMayRepeat(op, parsed.body);
+        const reply: WireReply = await opts.idempotency.run(op, req, principal, idempotencyKey, () =>
+          opts.bus.requestRaw(op.subject, { ...raw, principal, meta }, { requestId, timeoutMs: opts.timeoutMs, repeatable }, req.path),
+        );
         if (reply.ok) allowVerifiedOrigin(op, principal, req, res);
         sendReply(res, req, op, reply);
       } catch (err) {
