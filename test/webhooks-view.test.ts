@@ -70,6 +70,9 @@ describe('webhooks view', () => {
     const failedRequests: string[] = [];
     const consoleErrors: string[] = [];
     page.on('requestfailed', (r) => failedRequests.push(r.url()));
+    page.on('response', (r) => {
+      if (r.status() >= 400) failedRequests.push(`${r.status()} ${r.url()}`);
+    });
     page.on('console', (m) => {
       if (m.type() === 'error') consoleErrors.push(m.text());
     });

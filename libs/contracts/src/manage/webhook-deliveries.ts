@@ -149,7 +149,6 @@ export const WebhookStats = z.object({
   lastHour: WebhookStatsWindow,
   lastDay: WebhookStatsWindow,
   lastWeek: WebhookStatsWindow,
-  generatedAt: z.string(),
 });
 export type WebhookStats = z.infer<typeof WebhookStats>;
 

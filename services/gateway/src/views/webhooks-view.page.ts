@@ -10,6 +10,7 @@ export const WEBHOOKS_VIEW_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Webhooks: destinations and deliveries</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/webhooks/assets/view.css">
 <script src="/webhooks/assets/view.js" defer></script>
 </head>

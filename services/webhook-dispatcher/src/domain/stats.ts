@@ -112,7 +112,6 @@ export function summarize(destinationId: string, slots: Array<{ start: number; c
     lastHour: window(3600_000),
     lastDay: window(24 * 3600_000),
     lastWeek: window(7 * 24 * 3600_000),
-    generatedAt: new Date(now).toISOString(),
   };
 }
 
