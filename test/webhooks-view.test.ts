@@ -48,9 +48,6 @@ async function statsShow(p: { tenantId: string; projectId: string }, destId: str
   );
 }
 
-/** A page-side condition (a string: this file is compiled without the DOM types): the selected destination's row says `text`. */
-const selectedStatsInclude = (text: string) => `(document.querySelector('#destinations tr[aria-selected="true"]')?.textContent ?? '').includes(${JSON.stringify(text)})`;
-
 describe('webhooks view', () => {
   test('when a signed-in user redelivers a failed delivery from the page, then the receiver gets it and the page shows it delivered', async () => {
     const receiver = await startReceiver();
@@ -89,16 +86,17 @@ describe('webhooks view', () => {
     const failedRow = page.locator(`tr.delivery[data-delivery-id="${failed.id}"]`);
     await page.locator(`tr.delivery[data-delivery-id="${failed.id}"][data-status="failed"]`).waitFor();
     await expect(failedRow.textContent()).resolves.toContain('400');
-    await page.waitForFunction(selectedStatsInclude('1 delivered, 1 failed'));
+    await page.locator('#destinations tr[aria-selected="true"]', { hasText: '1 delivered, 1 failed' }).waitFor();
     await failedRow.locator('details summary').click();
     await page.screenshot({ path: join(SHOTS, 'webhooks-view-failed.png'), fullPage: true });
 
     // The status filter shows only the failed one.
     await page.selectOption('#filter-status', 'failed');
-    await page.waitForFunction('document.querySelectorAll("tr.delivery").length === 1');
+    await page.locator('tr.delivery').nth(1).waitFor({ state: 'detached' });
+    await expect(page.locator('tr.delivery').count()).resolves.toBe(1);
     await page.waitForURL(/status=failed/);
     await page.selectOption('#filter-status', '');
-    await page.waitForFunction('document.querySelectorAll("tr.delivery").length === 2');
+    await page.locator('tr.delivery').nth(1).waitFor();
 
     await failedRow.locator('button.redeliver').click();
     const [again] = await receiver.waitFor((r) => r.headers['webhook-id'] === failed.id, 2).then((rs) => rs.slice(1));
@@ -110,7 +108,7 @@ describe('webhooks view', () => {
     await statsShow(p, dest.id, { delivered: 2, failed: 0 });
     await page.reload();
     await page.locator(`tr.delivery[data-delivery-id="${failed.id}"][data-status="delivered"]`).waitFor();
-    await page.waitForFunction(selectedStatsInclude('2 delivered, 0 failed'));
+    await page.locator('#destinations tr[aria-selected="true"]', { hasText: '2 delivered, 0 failed' }).waitFor();
     await page.locator(`tr.delivery[data-delivery-id="${failed.id}"] details summary`).click();
     await page.screenshot({ path: join(SHOTS, 'webhooks-view-redelivered.png'), fullPage: true });
     expect(failedRequests).toEqual([]);
