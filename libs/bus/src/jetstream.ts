@@ -193,9 +193,20 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
   const working = new Set<JsMsg>();
   const handedBack = new WeakSet<JsMsg>();
 
+  const ackWaitMs = opts.ackWaitMs ?? 30_000;
   const work = async (m: JsMsg) => {
     inFlight++;
     working.add(m);
+    // While the handler runs, the server is told so (ack wait restarts): a short ack wait then hands a crashed
+    // process's messages to another replica quickly, without cutting off long work of a live one.
+    const beat = setInterval(() => {
+      try {
+        m.working();
+      } catch {
+        /* connection gone: redelivered after ack_wait */
+      }
+    }, Math.max(1_000, ackWaitMs / 3));
+    beat.unref();
     const hdrs: Record<string, string> = {};
     for (const k of m.headers?.keys() ?? []) hdrs[k.toLowerCase()] = m.headers!.get(k);
     try {
@@ -230,6 +241,7 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
         /* connection gone: redelivered after ack_wait */
       }
     } finally {
+      clearInterval(beat);
       working.delete(m);
       inFlight--;
       slot?.();

@@ -13,14 +13,19 @@ import { initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from
 
 export const instanceId = `${process.pid}-${randomUUID().slice(0, 8)}`;
 
-export interface Deps<C> {
+/** Which connections a service asks for; `start` then gets them as required fields. */
+export interface Uses {
+  mongo?: boolean;
+  redis?: boolean;
+}
+
+export type Deps<C, U extends Uses = Uses> = {
   config: C;
   nc: NatsConnection;
   bus: ServiceBus;
   pub: Publisher;
-  db?: Connection;
-  redis?: Redis;
-}
+} & (U extends { mongo: true } ? { db: Connection } : { db?: Connection }) &
+  (U extends { redis: true } ? { redis: Redis } : { redis?: Redis });
 
 export interface Running {
   /** Stop taking new work, finish what is in flight (within `graceMs`), release resources the service opened itself. */
@@ -29,19 +34,19 @@ export interface Running {
   ready?(): Promise<boolean>;
 }
 
-export interface ServiceDefinition<S extends z.ZodObject> {
+export interface ServiceDefinition<S extends z.ZodObject, U extends Uses = Uses> {
   name: ServiceName;
   config: S;
-  uses: { mongo?: boolean; redis?: boolean };
-  start(deps: Deps<z.infer<S>>): Promise<Running>;
+  uses: U;
+  start(deps: Deps<z.infer<S>, U>): Promise<Running>;
 }
 
-export function defineService<S extends z.ZodObject>(def: ServiceDefinition<S>): ServiceDefinition<S> {
+export function defineService<S extends z.ZodObject, const U extends Uses>(def: ServiceDefinition<S, U>): ServiceDefinition<S, U> {
   return def;
 }
 
 /** The config schema a service really parses: base + mongo/redis where used + its own. */
-export function fullConfigSchema<S extends z.ZodObject>(def: ServiceDefinition<S>) {
+export function fullConfigSchema<S extends z.ZodObject, U extends Uses>(def: ServiceDefinition<S, U>) {
   let schema: z.ZodObject = baseConfig.extend(def.config.shape);
   if (def.uses.mongo) schema = schema.extend(mongoConfig.shape);
   if (def.uses.redis) schema = schema.extend(redisConfig.shape);
@@ -59,7 +64,7 @@ export interface StartedService {
 }
 
 /** Opens the service's connections, starts it and its health listener. Used by main.ts and by tests. */
-export async function bootService<S extends z.ZodObject>(def: ServiceDefinition<S>, env: Record<string, string | undefined> = process.env): Promise<StartedService> {
+export async function bootService<S extends z.ZodObject, U extends Uses>(def: ServiceDefinition<S, U>, env: Record<string, string | undefined> = process.env): Promise<StartedService> {
   const config = loadConfig(fullConfigSchema(def), env) as z.infer<S> & z.infer<typeof baseConfig> & Partial<z.infer<typeof mongoConfig> & z.infer<typeof redisConfig>>;
   setLogLevel(config.LOG_LEVEL);
   initTracing({ service: def.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
@@ -80,7 +85,7 @@ export async function bootService<S extends z.ZodObject>(def: ServiceDefinition<
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
     await redis.connect();
   }
-  const deps: Deps<z.infer<S>> = { config, nc, bus, pub, db, redis };
+  const deps = { config, nc, bus, pub, db, redis } as Deps<z.infer<S>, U>;
   const running = await def.start(deps);
   if (db) for (const model of Object.values(db.models)) await ensureIndexes(model);
 

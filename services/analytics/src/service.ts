@@ -13,8 +13,8 @@ export const analytics = defineService({
   config: analyticsConfig,
   uses: { mongo: true },
   async start({ config, bus, db, nc }) {
-    const keys = analyticsKeyRepo(db!);
-    const events = analyticsEventRepo(db!);
+    const keys = analyticsKeyRepo(db);
+    const events = analyticsEventRepo(db);
     await Promise.all([keys.model.init(), events.model.init()]);
     const announceRevoked = (r: CredentialRevoked) => nc.publish(CREDENTIAL_REVOKED_SUBJECT, encode(r));
     registerAnalyticsKeyHandlers(bus, { keys, pepper: config.TOKEN_PEPPER, announceRevoked });

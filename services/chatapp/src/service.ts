@@ -19,15 +19,15 @@ export const chatapp = defineService({
   config: chatappConfig,
   uses: { mongo: true, redis: true },
   async start({ config, bus, db, redis }) {
-    const workspaces = workspaceRepo(db!);
-    const channels = channelConfigRepo(db!);
-    const links = userLinkRepo(db!);
+    const workspaces = workspaceRepo(db);
+    const channels = channelConfigRepo(db);
+    const links = userLinkRepo(db);
     await Promise.all([workspaces.model.init(), channels.model.init(), links.model.init()]);
     const deps: ChatappDeps = {
       workspaces,
       channels,
       links,
-      nonces: nonceStore(redis!),
+      nonces: nonceStore(redis),
       chat: chatApi({ apiUrl: config.CHATAPP_API_URL, clientId: config.CHATAPP_CLIENT_ID, clientSecret: config.CHATAPP_CLIENT_SECRET, timeoutMs: config.CHATAPP_API_TIMEOUT_MS }),
       agents: agentDirectory(bus),
       box: new SecretBox(config.ENCRYPTION_KEY),

@@ -26,7 +26,7 @@ export const credentialGateway = defineService({
     const catalog = file ? buildCatalog(readCatalogFile(file), file) : buildCatalog(DEFAULT_PLATFORMS, 'built-in');
 
     // Keys sealed with another ENCRYPTION_KEY live in another ring and are never read here.
-    const store = signingKeyRepo(db!, keyedHash(config.ENCRYPTION_KEY, 'credential-gateway:signing-key-ring').slice(0, 22));
+    const store = signingKeyRepo(db, keyedHash(config.ENCRYPTION_KEY, 'credential-gateway:signing-key-ring').slice(0, 22));
     const keys = keyring({
       store,
       box: new SecretBox(config.ENCRYPTION_KEY),

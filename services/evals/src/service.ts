@@ -1,9 +1,12 @@
 import { defineService } from '@platform/runtime';
-import { outboxRelay, type OutboxRelay } from '@platform/mongo';
+import { outboxRelay } from '@platform/outbox';
 import { evalsConfig } from './config';
 import { datasetItemRepo } from './data/dataset-item.repo';
 import { evaluatorRepo } from './data/evaluator.repo';
 import { evaluationRepo } from './data/evaluation.repo';
+import { evaluationResultModel } from './data/evaluation-result.model';
+import { evaluationRunModel } from './data/evaluation-run.model';
+import { improvementModels } from './data/improvement.model';
 import { improvementRepo } from './data/improvement.repo';
 import { platformClient } from './clients/platform';
 import { llmClient } from './clients/llm';
@@ -23,16 +26,14 @@ export const evals = defineService({
   config: evalsConfig,
   uses: { mongo: true },
   async start({ config, bus, pub, db, nc }) {
-    let runRelay: OutboxRelay | undefined;
-    let resultRelay: OutboxRelay | undefined;
-    const runs = evaluationRepo(db!, { runs: () => runRelay!, results: () => resultRelay! });
-    runRelay = outboxRelay(runs.runModel, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
-    resultRelay = outboxRelay(runs.resultModel, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
-    const items = datasetItemRepo(db!);
-    const evaluators = evaluatorRepo(db!);
-    let turnRelay: OutboxRelay | undefined;
-    const improvements = improvementRepo(db!, () => turnRelay!);
-    turnRelay = outboxRelay(improvements.turnModel, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
+    const relayOf = (model: Parameters<typeof outboxRelay>[0]) => outboxRelay(model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
+    const runRelay = relayOf(evaluationRunModel(db));
+    const resultRelay = relayOf(evaluationResultModel(db));
+    const turnRelay = relayOf(improvementModels(db).Turns);
+    const runs = evaluationRepo(db, { runs: runRelay, results: resultRelay });
+    const items = datasetItemRepo(db);
+    const evaluators = evaluatorRepo(db);
+    const improvements = improvementRepo(db, turnRelay);
     const platform = platformClient(bus);
     const llm = llmClient({ baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL, timeoutMs: config.LLM_TIMEOUT_MS });
 
@@ -60,7 +61,7 @@ export const evals = defineService({
         clearInterval(mergeSweep);
         await worker.stop();
         await sweeping;
-        await Promise.all([runRelay!.stop(), resultRelay!.stop(), turnRelay!.stop()]);
+        await Promise.all([runRelay.stop(), resultRelay.stop(), turnRelay.stop()]);
       },
     };
   },

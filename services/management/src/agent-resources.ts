@@ -1,8 +1,9 @@
 import type { Connection } from '@platform/mongo';
-import { outboxRelay, type OutboxRelay } from '@platform/mongo';
+import { outboxRelay, type OutboxRelay } from '@platform/outbox';
 import type { Publisher, ServiceBus } from '@platform/bus';
 import type { Redis } from 'ioredis';
 import { entityLock } from './data/entity-lock';
+import { agentModel } from './data/agent.model';
 import { agentRepo } from './data/agent.repo';
 import { skillRepo } from './data/skill.repo';
 import { registerAgentHandlers } from './handlers/agents';
@@ -11,10 +12,9 @@ import { registerSubAgentAttachmentHandlers } from './handlers/sub-agent-attachm
 
 /** Agents, their sub-agent attachments and skills: repositories, outbox relays and handlers. Returns the relays to stop. */
 export async function startAgentResources(bus: ServiceBus, db: Connection, redis: Redis, pub: Publisher): Promise<OutboxRelay[]> {
-  let agentRelay: OutboxRelay | undefined;
-  const agents = agentRepo(db, () => agentRelay!);
+  const agentRelay = outboxRelay(agentModel(db), pub);
+  const agents = agentRepo(db, agentRelay);
   const skills = skillRepo(db);
-  agentRelay = outboxRelay(agents.model, pub);
   await agentRelay.sweep();
   const deps = { agents, skills, lock: entityLock(redis) };
   registerAgentHandlers(bus, deps);

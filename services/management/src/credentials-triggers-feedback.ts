@@ -1,10 +1,12 @@
-import { outboxRelay, type Connection, type OutboxRelay } from '@platform/mongo';
+import { type Connection } from '@platform/mongo';
+import { outboxRelay, type OutboxRelay } from '@platform/outbox';
 import type { Publisher, ServiceBus } from '@platform/bus';
 import { SecretBox } from '@platform/secrets';
 import type { ManagementConfig } from './config';
 import { credentialRepo } from './data/credential.repo';
 import { credentialStoreEntryRepo } from './data/credential-store-entry.repo';
 import { triggerRepo } from './data/trigger.repo';
+import { feedbackModel } from './data/feedback.model';
 import { feedbackRepo } from './data/feedback.repo';
 import { registerCredentialHandlers } from './handlers/credentials';
 import { registerTriggerHandlers } from './handlers/triggers';
@@ -15,9 +17,8 @@ export async function startCredentialsTriggersFeedback(bus: ServiceBus, db: Conn
   const credentials = credentialRepo(db);
   const entries = credentialStoreEntryRepo(db);
   const triggers = triggerRepo(db);
-  let relay: OutboxRelay | undefined;
-  const feedback = feedbackRepo(db, () => relay!);
-  relay = outboxRelay(feedback.model, pub);
+  const relay = outboxRelay(feedbackModel(db), pub);
+  const feedback = feedbackRepo(db, relay);
   await relay.sweep();
 
   const box = new SecretBox(config.ENCRYPTION_KEY);

@@ -1,10 +1,13 @@
 import { defineService, instanceId } from '@platform/runtime';
-import { outboxRelay, type OutboxRelay } from '@platform/mongo';
+import { outboxRelay, type OutboxRelay } from '@platform/outbox';
 import { keyedHash, SecretBox } from '@platform/secrets';
 import { encode } from '@platform/bus';
 import { APP_CHANGED_SUBJECT, CREDENTIAL_REVOKED_SUBJECT, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
+import { apiKeyModel } from './data/api-key.model';
 import { apiKeyRepo } from './data/api-key.repo';
+import { appEventModel } from './data/app.model';
+import { webhookDestinationModel } from './data/webhook-destination.model';
 import { webhookDestinationRepo } from './data/webhook-destination.repo';
 import { sessionStore } from './data/session.store';
 import { registerApiKeyHandlers } from './handlers/api-keys';
@@ -22,23 +25,18 @@ export const management = defineService({
   uses: { mongo: true, redis: true },
   async start({ config, bus, pub, db, redis, nc }) {
     const announceRevoked = (r: CredentialRevoked) => nc.publish(CREDENTIAL_REVOKED_SUBJECT, encode(r));
-    const relays: OutboxRelay[] = [];
-    const relayFor = (get: () => OutboxRelay | undefined) => () => get()!;
-    let apiKeyRelay: OutboxRelay | undefined;
-    let destinationRelay: OutboxRelay | undefined;
-    let appRelay: OutboxRelay | undefined;
-    const apiKeys = apiKeyRepo(db!, relayFor(() => apiKeyRelay));
-    const destinations = webhookDestinationRepo(db!, relayFor(() => destinationRelay));
-    const apps = appRepo(db!, relayFor(() => appRelay));
-    apiKeyRelay = outboxRelay(apiKeys.model, pub);
-    destinationRelay = outboxRelay(destinations.model, pub);
-    appRelay = outboxRelay(apps.eventModel, pub);
-    relays.push(apiKeyRelay, destinationRelay, appRelay);
+    const apiKeyRelay = outboxRelay(apiKeyModel(db), pub);
+    const destinationRelay = outboxRelay(webhookDestinationModel(db), pub);
+    const appRelay = outboxRelay(appEventModel(db), pub);
+    const relays: OutboxRelay[] = [apiKeyRelay, destinationRelay, appRelay];
+    const apiKeys = apiKeyRepo(db, apiKeyRelay);
+    const destinations = webhookDestinationRepo(db, destinationRelay);
+    const apps = appRepo(db, appRelay);
     await apps.sweepHeld();
     const heldSweep = setInterval(() => void apps.sweepHeld().catch(() => undefined), 30_000);
     heldSweep.unref();
     await Promise.all(relays.map((r) => r.sweep()));
-    relays.push(...(await startAgentResources(bus, db!, redis!, pub)));
+    relays.push(...(await startAgentResources(bus, db, redis, pub)));
 
     const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
     registerSystemHandlers(bus, instanceId);
@@ -49,13 +47,13 @@ export const management = defineService({
       allowLoopback: config.ALLOW_LOOPBACK_WEBHOOKS === 'true',
       secretGraceSeconds: config.WEBHOOK_SECRET_GRACE_SECONDS,
     });
-    relays.push(...(await startCredentialsTriggersFeedback(bus, db!, pub, config)));
+    relays.push(...(await startCredentialsTriggersFeedback(bus, db, pub, config)));
     registerAppHandlers(bus, { apps, announceChanged: (change) => nc.publish(APP_CHANGED_SUBJECT, encode(change)) });
     registerAccessHandlers(
       bus,
       {
-        db: db!,
-        sessions: sessionStore(redis!),
+        db,
+        sessions: sessionStore(redis),
         adminToken: config.ADMIN_TOKEN,
         pepper: config.TOKEN_PEPPER,
         sessionTtlSeconds: config.SESSION_TTL_SECONDS,

@@ -1,10 +1,11 @@
 import { connectNats, ensureStream, platformEventsStream, publisher } from '@platform/bus';
 import { appDeleted, appUpdated, pendingEvent } from '@platform/contracts';
-import { connectMongo, outboxRelay, type Connection } from '@platform/mongo';
+import { connectMongo, type Connection } from '@platform/mongo';
+import { outboxRelay } from '@platform/outbox';
 import { randomId } from '@platform/secrets';
 import { eventually, removeNatsStore, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { appRepo } from '../src/data/app.repo';
-import type { AppDoc } from '../src/data/app.model';
+import { appEventModel, type AppDoc } from '../src/data/app.model';
 
 /**
  * Crash paths of the app outbox: events are written held before the change and released after it. A process that
@@ -52,8 +53,8 @@ function anAppDoc(revision = 1): AppDoc {
 
 describe('app events across a crash', () => {
   test('when the process died after the change but before releasing its event, then the sweep publishes the event; when the change never landed, it drops it', async () => {
-    const repo = appRepo(db, () => relay);
-    const relay = outboxRelay(repo.eventModel, publisher(nc.jetstream()));
+    const relay = outboxRelay(appEventModel(db), publisher(nc.jetstream()));
+    const repo = appRepo(db, relay);
     try {
       const app = anAppDoc(2);
       await repo.model.create(app);

@@ -44,7 +44,7 @@ export const runAuth = defineService({
       hmacKey: secret(config.CHALLENGE_HMAC_KEY, config.SIGNING_KEY_SEED, 'challenge'),
       maxNumber: config.CHALLENGE_MAX_NUMBER,
       ttlSeconds: config.CHALLENGE_TTL_SECONDS,
-      store: challengeStore(redis!, { points: config.CHALLENGE_RATE_LIMIT_POINTS, windowSeconds: config.CHALLENGE_RATE_LIMIT_WINDOW_SECONDS }),
+      store: challengeStore(redis, { points: config.CHALLENGE_RATE_LIMIT_POINTS, windowSeconds: config.CHALLENGE_RATE_LIMIT_WINDOW_SECONDS }),
       apps,
       upstream: config.CHALLENGE_UPSTREAM_URL ? challengeUpstream(config.CHALLENGE_UPSTREAM_URL, config.CHALLENGE_UPSTREAM_TIMEOUT_MS) : undefined,
     };

@@ -9,6 +9,7 @@ import { webhookDispatcherConfig } from './config';
 import { attemptRepo } from './data/attempt.repo';
 import { deliveryStatsRepo } from './data/delivery-stats.repo';
 import { destinationHealthRepo } from './data/destination-health.repo';
+import { legacyDeliveryRepo } from './data/legacy-delivery.repo';
 import { chatappSender } from './clients/chatapp';
 import { httpSender } from './clients/http';
 import { managementDestinations, managementDisabler } from './clients/management';
@@ -31,10 +32,10 @@ export const webhookDispatcher = defineService({
     const partition = config.WEBHOOK_PARTITION.replace(/[^A-Za-z0-9_-]/g, '_');
     await ensureJobStream(nc, (config as { JS_REPLICAS?: number }).JS_REPLICAS ?? 1);
     // Delivery counters (GET …/stats) are kept as rows are recorded, added up in memory and written in batches.
-    const statsStore = deliveryStatsRepo(db!, config.WEBHOOK_PARTITION, { flushMs: config.WEBHOOK_STATS_FLUSH_MS, slotMs: SLOT_MS });
+    const statsStore = deliveryStatsRepo(db, config.WEBHOOK_PARTITION, { flushMs: config.WEBHOOK_STATS_FLUSH_MS, slotMs: SLOT_MS });
     const stats = statsSink(statsStore.add);
-    const attempts = countedAttempts(attemptRepo(db!, config.WEBHOOK_PARTITION), stats);
-    const health = destinationHealthRepo(db!, config.WEBHOOK_PARTITION);
+    const attempts = countedAttempts(attemptRepo(db, config.WEBHOOK_PARTITION), stats);
+    const health = destinationHealthRepo(db, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
     const box = new SecretBox(config.ENCRYPTION_KEY);
     const allowLoopback = config.ALLOW_LOOPBACK_WEBHOOKS === 'true';
@@ -65,8 +66,29 @@ export const webhookDispatcher = defineService({
       capWaitMs: config.WEBHOOK_CAP_WAIT_MS,
       disableSweepMs: 10_000,
     });
-    // A message is worked as long as its attempts may take (every destination's, each up to the timeout), then some.
-    const ackWaitMs = Math.max(config.WEBHOOK_TIMEOUT_MS, config.WEBHOOK_TEST_TIMEOUT_MS) * 3 + 30_000;
+    // Pending deliveries of versions that kept them in the database go to the job stream, once.
+    const handedOver = await legacyDeliveryRepo(db, config.WEBHOOK_PARTITION).handOver((d) =>
+      deps.retries.schedule(
+        {
+          id: d._id,
+          tenantId: d.tenantId,
+          projectId: d.projectId,
+          destinationId: d.destinationId,
+          eventId: d.eventId,
+          eventType: d.eventType,
+          body: d.body,
+          ...(d.traceparent ? { traceparent: d.traceparent } : {}),
+          createdAt: new Date(d.createdAt).toISOString(),
+          attempt: d.attemptCount + 1,
+          dueAt: new Date(d.nextAttemptAt ?? Date.now()).toISOString(),
+        },
+        'legacy',
+      ),
+    );
+    if (handedOver) log.info({ handedOver }, 'pending deliveries of the deliveries collection handed to the job stream');
+    // A message being worked is kept alive by the consumer's heartbeat; a dispatcher that dies hands its messages to
+    // another replica after this long.
+    const ackWaitMs = 15_000;
 
     // One durable consumer per webhook event type (nats-server 2.9 takes one filter subject per consumer). Each event's
     // first attempts are sent from its message, which is acknowledged once they are recorded (or queued as jobs).

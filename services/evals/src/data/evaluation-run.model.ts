@@ -1,4 +1,5 @@
-import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { outboxFields } from '@platform/outbox';
 
 /**
  * `_id` is `<tenant>:<project>:<id>`. Written once: the run and its work items (as outbox entries relayed to the

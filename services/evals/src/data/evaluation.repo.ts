@@ -1,5 +1,6 @@
 import type { EvaluationResult, EvaluationRun, PendingEvent, ProjectScope } from '@platform/contracts';
-import { iso, isDuplicateKey, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { iso, isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
+import { outboxOnCreate, type OutboxRelay } from '@platform/outbox';
 import { evaluationRunModel, evaluationRunStartModel, type EvaluationRunDoc } from './evaluation-run.model';
 import { evaluationResultModel, type EvaluationResultDoc } from './evaluation-result.model';
 
@@ -25,7 +26,7 @@ const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete:
 
 export type EvaluationRepo = ReturnType<typeof evaluationRepo>;
 
-export function evaluationRepo(db: Connection, relays: { runs: () => OutboxRelay; results: () => OutboxRelay }) {
+export function evaluationRepo(db: Connection, relays: { runs: OutboxRelay; results: OutboxRelay }) {
   const Runs = evaluationRunModel(db);
   const Starts = evaluationRunStartModel(db);
   const Results = evaluationResultModel(db);
@@ -77,7 +78,7 @@ export function evaluationRepo(db: Connection, relays: { runs: () => OutboxRelay
       const outbox = outboxOnCreate(work);
       const _id = scopedId(doc, doc.id);
       await Runs.collection.insertOne({ _id, ...doc, ...outbox } as never);
-      relays.runs().flush({ _id, outboxSeq: outbox.outboxSeq, pendingEvents: outbox.pendingEvents });
+      relays.runs.flush({ _id, outboxSeq: outbox.outboxSeq, pendingEvents: outbox.pendingEvents });
     },
     async findRun(scope: ProjectScope, id: string): Promise<EvaluationRun | null> {
       const d = await Runs.findOne({ _id: scopedId(scope, id), ...scoped(scope) }, hidden).lean<EvaluationRunDoc>();
@@ -114,7 +115,7 @@ export function evaluationRepo(db: Connection, relays: { runs: () => OutboxRelay
         if (isDuplicateKey(err)) return false;
         throw err;
       }
-      if (events.length) relays.results().flush({ _id, outboxSeq: 1, pendingEvents: (outbox as { pendingEvents: Record<string, PendingEvent> }).pendingEvents });
+      if (events.length) relays.results.flush({ _id, outboxSeq: 1, pendingEvents: (outbox as { pendingEvents: Record<string, PendingEvent> }).pendingEvents });
       return true;
     },
     async listResults(scope: ProjectScope, runId: string, page: number, limit: number) {

@@ -1,4 +1,5 @@
-import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { outboxFields } from '@platform/outbox';
 
 /**
  * An improvement branch is a set of insert-only collections, so no document has two writers (the Mongo-wire server

@@ -1,5 +1,6 @@
 import type { PendingEvent, ProjectScope } from '@platform/contracts';
-import { isDuplicateKey, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
+import { outboxOnCreate, type OutboxRelay } from '@platform/outbox';
 import {
   improvementModels,
   type BaseAgentDoc,
@@ -39,7 +40,7 @@ async function insertOnce(model: { collection: { insertOne(doc: never): Promise<
   }
 }
 
-export function improvementRepo(db: Connection, relay: () => OutboxRelay) {
+export function improvementRepo(db: Connection, relay: OutboxRelay) {
   const { Branches, BaseAgents, Turns, TurnResults, Decisions, MergeSteps, CopilotRuns } = improvementModels(db);
 
   async function load(branch: BranchDoc): Promise<BranchState> {
@@ -58,7 +59,7 @@ export function improvementRepo(db: Connection, relay: () => OutboxRelay) {
     const _id = turnId(key, seq);
     const outbox = work.length ? outboxOnCreate(work) : {};
     if (!(await insertOnce(Turns, { _id, branchKey: key, seq, ...turn, ...outbox }))) return false;
-    if (work.length) relay().flush({ _id, outboxSeq: 1, pendingEvents: (outbox as { pendingEvents: Record<string, PendingEvent> }).pendingEvents });
+    if (work.length) relay.flush({ _id, outboxSeq: 1, pendingEvents: (outbox as { pendingEvents: Record<string, PendingEvent> }).pendingEvents });
     return true;
   }
 

@@ -1,4 +1,5 @@
-import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { outboxFields } from '@platform/outbox';
 
 /**
  * `_id` is `<tenant>:<project>:<id>`: the idempotent insert is a primary-key write, and concurrent
@@ -21,6 +22,10 @@ const schema = new mongoose.Schema(
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     ...outboxFields,
+    /** The group-commit batch that stored it; the batch's outbox marker lives until its events are published. */
+    outboxBatch: { type: String, default: undefined, index: { sparse: true } },
+    /** Set only on outbox marker documents (never on an event). */
+    outboxMarker: { type: Boolean, default: undefined, index: { sparse: true } },
   },
   { collection: 'runEvents', versionKey: false, minimize: false },
 );

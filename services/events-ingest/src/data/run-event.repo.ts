@@ -1,5 +1,7 @@
 import type { PendingEvent, ProjectScope, RunEvent } from '@platform/contracts';
-import { groupInsert, iso, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import type { Publisher } from '@platform/bus';
+import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { groupInsert, traced } from '@platform/outbox';
 import { runEventModel, type RunEventDoc } from './run-event.model';
 
 export function toRunEvent(d: RunEventDoc): RunEvent {
@@ -20,26 +22,31 @@ export function toRunEvent(d: RunEventDoc): RunEvent {
   };
 }
 
-const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
+const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0 };
 
 export type RunEventRepo = ReturnType<typeof runEventRepo>;
 
 /** Stored events this process wrote or read lately, by `_id` (run events are never changed once stored). */
 const RECENT_MAX = 5_000;
 
-export function runEventRepo(db: Connection, relay: () => OutboxRelay) {
+export function runEventRepo(db: Connection, outbox: { publisher: Publisher; instance: string; onPublished?: (n: number) => void }) {
   const Model = runEventModel(db);
   // A replay (the same id again, typically a client retry seconds later) is answered from here without touching the
   // database: on FerretDB v1 a read by _id scans the whole collection (docs/perf-notes.md). Bounded, oldest dropped first.
   const recent = new Map<string, RunEvent>();
-  // Concurrent new events are written together: one unordered insertMany per batch (group commit).
-  const writer = groupInsert<RunEventDoc & Record<string, unknown>>(() => Model.collection);
+  // Concurrent new events are written together: one unordered insertMany per batch (group commit), with one outbox
+  // marker per batch instead of an update per event once its event.created is published.
+  const writer = groupInsert<RunEventDoc & { pendingEvents: Record<string, PendingEvent>; outboxBatch?: string }>(() => Model.collection, { outbox });
   const remember = (id: string, e: RunEvent) => {
     recent.set(id, e);
     if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value!);
   };
   return {
     model: Model,
+    /** Publishes the events of batches whose writer died before publishing them (at start and on a timer). */
+    sweep: () => writer.sweep(),
+    /** Waits until the events of every stored batch are published (at shutdown). */
+    flush: () => writer.flush(),
     /** Inserts once; when the id exists returns the stored row untouched (`created: false`). */
     async insertOnce(doc: Omit<RunEventDoc, '_id'>, events: (e: RunEvent) => PendingEvent[]): Promise<{ created: boolean; event: RunEvent }> {
       const _id = scopedId(doc, doc.id);
@@ -47,10 +54,9 @@ export function runEventRepo(db: Connection, relay: () => OutboxRelay) {
       if (known) return { created: false, event: known };
       const full: RunEventDoc = { _id, ...doc };
       const event = toRunEvent(full);
-      const outbox = outboxOnCreate(events(event));
-      const outcome = await writer.insert({ ...full, ...outbox });
+      const pendingEvents = Object.fromEntries(traced(events(event)).map((e) => [e.id, e]));
+      const outcome = await writer.insert({ ...full, pendingEvents });
       if (outcome === 'inserted') {
-        relay().flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
         remember(_id, event);
         return { created: true, event };
       }

@@ -1,4 +1,5 @@
-import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { outboxFields } from '@platform/outbox';
 
 /**
  * Agents are stored as immutable revisions: `_id` is `<tenant>:<project>:<agentId>#<revision>`. Each revision holds

@@ -1,5 +1,6 @@
 import type { PendingEvent, ProjectScope } from '@platform/contracts';
-import { isDuplicateKey, outboxOnCreate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
+import { outboxOnCreate, type OutboxRelay } from '@platform/outbox';
 import { getLogger } from '@platform/logger';
 import { agentModel, type AgentDoc } from './agent.model';
 
@@ -9,7 +10,7 @@ const revisionId = (scope: ProjectScope, agentId: string, revision: number) => `
 
 export type AgentRepo = ReturnType<typeof agentRepo>;
 
-export function agentRepo(db: Connection, relay: () => OutboxRelay) {
+export function agentRepo(db: Connection, relay: OutboxRelay) {
   const Model = agentModel(db);
   const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
 
@@ -17,7 +18,7 @@ export function agentRepo(db: Connection, relay: () => OutboxRelay) {
     const full: AgentDoc = { _id: revisionId(doc, doc.id, doc.revision), ...doc };
     const outbox = outboxOnCreate(events);
     await Model.create({ ...full, ...outbox });
-    relay().flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
+    relay.flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
     return full;
   };
 

@@ -1,4 +1,5 @@
-import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { outboxFields } from '@platform/outbox';
 
 /** `_id` is the key's public id (also its `id`), so verification is a primary-key lookup. */
 const schema = new mongoose.Schema(

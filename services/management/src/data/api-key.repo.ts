@@ -1,5 +1,6 @@
 import type { ApiKey, ProjectScope, PendingEvent } from '@platform/contracts';
-import { iso, listPage, live, outboxOnDelete, outboxOnUpdate, scoped, type Connection, type OutboxRelay } from '@platform/mongo';
+import { iso, listPage, scoped, type Connection } from '@platform/mongo';
+import { live, outboxOnDelete, outboxOnUpdate, type OutboxRelay } from '@platform/outbox';
 import { apiKeyModel, type ApiKeyDoc } from './api-key.model';
 
 export function toApiKey(d: ApiKeyDoc): ApiKey {
@@ -18,7 +19,7 @@ export function toApiKey(d: ApiKeyDoc): ApiKey {
 
 export type ApiKeyRepo = ReturnType<typeof apiKeyRepo>;
 
-export function apiKeyRepo(db: Connection, relay: () => OutboxRelay) {
+export function apiKeyRepo(db: Connection, relay: OutboxRelay) {
   const Model = apiKeyModel(db);
   const hidden = { keyHash: 0, pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
   return {
@@ -42,24 +43,24 @@ export function apiKeyRepo(db: Connection, relay: () => OutboxRelay) {
     },
     async update(scope: ProjectScope, id: string, set: Partial<ApiKeyDoc>, events: PendingEvent[]): Promise<ApiKey | null> {
       const ops = outboxOnUpdate(events);
-      const d = await relay().exclusive([id], () =>
+      const d = await relay.exclusive([id], () =>
         Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: { ...set, ...ops.$set }, $inc: ops.$inc }, { new: true })
           .lean<ApiKeyDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> }>()
           .exec(),
       );
-      if (d) relay().flush(d);
+      if (d) relay.flush(d);
       return d ? toApiKey(d) : null;
     },
     async remove(scope: ProjectScope, id: string, events: PendingEvent[]): Promise<boolean> {
       const ops = outboxOnDelete(events);
-      const d = await relay().exclusive([id], () =>
+      const d = await relay.exclusive([id], () =>
         Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<any>().exec(),
       );
-      if (d) relay().flush(d);
+      if (d) relay.flush(d);
       return d !== null;
     },
     touch(id: string, at: Date) {
-      return relay().exclusive([id], () => Model.updateOne({ _id: id }, { $set: { lastUsedAt: at } }).exec());
+      return relay.exclusive([id], () => Model.updateOne({ _id: id }, { $set: { lastUsedAt: at } }).exec());
     },
   };
 }

@@ -1,4 +1,5 @@
-import { mongoose, outboxFields, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { outboxFields } from '@platform/outbox';
 import type { AppKeyAlgorithm, AppType } from '@platform/contracts';
 
 /**

@@ -1,5 +1,6 @@
 import type { App, AppForAuth, AppPublicKey, PendingEvent } from '@platform/contracts';
-import { iso, scoped, type Connection, type OutboxRelay } from '@platform/mongo';
+import { iso, scoped, type Connection } from '@platform/mongo';
+import { type OutboxRelay } from '@platform/outbox';
 import { appEventModel, appModel, appUsageModel, type AppDoc, type StoredAppKey } from './app.model';
 
 function toKey(k: StoredAppKey): AppPublicKey {
@@ -63,7 +64,7 @@ type Scope = { tenantId: string; projectId?: string };
 
 export type AppRepo = ReturnType<typeof appRepo>;
 
-export function appRepo(db: Connection, relay: () => OutboxRelay) {
+export function appRepo(db: Connection, relay: OutboxRelay) {
   const Model = appModel(db);
   const Events = appEventModel(db);
   const Usage = appUsageModel(db);
@@ -78,7 +79,7 @@ export function appRepo(db: Connection, relay: () => OutboxRelay) {
   const release = async (events: PendingEvent[]) => {
     if (!events.length) return;
     await Events.updateMany({ _id: { $in: events.map((e) => e.id) } }, { $set: { outboxPending: true }, $unset: { held: 1 } });
-    for (const e of events) relay().flush({ _id: e.id, outboxSeq: 1, outboxDelete: true, pendingEvents: { [e.id]: e } });
+    for (const e of events) relay.flush({ _id: e.id, outboxSeq: 1, outboxDelete: true, pendingEvents: { [e.id]: e } });
   };
   const drop = (events: PendingEvent[]) => Events.deleteMany({ _id: { $in: events.map((e) => e.id) } });
 

@@ -1,5 +1,6 @@
 import type { Feedback, PendingEvent, ProjectScope } from '@platform/contracts';
-import { iso, live, outboxOnCreate, outboxOnDelete, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { live, outboxOnCreate, outboxOnDelete, type OutboxRelay } from '@platform/outbox';
 import { feedbackModel, type FeedbackDoc } from './feedback.model';
 
 export function toFeedback(d: FeedbackDoc): Feedback {
@@ -28,7 +29,7 @@ const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete:
 
 export type FeedbackRepo = ReturnType<typeof feedbackRepo>;
 
-export function feedbackRepo(db: Connection, relay: () => OutboxRelay) {
+export function feedbackRepo(db: Connection, relay: OutboxRelay) {
   const Model = feedbackModel(db);
 
   /**
@@ -53,7 +54,7 @@ export function feedbackRepo(db: Connection, relay: () => OutboxRelay) {
       const full: FeedbackDoc = { _id: scopedId(doc, doc.id), ...doc };
       const outbox = outboxOnCreate(events(toFeedback(full)));
       await Model.create({ ...full, ...outbox });
-      relay().flush({ _id: full._id, outboxSeq: outbox.outboxSeq, pendingEvents: outbox.pendingEvents });
+      relay.flush({ _id: full._id, outboxSeq: outbox.outboxSeq, pendingEvents: outbox.pendingEvents });
       return full;
     },
     async findById(scope: ProjectScope, id: string): Promise<FeedbackDoc | null> {
@@ -99,7 +100,7 @@ export function feedbackRepo(db: Connection, relay: () => OutboxRelay) {
         pendingEvents?: Record<string, PendingEvent>;
       }>();
       if (!d) return false;
-      if (Object.keys(d.pendingEvents ?? {}).length) relay().flush(d);
+      if (Object.keys(d.pendingEvents ?? {}).length) relay.flush(d);
       // The relay published everything in between: nothing is left to wait for.
       else await Model.deleteOne({ _id, outboxSeq: d.outboxSeq });
       return true;

@@ -1,5 +1,6 @@
 import type { DispatchDestination, PendingEvent, ProjectScope, WebhookDestination } from '@platform/contracts';
-import { iso, live, outboxOnCreate, outboxOnDelete, outboxOnUpdate, scoped, scopedId, type Connection, type OutboxRelay } from '@platform/mongo';
+import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { live, outboxOnCreate, outboxOnDelete, outboxOnUpdate, type OutboxRelay } from '@platform/outbox';
 import { webhookDestinationModel, type WebhookDestinationDoc } from './webhook-destination.model';
 
 export function toWebhookDestination(d: WebhookDestinationDoc): WebhookDestination {
@@ -36,7 +37,7 @@ type WithOutbox = WebhookDestinationDoc & { outboxSeq?: number; pendingEvents?: 
 
 export type WebhookDestinationRepo = ReturnType<typeof webhookDestinationRepo>;
 
-export function webhookDestinationRepo(db: Connection, relay: () => OutboxRelay) {
+export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
   const Model = webhookDestinationModel(db);
   const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
   return {
@@ -45,7 +46,7 @@ export function webhookDestinationRepo(db: Connection, relay: () => OutboxRelay)
       const full: WebhookDestinationDoc = { _id: scopedId(doc, doc.id), ...doc };
       const outbox = outboxOnCreate(events(full));
       await Model.create({ ...full, ...outbox });
-      relay().flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
+      relay.flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
       return full;
     },
     async findById(scope: ProjectScope, id: string): Promise<WebhookDestinationDoc | null> {
@@ -66,7 +67,7 @@ export function webhookDestinationRepo(db: Connection, relay: () => OutboxRelay)
     async update(scope: ProjectScope, id: string, set: Partial<WebhookDestinationDoc>, events: (d: WebhookDestinationDoc) => PendingEvent[], current: WebhookDestinationDoc) {
       const next = { ...current, ...set, revision: current.revision + 1 };
       const ops = outboxOnUpdate(events(next));
-      const d = await relay().exclusive([current._id], () =>
+      const d = await relay.exclusive([current._id], () =>
         Model.findOneAndUpdate(
           { _id: scopedId(scope, id), revision: current.revision, ...live },
           { $set: { ...set, revision: next.revision, ...ops.$set }, $inc: ops.$inc },
@@ -75,17 +76,17 @@ export function webhookDestinationRepo(db: Connection, relay: () => OutboxRelay)
           .lean<WithOutbox>()
           .exec(),
       );
-      if (d) relay().flush(d);
+      if (d) relay.flush(d);
       return d;
     },
     async remove(scope: ProjectScope, id: string, events: (d: WebhookDestinationDoc) => PendingEvent[]): Promise<boolean> {
       const current = await this.findById(scope, id);
       if (!current) return false;
       const ops = outboxOnDelete(events(current));
-      const d = await relay().exclusive([current._id], () =>
+      const d = await relay.exclusive([current._id], () =>
         Model.findOneAndUpdate({ _id: current._id, ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<WithOutbox>().exec(),
       );
-      if (d) relay().flush(d);
+      if (d) relay.flush(d);
       return d !== null;
     },
   };

@@ -1,5 +1,6 @@
 import type { ProjectScope, WebhookDelivery } from '@platform/contracts';
-import { groupInsert, iso, scoped, type Connection, type GroupInsertOutcome } from '@platform/mongo';
+import { iso, scoped, type Connection } from '@platform/mongo';
+import { groupInsert, type GroupInsertOutcome } from '@platform/outbox';
 import { attemptModel, type AttemptDoc } from './attempt.model';
 
 export type AttemptRow = Omit<AttemptDoc, '_id' | 'partition' | 'latest'>;

@@ -1,0 +1,20 @@
+import { AppError } from '@platform/problems';
+
+export function isDuplicateKey(err: unknown): boolean {
+  return (err as { code?: number })?.code === 11000;
+}
+
+/** Database errors surface as 503 problems (the request can be retried), never as a stack trace. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const name = (err as Error)?.name ?? '';
+  return /MongoNetwork|MongoServerSelection|MongoNotConnected|MongoPoolClosed|MongoTopologyClosed/.test(name);
+}
+
+export async function withDbErrors<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isDatabaseUnavailable(err)) throw new AppError('service_unavailable', 'The database is not reachable; try again shortly', { headers: { 'retry-after': '1' } });
+    throw err;
+  }
+}
