@@ -5,12 +5,8 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 bash scripts/ensure-tools.sh
 bash scripts/infra.sh up
-echo "[test] typecheck"
-pnpm exec tsc -p tsconfig.json
-echo "[test] OpenAPI document matches deploy/openapi.json"
-pnpm exec tsx scripts/openapi.ts check
-echo "[test] AsyncAPI document matches deploy/asyncapi.json"
-pnpm exec tsx scripts/asyncapi.ts check
+echo "[test] pnpm check: typecheck, lint, import boundaries, OpenAPI/AsyncAPI snapshots, config table"
+pnpm check
 # The analytics view test drives headless Chromium (Debian package; playwright's own browser download is not used).
 if ! command -v chromium >/dev/null 2>&1; then
   echo "[test] installing chromium (Debian)"

@@ -61,8 +61,12 @@ describe('API reference at /docs', () => {
       const ids = new Set<string>();
       const paths = new Set<string>();
       const collect = () => {
-        document.querySelectorAll('.opblock').forEach((el) => ids.add(el.id));
-        document.querySelectorAll('.opblock-summary-path').forEach((el) => paths.add(el.getAttribute('data-path') ?? el.textContent ?? ''));
+        document.querySelectorAll('.opblock').forEach((el) => {
+          ids.add(el.id);
+        });
+        document.querySelectorAll('.opblock-summary-path').forEach((el) => {
+          paths.add(el.getAttribute('data-path') ?? el.textContent ?? '');
+        });
       };
       window.scrollTo(0, 0);
       await settle();

@@ -22,7 +22,6 @@ import {
  */
 const stack = testStack();
 const admin = adminClient(stack);
-const cookieName = `${stack.env.SESSION_COOKIE_PREFIX ?? 'platform'}.session_token`;
 
 const tenantOps = allOperations.filter((op) => op.path.includes('{tenantId}') && (op.listener ?? 'main') === 'main');
 const readOps = tenantOps.filter((op) => op.method === 'get');

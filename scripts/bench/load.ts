@@ -1,5 +1,5 @@
 // Load generation with autocannon: fixed connections, a warm-up, several runs, the median run reported.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// biome-ignore lint/style/noCommonJs: autocannon is a CommonJS package, loaded here with require
 const autocannon = require('autocannon') as (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 
 interface Histogram {

@@ -21,7 +21,7 @@ import {
   type Stack,
 } from '@platform/testkit';
 import { randomId } from '@platform/secrets';
-import { measure, percentiles, type LoadResult, type LoadSettings, type LoadSpec } from './load';
+import { measure, percentiles, type LoadResult, type LoadSettings } from './load';
 import { topFrames } from './profile';
 import { createRequire } from 'node:module';
 

@@ -5,11 +5,8 @@ import { randomSecret } from '@platform/secrets';
 import { ensureInfra, freePort, localSecrets, repoRoot, startChatappFake, startNatsServer, startStack, reapOrphans, type ChatappFakeServer, type NatsServer, type Stack } from '@platform/testkit';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __STACK__: Stack | undefined;
-  // eslint-disable-next-line no-var
   var __NATS__: NatsServer | undefined;
-  // eslint-disable-next-line no-var
   var __CHATAPP_FAKE__: ChatappFakeServer | undefined;
 }
 

@@ -73,6 +73,12 @@ export type HeaderMap = z.infer<typeof HeaderMap>;
 
 /** ISO 8601 date-time with a timezone offset or Z. */
 export const IsoDateTime = z.iso.datetime({ offset: true });
+
+/** A stored time as the wire's ISO 8601 string (strings pass through; null and undefined give undefined). */
+export function iso(d: Date | string | undefined | null): string | undefined {
+  if (d === undefined || d === null) return undefined;
+  return typeof d === 'string' ? d : d.toISOString();
+}
 export const Timestamp = z.string();
 
 export const JsonObject = z.record(z.string(), z.unknown());

@@ -18,3 +18,16 @@ export async function withDbErrors<T>(fn: () => Promise<T>): Promise<T> {
     throw err;
   }
 }
+
+/**
+ * Runs an insert and answers null when a unique index already holds its key: repositories return "the record
+ * exists" as a value, so the domain turns it into a conflict without knowing the database's error codes.
+ */
+export async function unlessDuplicate<T>(write: () => Promise<T>): Promise<T | null> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isDuplicateKey(err)) return null;
+    throw err;
+  }
+}

@@ -5,7 +5,9 @@
 import mongoose, { type Connection, type Model } from 'mongoose';
 
 export { connectMongo, ensureIndexes, mongoReady, type MongoOptions } from './connection';
-export { scoped, scopedId, listPage, iso } from './scope';
-export { isDuplicateKey, isDatabaseUnavailable, withDbErrors } from './errors';
+export { scoped, scopedId, listPage } from './scope';
+/** Repositories format stored times with the wire's helper. */
+export { iso } from '@platform/contracts';
+export { isDuplicateKey, isDatabaseUnavailable, unlessDuplicate, withDbErrors } from './errors';
 export { mongoose };
 export type { Connection, Model };

@@ -26,8 +26,3 @@ export async function listPage<T>(
   if (rows.length === 0 && page === 1) return { rows, total: 0 };
   return { rows, total: await model.countDocuments(filter) };
 }
-
-export function iso(d: Date | string | undefined | null): string | undefined {
-  if (d === undefined || d === null) return undefined;
-  return typeof d === 'string' ? d : d.toISOString();
-}

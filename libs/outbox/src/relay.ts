@@ -33,7 +33,7 @@ export function outboxRelay(
   pub: Publisher,
   opts: { intervalMs?: number; batchMs?: number; onPublished?: (n: number) => void; /** Sweep only these documents (e.g. one partition). */ filter?: Record<string, unknown> } = {},
 ): OutboxRelay {
-  let queue: OutboxDoc[] = [];
+  const queue: OutboxDoc[] = [];
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   let stopped = false;

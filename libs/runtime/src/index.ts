@@ -186,7 +186,7 @@ export function runMain<S extends z.ZodObject>(def: ServiceDefinition<S>): void 
       process.once('SIGINT', onSignal);
     })
     .catch((err) => {
-      // eslint-disable-next-line no-console
+      // biome-ignore lint/suspicious/noConsole: the logger may not be set up when start fails; this one line goes to stderr
       console.error(`${def.name} failed to start:`, err instanceof Error ? err.message : err);
       process.exit(1);
     });

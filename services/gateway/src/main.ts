@@ -19,7 +19,7 @@ startGateway(loadConfig(gatewayConfig))
     process.once('SIGINT', onSignal);
   })
   .catch((err) => {
-    // eslint-disable-next-line no-console
+    // biome-ignore lint/suspicious/noConsole: the logger may not be set up when start fails; this one line goes to stderr
     console.error('gateway failed to start:', err instanceof Error ? err.message : err);
     process.exit(1);
   });

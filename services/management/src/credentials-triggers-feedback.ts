@@ -1,4 +1,4 @@
-import { type Connection } from '@platform/mongo';
+import type { Connection } from '@platform/mongo';
 import { outboxRelay, type OutboxRelay } from '@platform/outbox';
 import type { Publisher, ServiceBus } from '@platform/bus';
 import { SecretBox } from '@platform/secrets';

@@ -1,7 +1,7 @@
 import { TeamId } from '@platform/contracts';
 import { randomId } from '@platform/secrets';
 import { getLogger } from '@platform/logger';
-import { ChatApiError } from '../clients/chat-api';
+import { ChatApiError, type OAuthInstall } from '../clients/chat-api';
 import type { ChatappDeps } from './deps';
 import { notConfigured } from './chat-errors';
 import { secondsLeft, signToken, verifyToken } from './tokens';
@@ -64,7 +64,7 @@ export async function finishInstall(deps: ChatappDeps, q: { code?: string; error
   if (!q.code) return fail('no_code', { tenant_id: tenantId });
   if (!deps.chat.configured) return fail('not_configured', { tenant_id: tenantId });
 
-  let install;
+  let install: OAuthInstall;
   try {
     install = await deps.chat.oauthAccess(q.code, redirectUri(deps, baseUrl));
   } catch (err) {

@@ -1,5 +1,5 @@
 import type { ChatConnection, ChatLinkedUser, Principal } from '@platform/contracts';
-import { iso } from '@platform/mongo';
+import { iso } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
 import type { UserLinkDoc } from '../data/user-link.model';

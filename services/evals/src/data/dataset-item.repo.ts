@@ -1,5 +1,5 @@
 import type { DatasetItem, ProjectScope } from '@platform/contracts';
-import { iso, scoped, type Connection } from '@platform/mongo';
+import { iso, scoped, type Connection, unlessDuplicate } from '@platform/mongo';
 import { datasetItemModel, type DatasetItemDoc } from './dataset-item.model';
 
 export const datasetItemKey = (scope: ProjectScope, datasetId: string, id: string) => `${scope.tenantId}:${scope.projectId}:${datasetId}:${id}`;
@@ -22,9 +22,10 @@ export function datasetItemRepo(db: Connection) {
   return {
     model: Model,
     /** Throws a duplicate-key error when the id is taken in the dataset. */
-    async insert(doc: Omit<DatasetItemDoc, '_id'>): Promise<DatasetItem> {
+    /** Null when the id is taken. */
+    async insert(doc: Omit<DatasetItemDoc, '_id'>): Promise<DatasetItem | null> {
       const full = { _id: datasetItemKey(doc, doc.datasetId, doc.id), ...doc };
-      await Model.collection.insertOne(full as never);
+      if (!(await unlessDuplicate(() => Model.collection.insertOne(full as never)))) return null;
       return toDatasetItem(full);
     },
     async findById(scope: ProjectScope, datasetId: string, id: string): Promise<DatasetItem | null> {

@@ -1,5 +1,5 @@
 import type { Evaluator, EvaluatorKind, ProjectScope } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
 import { evaluatorModel, type EvaluatorDoc } from './evaluator.model';
 
 export function toEvaluator(d: EvaluatorDoc): Evaluator {
@@ -22,9 +22,10 @@ export function evaluatorRepo(db: Connection) {
   return {
     model: Model,
     /** Throws a duplicate-key error when the id is taken. */
-    async insert(doc: Omit<EvaluatorDoc, '_id'>): Promise<Evaluator> {
+    /** Null when the id is taken. */
+    async insert(doc: Omit<EvaluatorDoc, '_id'>): Promise<Evaluator | null> {
       const full = { _id: scopedId(doc, doc.id), ...doc };
-      await Model.collection.insertOne(full as never);
+      if (!(await unlessDuplicate(() => Model.collection.insertOne(full as never)))) return null;
       return toEvaluator(full);
     },
     async findById(scope: ProjectScope, id: string): Promise<Evaluator | null> {

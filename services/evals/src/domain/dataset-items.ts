@@ -1,6 +1,5 @@
 import { DatasetItemCreate, type DatasetItem, type DatasetItemUpdate, type ProjectScope } from '@platform/contracts';
 import { AppError, zodFieldErrors } from '@platform/problems';
-import { isDuplicateKey } from '@platform/mongo';
 import { randomId } from '@platform/secrets';
 import type { DatasetItemRepo } from '../data/dataset-item.repo';
 
@@ -15,21 +14,18 @@ const notFound = (id: string) => new AppError('not_found', `Dataset item "${id}"
 export async function addDatasetItem(deps: DatasetItemDeps, scope: DatasetScope, input: DatasetItemCreate): Promise<DatasetItem> {
   const now = new Date();
   const id = input.id ?? randomId(20);
-  try {
-    return await deps.items.insert({
-      id,
-      tenantId: scope.tenantId,
-      projectId: scope.projectId,
-      datasetId: scope.datasetId,
-      input: JSON.stringify(input.input),
-      expectedOutput: input.expectedOutput == null ? null : JSON.stringify(input.expectedOutput),
-      createdAt: now,
-      updatedAt: now,
-    });
-  } catch (err) {
-    if (isDuplicateKey(err)) throw new AppError('conflict', `A dataset item with id "${id}" already exists in dataset "${scope.datasetId}"`);
-    throw err;
-  }
+  const created = await deps.items.insert({
+    id,
+    tenantId: scope.tenantId,
+    projectId: scope.projectId,
+    datasetId: scope.datasetId,
+    input: JSON.stringify(input.input),
+    expectedOutput: input.expectedOutput == null ? null : JSON.stringify(input.expectedOutput),
+    createdAt: now,
+    updatedAt: now,
+  });
+  if (!created) throw new AppError('conflict', `A dataset item with id "${id}" already exists in dataset "${scope.datasetId}"`);
+  return created;
 }
 
 /** Each item is checked and stored on its own; the invalid ones are reported by index. None stored → 422. */

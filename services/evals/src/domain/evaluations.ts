@@ -94,7 +94,7 @@ export async function evaluateConversations(deps: EvaluationDeps, scope: Project
         return (await deps.platform.conversationFeedback(scope, conversationId)).length > 0;
       }),
     );
-    batch.forEach((id, j) => exists[j] || missingConversations.push(id));
+    missingConversations.push(...batch.filter((_id, j) => !exists[j]));
   }
   if (missingConversations.length) throw new AppError('not_found', `Conversations not found: ${missingConversations.join(', ')}`);
   const evaluationRunId = await queueRun(deps, scope, conversationIds, evaluatorIds);

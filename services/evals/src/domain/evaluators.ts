@@ -1,6 +1,5 @@
 import { evaluatorConfigSchema, type Evaluator, type EvaluatorCreate, type EvaluatorKind, type EvaluatorUpdate, type ProjectScope } from '@platform/contracts';
 import { AppError, validationError } from '@platform/problems';
-import { isDuplicateKey } from '@platform/mongo';
 import { randomId } from '@platform/secrets';
 import type { EvaluatorRepo } from '../data/evaluator.repo';
 import { schemaError } from './json-schema';
@@ -33,22 +32,19 @@ export async function addEvaluator(deps: EvaluatorDeps, scope: ProjectScope, inp
   assertConfigUsable(input.kind, config);
   const now = new Date();
   const id = input.id ?? randomId(20);
-  try {
-    return await deps.evaluators.insert({
-      id,
-      ...scope,
-      name: input.name,
-      description: input.description ?? null,
-      kind: input.kind,
-      config: JSON.stringify(config),
-      agentIds: [...new Set(input.agentIds ?? [])],
-      createdAt: now,
-      updatedAt: now,
-    });
-  } catch (err) {
-    if (isDuplicateKey(err)) throw new AppError('conflict', `An evaluator with id "${id}" already exists in this project`);
-    throw err;
-  }
+  const created = await deps.evaluators.insert({
+    id,
+    ...scope,
+    name: input.name,
+    description: input.description ?? null,
+    kind: input.kind,
+    config: JSON.stringify(config),
+    agentIds: [...new Set(input.agentIds ?? [])],
+    createdAt: now,
+    updatedAt: now,
+  });
+  if (!created) throw new AppError('conflict', `An evaluator with id "${id}" already exists in this project`);
+  return created;
 }
 
 export async function findEvaluator(deps: EvaluatorDeps, scope: ProjectScope, id: string): Promise<Evaluator> {

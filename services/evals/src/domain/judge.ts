@@ -1,12 +1,12 @@
-import {
+import type {
   ContainsConfig,
   JsonSchemaConfig,
   LlmJudgeConfig,
   RegexConfig,
-  type Evaluator,
-  type FailedCondition,
-  type Feedback,
-  type RunEvent,
+  Evaluator,
+  FailedCondition,
+  Feedback,
+  RunEvent,
 } from '@platform/contracts';
 import type { z } from 'zod';
 import type { ChatMessage, Llm } from '../clients/llm';

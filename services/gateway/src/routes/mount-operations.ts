@@ -88,7 +88,7 @@ export const MAX_JSON_DEPTH = 32;
  */
 function inspectJson(value: unknown, max: number): { kind: 'ok' } | { kind: 'too_deep' } | { kind: 'nul'; pointer: string } {
   const stack: Array<[unknown, number, string]> = [[value, 1, '']];
-  const escape = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+  const pointerToken = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
   while (stack.length) {
     const [v, d, at] = stack.pop()!;
     if (typeof v === 'string') {
@@ -98,11 +98,13 @@ function inspectJson(value: unknown, max: number): { kind: 'ok' } | { kind: 'too
     if (v === null || typeof v !== 'object') continue;
     if (d > max) return { kind: 'too_deep' };
     if (Array.isArray(v)) {
-      v.forEach((child, i) => stack.push([child, d + 1, `${at}/${i}`]));
+      v.forEach((child, i) => {
+        stack.push([child, d + 1, `${at}/${i}`]);
+      });
     } else {
       for (const [k, child] of Object.entries(v as object)) {
         if (k.includes('\u0000')) return { kind: 'nul', pointer: at || '/' };
-        stack.push([child, d + 1, `${at}/${escape(k)}`]);
+        stack.push([child, d + 1, `${at}/${pointerToken(k)}`]);
       }
     }
   }

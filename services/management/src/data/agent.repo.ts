@@ -1,5 +1,5 @@
 import type { PendingEvent, ProjectScope } from '@platform/contracts';
-import { isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
+import { isDuplicateKey, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
 import { outboxOnCreate, type OutboxRelay } from '@platform/outbox';
 import { getLogger } from '@platform/logger';
 import { agentModel, type AgentDoc } from './agent.model';
@@ -25,8 +25,9 @@ export function agentRepo(db: Connection, relay: OutboxRelay) {
   return {
     model: Model,
     /** Inserts revision 1 with the whole agent; a taken id throws a duplicate-key error. */
-    async insert(doc: Omit<AgentDoc, '_id' | 'revision'>, events: PendingEvent[]): Promise<AgentDoc> {
-      return insertRevision({ ...doc, revision: 1 }, events);
+    /** Null when the id is taken. */
+    async insert(doc: Omit<AgentDoc, '_id' | 'revision'>, events: PendingEvent[]): Promise<AgentDoc | null> {
+      return unlessDuplicate(() => insertRevision({ ...doc, revision: 1 }, events));
     },
     /** The latest revision. */
     async findById(scope: ProjectScope, id: string): Promise<AgentDoc | null> {

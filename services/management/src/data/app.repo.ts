@@ -1,6 +1,6 @@
 import type { App, AppForAuth, AppPublicKey, PendingEvent } from '@platform/contracts';
 import { iso, scoped, type Connection } from '@platform/mongo';
-import { type OutboxRelay } from '@platform/outbox';
+import type { OutboxRelay } from '@platform/outbox';
 import { appEventModel, appModel, appUsageModel, type AppDoc, type StoredAppKey } from './app.model';
 
 function toKey(k: StoredAppKey): AppPublicKey {

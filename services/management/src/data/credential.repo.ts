@@ -1,5 +1,5 @@
 import type { Credential, CredentialType, ProjectScope } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
 import { credentialModel, type CredentialDoc } from './credential.model';
 
 export function toCredential(d: CredentialDoc): Credential {
@@ -27,10 +27,10 @@ export function credentialRepo(db: Connection) {
   return {
     model: Model,
     /** Throws a duplicate-key error when the id is taken in the project. */
-    async insert(doc: Omit<CredentialDoc, '_id'>): Promise<CredentialDoc> {
+    /** Null when the id is taken. */
+    async insert(doc: Omit<CredentialDoc, '_id'>): Promise<CredentialDoc | null> {
       const full: CredentialDoc = { _id: scopedId(doc, doc.id), ...doc };
-      await Model.create(full);
-      return full;
+      return (await unlessDuplicate(() => Model.create(full))) ? full : null;
     },
     async findById(scope: ProjectScope, id: string): Promise<CredentialDoc | null> {
       return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean<CredentialDoc>();

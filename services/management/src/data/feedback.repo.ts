@@ -1,5 +1,5 @@
 import type { Feedback, PendingEvent, ProjectScope } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { unlessDuplicate, iso, scoped, scopedId, type Connection } from '@platform/mongo';
 import { live, outboxOnCreate, outboxOnDelete, type OutboxRelay } from '@platform/outbox';
 import { feedbackModel, type FeedbackDoc } from './feedback.model';
 
@@ -50,10 +50,11 @@ export function feedbackRepo(db: Connection, relay: OutboxRelay) {
   return {
     model: Model,
     /** One write: the record and its pending events. Throws a duplicate-key error when the id is taken. */
-    async insert(doc: Omit<FeedbackDoc, '_id'>, events: (f: Feedback) => PendingEvent[]): Promise<FeedbackDoc> {
+    /** Null when the id is taken. */
+    async insert(doc: Omit<FeedbackDoc, '_id'>, events: (f: Feedback) => PendingEvent[]): Promise<FeedbackDoc | null> {
       const full: FeedbackDoc = { _id: scopedId(doc, doc.id), ...doc };
       const outbox = outboxOnCreate(events(toFeedback(full)));
-      await Model.create({ ...full, ...outbox });
+      if (!(await unlessDuplicate(() => Model.create({ ...full, ...outbox })))) return null;
       relay.flush({ _id: full._id, outboxSeq: outbox.outboxSeq, pendingEvents: outbox.pendingEvents });
       return full;
     },

@@ -1,5 +1,5 @@
 import type { ProjectScope, Skill, SkillWithFiles } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
 import { skillModel, type SkillDoc } from './skill.model';
 
 export function toSkill(d: SkillDoc): Skill {
@@ -39,10 +39,10 @@ export function skillRepo(db: Connection) {
   const listFields = { files: 0 };
   return {
     model: Model,
-    async insert(doc: Omit<SkillDoc, '_id'>): Promise<SkillDoc> {
+    /** Null when the id is taken. */
+    async insert(doc: Omit<SkillDoc, '_id'>): Promise<SkillDoc | null> {
       const full: SkillDoc = { _id: scopedId(doc, doc.id), ...doc };
-      await Model.create(full);
-      return full;
+      return (await unlessDuplicate(() => Model.create(full))) ? full : null;
     },
     async findById(scope: ProjectScope, id: string): Promise<SkillDoc | null> {
       return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean<SkillDoc>();

@@ -1,5 +1,5 @@
 import type { AgentPath, ProjectScope } from '@platform/contracts';
-import { type Connection } from '@platform/mongo';
+import { unlessDuplicate, type Connection } from '@platform/mongo';
 import { triggerModel, type TriggerDoc } from './trigger.model';
 
 const triggerId = (scope: AgentPath, id: string) => `${scope.tenantId}:${scope.projectId}:${scope.agentId}:${id}`;
@@ -12,10 +12,10 @@ export function triggerRepo(db: Connection) {
   return {
     model: Model,
     /** Throws a duplicate-key error when the id is taken for the agent. */
-    async insert(doc: Omit<TriggerDoc, '_id'>): Promise<TriggerDoc> {
+    /** Null when the id is taken. */
+    async insert(doc: Omit<TriggerDoc, '_id'>): Promise<TriggerDoc | null> {
       const full: TriggerDoc = { _id: triggerId(doc, doc.id), ...doc };
-      await Model.create(full);
-      return full;
+      return (await unlessDuplicate(() => Model.create(full))) ? full : null;
     },
     async findById(scope: AgentPath, id: string): Promise<TriggerDoc | null> {
       return Model.findOne({ _id: triggerId(scope, id), ...scopedToAgent(scope) }).lean<TriggerDoc>();

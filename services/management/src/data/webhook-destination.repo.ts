@@ -1,5 +1,5 @@
 import type { DispatchDestination, PendingEvent, ProjectScope, WebhookDestination } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { unlessDuplicate, iso, scoped, scopedId, type Connection } from '@platform/mongo';
 import { live, outboxOnCreate, outboxOnDelete, outboxOnUpdate, type OutboxRelay } from '@platform/outbox';
 import { webhookDestinationModel, type WebhookDestinationDoc } from './webhook-destination.model';
 
@@ -42,10 +42,11 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
   const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
   return {
     model: Model,
-    async insert(doc: Omit<WebhookDestinationDoc, '_id'>, events: (d: WebhookDestinationDoc) => PendingEvent[]): Promise<WebhookDestinationDoc> {
+    /** Null when the id is taken. */
+    async insert(doc: Omit<WebhookDestinationDoc, '_id'>, events: (d: WebhookDestinationDoc) => PendingEvent[]): Promise<WebhookDestinationDoc | null> {
       const full: WebhookDestinationDoc = { _id: scopedId(doc, doc.id), ...doc };
       const outbox = outboxOnCreate(events(full));
-      await Model.create({ ...full, ...outbox });
+      if (!(await unlessDuplicate(() => Model.create({ ...full, ...outbox })))) return null;
       relay.flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
       return full;
     },

@@ -1,6 +1,6 @@
 import jwt from 'jsonwebtoken';
 import type { z } from 'zod';
-import { type AccessToken, type AccessTokenCreate, type Principal } from '@platform/contracts';
+import type { AccessToken, AccessTokenCreate, Principal } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { keyedHash, randomId, randomSecret, safeEqual, sessionId } from '@platform/secrets';
 import type { Connection } from '@platform/mongo';

@@ -13,7 +13,6 @@ import {
   type SubAgentToolRelation,
 } from '@platform/contracts';
 import { AppError, type FieldError } from '@platform/problems';
-import { isDuplicateKey } from '@platform/mongo';
 import { randomId } from '@platform/secrets';
 import type { AgentRepo } from '../data/agent.repo';
 import type { AgentDoc } from '../data/agent.model';
@@ -199,9 +198,9 @@ export function splitDefinition(agent: FullAgent, now: string): AgentBody {
         relations.functionTools.push({ id, subAgentId: key, functionToolId: use.toolId, toolPolicies: use.toolPolicies ?? null, createdAt: now, updatedAt: now });
       }
     }
-    (skills ?? []).forEach((s, i) =>
-      relations.skills.push({ id: randomId(16), subAgentId: key, skillId: s.id, index: s.index ?? i, alwaysLoaded: s.alwaysLoaded ?? false, createdAt: now, updatedAt: now }),
-    );
+    for (const [i, s] of (skills ?? []).entries()) {
+      relations.skills.push({ id: randomId(16), subAgentId: key, skillId: s.id, index: s.index ?? i, alwaysLoaded: s.alwaysLoaded ?? false, createdAt: now, updatedAt: now });
+    }
     for (const c of dataComponents ?? []) relations.dataComponents.push({ id: randomId(16), subAgentId: key, componentId: c, createdAt: now });
     for (const c of artifactComponents ?? []) relations.artifactComponents.push({ id: randomId(16), subAgentId: key, componentId: c, createdAt: now });
     subAgents[key] = { ...rest, ...(canDelegateTo ? { canDelegateTo: keptDelegates } : {}) };
@@ -228,24 +227,20 @@ export async function addFullAgent(deps: AgentDeps, scope: ProjectScope, input: 
   await assertReferencesExist(deps, scope, input);
   const now = new Date();
   const body = splitDefinition(input, now.toISOString());
-  try {
-    const doc = await deps.agents.insert(
-      {
-        id: input.id,
-        ...scope,
-        name: input.name,
-        body: JSON.stringify(body),
-        skillIds: skillIdsOf(body.relations),
-        createdAt: now,
-        updatedAt: now,
-      },
-      [pendingEvent(agentCreated, randomId(24), scope, { agent: agentSummary(input, input) })],
-    );
-    return renderAgent(doc, body);
-  } catch (err) {
-    if (isDuplicateKey(err)) throw new AppError('conflict', `An agent with id "${input.id}" already exists in this project`);
-    throw err;
-  }
+  const doc = await deps.agents.insert(
+    {
+      id: input.id,
+      ...scope,
+      name: input.name,
+      body: JSON.stringify(body),
+      skillIds: skillIdsOf(body.relations),
+      createdAt: now,
+      updatedAt: now,
+    },
+    [pendingEvent(agentCreated, randomId(24), scope, { agent: agentSummary(input, input) })],
+  );
+  if (!doc) throw new AppError('conflict', `An agent with id "${input.id}" already exists in this project`);
+  return renderAgent(doc, body);
 }
 
 export interface ReplaceOptions {

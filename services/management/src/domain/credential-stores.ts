@@ -1,7 +1,7 @@
 import type { CredentialStore, CredentialStoreEntry, CredentialStoreEntryCreate, CredentialType, ProjectScope } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import type { SecretBox } from '@platform/secrets';
-import { iso } from '@platform/mongo';
+import { iso } from '@platform/contracts';
 import type { CredentialStoreEntryRepo } from '../data/credential-store-entry.repo';
 
 export interface CredentialStoreDeps {

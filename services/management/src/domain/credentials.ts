@@ -1,7 +1,6 @@
 import type { Credential, CredentialCreate, CredentialUpdate, Principal, ProjectScope } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { unprocessable } from './unprocessable';
-import { isDuplicateKey } from '@platform/mongo';
 import type { CredentialRepo } from '../data/credential.repo';
 import { toCredential } from '../data/credential.repo';
 import type { CredentialDoc } from '../data/credential.model';
@@ -60,14 +59,11 @@ export async function addCredential(deps: CredentialDeps, scope: ProjectScope, i
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    return { created: true, credential: toCredential(await deps.credentials.insert(doc)) };
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    const existing = await deps.credentials.findById(scope, input.id);
-    if (existing && content(existing) === content(doc)) return { created: false, credential: toCredential(existing) };
-    throw new AppError('conflict', `A credential with id "${input.id}" already exists with other content`);
-  }
+  const inserted = await deps.credentials.insert(doc);
+  if (inserted) return { created: true, credential: toCredential(inserted) };
+  const existing = await deps.credentials.findById(scope, input.id);
+  if (existing && content(existing) === content(doc)) return { created: false, credential: toCredential(existing) };
+  throw new AppError('conflict', `A credential with id "${input.id}" already exists with other content`);
 }
 
 export async function findCredential(deps: CredentialDeps, scope: ProjectScope, id: string): Promise<Credential> {

@@ -8,7 +8,6 @@ import {
   type ProjectScope,
 } from '@platform/contracts';
 import { AppError, zodFieldErrors, type FieldError } from '@platform/problems';
-import { isDuplicateKey } from '@platform/mongo';
 import { randomId } from '@platform/secrets';
 import type { FeedbackRepo } from '../data/feedback.repo';
 import { toFeedback } from '../data/feedback.repo';
@@ -22,7 +21,8 @@ const notFound = () => new AppError('not_found', 'Feedback not found');
 const idTaken = (id: string) => `a feedback with id "${id}" already exists in this project`;
 
 /** Stores one feedback record and its `feedback.created` event in one write. Throws a duplicate-key error for a taken id. */
-async function store(deps: FeedbackDeps, scope: ProjectScope, input: FeedbackCreate): Promise<Feedback> {
+/** Stores one feedback item; null when its id is taken. */
+async function store(deps: FeedbackDeps, scope: ProjectScope, input: FeedbackCreate): Promise<Feedback | null> {
   const now = new Date();
   const doc: Omit<FeedbackDoc, '_id'> = {
     id: input.id ?? randomId(16),
@@ -36,17 +36,14 @@ async function store(deps: FeedbackDeps, scope: ProjectScope, input: FeedbackCre
     updatedAt: now,
   };
   const saved = await deps.feedback.insert(doc, (feedback) => [pendingEvent(feedbackCreated, randomId(24), scope, { feedback })]);
-  return toFeedback(saved);
+  return saved && toFeedback(saved);
 }
 
 export async function addFeedback(deps: FeedbackDeps, scope: ProjectScope, input: FeedbackCreate): Promise<Feedback> {
   const id = input.id ?? randomId(16);
-  try {
-    return await store(deps, scope, { ...input, id });
-  } catch (err) {
-    if (isDuplicateKey(err)) throw new AppError('conflict', idTaken(id));
-    throw err;
-  }
+  const stored = await store(deps, scope, { ...input, id });
+  if (!stored) throw new AppError('conflict', idTaken(id));
+  return stored;
 }
 
 export interface BulkFailure {
@@ -86,18 +83,16 @@ export async function addFeedbackBulk(deps: FeedbackDeps, scope: ProjectScope, i
   const stored = await Promise.all(
     valid.map(async ({ index, input }) => {
       try {
-        return { index, feedback: await store(deps, scope, input) };
+        const feedback = await store(deps, scope, input);
+        if (feedback) return { index, feedback };
+        const detail = idTaken(input.id!);
+        failures.push({ index, conversationId: input.conversationId, message: `/id: ${detail}`, errors: [{ pointer: `/${index}/id`, detail }] });
       } catch (err) {
-        if (isDuplicateKey(err)) {
-          const detail = idTaken(input.id!);
-          failures.push({ index, conversationId: input.conversationId, message: `/id: ${detail}`, errors: [{ pointer: `/${index}/id`, detail }] });
-        } else {
-          unexpected ??= err;
-          const detail = 'could not be stored right now; send this item again';
-          failures.push({ index, conversationId: input.conversationId, message: detail, errors: [{ pointer: `/${index}`, detail }] });
-        }
-        return null;
+        unexpected ??= err;
+        const detail = 'could not be stored right now; send this item again';
+        failures.push({ index, conversationId: input.conversationId, message: detail, errors: [{ pointer: `/${index}`, detail }] });
       }
+      return null;
     }),
   );
   failures.sort((a, b) => a.index - b.index);

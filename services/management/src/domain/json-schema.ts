@@ -82,7 +82,7 @@ export function undeclaredPlaceholders(template: string, schema: Record<string, 
     for (const [i, segment] of name.split('.').entries()) {
       const props = (node as { properties?: unknown } | null)?.properties;
       if (props === undefined || props === null || typeof props !== 'object') return i === 0;
-      if (!Object.prototype.hasOwnProperty.call(props, segment)) return true;
+      if (!Object.hasOwn(props, segment)) return true;
       node = (props as Record<string, unknown>)[segment];
     }
     return false;

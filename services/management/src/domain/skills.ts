@@ -7,7 +7,6 @@ import {
   type SkillUpdate,
 } from '@platform/contracts';
 import { AppError } from '@platform/problems';
-import { isDuplicateKey } from '@platform/mongo';
 import { randomId } from '@platform/secrets';
 import type { SkillDoc, SkillFileDoc } from '../data/skill.model';
 import { toSkill, toSkillWithFiles } from '../data/skill.repo';
@@ -85,13 +84,9 @@ export async function addSkill(deps: SkillDeps, scope: ProjectScope, input: Skil
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    const saved = await deps.skills.insert(doc);
-    return toSkillWithFiles(saved);
-  } catch (err) {
-    if (isDuplicateKey(err)) throw new AppError('conflict', `A skill named "${manifest.name}" already exists in this project`);
-    throw err;
-  }
+  const saved = await deps.skills.insert(doc);
+  if (!saved) throw new AppError('conflict', `A skill named "${manifest.name}" already exists in this project`);
+  return toSkillWithFiles(saved);
 }
 
 export async function findSkill(deps: SkillDeps, scope: ProjectScope, id: string) {

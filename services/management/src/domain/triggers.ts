@@ -9,7 +9,7 @@ import {
 } from '@platform/contracts';
 import { AppError, type FieldError } from '@platform/problems';
 import { unprocessable } from './unprocessable';
-import { isDuplicateKey, iso } from '@platform/mongo';
+import { iso } from '@platform/contracts';
 import { keyedHash, randomId } from '@platform/secrets';
 import type { TriggerRepo } from '../data/trigger.repo';
 import type { CredentialRepo } from '../data/credential.repo';
@@ -148,13 +148,9 @@ export async function addTrigger(deps: TriggerDeps, scope: AgentPath, input: Tri
   };
   const state = stateOf(doc, true);
   await assertConsistent(deps, scope, state);
-  try {
-    const saved = await deps.triggers.insert(doc);
-    return { trigger: toTrigger(saved, ctx.baseUrl), warning: warningsOf(state) };
-  } catch (err) {
-    if (isDuplicateKey(err)) throw new AppError('conflict', `A trigger with id "${doc.id}" already exists for this agent`);
-    throw err;
-  }
+  const saved = await deps.triggers.insert(doc);
+  if (!saved) throw new AppError('conflict', `A trigger with id "${doc.id}" already exists for this agent`);
+  return { trigger: toTrigger(saved, ctx.baseUrl), warning: warningsOf(state) };
 }
 
 export async function findTrigger(deps: TriggerDeps, scope: AgentPath, id: string, ctx: TriggerContext): Promise<Trigger> {

@@ -10,7 +10,6 @@ import {
 import { randomBytes } from 'node:crypto';
 import { checkUrl } from '@platform/address-safety';
 import { AppError } from '@platform/problems';
-import { isDuplicateKey } from '@platform/mongo';
 import { randomId, type SecretBox } from '@platform/secrets';
 import type { WebhookDestinationRepo } from '../data/webhook-destination.repo';
 import { toWebhookDestination } from '../data/webhook-destination.repo';
@@ -50,35 +49,31 @@ export async function addWebhookDestination(deps: WebhookDestinationDeps, scope:
   const now = new Date();
   const id = input.id ?? randomId(16);
   const secret = newSigningSecret();
-  try {
-    const doc = await deps.destinations.insert(
-      {
-        id,
-        ...scope,
-        name: input.name,
-        description: input.description ?? null,
-        enabled: input.enabled ?? true,
-        eventTypes: input.eventTypes,
-        agentIds: input.agentIds ?? [],
-        evaluatorIds: input.evaluatorIds ?? [],
-        headers: input.headers ?? {},
-        url: input.url ?? null,
-        chatappChannelId: input.chatappChannelId ?? null,
-        disabledReason: null,
-        secret: deps.box.seal(secret),
-        previousSecret: null,
-        previousSecretExpiresAt: null,
-        revision: 1,
-        createdAt: now,
-        updatedAt: now,
-      },
-      (d) => [pendingEvent(webhookDestinationCreated, randomId(24), scope, { destination: toWebhookDestination(d) })],
-    );
-    return { ...toWebhookDestination(doc), secret };
-  } catch (err) {
-    if (isDuplicateKey(err)) throw new AppError('conflict', `A webhook destination with id "${id}" already exists`);
-    throw err;
-  }
+  const doc = await deps.destinations.insert(
+    {
+      id,
+      ...scope,
+      name: input.name,
+      description: input.description ?? null,
+      enabled: input.enabled ?? true,
+      eventTypes: input.eventTypes,
+      agentIds: input.agentIds ?? [],
+      evaluatorIds: input.evaluatorIds ?? [],
+      headers: input.headers ?? {},
+      url: input.url ?? null,
+      chatappChannelId: input.chatappChannelId ?? null,
+      disabledReason: null,
+      secret: deps.box.seal(secret),
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      revision: 1,
+      createdAt: now,
+      updatedAt: now,
+    },
+    (d) => [pendingEvent(webhookDestinationCreated, randomId(24), scope, { destination: toWebhookDestination(d) })],
+  );
+  if (!doc) throw new AppError('conflict', `A webhook destination with id "${id}" already exists`);
+  return { ...toWebhookDestination(doc), secret };
 }
 
 export async function findWebhookDestination(deps: WebhookDestinationDeps, scope: ProjectScope, id: string) {

@@ -1,0 +1,83 @@
+/**
+ * Import boundaries (docs: STYLE.md §1), checked by `pnpm boundaries` inside `pnpm check`.
+ *
+ * Tiers inside a service's src/:
+ *   handlers  src/handlers/**, or *.handlers.ts in a feature folder
+ *   data      src/data/**, or *.model.ts / *.repo.ts / *.store.ts in a feature folder
+ *   wiring    src/main.ts, src/service.ts, a feature folder's index.ts: build repos and relays, register handlers
+ *   domain    everything else
+ */
+const SERVICE_SRC = '^services/[^/]+/src/';
+const DATA = `${SERVICE_SRC}(data/|[^/]+/[^/]+[.](model|repo|store)[.]ts$)`;
+const HANDLERS = `${SERVICE_SRC}(handlers/|[^/]+/[^/]+[.]handlers[.]ts$)`;
+const WIRING = `${SERVICE_SRC}(main|service|[^/]+/index)[.]ts$`;
+const DATABASE = ['^libs/mongo/', '^libs/outbox/', 'node_modules/(mongoose|mongodb)/'];
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cross-service',
+      comment: 'A service never imports another service: it asks over NATS or keeps its own projection fed by events.',
+      severity: 'error',
+      from: { path: '^services/([^/]+)/' },
+      to: { path: '^services/[^/]+/', pathNot: ['^services/$1/'] },
+    },
+    {
+      name: 'libs-not-services',
+      comment: 'libs/ hold what two or more services need; they never import a service.',
+      severity: 'error',
+      from: { path: '^libs/' },
+      to: { path: '^services/' },
+    },
+    {
+      name: 'database-only-in-data',
+      comment: 'Only the data tier (and the wiring that builds repos and relays) imports mongoose, @platform/mongo or @platform/outbox.',
+      severity: 'error',
+      from: { path: SERVICE_SRC, pathNot: [DATA, WIRING] },
+      to: { path: DATABASE },
+    },
+    {
+      name: 'handlers-not-data',
+      comment: 'Handlers call the domain; the domain calls the repositories.',
+      severity: 'error',
+      from: { path: HANDLERS },
+      to: { path: DATA },
+    },
+    {
+      name: 'domain-not-handlers',
+      comment: 'Import direction is handlers -> domain -> data, never back.',
+      severity: 'error',
+      from: { path: SERVICE_SRC, pathNot: [HANDLERS, WIRING] },
+      to: { path: HANDLERS },
+    },
+    {
+      name: 'data-not-domain',
+      comment: 'Repositories know documents and wire shapes, not use cases (they may implement a type the domain declares).',
+      severity: 'error',
+      from: { path: DATA },
+      to: { path: SERVICE_SRC, pathNot: [DATA, `${SERVICE_SRC}config[.]ts$`], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'no-express-outside-gateway',
+      comment: 'HTTP lives in the gateway; services speak NATS.',
+      severity: 'error',
+      from: { path: '^services/(?!gateway/)[^/]+/src/' },
+      to: { path: 'node_modules/express/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No import cycles.',
+      severity: 'error',
+      from: { path: '^(libs|services)/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)node_modules/|\\.infra/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    skipAnalysisNotInRules: true,
+  },
+};
