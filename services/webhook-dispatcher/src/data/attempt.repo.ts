@@ -73,6 +73,11 @@ export function attemptRepo(db: Connection, partition: string) {
       return r.modifiedCount === 1;
     },
 
+    /** Takes a mark back (the job could not be queued): the row says what it said before. */
+    async unmarkQueued(row: AttemptDoc): Promise<void> {
+      await Model.updateOne({ _id: row._id, latest: true, status: 'pending' }, { $set: { status: row.status, nextAttemptAt: row.nextAttemptAt ?? null } });
+    },
+
     /**
      * Latest rows (with bodies) of a destination's deliveries that have one status and were created in [since, until):
      * an equality on the indexed fields narrows the rows, the time range is checked on those.

@@ -10,6 +10,8 @@ import { summarize, type StatsSink } from './stats';
 
 const log = getLogger('webhook-dispatcher.manual');
 const WEEK_MS = 7 * 24 * 3600_000;
+/** A pending delivery this far past its due time has lost its job: it may be redelivered. */
+const STALE_PENDING_MS = 15 * 60_000;
 
 export interface ManualDeliveryDeps extends DeliveryDeps {
   stats: StatsSink;
@@ -31,10 +33,10 @@ const disabled = () => new AppError('conflict', 'The destination is disabled: en
 
 /**
  * Queues one more attempt of a delivery, marked manual, with its `webhook-id` (the body is the one stored on its row;
- * it is signed afresh when sent). The job goes out first, under a message id made of the delivery and the attempt
- * (JetStream drops a second publish of it), then the delivery's latest row is marked `pending`, only if it still has
- * the status it was read with: of two calls racing, one marks it and the other is told it is pending. Answers whether
- * this call queued it.
+ * it is signed afresh when sent). The delivery's latest row is marked `pending` first, only if it still has the status
+ * it was read with (of two calls racing, one marks it and the other is told it is pending), then the job goes out under
+ * a message id made of the delivery and the attempt (JetStream drops a second publish of it). A publish that fails
+ * takes the mark back. Answers whether this call queued it.
  */
 async function queueManualAttempt(deps: ManualDeliveryDeps, latest: AttemptDoc): Promise<boolean> {
   const scope = { tenantId: latest.tenantId, projectId: latest.projectId };
@@ -51,20 +53,19 @@ async function queueManualAttempt(deps: ManualDeliveryDeps, latest: AttemptDoc):
     manual: true,
     previous: latest._id,
   };
-  await deps.retries.schedule(job, 'manual');
   const moved = { key: { ...scope, destinationId: latest.destinationId }, createdAt: new Date(latest.deliveryCreatedAt), from: latest.status, to: 'pending' as const };
-  if (await deps.attempts.markQueued(latest)) {
-    deps.stats.note(moved);
-    log.info({ deliveryId: latest.deliveryId, destinationId: latest.destinationId, attempt: job.attempt }, 'manual attempt queued');
-    return true;
+  // Marked before the job exists: no attempt can be recorded on the row while it is being marked (FerretDB v1 writes a
+  // whole document per update, so two updates of one row at once could lose one).
+  if (!(await deps.attempts.markQueued(latest))) return false;
+  try {
+    await deps.retries.schedule(job, 'manual');
+  } catch (err) {
+    await deps.attempts.unmarkQueued(latest).catch(() => undefined);
+    throw err;
   }
-  // Not marked: either the attempt was already made (it took the latest flag first) or another call marked it.
-  const now = latestRow(await deps.attempts.rowsOf(scope, latest.destinationId, latest.deliveryId));
-  if (now && now._id !== latest._id && now.attempt >= job.attempt) {
-    deps.stats.note(moved);
-    return true;
-  }
-  return false;
+  deps.stats.note(moved);
+  log.info({ deliveryId: latest.deliveryId, destinationId: latest.destinationId, attempt: job.attempt }, 'manual attempt queued');
+  return true;
 }
 
 /** `POST …/deliveries/{deliveryId}/redeliver`. */
@@ -73,7 +74,9 @@ export async function redeliver(deps: ManualDeliveryDeps, scope: ProjectScope, d
   const latest = latestRow(await deps.attempts.rowsOf(scope, destinationId, deliveryId));
   if (!latest) throw new AppError('not_found', 'Webhook delivery not found');
   const pending = () => new AppError('conflict', 'The delivery is pending: an attempt is already scheduled');
-  if (latest.status === 'pending') throw pending();
+  // A pending delivery waits for its attempt; one overdue by far lost its job (a crash between mark and publish).
+  const stale = latest.status === 'pending' && latest.nextAttemptAt && Date.now() - new Date(latest.nextAttemptAt).getTime() > STALE_PENDING_MS;
+  if (latest.status === 'pending' && !stale) throw pending();
   if (!dest.enabled) throw disabled();
   if (!(await queueManualAttempt(deps, latest))) throw pending();
   return deps.attempts.toDelivery(await deps.attempts.rowsOf(scope, destinationId, deliveryId))!;
