@@ -21,7 +21,7 @@ await build({
   outdir: join(root, '.build-tmp'),
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   format: 'cjs',
   sourcemap: 'linked',
   external,

@@ -27,23 +27,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as netConnect } from 'node:net';
 import {
-  adminClient,
   anAnalyticsKey,
   anApiKey,
   aProject,
-  dropDatabases,
   ensureInfra,
   freePort,
-  localSecrets,
   projectPath,
   removeNatsStore,
   repoRoot,
   startNatsServer,
+  startPrivateStack,
   startReceiver,
-  startStack,
   trackChild,
   withDatabase,
+  type Client,
+  type InfraEnv,
   type NatsServer,
+  type PrivateStack,
   type Receiver,
   type Stack,
 } from '@platform/testkit';
@@ -230,39 +230,29 @@ async function load(send: (i: number) => Promise<number>, fault: (end: () => voi
   return { sent, accepted, fivexx, recoverMs: recoveredAt ? Math.max(0, recoveredAt - faultEnd) : 'never', faultEnd };
 }
 
-type Env = { stack: Stack; admin: ReturnType<typeof adminClient>; adminToken: string; analyticsUrl: string };
+type Env = { stack: PrivateStack; admin: Client; adminToken: string; analyticsUrl: string };
 
-async function newStack(infra: { NATS_URL: string; REDIS_URL: string; MONGO_URL: string }, name: string, extra: Record<string, string> = {}, services?: string[]): Promise<Env> {
-  const secrets = localSecrets();
-  const stackId = `${name}-${runId}`;
-  const analyticsPort = await freePort();
-  const stack = await startStack({
-    infra,
+/** A private stack of the run (its own NATS unless `infra` names one); its databases are dropped when it stops. */
+async function newStack(name: string, services: string[], opts: { infra?: Partial<InfraEnv>; env?: Record<string, string> } = {}): Promise<Env> {
+  const stack = await startPrivateStack({
+    name,
     services,
-    logDir: join(repoRoot, '.infra', 'chaos-logs', stackId),
+    infra: opts.infra,
+    // One prefix for the run's stacks (one after another): the read-backs below look there.
+    dbPrefix,
+    logDir: join(repoRoot, '.infra', 'chaos-logs', `${name}-${runId}`),
     env: {
-      ...secrets,
-      MONGO_DB_PREFIX: dbPrefix,
-      LOG_LEVEL: 'warn',
-      REDIS_KEY_PREFIX: `chaos:${stackId}:`,
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       NATS_REQUEST_TIMEOUT_MS: '3000',
       WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200,2400,4800,9600,9600',
       WEBHOOK_CAP_WAIT_MS: '100',
-      WEBHOOK_PARTITION: stackId,
       OUTBOX_SWEEP_MS: '500',
       RATE_LIMIT_ENABLED: 'false',
       AUTH_FAILURE_LIMIT_PER_IP: '1000000',
-      ANALYTICS_PORT: String(analyticsPort),
-      ...extra,
+      ...opts.env,
     },
   });
-  return {
-    stack,
-    admin: adminClient({ gatewayUrl: stack.gatewayUrl, adminToken: secrets.ADMIN_TOKEN! }),
-    adminToken: secrets.ADMIN_TOKEN!,
-    analyticsUrl: `http://127.0.0.1:${analyticsPort}`,
-  };
+  return { stack, admin: stack.admin, adminToken: stack.adminToken, analyticsUrl: stack.analyticsUrl };
 }
 
 /** Stops a stack within its bound; past it, its processes are killed outright. */
@@ -528,17 +518,16 @@ async function main() {
     process.exit(report());
   }, BOUND.run).unref();
 
-  const shared = ensureInfra();
+  ensureInfra();
   execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build-service.mjs')], { stdio: 'inherit' });
   const receiver = await startReceiver();
 
   // One stack for the process kills and the NATS restart (its own nats-server).
   if (['sigkill', 'nats stopped'].some(want) || want('sigkill management') || want('sigkill evals')) {
-    const nats = await startNatsServer();
     let env: Env | undefined;
     try {
       env = await bounded('start the kill stack', BOUND.stackStart, () =>
-        newStack({ ...shared, NATS_URL: nats.url }, 'kill', {}, ['management', 'run-auth', 'events-ingest', 'analytics', 'evals', 'webhook-dispatcher']),
+        newStack('kill', ['management', 'run-auth', 'events-ingest', 'analytics', 'evals', 'webhook-dispatcher']),
       );
       const e = env;
       if (want('sigkill management')) await fault('SIGKILL management (feedback creates)', (s) => managementFault(e, s));
@@ -553,9 +542,9 @@ async function main() {
             'NATS stopped 5 s (run events)',
             e,
             async (end) => {
-              await nats.stop();
+              await e.stack.nats!.stop();
               await sleep(5000);
-              await nats.start();
+              await e.stack.nats!.start();
               end();
             },
             s,
@@ -565,22 +554,17 @@ async function main() {
       failedRow('kill stack', err);
     } finally {
       await stopStack('kill', env);
-      await nats.stop();
-      removeNatsStore(nats);
     }
   }
 
   if (want('database restarted')) {
     const name = 'database restarted (private PostgreSQL + FerretDB down 5 s)';
     let db: PrivateDatabase | undefined;
-    let nats: NatsServer | undefined;
     let env: Env | undefined;
     try {
       db = await bounded('start the private database', BOUND.stackStart, () => privateDatabase());
-      nats = await startNatsServer();
-      const natsUrl = nats.url;
       const mongoUrl = db.url;
-      env = await bounded('start the database stack', BOUND.stackStart, () => newStack({ ...shared, NATS_URL: natsUrl, MONGO_URL: mongoUrl }, 'db', {}, ['management', 'run-auth', 'events-ingest']));
+      env = await bounded('start the database stack', BOUND.stackStart, () => newStack('db', ['management', 'run-auth', 'events-ingest'], { infra: { MONGO_URL: mongoUrl } }));
       const e = env;
       const d = db;
       await fault(name, (s) => runEventsFault(name, e, (end) => d.restart(5000, end), s));
@@ -589,10 +573,6 @@ async function main() {
     } finally {
       await stopStack('database', env);
       db?.destroy();
-      if (nats) {
-        await nats.stop();
-        removeNatsStore(nats);
-      }
     }
   }
 
@@ -605,7 +585,7 @@ async function main() {
       await sleep(3000);
       const url = nodes.map((n) => n.url).join(',');
       env = await bounded('start the cluster stack', BOUND.stackStart, () =>
-        newStack({ ...shared, NATS_URL: url }, 'cluster', { JS_REPLICAS: '3' }, ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher']),
+        newStack('cluster', ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'], { infra: { NATS_URL: url }, env: { JS_REPLICAS: '3' } }),
       );
       const e = env;
       const victim = nodes[0]!;
@@ -634,7 +614,6 @@ async function main() {
   }
 
   await bounded('close the receiver', 10_000, () => receiver.close()).catch((err) => failedRow('close the receiver', err));
-  await bounded('drop the chaos databases', BOUND.teardown, () => dropDatabases(shared.MONGO_URL, dbPrefix)).catch((err) => console.error(`[chaos] dropping ${dbPrefix}_*: ${(err as Error).message}`));
   return report();
 }
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Installs what the repository needs and is missing: pnpm, then the workspace's packages.
+# Installs what the repository needs and is missing: Node.js 24, pnpm, then the workspace's packages.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-if [ "$node_major" -lt 20 ]; then log "Node.js 20 or newer is required (found $(node --version))"; exit 1; fi
+# Node.js 24 (the project's own copy in .tools/, see scripts/use-node.sh).
+source scripts/use-node.sh
 
 PNPM_VERSION=$(node -p 'require("./package.json").packageManager.split("@")[1]')
 if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$PNPM_VERSION" ]; then

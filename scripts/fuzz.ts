@@ -12,7 +12,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureInfra, localSecrets, readEnvFile, removeNatsStore, repoRoot, startChatappFake, startNatsServer, startStack, type Stack } from '@platform/testkit';
+import { repoRoot, startChatappFake, startPrivateStack } from '@platform/testkit';
 import { randomSecret } from '@platform/secrets';
 
 const venv = join(repoRoot, '.infra', 'venv-fuzz');
@@ -51,48 +51,31 @@ async function target(): Promise<{ url: string; token: string; stop(): Promise<v
     return { url: devUrl, token: readFileSync(tokenFile, 'utf8').trim(), stop: async () => undefined };
   }
   console.log('[fuzz] starting a stack of its own');
-  const infra = ensureInfra();
-  const nats = await startNatsServer();
   execFileSync(process.execPath, [join(repoRoot, 'scripts', 'build-service.mjs')], { stdio: 'inherit' });
   const chatapp = await startChatappFake();
-  // Secrets kept across fuzz runs: the fuzz databases outlive a run, and records sealed under one ENCRYPTION_KEY must
-  // stay readable by the next run.
-  const secretsFile = join(repoRoot, '.infra', 'fuzz-secrets.env');
-  if (!existsSync(secretsFile)) {
-    mkdirSync(join(repoRoot, '.infra'), { recursive: true });
-    writeFileSync(secretsFile, Object.entries(localSecrets()).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+  try {
+    // Its own NATS and databases (dropped when it stops, with everything the fuzzer wrote).
+    const stack = await startPrivateStack({
+      name: 'fuzz',
+      logDir: join(repoRoot, '.infra', 'fuzz-logs', Date.now().toString(36)),
+      env: {
+        ANALYTICS_PORT: '0',
+        RATE_LIMIT_ENABLED: 'false',
+        CHATAPP_API_URL: chatapp.apiUrl,
+        CHATAPP_AUTHORIZE_URL: chatapp.authorizeUrl,
+        CHATAPP_CLIENT_ID: chatapp.clientId,
+        CHATAPP_CLIENT_SECRET: chatapp.clientSecret,
+        CHATAPP_STATE_SECRET: randomSecret(32),
+        CHATAPP_RESULT_URL: 'http://127.0.0.1/chatapp-result',
+        CHATAPP_LINK_URL: 'http://127.0.0.1/chatapp-link',
+      },
+    });
+    stack.onStop(() => chatapp.close());
+    return { url: stack.gatewayUrl, token: stack.adminToken, stop: stack.stop };
+  } catch (err) {
+    await chatapp.close();
+    throw err;
   }
-  const secrets = readEnvFile(secretsFile);
-  const runId = Date.now().toString(36);
-  const stack: Stack = await startStack({
-    infra: { ...infra, NATS_URL: nats.url },
-    logDir: join(repoRoot, '.infra', 'fuzz-logs', runId),
-    env: {
-      ...secrets,
-      MONGO_DB_PREFIX: 'fuzz',
-      LOG_LEVEL: 'warn',
-      REDIS_KEY_PREFIX: `fuzz:${runId}:`,
-      ANALYTICS_PORT: '0',
-      RATE_LIMIT_ENABLED: 'false',
-      CHATAPP_API_URL: chatapp.apiUrl,
-      CHATAPP_AUTHORIZE_URL: chatapp.authorizeUrl,
-      CHATAPP_CLIENT_ID: chatapp.clientId,
-      CHATAPP_CLIENT_SECRET: chatapp.clientSecret,
-      CHATAPP_STATE_SECRET: randomSecret(32),
-      CHATAPP_RESULT_URL: 'http://127.0.0.1/chatapp-result',
-      CHATAPP_LINK_URL: 'http://127.0.0.1/chatapp-link',
-    },
-  });
-  return {
-    url: stack.gatewayUrl,
-    token: secrets.ADMIN_TOKEN!,
-    async stop() {
-      await stack.stop();
-      await chatapp.close();
-      await nats.stop();
-      removeNatsStore(nats);
-    },
-  };
 }
 
 async function main(): Promise<number> {

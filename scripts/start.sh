@@ -4,6 +4,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
+source scripts/use-node.sh
 bash scripts/ensure-tools.sh
 bash scripts/infra.sh up
 node scripts/build-service.mjs >/dev/null

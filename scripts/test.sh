@@ -3,6 +3,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
+source scripts/use-node.sh
 bash scripts/ensure-tools.sh
 bash scripts/infra.sh up
 echo "[test] pnpm check: typecheck, lint, import boundaries, OpenAPI/AsyncAPI snapshots, config table"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Offline checks of the deployment files (run by npm test through test/deploy-manifests.test.ts):
+# Offline checks of the deployment files (run by npm test through test/tooling/deploy-manifests.test.ts):
 #   1. renders each kustomize overlay (deploy/k8s/overlays/*) and validates every object against the Kubernetes
 #      schemas (kubernetes-validate --strict: unknown fields are errors), plus deploy/k8s/secret.example.yaml;
 #   2. validates docker-compose.yml against the Compose specification's JSON schema (check-jsonschema's copy).

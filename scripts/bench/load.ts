@@ -39,6 +39,8 @@ export interface LoadResult {
   /** Answers with another status than expected. */
   unexpected: number;
   runs: number;
+  /** Answers with the expected status in the reported run. */
+  completed?: number;
 }
 
 export interface LoadSettings {
@@ -48,7 +50,7 @@ export interface LoadSettings {
   connections: number;
 }
 
-async function once(spec: LoadSpec, durationS: number, connections: number): Promise<AutocannonResult & { unexpected: number }> {
+async function once(spec: LoadSpec, durationS: number, connections: number): Promise<AutocannonResult & { unexpected: number; completed: number }> {
   const body = spec.body;
   const opts: Record<string, unknown> = {
     url: spec.url,
@@ -65,8 +67,12 @@ async function once(spec: LoadSpec, durationS: number, connections: number): Pro
   const r = await autocannon(opts);
   const expected = spec.expectStatus ?? 200;
   let unexpected = 0;
-  for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) if (Number(code) !== expected) unexpected += s.count;
-  return { ...r, unexpected };
+  let completed = 0;
+  for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) {
+    if (Number(code) !== expected) unexpected += s.count;
+    else completed += s.count;
+  }
+  return { ...r, unexpected, completed };
 }
 
 const median = (xs: number[]) => {
@@ -78,7 +84,7 @@ const median = (xs: number[]) => {
 export async function measure(spec: LoadSpec, settings: LoadSettings): Promise<LoadResult> {
   const connections = spec.connections ?? settings.connections;
   if (settings.warmupS > 0) await once(spec, settings.warmupS, connections);
-  const results: Array<AutocannonResult & { unexpected: number }> = [];
+  const results: Array<AutocannonResult & { unexpected: number; completed: number }> = [];
   for (let i = 0; i < settings.runs; i++) results.push(await once(spec, settings.durationS, connections));
   const rpsOf = (r: AutocannonResult) => r.requests.total / r.duration;
   const m = median(results.map(rpsOf));
@@ -90,6 +96,7 @@ export async function measure(spec: LoadSpec, settings: LoadSettings): Promise<L
     errors: results.reduce((n, r) => n + r.errors + r.timeouts, 0),
     unexpected: results.reduce((n, r) => n + r.unexpected, 0),
     runs: settings.runs,
+    completed: chosen.completed,
   };
 }
 

@@ -1,4 +1,4 @@
-import { anApiKey, client, eventually, projectPath, type Client } from '@platform/testkit';
+import { anApiKey, client, eventually, projectPath, startFakeLlm, startPrivateStack, type Client } from '@platform/testkit';
 
 type Project = { tenantId: string; projectId: string };
 
@@ -71,28 +71,15 @@ export async function resultsOf(admin: Client, p: Project, runId: string) {
  * A small private stack (own nats-server; management, run-auth, events-ingest, evals, webhook-dispatcher and the
  * gateway) whose evals talks to a fake OpenAI-compatible LLM started here, works one item at a time, re-offers an
  * unacknowledged item after 3 s (so a killed worker's item comes back quickly) and looks for half-written merges every
- * second. Shares the run's database and Redis.
+ * second.
  */
 export async function startEvalsStack(name: string) {
-  const { join } = await import('node:path');
-  const { localSecrets, removeNatsStore, repoRoot, startFakeLlm, startNatsServer, startStack, testStack } = await import('@platform/testkit');
-  const { randomId } = await import('@platform/secrets');
-  const shared = testStack().env;
   const llm = await startFakeLlm();
-  const nats = await startNatsServer();
-  const secrets = localSecrets();
-  const runId = `${name}-${randomId(6).toLowerCase()}`;
-  let stack: Awaited<ReturnType<typeof startStack>>;
   try {
-    stack = await startStack({
-      infra: { NATS_URL: nats.url, REDIS_URL: shared.REDIS_URL!, MONGO_URL: shared.MONGO_URL! },
+    const stack = await startPrivateStack({
+      name,
       services: ['management', 'run-auth', 'events-ingest', 'evals', 'webhook-dispatcher'],
-      logDir: join(repoRoot, '.infra', 'test-logs', runId),
       env: {
-        ...secrets,
-        MONGO_DB_PREFIX: shared.MONGO_DB_PREFIX ?? 'test',
-        REDIS_KEY_PREFIX: `test:${runId}:`,
-        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
         ANALYTICS_PORT: '0',
         LLM_BASE_URL: llm.baseUrl,
         LLM_API_KEY: 'sk-fake-llm',
@@ -101,27 +88,13 @@ export async function startEvalsStack(name: string) {
         EVAL_WORK_ACK_WAIT_MS: '3000',
         MERGE_SWEEP_MS: '1000',
         ALLOW_LOOPBACK_WEBHOOKS: 'true',
-        WEBHOOK_PARTITION: runId,
         WEBHOOK_CAP_WAIT_MS: '100',
       },
     });
+    stack.onStop(() => llm.close());
+    return { stack, llm, natsUrl: stack.natsUrl, admin: stack.admin, evals: () => stack.process('evals'), stop: stack.stop };
   } catch (err) {
     await llm.close();
-    await nats.stop(true);
-    removeNatsStore(nats);
     throw err;
   }
-  return {
-    stack,
-    llm,
-    natsUrl: nats.url,
-    admin: client(stack.gatewayUrl, secrets.ADMIN_TOKEN),
-    evals: () => stack.processes.find((proc) => proc.name === 'evals')!,
-    async stop() {
-      await stack.stop();
-      await nats.stop();
-      removeNatsStore(nats);
-      await llm.close();
-    },
-  };
 }

@@ -3,21 +3,7 @@ import { connect, type NatsConnection } from 'nats';
 import { publisher } from '@platform/bus';
 import { envelope, eventSubject, type EventDef } from '@platform/contracts';
 import { randomId } from '@platform/secrets';
-import { join } from 'node:path';
-import {
-  client,
-  eventually,
-  localSecrets,
-  projectPath,
-  removeNatsStore,
-  repoRoot,
-  startNatsServer,
-  startStack,
-  testStack,
-  type Client,
-  type ReceivedRequest,
-  type Stack,
-} from '@platform/testkit';
+import { eventually, projectPath, startPrivateStack, type Client, type ReceivedRequest } from '@platform/testkit';
 
 type Project = { tenantId: string; projectId: string };
 
@@ -79,47 +65,12 @@ export async function eventPublisher(natsUrl: string) {
 
 /**
  * A small private stack (own nats-server; management, webhook-dispatcher and the gateway as real processes) for
- * tests that need other dispatcher settings than the shared stack, or kill its processes. It shares the database
- * and Redis of the run; its dispatcher works its own partition of the deliveries collection.
+ * tests that need other dispatcher settings than the shared stack, or kill its processes, with a publisher of
+ * platform events on its NATS.
  */
 export async function startWebhookStack(name: string, env: Record<string, string>) {
-  const shared = testStack().env;
-  const nats = await startNatsServer();
-  const secrets = localSecrets();
-  const runId = `${name}-${randomId(6).toLowerCase()}`;
-  let stack: Stack;
-  try {
-    stack = await startStack({
-      infra: { NATS_URL: nats.url, REDIS_URL: shared.REDIS_URL!, MONGO_URL: shared.MONGO_URL! },
-      services: ['management', 'webhook-dispatcher'],
-      logDir: join(repoRoot, '.infra', 'test-logs', runId),
-      env: {
-        ...secrets,
-        MONGO_DB_PREFIX: shared.MONGO_DB_PREFIX ?? 'test',
-        REDIS_KEY_PREFIX: `test:${runId}:`,
-        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
-        WEBHOOK_PARTITION: runId,
-        WEBHOOK_CAP_WAIT_MS: '100',
-        ...env,
-      },
-    });
-  } catch (err) {
-    await nats.stop(true);
-    removeNatsStore(nats);
-    throw err;
-  }
-  const events = await eventPublisher(nats.url);
-  return {
-    stack,
-    admin: client(stack.gatewayUrl, secrets.ADMIN_TOKEN),
-    events,
-    /** The running dispatcher process. */
-    dispatcher: () => stack.processes.find((p) => p.name === 'webhook-dispatcher')!,
-    async stop() {
-      await events.close();
-      await stack.stop();
-      await nats.stop();
-      removeNatsStore(nats);
-    },
-  };
+  const stack = await startPrivateStack({ name, services: ['management', 'webhook-dispatcher'], env: { WEBHOOK_CAP_WAIT_MS: '100', ...env } });
+  const events = await eventPublisher(stack.natsUrl);
+  stack.onStop(() => events.close());
+  return { stack, admin: stack.admin, events, dispatcher: () => stack.process('webhook-dispatcher'), stop: stack.stop };
 }

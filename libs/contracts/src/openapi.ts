@@ -68,7 +68,22 @@ function gatewayStatuses(op: AnyOperation): number[] {
   return s;
 }
 
-export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array<{ url: string; description?: string }> = []) {
+const RedirectAsJson = {
+  description: 'Where the browser would be redirected: the answer to a request with `Accept: application/json` (browsers get the redirect)',
+  content: {
+    'application/json': {
+      schema: { type: 'object', required: ['location'], additionalProperties: false, properties: { location: { type: 'string', description: 'The redirect target (the Location header of the redirect)' } } },
+    },
+  },
+};
+
+/** Where the API is served when no public base URL is configured: relative to the document, i.e. the gateway serving it. */
+const DEFAULT_SERVERS = [{ url: '/', description: 'The gateway that serves this document (set PUBLIC_BASE_URL to name it)' }];
+
+/** The license the API document states (the project has not published one yet: change it here when it does). */
+export const API_LICENSE = { name: 'Proprietary: no license is granted yet', identifier: 'LicenseRef-Proprietary' };
+
+export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array<{ url: string; description?: string }> = DEFAULT_SERVERS) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of ops) {
     const responses: Record<string, unknown> = {};
@@ -79,6 +94,8 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
     };
     success(op.reply.status, op.reply.body, op.reply.description ?? 'Success', op.reply.contentType);
     for (const extra of op.extraReplies ?? []) success(extra.status, extra.body, extra.description, extra.contentType);
+    // A redirect answers 200 with its target instead when the request asks for JSON (the gateway's sendReply).
+    if (op.reply.status === 302 || op.reply.status === 303) responses['200'] = RedirectAsJson;
     const errorStatuses = [...new Set([...op.errors, ...gatewayStatuses(op)])].sort();
     for (const status of errorStatuses) {
       if (responses[String(status)]) continue;
@@ -121,6 +138,7 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
       title: 'Agent Platform API',
       version: '0.1.0',
       description: 'Management, run, evaluation, chat-app, credential-gateway and analytics operations. Generated from the operation declarations in libs/contracts.',
+      license: API_LICENSE,
     },
     servers,
     paths,

@@ -1,5 +1,6 @@
 import mongoose, { type Connection, type Model } from 'mongoose';
 import { getLogger } from '@platform/logger';
+import { counter } from '@platform/telemetry';
 
 const log = getLogger('mongo');
 
@@ -26,11 +27,29 @@ export async function connectMongo(opts: MongoOptions): Promise<Connection> {
     autoIndex: false,
     autoCreate: false,
     retryWrites: false,
+    // Every command is reported to countWrites below: the bench reads database writes per delivered webhook from it.
+    monitorCommands: true,
   });
+  countWrites(conn);
   await conn.asPromise();
   conn.on('disconnected', () => log.warn({ dbName }, 'database disconnected'));
   conn.on('reconnected', () => log.info({ dbName }, 'database reconnected'));
   return conn;
+}
+
+const WRITE_COMMANDS = new Set(['insert', 'update', 'delete', 'findAndModify']);
+
+/**
+ * `db_commands_total{command,collection}`: the write commands this process sent to the database (one `insertMany`
+ * is one command, however many documents it carries). Exposed on /metrics, read by `pnpm bench` around a run.
+ */
+export function countWrites(conn: Connection): void {
+  const total = counter('db_commands_total', 'Write commands sent to the database, by command and collection', ['command', 'collection']);
+  conn.getClient().on('commandStarted', (ev) => {
+    if (!WRITE_COMMANDS.has(ev.commandName)) return;
+    const collection = (ev.command as Record<string, unknown>)[ev.commandName];
+    total.inc({ command: ev.commandName, collection: typeof collection === 'string' ? collection : '' });
+  });
 }
 
 /**

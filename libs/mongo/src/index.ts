@@ -4,8 +4,8 @@
  */
 import mongoose, { type Connection, type Model } from 'mongoose';
 
-export { connectMongo, ensureIndexes, mongoReady, type MongoOptions } from './connection';
-export { scoped, scopedId, listPage } from './scope';
+export { connectMongo, countWrites, ensureIndexes, mongoReady, type MongoOptions } from './connection';
+export { scoped, scopedId, listPage, type ListPageOptions } from './scope';
 /** Repositories format stored times with the wire's helper. */
 export { iso } from '@platform/contracts';
 export { isDuplicateKey, isDatabaseUnavailable, unlessDuplicate, withDbErrors } from './errors';

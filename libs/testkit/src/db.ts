@@ -4,19 +4,11 @@ import { join } from 'node:path';
 import { repoRoot } from './infra';
 import { testStack } from './fixtures';
 
-/**
- * Reads a service's own database directly, for tests that must prove what is (or is not) stored:
- * row counts after a crash, no plaintext secrets at rest. Never used to set up state.
+/*
+ * Direct reads of the services' databases, for tests that must prove what is (or is not) stored: row counts after a
+ * crash, no plaintext secrets at rest, nothing stored after bad input; and, rarely, to write the state a killed process
+ * leaves behind (never state the API can make).
  */
-export async function withDatabase<T>(mongoUrl: string, service: string, fn: (db: mongoose.mongo.Db) => Promise<T>, prefix = testDbPrefix()): Promise<T> {
-  const conn = mongoose.createConnection(mongoUrl, { dbName: serviceDbName(service, prefix), maxPoolSize: 2 });
-  try {
-    await conn.asPromise();
-    return await fn(conn.db!);
-  } finally {
-    await conn.close();
-  }
-}
 
 /** The database prefix of the shared test stack (each jest run has its own, dropped at the end of the run). */
 export function testDbPrefix(): string {
@@ -28,14 +20,58 @@ export function serviceDbName(service: string, prefix = testDbPrefix()): string 
   return `${prefix}_${service.replace(/-/g, '_')}`;
 }
 
-/** Drops every database of the given prefix (the end of a test run). */
-export async function dropDatabases(mongoUrl: string, prefix: string): Promise<void> {
-  const conn = mongoose.createConnection(mongoUrl, { maxPoolSize: 2 });
+/** A short-lived connection to the server, closed whatever `fn` does. */
+async function withServer<T>(mongoUrl: string, fn: (conn: mongoose.Connection) => Promise<T>, dbName?: string, maxPoolSize = 2): Promise<T> {
+  const conn = mongoose.createConnection(mongoUrl, { maxPoolSize, ...(dbName ? { dbName } : {}) });
   try {
     await conn.asPromise();
-    const { databases } = await conn.db!.admin().listDatabases({ nameOnly: true });
-    for (const d of databases) if (d.name.startsWith(`${prefix}_`)) await conn.useDb(d.name).dropDatabase();
+    return await fn(conn);
   } finally {
     await conn.close();
   }
+}
+
+/** Every database of a prefix (`<prefix>_<service>`), as handles on one connection. */
+async function databasesOf(conn: mongoose.Connection, prefix: string): Promise<Array<{ name: string; db: mongoose.mongo.Db }>> {
+  const { databases } = await conn.db!.admin().listDatabases({ nameOnly: true });
+  return databases.filter((d) => d.name.startsWith(`${prefix}_`)).map((d) => ({ name: d.name, db: conn.useDb(d.name, { useCache: false }).db! }));
+}
+
+/** Runs `fn` on one service's own database. */
+export async function withDatabase<T>(
+  mongoUrl: string,
+  service: string,
+  fn: (db: mongoose.mongo.Db) => Promise<T>,
+  prefix = testDbPrefix(),
+  /** More connections, for a caller that runs many operations at once (the bench's driver-only ceilings). */
+  maxPoolSize = 2,
+): Promise<T> {
+  return withServer(mongoUrl, (conn) => fn(conn.db!), serviceDbName(service, prefix), maxPoolSize);
+}
+
+/** Drops every database of the given prefix (the end of a test run or of a private stack). */
+export async function dropDatabases(mongoUrl: string, prefix: string): Promise<void> {
+  await withServer(mongoUrl, async (conn) => {
+    for (const { db } of await databasesOf(conn, prefix)) await db.dropDatabase();
+  });
+}
+
+/** Every collection's documents that belong to `tenantId`, in every database of a prefix (`<db>.<collection>` keys). */
+export async function rowsOfTenant(mongoUrl: string, prefix: string, tenantId: string): Promise<Record<string, unknown[]>> {
+  return withServer(mongoUrl, async (conn) => {
+    const out: Record<string, unknown[]> = {};
+    for (const { name, db } of await databasesOf(conn, prefix)) {
+      for (const c of await db.listCollections().toArray()) {
+        const rows = await db.collection(c.name).find({ tenantId }).toArray();
+        if (rows.length) out[`${name}.${c.name}`] = rows;
+      }
+    }
+    return out;
+  });
+}
+
+/** How many rows of `tenantId` each collection holds. */
+export async function countsOfTenant(mongoUrl: string, prefix: string, tenantId: string): Promise<Record<string, number>> {
+  const rows = await rowsOfTenant(mongoUrl, prefix, tenantId);
+  return Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, v.length]));
 }

@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { trackChild } from './children';
 import { repoRoot } from './infra';
-import { freePort } from './stack';
+import { freePort } from './ports';
 
 export interface GatewayProcess {
   url: string;

@@ -1,5 +1,9 @@
 export * from './infra';
+export * from './containers';
+export * from './ports';
 export * from './stack';
+export * from './private-stack';
+export * from './redis';
 export * from './http';
 export * from './receiver';
 export * from './fixtures';
@@ -15,3 +19,4 @@ export * from './fakes/chatapp';
 export * from './fakes/otlp';
 export * from './api';
 export * from './fakes/llm';
+export * from './dev-stack';

@@ -1,11 +1,10 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect as netConnect } from 'node:net';
-import { freePort } from './stack';
+import { freePort } from './ports';
 import { repoRoot } from './infra';
-import { trackChild } from './children';
+import { serverProcess } from './server-process';
 
 export interface NatsServer {
   url: string;
@@ -17,25 +16,6 @@ export interface NatsServer {
   start(): Promise<void>;
 }
 
-function waitPort(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const s = netConnect(port, '127.0.0.1');
-      s.once('connect', () => {
-        s.destroy();
-        resolve();
-      });
-      s.once('error', () => {
-        s.destroy();
-        if (Date.now() > deadline) reject(new Error(`nothing listens on ${port}`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
-}
-
 /** A private nats-server with JetStream for one test run (so parallel runs never share queue groups). */
 export async function startNatsServer(opts: { port?: number; args?: string[] } = {}): Promise<NatsServer> {
   try {
@@ -45,31 +25,11 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
   }
   const port = opts.port ?? (await freePort());
   const storeDir = mkdtempSync(join(tmpdir(), 'nats-js-'));
-  let child: ChildProcess | undefined;
-  const start = async () => {
-    child = spawn('nats-server', ['-c', join(repoRoot, 'deploy', 'nats.conf'), '-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' });
-    trackChild(child);
-    await waitPort(port);
-  };
-  await start();
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    port,
-    storeDir,
-    async stop(hard = false) {
-      const c = child;
-      // A process ended by a signal has exitCode null and signalCode set: without the second check, stopping a
-      // server that was SIGKILLed before waited for an 'exit' that had already happened, for ever.
-      if (!c || c.exitCode !== null || c.signalCode !== null) return;
-      await new Promise<void>((r) => {
-        c.once('exit', () => r());
-        c.kill(hard ? 'SIGKILL' : 'SIGTERM');
-        // A clustered JetStream server can wait a long time on SIGTERM for peers that are gone: bounded.
-        if (!hard) setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
-      });
-    },
-    start,
-  };
+  const server = serverProcess(port, () =>
+    spawn('nats-server', ['-c', join(repoRoot, 'deploy', 'nats.conf'), '-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' }),
+  );
+  await server.start();
+  return { url: `nats://127.0.0.1:${port}`, port, storeDir, stop: server.stop, start: server.start };
 }
 
 export function removeNatsStore(server: NatsServer): void {

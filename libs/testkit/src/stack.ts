@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './ports';
 import { join } from 'node:path';
 import { trackChild } from './children';
 import { connect, type NatsConnection } from 'nats';
@@ -19,18 +19,6 @@ export const ALL_SERVICES = [
   'webhook-dispatcher',
 ] as const;
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 export interface StackOptions {
   infra: InfraEnv;
   /** Extra env for every process (secrets, prefixes, feature flags). */
@@ -47,8 +35,11 @@ export interface StackOptions {
   nodeArgs?: string[];
   /** Extra node flags of one service's processes (for example `--cpu-prof`, which NODE_OPTIONS does not accept). */
   serviceNodeArgs?: Partial<Record<string, string[]>>;
-  /** Give every process its own HEALTH_PORT (health, readiness and /metrics), exposed as `healthUrl`. */
-  healthPorts?: boolean;
+  /**
+   * Give every process its own HEALTH_PORT (health, readiness and /metrics), exposed as `healthUrl`: free ports, or
+   * with `{ base }` consecutive ports from `base` in start order (services in ALL_SERVICES order, then the gateway).
+   */
+  healthPorts?: boolean | { base: number };
 }
 
 export interface ServiceProcess {
@@ -108,6 +99,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const processes: ServiceProcess[] = [];
   const logs: WriteStream[] = [];
   const counters = new Map<string, number>();
+  let spawned = 0;
 
   const spawnOne = async (name: string): Promise<ServiceProcess> => {
     const index = counters.get(name) ?? 0;
@@ -118,8 +110,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const own: Record<string, string> = {};
     let healthUrl: string | undefined;
     let url: string | undefined;
+    const order = spawned++;
     if (opts.healthPorts) {
-      own.HEALTH_PORT = String(await freePort());
+      own.HEALTH_PORT = String(typeof opts.healthPorts === 'object' ? opts.healthPorts.base + order : await freePort());
       healthUrl = `http://127.0.0.1:${own.HEALTH_PORT}`;
     }
     if (name === 'gateway') {

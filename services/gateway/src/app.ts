@@ -59,7 +59,6 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway' });
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS);
   const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
-  const auth = authenticator(bus, nc, { cookieName, ttlMs: config.AUTH_CACHE_TTL_MS });
   // Offline queue off: while Redis is down a command fails at once and the limits fail open instead of stalling requests.
   // Auto-pipelining: the limit checks of concurrent requests leave in one socket write per event-loop tick (one write
   // per command showed as 8 % of the gateway's time under load).
@@ -74,8 +73,12 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     keyPrefix: config.RATE_LIMIT_KEY_PREFIX,
     cookieName,
     authFailuresPerIp: config.AUTH_FAILURE_LIMIT_PER_IP,
+    authFailuresPerCredential: config.AUTH_FAILURE_LIMIT_PER_CREDENTIAL,
     authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
+    knownCredentialSeconds: config.AUTH_KNOWN_CREDENTIAL_SECONDS,
   });
+  // A credential verified here is known to every gateway: it passes the lockout of a noisy address (auth-lockout.ts).
+  const auth = authenticator(bus, nc, { cookieName, ttlMs: config.AUTH_CACHE_TTL_MS, onVerified: (credential) => limits.lockout.verified(credential) });
   let draining = false;
   /**
    * Ready = not draining and NATS connected. Redis is deliberately not part of it: the rate limits fail open while
@@ -121,7 +124,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
 
   // The main API: every operation except those of the analytics base URL.
   const mainApp = listenerApp('main', allOperations.filter((op) => !isAnalytics(op)), (app) => {
-    const openapi = JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : []));
+    const openapi = JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : undefined));
     app.get('/openapi.json', (_req, res) => {
       res.type('application/json').send(openapi);
     });

@@ -22,8 +22,25 @@ export const gatewayConfig = baseConfig.extend(redisConfig.shape).extend({
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60).describe('Window of the gateway rate limits'),
   RATE_LIMIT_PER_IP: z.coerce.number().int().min(1).default(6000).describe('Requests one client IP may make in each window (all operations)'),
   RATE_LIMIT_PER_CREDENTIAL: z.coerce.number().int().min(1).default(6000).describe('Requests one credential (bearer token, API key, session cookie) may make in each window'),
-  AUTH_FAILURE_LIMIT_PER_IP: z.coerce.number().int().min(1).default(100).describe('Failed authentications (401) one client IP may have in each AUTH_FAILURE_WINDOW_SECONDS; above it every request of that IP that needs a credential gets 429 until the window ends'),
-  AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(300).describe('Window of the failed-authentication limit'),
+  AUTH_FAILURE_LIMIT_PER_IP: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(100)
+    .describe('Failed authentications (401) one client IP may have in each AUTH_FAILURE_WINDOW_SECONDS; above it, credentials from that IP that no gateway verified in the last AUTH_KNOWN_CREDENTIAL_SECONDS get 429 without being checked (known good ones still pass)'),
+  AUTH_FAILURE_LIMIT_PER_CREDENTIAL: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(20)
+    .describe('Failed authentications one presented credential may have in each AUTH_FAILURE_WINDOW_SECONDS, from any address; above it that credential gets 429 without being checked'),
+  AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(300).describe('Window of the failed-authentication limits'),
+  AUTH_KNOWN_CREDENTIAL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(86400)
+    .describe('How long a credential a gateway has verified counts as known (kept in Redis as a SHA-256): a known credential passes the lockout of an address over AUTH_FAILURE_LIMIT_PER_IP'),
   RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/).default('rl').describe('Prefix of the rate-limit counters in Redis (after REDIS_KEY_PREFIX); gateways that share it share the limits'),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfig>;

@@ -32,6 +32,7 @@ export const management = defineService({
     const apiKeys = apiKeyRepo(db, apiKeyRelay);
     const destinations = webhookDestinationRepo(db, destinationRelay);
     const apps = appRepo(db, appRelay);
+    await apiKeys.backfillLive();
     await apps.sweepHeld();
     const heldSweep = setInterval(() => void apps.sweepHeld().catch(() => undefined), 30_000);
     heldSweep.unref();

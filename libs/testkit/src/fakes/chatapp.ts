@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import jwt from 'jsonwebtoken';
 
 /**
@@ -58,12 +59,78 @@ async function readBody(req: http.IncomingMessage): Promise<Record<string, strin
   return Object.fromEntries(new URLSearchParams(raw));
 }
 
-export async function startChatappFake(opts: { clientId?: string; clientSecret?: string } = {}): Promise<ChatappFakeServer> {
+export interface ChatappFakeOptions {
+  clientId?: string;
+  clientSecret?: string;
+  /** Port to listen on (default 0: a free one). */
+  port?: number;
+  /**
+   * Pages for a person trying the integration locally (npm start; never in production): the authorize page asks
+   * which workspace to approve, `/` shows workspaces, channels and posted messages, `/app_redirect` lets the person
+   * play the chat user who completes a link, and `/local/result` and `/local/link` stand in for the management UI.
+   */
+  devPages?: DevPagesOptions;
+  /** Keeps workspaces, bot tokens and messages in this JSON file across restarts (the local stack's database does). */
+  stateFile?: string;
+}
+
+export interface DevPagesOptions {
+  /** Base URL of the gateway, for the commands the pages suggest. */
+  gatewayUrl: string;
+  /** Plays our bot side: completes a link session for a chat user (the local stack calls the chatapp service). */
+  completeLinkSession?(input: { sessionToken: string; chatappTeamId: string; chatappUserId: string; chatappUsername?: string }): Promise<unknown>;
+}
+
+const html = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const page = (title: string, body: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${html(title)}</title><style>body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}code,pre{background:#f3f3f3;padding:.1rem .3rem}pre{padding:.6rem;white-space:pre-wrap;word-break:break-all}a.button,button{display:inline-block;margin:.2rem .4rem .2rem 0;padding:.4rem .8rem;border:1px solid #444;border-radius:4px;background:#fff;color:#000;text-decoration:none;cursor:pointer}</style></head><body><p><small>Local fake of the chat product (development only)</small></p><h1>${html(title)}</h1>${body}</body></html>`;
+
+export async function startChatappFake(opts: ChatappFakeOptions = {}): Promise<ChatappFakeServer> {
   const clientId = opts.clientId ?? 'fake-client-id';
   const clientSecret = opts.clientSecret ?? `fake-secret-${randomUpper(12)}`;
   const teams = new Map<string, TeamState>();
   const codes = new Map<string, { teamId: string; redirectUri: string; scopes: string[] }>();
   let tsCounter = 0;
+
+  // Persistence (stateFile): teams with their tokens and messages, written after every change.
+  if (opts.stateFile && existsSync(opts.stateFile)) {
+    const saved = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as Array<FakeTeam & { tokens: Array<[string, { revoked: boolean; scopes: string[] }]>; messages: TeamState['messages'] }>;
+    for (const t of saved) teams.set(t.teamId, { ...t, tokens: new Map(t.tokens), calls: [], failures: [] });
+  }
+  const save = () => {
+    if (!opts.stateFile) return;
+    const out = [...teams.values()].map(({ calls: _c, failures: _f, tokens, messages, ...t }) => ({ ...t, tokens: [...tokens], messages: messages.slice(-200) }));
+    writeFileSync(opts.stateFile, JSON.stringify(out, null, 2));
+  };
+  const addTeam = (input: Partial<FakeTeam>): TeamState => {
+    const teamId = input.teamId ?? `T${randomUpper(10)}`;
+    const t: TeamState = {
+      teamId,
+      teamName: input.teamName ?? `Team ${teamId}`,
+      domain: input.domain ?? teamId.toLowerCase(),
+      channels: input.channels ?? [{ id: `C${randomUpper(9)}`, name: 'general', memberCount: 3 }],
+      scopes: input.scopes,
+      tokens: new Map(),
+      calls: [],
+      messages: [],
+      failures: [],
+    };
+    teams.set(teamId, t);
+    save();
+    return t;
+  };
+  if (opts.devPages && teams.size === 0) {
+    addTeam({
+      teamId: 'TLOCAL0001',
+      teamName: 'Local Workspace',
+      domain: 'local-workspace',
+      channels: [
+        { id: 'CGENERAL01', name: 'general', memberCount: 5 },
+        { id: 'CSUPPORT01', name: 'support', memberCount: 3 },
+        { id: 'CPRIVATE01', name: 'leads', isPrivate: true, memberCount: 2 },
+      ],
+    });
+  }
 
   const teamOfToken = (token: string | undefined) => {
     if (!token) return undefined;
@@ -105,6 +172,7 @@ export async function startChatappFake(opts: { clientId?: string; clientSecret?:
       const botToken = `xoxb-${team.teamId}-${randomUpper(16)}`;
       const scopes = team.scopes ?? grant.scopes;
       team.tokens.set(botToken, { revoked: false, scopes });
+      save();
       return send(res, 200, {
         ok: true,
         app_id: 'AFAKEAPP',
@@ -151,6 +219,7 @@ export async function startChatappFake(opts: { clientId?: string; clientSecret?:
         );
       case 'auth.revoke':
         grant.revoked = true;
+        save();
         return send(res, 200, { ok: true, revoked: true });
       case 'conversations.list': {
         const types = (params.types ?? 'public_channel').split(',');
@@ -172,6 +241,7 @@ export async function startChatappFake(opts: { clientId?: string; clientSecret?:
         if (!params.text && !params.blocks) return send(res, 200, { ok: false, error: 'no_text' });
         const ts = `${Math.floor(Date.now() / 1000)}.${String(++tsCounter).padStart(6, '0')}`;
         team.messages.push({ channel: target, text: params.text ?? '', ts });
+        save();
         return send(res, 200, { ok: true, channel: target, ts, message: { text: params.text, ts } });
       }
       case 'users.info': {
@@ -188,6 +258,20 @@ export async function startChatappFake(opts: { clientId?: string; clientSecret?:
     const redirectUri = url.searchParams.get('redirect_uri');
     const state = url.searchParams.get('state') ?? '';
     const team = teams.get(url.searchParams.get('team') ?? '');
+    if (opts.devPages && !url.searchParams.get('team') && redirectUri && url.searchParams.get('client_id') === clientId) {
+      const choice = (params: Record<string, string>) => {
+        const u = new URL(url);
+        for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+        return `${u.pathname}${u.search}`;
+      };
+      const first = teams.keys().next().value ?? '';
+      const body =
+        `<p>The agent platform asks to be installed with the scopes <code>${html(url.searchParams.get('scope') ?? '')}</code>.</p>` +
+        [...teams.values()].map((t) => `<a class="button" href="${html(choice({ team: t.teamId }))}">Allow in ${html(t.teamName)}</a>`).join('') +
+        `<a class="button" href="${html(choice({ team: first, deny: '1' }))}">Cancel</a>`;
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page('Install the agent platform', body));
+      return;
+    }
     if (!redirectUri || url.searchParams.get('client_id') !== clientId || !team) {
       res.writeHead(400, { 'content-type': 'text/plain' }).end('bad authorize request (client_id, redirect_uri and a known team are needed)');
       return;
@@ -208,19 +292,13 @@ export async function startChatappFake(opts: { clientId?: string; clientSecret?:
     const body = method === 'POST' ? ((await readBody(req)) as unknown as Record<string, string>) : {};
     if (path[0] === 'teams' && path.length === 1 && method === 'POST') {
       const input = JSON.parse(JSON.stringify(body)) as Partial<Record<keyof FakeTeam, string>>;
-      const teamId = input.teamId ?? `T${randomUpper(10)}`;
-      const t: TeamState = {
-        teamId,
-        teamName: input.teamName ?? `Team ${teamId}`,
-        domain: input.domain ?? teamId.toLowerCase(),
-        channels: input.channels ? (JSON.parse(input.channels) as FakeChannel[]) : [{ id: `C${randomUpper(9)}`, name: 'general', memberCount: 3 }],
+      const t = addTeam({
+        teamId: input.teamId,
+        teamName: input.teamName,
+        domain: input.domain,
+        channels: input.channels ? (JSON.parse(input.channels) as FakeChannel[]) : undefined,
         scopes: input.scopes ? (JSON.parse(input.scopes) as string[]) : undefined,
-        tokens: new Map(),
-        calls: [],
-        messages: [],
-        failures: [],
-      };
-      teams.set(teamId, t);
+      });
       return send(res, 201, { teamId: t.teamId, teamName: t.teamName, domain: t.domain, channels: t.channels });
     }
     const team = teams.get(path[1] ?? '');
@@ -243,6 +321,71 @@ export async function startChatappFake(opts: { clientId?: string; clientSecret?:
     return send(res, 404, { error: 'unknown control route' });
   };
 
+  const sendPage = (res: http.ServerResponse, status: number, title: string, body: string): void => {
+    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(page(title, body));
+  };
+
+  /** The development pages (devPages), or undefined for any other path. */
+  const devPage = (url: URL, method: string): ((req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> | void) | undefined => {
+    const dev = opts.devPages!;
+    const curl = (m: string, path: string, json?: unknown) =>
+      `curl -X ${m} -H "Authorization: Bearer $ADMIN_TOKEN"${json ? ` -H 'content-type: application/json' -d '${JSON.stringify(json)}'` : ''} ${dev.gatewayUrl}${path}`;
+    if (url.pathname === '/' && method === 'GET') {
+      return (_req, res) => {
+        const body = [...teams.values()]
+          .map((t) => {
+            const channels = t.channels.map((c) => `<li><code>${html(c.id)}</code> #${html(c.name)}${c.isPrivate ? ' (private)' : ''}</li>`).join('');
+            const messages = t.messages.slice(-20).reverse().map((m) => `<li><code>${html(m.channel)}</code> ${html(m.text)}</li>`).join('') || '<li>none yet</li>';
+            const installed = [...t.tokens.values()].some((g) => !g.revoked);
+            return `<h2>${html(t.teamName)} <code>${html(t.teamId)}</code>${installed ? ' (app installed)' : ''}</h2><p>Channels:</p><ul>${channels}</ul><p>Latest messages posted by the app:</p><ul>${messages}</ul>`;
+          })
+          .join('');
+        const install = `${dev.gatewayUrl}/work-apps/chatapp/install?tenant_id=acme&project_id=demo`;
+        sendPage(res, 200, 'Chat workspaces', `<p>Install the app: open <a href="${html(install)}">${html(install)}</a></p>${body}`);
+      };
+    }
+    if (url.pathname === '/local/result' && method === 'GET') {
+      return (_req, res) => {
+        const rows = [...url.searchParams].map(([k, v]) => `<li><code>${html(k)}</code> = ${html(v)}</li>`).join('');
+        const teamId = url.searchParams.get('teamId');
+        const next = teamId
+          ? `<p>Next, route a channel to an agent:</p><pre>${html(curl('PUT', `/work-apps/chatapp/workspaces/${teamId}/channels/CSUPPORT01/settings`, { agentConfig: { agentId: 'support-bot', projectId: url.searchParams.get('project_id') ?? 'demo' } }))}</pre><p>See the workspaces and messages at <a href="/">the chat product's overview</a>.</p>`
+          : '';
+        sendPage(res, 200, url.searchParams.get('success') === 'true' ? 'Installed' : 'Not installed', `<p>Stand-in for the management UI's result page. The platform sent:</p><ul>${rows}</ul>${next}`);
+      };
+    }
+    if (url.pathname === '/local/link' && method === 'GET') {
+      return (_req, res) => {
+        const token = url.searchParams.get('token') ?? '';
+        sendPage(res, 200, 'Link your chat account', `<p>Stand-in for the management UI's link page. A signed-in platform user completes the link with:</p><pre>${html(curl('POST', '/work-apps/chatapp/users/link/verify-token', { token, userId: 'local-user' }))}</pre>`);
+      };
+    }
+    if (url.pathname === '/app_redirect' && method === 'GET') {
+      return (_req, res) => {
+        const session = url.searchParams.get('session') ?? '';
+        const options = [...teams.values()].map((t) => `<option value="${html(t.teamId)}">${html(t.teamName)}</option>`).join('');
+        sendPage(
+          res,
+          200,
+          'Talk to the agent platform bot',
+          `<p>Here the chat user would open the bot's conversation, and the bot would finish the link. Play that user:</p><form method="post" action="/app_redirect"><input type="hidden" name="session" value="${html(session)}"><p><label>Workspace <select name="team">${options}</select></label></p><p><label>Chat user id <input name="user" value="ULOCAL0001" pattern="U[A-Z0-9]+"></label></p><p><label>Chat user name <input name="username" value="local.user"></label></p><button type="submit">Link my chat account</button></form>`,
+        );
+      };
+    }
+    if (url.pathname === '/app_redirect' && method === 'POST') {
+      return async (req, res) => {
+        const form = await readBody(req);
+        if (!dev.completeLinkSession) {
+          sendPage(res, 501, 'Not available', '<p>Nobody plays the bot side here.</p>');
+          return;
+        }
+        const result = await dev.completeLinkSession({ sessionToken: form.session ?? '', chatappTeamId: form.team ?? '', chatappUserId: form.user ?? '', chatappUsername: form.username || undefined });
+        sendPage(res, 200, 'Link answered', `<p>The chatapp service answered:</p><pre>${html(JSON.stringify(result, null, 2))}</pre>`);
+      };
+    }
+    return undefined;
+  };
+
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
     const parts = url.pathname.split('/').filter(Boolean);
@@ -250,6 +393,10 @@ export async function startChatappFake(opts: { clientId?: string; clientSecret?:
       if (parts[0] === 'api' && parts.length === 2 && req.method === 'POST') return api(parts[1]!, req, res);
       if (url.pathname === '/oauth/v2/authorize' && req.method === 'GET') return authorize(url, res);
       if (parts[0] === '_control') return control(parts.slice(1), req.method ?? 'GET', req, res);
+      if (opts.devPages) {
+        const dev = devPage(url, req.method ?? 'GET');
+        if (dev) return dev(req, res);
+      }
       res.writeHead(404).end();
     };
     run().catch((err: unknown) => {
@@ -257,7 +404,10 @@ export async function startChatappFake(opts: { clientId?: string; clientSecret?:
     });
   });
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
+  });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: base,

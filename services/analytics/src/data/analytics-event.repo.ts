@@ -1,5 +1,6 @@
 import type { AnalyticsBucket, AnalyticsEvent, ProjectScope } from '@platform/contracts';
 import { iso, isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
+import { groupInsert, type GroupCollection } from '@platform/outbox';
 import { analyticsEventModel, type AnalyticsEntityTypeName, type AnalyticsEventDoc } from './analytics-event.model';
 
 const parse = (json: string | null): Record<string, unknown> | null => (json === null ? null : (JSON.parse(json) as Record<string, unknown>));
@@ -38,19 +39,42 @@ export type AnalyticsEventRepo = ReturnType<typeof analyticsEventRepo>;
 
 export function analyticsEventRepo(db: Connection) {
   const Model = analyticsEventModel(db);
+  // Events arriving together (concurrent requests, on any connection) are stored with one unordered insertMany.
+  const group = groupInsert<AnalyticsEventDoc>(() => Model.collection as unknown as GroupCollection);
+  // Ids this process stored lately (oldest first): a replay of one is answered without entering a batch, since a
+  // duplicate inside a multi-row insert makes FerretDB redo the whole batch row by row.
+  const stored = new Set<string>();
+  const remember = (id: string) => {
+    stored.add(id);
+    if (stored.size > 10_000) stored.delete(stored.values().next().value as string);
+  };
+  const insertAlone = async (full: AnalyticsEventDoc) => {
+    try {
+      await Model.collection.insertOne(full as never);
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
+  };
+  const insertGrouped = async (full: AnalyticsEventDoc) => {
+    if (stored.has(full._id)) return false;
+    const created = (await group.insert(full)) === 'inserted';
+    remember(full._id);
+    return created;
+  };
   return {
     model: Model,
     /** Inserts once; when the id exists for the project, returns the stored row untouched (`created: false`). */
     async insertOnce(doc: Omit<AnalyticsEventDoc, '_id'>): Promise<{ created: boolean; event: AnalyticsEvent }> {
       const full: AnalyticsEventDoc = { _id: scopedId(doc, doc.id), ...doc };
-      try {
-        await Model.collection.insertOne(full as never);
-        return { created: true, event: toAnalyticsEvent(full) };
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
+      for (let attempt = 0; ; attempt++) {
+        const created = attempt === 0 ? await insertGrouped(full) : await insertAlone(full);
+        if (created) return { created: true, event: toAnalyticsEvent(full) };
         const existing = await Model.findById(full._id).lean<AnalyticsEventDoc>();
-        if (!existing) throw err;
-        return { created: false, event: toAnalyticsEvent(existing) };
+        if (existing) return { created: false, event: toAnalyticsEvent(existing) };
+        // Known as stored but gone since (removed): store it again, on its own.
+        if (attempt > 0) throw new Error('analytics event neither stored nor readable');
       }
     },
     /**

@@ -11,7 +11,16 @@ const DEFAULT_TYPES = 'public_channel,private_channel';
 /** The chat product's channels of a workspace, one page, with our agent settings merged in. */
 export async function listChannels(deps: ChatappDeps, principal: Principal, teamId: string, q: { limit: number; cursor?: string; types?: string }) {
   const ws = await loadWorkspace(deps, principal, teamId);
-  const page = await orChatProblem(() => deps.chat.listChannels(botToken(deps, ws), { limit: q.limit, cursor: q.cursor, types: q.types ?? DEFAULT_TYPES }));
+  let page: Awaited<ReturnType<ChatappDeps['chat']['listChannels']>>;
+  try {
+    page = await deps.chat.listChannels(botToken(deps, ws), { limit: q.limit, cursor: q.cursor, types: q.types ?? DEFAULT_TYPES });
+  } catch (err) {
+    // A cursor that was not one of our nextCursors is the caller's mistake, not the chat product's.
+    if (err instanceof ChatApiError && err.chatError === 'invalid_cursor') {
+      throw new AppError('bad_request', 'The cursor is not valid: pass the nextCursor of the previous page', { errors: [{ pointer: '/query/cursor', detail: 'not a cursor of this list' }] });
+    }
+    throw chatProblem(err);
+  }
   const configs = await deps.channels.findMany(ws.tenantId, ws._id, page.channels.map((c) => c.id));
   const byChannel = new Map(configs.map((c) => [c.channelId, c]));
   const channels: ChatChannel[] = page.channels.map((c) => {

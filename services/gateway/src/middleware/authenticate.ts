@@ -55,7 +55,7 @@ const unauthorized = (detail: string) => new AppError('unauthorized', detail, { 
  * Authenticates requests by the operation's scheme. Verified credentials are remembered for a short time;
  * a revocation announced on the bus drops them at once, and an expiry is checked on every hit.
  */
-export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cookieName: string; ttlMs: number }) {
+export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cookieName: string; ttlMs: number; onVerified?: (credential: { kind: string; token: string }) => void }) {
   const cache = new Map<string, CacheEntry>();
   const byCredential = new Map<string, Set<string>>();
   const sub = nc.subscribe(CREDENTIAL_REVOKED_SUBJECT);
@@ -109,6 +109,7 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     const res = await bus.requestWire(RESOLVE_MANAGE_CREDENTIAL_SUBJECT, { principal: { kind: 'anonymous' }, body: cred }, { requestId });
     const principal = (res.body as { principal: Principal | null }).principal;
     if (principal) {
+      opts.onVerified?.(cred.bearer ? { kind: 'b', token: cred.bearer } : { kind: 's', token: cred.session! });
       const credentialId = cred.bearer?.startsWith('mt_') ? cred.bearer.slice(3, 15) : cred.session ? sessionId(cred.session) : undefined;
       remember(key, principal, credentialId);
     }
@@ -127,7 +128,9 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     }
     const res = await bus.requestWire(AUTHENTICATE_RUN_SUBJECT, { principal: { kind: 'anonymous' }, body: { token, appId, origin } }, { requestId });
     const principal = (res.body as { principal: Principal }).principal;
-    if (cacheable && principal.kind === 'run') remember(key, principal, principal.apiKeyId);
+    if (principal.kind !== 'run') return principal;
+    opts.onVerified?.({ kind: 'r', token });
+    if (cacheable) remember(key, principal, principal.apiKeyId);
     return principal;
   }
 
@@ -139,8 +142,36 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     const res = await bus.requestWire(VERIFY_ANALYTICS_KEY_SUBJECT, { principal: { kind: 'anonymous' }, body: { key: token } }, { requestId });
     const principal = (res.body as { principal: Principal }).principal;
     if (principal.kind !== 'analytics') throw unauthorized('The analytics key is invalid or revoked');
+    opts.onVerified?.({ kind: 'a', token });
     remember(key, principal, principal.keyId);
     return principal;
+  }
+
+  /** The credential `authenticate` would verify for this operation (undefined when none is presented). */
+  function credentialOf(op: AnyOperation, req: Request): { kind: 'b' | 's' | 'r' | 'a'; token: string } | undefined {
+    const bearer = bearerToken(req);
+    const session = cookieValue(req, opts.cookieName);
+    switch (op.auth) {
+      case 'none':
+        return undefined;
+      case 'run':
+        return bearer ? { kind: 'r', token: bearer } : undefined;
+      case 'analytics':
+        return bearer ? { kind: 'a', token: bearer } : undefined;
+      case 'cookie':
+        return session ? { kind: 's', token: session } : undefined;
+      case 'manage':
+        return bearer ? { kind: 'b', token: bearer } : session ? { kind: 's', token: session } : undefined;
+      case 'bearer':
+      case 'admin':
+        return bearer ? { kind: 'b', token: bearer } : undefined;
+    }
+  }
+
+  /** Whether this gateway verified the credential lately (it is in the cache), without asking anyone. */
+  function knows(op: AnyOperation, req: Request): boolean {
+    const c = credentialOf(op, req);
+    return c !== undefined && cached(keyOf(c.kind, c.token)) !== undefined;
   }
 
   /** Who is calling, by the operation's auth scheme; throws 401 when a required credential is missing or bad. */
@@ -210,6 +241,8 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
 
   return {
     authenticate,
+    credentialOf,
+    knows,
     authorize,
     authorizeTenant,
     stop() {

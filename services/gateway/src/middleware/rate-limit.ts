@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
 import { bearerToken, cookieValue } from './authenticate';
+import { authLockout, credentialHash } from './auth-lockout';
 
 const log = getLogger('gateway.rate-limit');
 
@@ -15,9 +15,11 @@ export interface RateLimitOptions {
   perCredential: number;
   keyPrefix: string;
   cookieName: string;
-  /** Failed authentications one client IP may have per `authFailureWindowSeconds` before it is blocked. */
+  /** The failed-authentication lockout (see auth-lockout.ts). */
   authFailuresPerIp: number;
+  authFailuresPerCredential: number;
   authFailureWindowSeconds: number;
+  knownCredentialSeconds: number;
 }
 
 /**
@@ -29,9 +31,6 @@ export interface RateLimitOptions {
 export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
   const byIp = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:ip`, points: opts.perIp, duration: opts.windowSeconds });
   const byCredential = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:cred`, points: opts.perCredential, duration: opts.windowSeconds });
-  // Failed authentications per client IP: over the limit the IP is refused (429) on every operation that needs a
-  // credential until the window ends, so credentials cannot be guessed at the rate the general limit allows.
-  const authFailures = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:authfail`, points: opts.authFailuresPerIp, duration: opts.authFailureWindowSeconds });
   let lastWarning = 0;
   const warnUnreachable = (err: unknown) => {
     if (Date.now() - lastWarning > 10_000) {
@@ -39,10 +38,16 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
       log.warn({ err: (err as Error)?.message }, 'rate-limit store unreachable; letting requests through');
     }
   };
-  const blocked = (msBeforeNext: number) => {
-    const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
-    return new AppError('too_many_requests', `Too many failed authentications from this client address; retry after ${retryAfter} s`, { headers: { 'retry-after': String(retryAfter) } });
-  };
+
+  const lockout = authLockout(redis, {
+    enabled: opts.enabled,
+    keyPrefix: opts.keyPrefix,
+    failuresPerIp: opts.authFailuresPerIp,
+    failuresPerCredential: opts.authFailuresPerCredential,
+    windowSeconds: opts.authFailureWindowSeconds,
+    knownSeconds: opts.knownCredentialSeconds,
+    onUnreachable: warnUnreachable,
+  });
 
   const consume = async (limiter: RateLimiterRedis, key: string, what: string) => {
     try {
@@ -63,33 +68,13 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
       // Both counters in one round trip's time (they are independent keys); the address limit is reported first.
       const [ip, cred] = await Promise.allSettled([
         consume(byIp, req.ip ?? 'unknown', 'client address'),
-        credential ? consume(byCredential, createHash('sha256').update(credential).digest('base64url'), 'credential') : undefined,
+        credential ? consume(byCredential, credentialHash(credential), 'credential') : undefined,
       ]);
       if (ip.status === 'rejected') throw ip.reason;
       if (cred.status === 'rejected') throw cred.reason;
     },
-    /** Refuses a client address that has used up its failed authentications (fails open without Redis). */
-    async assertAuthAllowed(req: Request): Promise<void> {
-      if (!opts.enabled) return;
-      let res: RateLimiterRes | null = null;
-      try {
-        res = await authFailures.get(req.ip ?? 'unknown');
-      } catch (err) {
-        warnUnreachable(err);
-        return;
-      }
-      if (res && res.consumedPoints > opts.authFailuresPerIp) throw blocked(res.msBeforeNext);
-    },
-    /** Counts one failed authentication of the client address; the one over the limit is answered 429. */
-    async recordAuthFailure(req: Request): Promise<void> {
-      if (!opts.enabled) return;
-      try {
-        await authFailures.consume(req.ip ?? 'unknown');
-      } catch (res) {
-        if (res instanceof RateLimiterRes) throw blocked(res.msBeforeNext);
-        warnUnreachable(res);
-      }
-    },
+    /** Failed-authentication lockout: `admit` before verifying, `failed` on a 401, `verified` on a fresh verification. */
+    lockout,
   };
 }
 export type RateLimiter = ReturnType<typeof rateLimiter>;

@@ -132,14 +132,18 @@ function formParser(limit: number) {
   return express.urlencoded({ extended: false, limit, type: () => true });
 }
 
-/** Authenticates, counting failures per client address (a client over its failure limit gets 429). */
+/**
+ * Authenticates under the failed-authentication lockout (middleware/auth-lockout.ts): a credential over its failure
+ * limit, or one not recently verified from an address over its limit, gets 429 without being checked; each 401 counts.
+ */
 async function authenticateLimited(op: AnyOperation, req: Request, requestId: string, opts: MountOptions) {
   if (op.auth === 'none') return opts.auth.authenticate(op, req, requestId);
-  await opts.limits.assertAuthAllowed(req);
+  const credential = opts.auth.credentialOf(op, req);
+  await opts.limits.lockout.admit(req, credential, () => opts.auth.knows(op, req));
   try {
     return await opts.auth.authenticate(op, req, requestId);
   } catch (err) {
-    if (err instanceof AppError && err.status === 401) await opts.limits.recordAuthFailure(req);
+    if (err instanceof AppError && err.status === 401) await opts.limits.lockout.failed(req, credential);
     throw err;
   }
 }
@@ -278,10 +282,22 @@ function forwardedHeaders(op: AnyOperation, req: Request): Record<string, string
   return Object.keys(out).length ? out : undefined;
 }
 
+const isRedirect = (status: number) => status === 302 || status === 303;
+
 function sendReply(res: Response, req: Request, op: AnyOperation, reply: WireReply): void {
   if (!reply.ok) {
     sendError(res, req, AppError.fromProblem(reply.problem, reply.headers), op);
     return;
+  }
+  if (isRedirect(reply.status) && reply.headers?.location) {
+    // Browsers follow the redirect; a script that asks for JSON gets where it would be sent (see buildOpenApi).
+    res.append('vary', 'Accept');
+    if (req.accepts(['text/html', 'application/json']) === 'application/json') {
+      const { location, ...rest } = reply.headers;
+      for (const [k, v] of Object.entries(rest)) res.setHeader(k, v);
+      res.status(200).json({ location });
+      return;
+    }
   }
   for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
   res.status(reply.status);

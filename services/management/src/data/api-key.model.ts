@@ -15,6 +15,11 @@ const schema = new mongoose.Schema(
     lastUsedAt: { type: Date, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
+    /**
+     * True from creation until the key is revoked (then false, while the relay publishes its deletion). Reads filter
+     * on `live: true`, an equality every Mongo-wire server can serve (FerretDB applies `$ne` itself, over every row).
+     */
+    live: { type: Boolean, default: undefined },
     ...outboxFields,
   },
   { collection: 'apiKeys', versionKey: false, minimize: false },
@@ -37,4 +42,5 @@ export type ApiKeyDoc = {
   lastUsedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
+  live?: boolean;
 };

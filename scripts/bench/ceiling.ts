@@ -1,0 +1,124 @@
+// The physical limit: what the database does for the MongoDB driver alone, no service in between, measured in the
+// same run and against the same database as the service rows, so each database path reads as a fraction of it.
+import { randomUUID } from 'node:crypto';
+import { withDatabase } from '@platform/testkit';
+import { percentiles } from './load';
+
+export interface LoopSettings {
+  durationS: number;
+  warmupS: number;
+  runs: number;
+}
+
+export interface LoopResult {
+  /** Operations (or documents, see `perOp`) per second of the median run. */
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  unexpected: number;
+  runs: number;
+}
+
+/** `concurrency` callers run `op` back to back for `seconds`; returns operations/s and latency percentiles. */
+async function loopOnce(concurrency: number, seconds: number, op: (worker: number) => Promise<unknown>): Promise<{ ops: number; times: number[]; errors: number }> {
+  const until = performance.now() + seconds * 1000;
+  const times: number[] = [];
+  let errors = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      while (performance.now() < until) {
+        const s = performance.now();
+        try {
+          await op(w);
+          times.push(performance.now() - s);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  return { ops: times.length / ((performance.now() - t0) / 1000), times, errors };
+}
+
+/** Warm-up, then `runs` runs; the median run (by throughput) is reported. `perOp` scales operations to documents. */
+export async function measureLoop(concurrency: number, settings: LoopSettings, op: (worker: number) => Promise<unknown>, perOp = 1): Promise<LoopResult> {
+  if (settings.warmupS > 0) await loopOnce(concurrency, settings.warmupS, op);
+  const results: Array<{ ops: number; times: number[]; errors: number }> = [];
+  for (let i = 0; i < settings.runs; i++) results.push(await loopOnce(concurrency, settings.durationS, op));
+  const sorted = [...results].sort((a, b) => a.ops - b.ops);
+  const chosen = sorted[Math.floor(sorted.length / 2)]!;
+  const p = percentiles(chosen.times);
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return { rps: chosen.ops * perOp, p50: round(p.p50), p99: round(p.p99), errors: results.reduce((n, r) => n + r.errors, 0), unexpected: 0, runs: settings.runs };
+}
+
+/** A document shaped like a stored run event (runEvents: events-ingest's model, with its outbox fields). */
+function eventLike(i: number) {
+  const id = randomUUID();
+  const now = new Date();
+  return {
+    _id: `raw-tenant:p-raw:${id}`,
+    id,
+    tenantId: 'raw-tenant',
+    projectId: 'p-raw',
+    type: 'bench.event',
+    agentId: 'agent-1',
+    conversationId: 'c-1',
+    messageId: null,
+    properties: { n: i },
+    userProperties: { id: 'u-1' },
+    metadata: null,
+    serverMetadata: { authMethod: 'apiKey' },
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+export interface Ceilings {
+  insertOne: LoopResult;
+  insertMany: LoopResult;
+  updateOne: LoopResult;
+}
+
+/**
+ * The write ceilings, in a database of their own (`<prefix>_raw`) with the indexes of the events collection:
+ * insertOne from `concurrency` callers (documents/s), insertMany of 100 documents from one caller (documents/s),
+ * updateOne by `_id` from `concurrency` callers over the documents just inserted (updates/s).
+ */
+export async function writeCeilings(mongoUrl: string, dbPrefix: string, settings: LoopSettings, concurrency = 50): Promise<Ceilings> {
+  return withDatabase(mongoUrl, 'raw', async (db) => {
+    await db.createCollection('runEvents').catch(() => undefined);
+    const col = db.collection<Record<string, unknown>>('runEvents');
+    await col.createIndex({ tenantId: 1, projectId: 1, conversationId: 1, createdAt: -1 });
+    await col.createIndex({ tenantId: 1, projectId: 1, messageId: 1, createdAt: -1 });
+    await col.createIndex({ tenantId: 1, projectId: 1, createdAt: -1 });
+    await col.createIndex({ outboxPending: 1 }, { sparse: true });
+    let n = 0;
+    const insertOne = await measureLoop(concurrency, settings, () => col.insertOne(eventLike(n++) as never));
+    const insertMany = await measureLoop(1, settings, () => col.insertMany(Array.from({ length: 100 }, () => eventLike(n++)) as never[], { ordered: false }), 100);
+    const ids = (await col.find({}, { projection: { _id: 1 } }).limit(5000).toArray()).map((d) => d._id);
+    let u = 0;
+    const updateOne = await measureLoop(concurrency, settings, () => col.updateOne({ _id: ids[u++ % ids.length] as never }, { $set: { updatedAt: new Date() } }));
+    return { insertOne, insertMany, updateOne };
+  }, dbPrefix, concurrency);
+}
+
+/** A find run by `concurrency` callers in a service's own database (the read a list endpoint makes), finds/s. */
+export async function findCeiling(
+  mongoUrl: string,
+  dbPrefix: string,
+  service: string,
+  collection: string,
+  query: { filter: Record<string, unknown>; sort: Record<string, 1 | -1>; limit: number; projection?: Record<string, number> },
+  settings: LoopSettings,
+  concurrency: number,
+): Promise<LoopResult & { returned: number }> {
+  return withDatabase(mongoUrl, service, async (db) => {
+    const col = db.collection(collection);
+    const find = () => col.find(query.filter, { projection: query.projection }).sort(query.sort).limit(query.limit).toArray();
+    const returned = (await find()).length;
+    return { ...(await measureLoop(concurrency, settings, find)), returned };
+  }, dbPrefix, concurrency);
+}
