@@ -4,6 +4,7 @@
  *   pnpm fuzz                          uses the npm start stack when it runs (.local/admin-token), else starts one
  *   pnpm fuzz --url URL --token TOKEN  fuzzes that gateway
  *   --max-examples N (default 25)  --max-time SECONDS (default 900)  --seed N
+ *   --include-path-regex RE / --exclude-path-regex RE  only / not the operations whose path matches
  *
  * schemathesis is installed from PyPI into .infra/venv-fuzz (git-ignored) when missing. Checks: no 5xx, every status
  * documented, every body and content type as documented. The summary is written to .infra/fuzz-last.txt.
@@ -103,6 +104,7 @@ async function main(): Promise<number> {
     '--warnings', 'off',
     ...(arg('seed') ? ['--seed', arg('seed')!] : []),
     ...(arg('exclude-path-regex') ? ['--exclude-path-regex', arg('exclude-path-regex')!] : []),
+    ...(arg('include-path-regex') ? ['--include-path-regex', arg('include-path-regex')!] : []),
   ];
   console.log(`[fuzz] schemathesis against ${t.url}/openapi.json (max ${maxExamples} examples per operation, ${maxTime} s)`);
   let output = '';

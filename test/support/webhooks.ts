@@ -41,7 +41,7 @@ export async function deliveryLog(admin: Client, p: Project, destinationId: stri
     nextAttemptAt: string | null;
     lastStatusCode: number | null;
     lastError: string | null;
-    attempts: Array<{ attempt: number; statusCode: number | null; ok: boolean; error: string | null; durationMs: number }>;
+    attempts: Array<{ attempt: number; statusCode: number | null; ok: boolean; error: string | null; durationMs: number; manual?: boolean | null }>;
   }>;
 }
 

@@ -18,6 +18,7 @@ import { errorMiddleware } from './middleware/errors';
 import { authenticator } from './middleware/authenticate';
 import { mountOperations } from './routes/mount-operations';
 import { mountAnalyticsView } from './routes/analytics-view';
+import { mountWebhooksView } from './routes/webhooks-view';
 import { mountApiDocs } from './routes/api-docs';
 import { rateLimiter } from './middleware/rate-limit';
 
@@ -139,6 +140,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
       res.type('application/json').send(asyncapi);
     });
     mountAnalyticsView(app);
+    mountWebhooksView(app);
     mountApiDocs(app);
   });
   // The analytics base URL ({analytics_url}): its own port, so it can be scaled and rate-limited apart.

@@ -65,6 +65,19 @@ export const webhookDispatcherConfig = z.object({
     .max(64)
     .default('default')
     .describe('Which share of the deliveries collection this deployment works; stacks sharing one database (parallel test runs) use different names'),
+  WEBHOOK_LOG_RETENTION_DAYS: z.coerce
+    .number()
+    .min(1)
+    .max(365)
+    .default(30)
+    .describe('How long the delivery log keeps deliveries (days): recover refuses a since further back than this'),
+  WEBHOOK_RECOVER_MAX_PER_CALL: z.coerce.number().int().min(1).max(10_000).default(1000).describe('Deliveries one recover call queues at most (the answer says more: true; call again for the rest)'),
+  WEBHOOK_STATS_FLUSH_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(2000)
+    .describe('How often the delivery counters added up in memory are written (one $inc upsert per destination and hour touched)'),
   DESTINATION_CACHE_MS: z.coerce.number().int().min(0).default(2000).describe("How long a project's destinations are remembered (changes clear it at once)"),
 });
 export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherConfig>;

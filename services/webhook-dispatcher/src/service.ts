@@ -7,6 +7,7 @@ import { defineService } from '@platform/runtime';
 import { SecretBox } from '@platform/secrets';
 import { webhookDispatcherConfig } from './config';
 import { attemptRepo } from './data/attempt.repo';
+import { deliveryStatsRepo } from './data/delivery-stats.repo';
 import { destinationHealthRepo } from './data/destination-health.repo';
 import { legacyDeliveryRepo } from './data/legacy-delivery.repo';
 import { chatappSender } from './clients/chatapp';
@@ -16,7 +17,9 @@ import { consumeJobs, ensureJobStream, retryQueue } from './clients/retry-queue'
 import { eventDeliveryJobs, type DeliveryDeps } from './domain/deliveries';
 import { MalformedEvent } from './domain/families';
 import { deliveryWorker } from './domain/worker';
-import { registerDeliveryHandlers } from './handlers/deliveries';
+import type { ManualDeliveryDeps } from './domain/manual-deliveries';
+import { SLOT_MS, countedAttempts, statsSink } from './domain/stats';
+import { registerDeliveryHandlers, registerManualDeliveryHandlers } from './handlers/deliveries';
 
 const log = getLogger('webhook-dispatcher');
 
@@ -28,7 +31,10 @@ export const webhookDispatcher = defineService({
     // Subjects and durable names take no dots or wildcards.
     const partition = config.WEBHOOK_PARTITION.replace(/[^A-Za-z0-9_-]/g, '_');
     await ensureJobStream(nc, (config as { JS_REPLICAS?: number }).JS_REPLICAS ?? 1);
-    const attempts = attemptRepo(db, config.WEBHOOK_PARTITION);
+    // Delivery counters (GET …/stats) are kept as rows are recorded, added up in memory and written in batches.
+    const statsStore = deliveryStatsRepo(db, config.WEBHOOK_PARTITION, { flushMs: config.WEBHOOK_STATS_FLUSH_MS, slotMs: SLOT_MS });
+    const stats = statsSink(statsStore.add);
+    const attempts = countedAttempts(attemptRepo(db, config.WEBHOOK_PARTITION), stats);
     const health = destinationHealthRepo(db, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
     const box = new SecretBox(config.ENCRYPTION_KEY);
@@ -133,6 +139,14 @@ export const webhookDispatcher = defineService({
     );
 
     registerDeliveryHandlers(bus, deps);
+    const manual: ManualDeliveryDeps = {
+      ...deps,
+      stats,
+      statsSlots: (key, ms) => statsStore.slots(key, ms),
+      logRetentionMs: config.WEBHOOK_LOG_RETENTION_DAYS * 24 * 3600_000,
+      recoverMaxPerCall: config.WEBHOOK_RECOVER_MAX_PER_CALL,
+    };
+    registerManualDeliveryHandlers(bus, manual);
     return {
       async stop(graceMs = 20_000) {
         // Consumers first (no new deliveries are scheduled; unfinished messages go back to the stream), then the
@@ -140,6 +154,7 @@ export const webhookDispatcher = defineService({
         const started = Date.now();
         await Promise.all(consumers.map((c) => c.stop(graceMs / 3)));
         await worker.stop(Math.max(0, graceMs - (Date.now() - started)));
+        await statsStore.stop().catch((err) => log.warn({ err: (err as Error).message }, 'delivery counters not written at stop'));
         destinations.stop();
         await http.close();
       },

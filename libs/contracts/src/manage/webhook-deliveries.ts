@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { IdPath, ListQuery, listReply, dataReply } from '../common';
+import { IdPath, IsoDateTime, ListQuery, Rid, listReply, dataReply } from '../common';
 
 /**
  * Operations served by the webhook dispatcher (it owns delivery records): the delivery log of a destination and
@@ -17,6 +17,7 @@ export const WebhookDeliveryAttempt = z.object({
   ok: z.boolean(),
   error: z.string().nullable().describe('Why the attempt failed, in words'),
   durationMs: z.number().int().describe('Latency of the attempt'),
+  manual: z.boolean().nullable().optional().describe('true when a person asked for this attempt (redeliver or recover)'),
 });
 
 export const WebhookDelivery = z.object({
@@ -79,4 +80,92 @@ export const testWebhookDestination = operation({
   params: IdPath,
   reply: { status: 200, body: dataReply(WebhookTestResult) },
   errors: [400, 401, 403, 404, 500, 503],
+});
+
+export const WebhookDeliveryPath = IdPath.extend({ deliveryId: Rid.describe('The delivery id (its `webhook-id`)') });
+
+export const redeliverWebhookDelivery = operation({
+  operationId: 'redeliverWebhookDelivery',
+  summary: 'Send a delivery again',
+  description:
+    'Queues one more attempt of a `failed`, `cancelled` or `delivered` delivery at once, with the same `webhook-id` (a receiver that deduplicates sees the same message) and a fresh signature. The attempt appears in the delivery log marked `manual`; the delivery is `pending` until it is made. A delivery already pending answers 409; a disabled destination answers 409 (enable it first).',
+  tags,
+  method: 'post',
+  path: `${base}/deliveries/{deliveryId}/redeliver`,
+  service: 'webhook-dispatcher',
+  subject: 'svc.webhook-dispatcher.deliveries.redeliver',
+  auth: 'manage',
+  permission: 'edit',
+  params: WebhookDeliveryPath,
+  reply: { status: 202, body: dataReply(WebhookDelivery) },
+  errors: [400, 401, 403, 404, 409, 500, 503],
+  addition: true,
+});
+
+export const WebhookRecoverBody = z
+  .strictObject({
+    since: IsoDateTime.describe('Deliveries created at or after this time (ISO 8601 date-time with offset)'),
+    until: IsoDateTime.optional().describe('…and before this time (default: now)'),
+  })
+  .refine((b) => b.until === undefined || Date.parse(b.until) > Date.parse(b.since), { message: 'until must be after since', path: ['until'] });
+
+export const WebhookRecoverResult = z.object({
+  scheduled: z.number().int().describe('Deliveries queued to be sent again by this call'),
+  more: z.boolean().describe('true when more deliveries matched than one call queues (WEBHOOK_RECOVER_MAX_PER_CALL): call again to queue the rest'),
+});
+
+export const recoverWebhookDeliveries = operation({
+  operationId: 'recoverWebhookDeliveries',
+  summary: 'Send again every failed or cancelled delivery of a time window',
+  description:
+    'Queues one more attempt (marked `manual`, same `webhook-id`) of every `failed` or `cancelled` delivery of the destination created in `[since, until)`. Each is queued once: a queued delivery is `pending` until its attempt is made, so calling again while they are pending queues nothing twice. `since` may not be older than the delivery log keeps deliveries (WEBHOOK_LOG_RETENTION_DAYS, 30 days by default): such a window is refused with 422.',
+  tags,
+  method: 'post',
+  path: `${base}/recover`,
+  service: 'webhook-dispatcher',
+  subject: 'svc.webhook-dispatcher.deliveries.recover',
+  auth: 'manage',
+  permission: 'edit',
+  params: IdPath,
+  body: WebhookRecoverBody,
+  reply: { status: 202, body: dataReply(WebhookRecoverResult) },
+  errors: [400, 401, 403, 404, 409, 422, 500, 503],
+  addition: true,
+});
+
+const StatusCounts = z.object({ delivered: z.number().int(), failed: z.number().int(), pending: z.number().int(), cancelled: z.number().int() });
+
+export const WebhookStatsWindow = z.object({
+  counts: StatusCounts.describe('Deliveries created in the window, by their status now'),
+  successRate: z.number().nullable().describe('delivered / (delivered + failed) of those deliveries, 0 to 1; null when none has finished'),
+  attempts: z.number().int().describe('Attempts made in the window'),
+  attemptDurationMs: z
+    .object({ p50: z.number().int().nullable(), p99: z.number().int().nullable() })
+    .describe('Attempt latency percentiles, estimated from a histogram (accurate to its bucket); null without attempts'),
+});
+
+export const WebhookStats = z.object({
+  destinationId: z.string(),
+  lastHour: WebhookStatsWindow,
+  lastDay: WebhookStatsWindow,
+  lastWeek: WebhookStatsWindow,
+});
+export type WebhookStats = z.infer<typeof WebhookStats>;
+
+export const getWebhookDestinationStats = operation({
+  operationId: 'getWebhookDestinationStats',
+  summary: 'Delivery statistics of a webhook destination',
+  description:
+    'Counts by status, success rate and attempt latency (p50/p99) for the last hour, day and week, read from counters kept as deliveries change (5-minute resolution; the counters are written every few seconds, so the newest changes may take that long to show).',
+  tags,
+  method: 'get',
+  path: `${base}/stats`,
+  service: 'webhook-dispatcher',
+  subject: 'svc.webhook-dispatcher.deliveries.stats',
+  auth: 'manage',
+  permission: 'view',
+  params: IdPath,
+  reply: { status: 200, body: dataReply(WebhookStats) },
+  errors: [400, 401, 403, 404, 500],
+  addition: true,
 });

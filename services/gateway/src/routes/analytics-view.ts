@@ -28,10 +28,12 @@ function loadChartJs(): Buffer | undefined {
   return readFileSync(found);
 }
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/** The views' content security policy: scripts and styles from this origin only, no inline code, no forms posting away. */
+export const VIEW_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-function send(res: Response, type: string, body: string | Buffer, cache: string) {
-  res.setHeader('content-security-policy', CSP);
+/** Sends a view or one of its assets with the views' CSP. */
+export function sendView(res: Response, type: string, body: string | Buffer, cache: string) {
+  res.setHeader('content-security-policy', VIEW_CSP);
   res.setHeader('x-content-type-options', 'nosniff');
   res.setHeader('cache-control', cache);
   res.type(type).send(body);
@@ -40,11 +42,11 @@ function send(res: Response, type: string, body: string | Buffer, cache: string)
 /** `GET /analytics/view?tenantId&projectId[&from&to&bucket&groupBy]` and its static assets (an addition). */
 export function mountAnalyticsView(app: Express): void {
   const chartJs = loadChartJs();
-  app.get('/analytics/view', (_req, res) => send(res, 'text/html; charset=utf-8', ANALYTICS_VIEW_HTML, 'no-store'));
-  app.get('/analytics/assets/view.js', (_req, res) => send(res, 'text/javascript; charset=utf-8', ANALYTICS_VIEW_JS, 'no-cache'));
-  app.get('/analytics/assets/view.css', (_req, res) => send(res, 'text/css; charset=utf-8', ANALYTICS_VIEW_CSS, 'no-cache'));
+  app.get('/analytics/view', (_req, res) => sendView(res, 'text/html; charset=utf-8', ANALYTICS_VIEW_HTML, 'no-store'));
+  app.get('/analytics/assets/view.js', (_req, res) => sendView(res, 'text/javascript; charset=utf-8', ANALYTICS_VIEW_JS, 'no-cache'));
+  app.get('/analytics/assets/view.css', (_req, res) => sendView(res, 'text/css; charset=utf-8', ANALYTICS_VIEW_CSS, 'no-cache'));
   app.get(`/analytics/assets/${CHART_FILE}`, (_req, res, next) => {
     if (!chartJs) return next(new AppError('service_unavailable', 'The chart library is not installed on this gateway'));
-    send(res, 'text/javascript; charset=utf-8', chartJs, 'public, max-age=86400');
+    sendView(res, 'text/javascript; charset=utf-8', chartJs, 'public, max-age=86400');
   });
 }

@@ -1,6 +1,6 @@
 import type { ProjectScope, WebhookDelivery } from '@platform/contracts';
 import { iso, scoped, type Connection } from '@platform/mongo';
-import { groupInsert } from '@platform/outbox';
+import { groupInsert, type GroupInsertOutcome } from '@platform/outbox';
 import { attemptModel, type AttemptDoc } from './attempt.model';
 
 export type AttemptRow = Omit<AttemptDoc, '_id' | 'partition' | 'latest'>;
@@ -23,10 +23,18 @@ function toDelivery(latest: AttemptDoc, attempts: AttemptDoc[]): WebhookDelivery
     nextAttemptAt: latest.status === 'pending' ? (iso(latest.nextAttemptAt) ?? null) : null,
     lastStatusCode: latest.statusCode ?? null,
     lastError: latest.error ?? null,
-    attempts: tried.map((a) => ({ attempt: a.attempt, at: iso(a.at)!, statusCode: a.statusCode ?? null, ok: a.ok, error: a.error ?? null, durationMs: a.durationMs })),
+    attempts: tried.map((a) => ({ attempt: a.attempt, at: iso(a.at)!, statusCode: a.statusCode ?? null, ok: a.ok, error: a.error ?? null, durationMs: a.durationMs, manual: a.manual === true })),
     createdAt: iso(latest.deliveryCreatedAt)!,
     updatedAt: iso(latest.at)!,
   };
+}
+
+/** The row that says what the delivery is now: the one flagged latest, else (between two writes of a crash) the last one. */
+export function latestRow(rows: AttemptDoc[]): AttemptDoc | undefined {
+  const flagged = rows.find((r) => r.latest);
+  if (flagged) return flagged;
+  // A cancel row of attempt n comes after the attempt row n; a manual cancel row n + 1 after both.
+  return [...rows].sort((a, b) => a.attempt - b.attempt || (a.kind === 'cancel' ? 1 : 0) - (b.kind === 'cancel' ? 1 : 0)).at(-1);
 }
 
 export function attemptRepo(db: Connection, partition: string) {
@@ -40,9 +48,44 @@ export function attemptRepo(db: Connection, partition: string) {
      * first, so a crash in between leaves the delivery briefly without a latest row, never with two; the job that was
      * being worked is redelivered and writes the row). A row already recorded (a redelivered job) is left as it is.
      */
-    async record(row: AttemptRow, previous?: string): Promise<void> {
+    async record(row: AttemptRow, previous?: string): Promise<GroupInsertOutcome> {
       if (previous) await Model.updateOne({ _id: previous, latest: true }, { $unset: { latest: 1 } });
-      await writer.insert({ ...row, _id: attemptRowId(row.deliveryId, row.attempt, row.kind), partition, latest: true });
+      return writer.insert({ ...row, _id: attemptRowId(row.deliveryId, row.attempt, row.kind), partition, latest: true });
+    },
+
+    /** Every row of one delivery of a destination (with bodies), or none. */
+    async rowsOf(scope: ProjectScope, destinationId: string, deliveryId: string): Promise<AttemptDoc[]> {
+      return Model.find({ partition, deliveryId, ...scoped(scope), destinationId }).lean<AttemptDoc[]>();
+    },
+
+    /** The delivery as the log shows it, from its rows. */
+    toDelivery(rows: AttemptDoc[]): WebhookDelivery | null {
+      const latest = latestRow(rows);
+      return latest ? toDelivery(latest, rows) : null;
+    },
+
+    /**
+     * Marks a delivery queued for a manual attempt: its latest row says `pending` (due now) from here on, if it still is
+     * the latest row and still has the status it was read with. Answers whether this call made the change.
+     */
+    async markQueued(row: AttemptDoc, now = new Date()): Promise<boolean> {
+      const r = await Model.updateOne({ _id: row._id, latest: true, status: row.status }, { $set: { status: 'pending', nextAttemptAt: now } });
+      return r.modifiedCount === 1;
+    },
+
+    /** Takes a mark back (the job could not be queued): the row says what it said before. */
+    async unmarkQueued(row: AttemptDoc): Promise<void> {
+      await Model.updateOne({ _id: row._id, latest: true, status: 'pending' }, { $set: { status: row.status, nextAttemptAt: row.nextAttemptAt ?? null } });
+    },
+
+    /**
+     * Latest rows (with bodies) of a destination's deliveries that have one status and were created in [since, until):
+     * an equality on the indexed fields narrows the rows, the time range is checked on those.
+     */
+    async latestWithStatus(scope: ProjectScope, destinationId: string, status: AttemptDoc['status'], since: Date, until: Date, limit: number): Promise<AttemptDoc[]> {
+      return Model.find({ partition, ...scoped(scope), destinationId, latest: true, status, deliveryCreatedAt: { $gte: since, $lt: until } })
+        .limit(limit)
+        .lean<AttemptDoc[]>();
     },
 
     /** Deliveries of a destination, newest first, each with its attempts. */

@@ -121,10 +121,11 @@ const rowOf = (job: DeliveryJob) => ({
   eventType: job.eventType,
   deliveryCreatedAt: new Date(job.createdAt),
   body: job.body,
+  ...(job.manual ? { manual: true } : {}),
 });
 
 /** The row this attempt follows in the delivery's log (none for a first attempt). */
-const previousRow = (job: DeliveryJob) => (job.attempt > 1 ? attemptRowId(job.id, job.attempt - 1) : undefined);
+const previousRow = (job: DeliveryJob) => job.previous ?? (job.attempt > 1 ? attemptRowId(job.id, job.attempt - 1) : undefined);
 
 /**
  * Works one job: checks the destination is still there and enabled, sends, records the attempt and its consequence
@@ -140,7 +141,8 @@ export async function runDelivery(deps: DeliveryDeps, job: DeliveryJob, sent: ()
   if (!dest || !dest.enabled) {
     sent();
     const reason = !dest ? 'cancelled: the destination was deleted' : `cancelled: the destination is disabled${dest.disabledReason ? ` (${dest.disabledReason})` : ''}`;
-    const attempted = job.attempt - 1;
+    // A manual attempt follows the delivery's last row (maybe a cancel row of attempt - 1): its cancel row is its own.
+    const attempted = job.manual ? job.attempt : job.attempt - 1;
     await deps.attempts.record(
       { ...rowOf(job), kind: 'cancel', attempt: attempted, at: new Date(), statusCode: null, ok: false, error: reason, durationMs: 0, status: 'cancelled', nextAttemptAt: null },
       previousRow(job),
@@ -159,7 +161,7 @@ export async function runDelivery(deps: DeliveryDeps, job: DeliveryJob, sent: ()
   const error = result.error && result.kind === 'retryable' && delay === null ? `${result.error}; no attempts left` : result.error;
   const row: AttemptRow = { ...rowOf(job), kind: 'attempt', attempt, at, statusCode: result.statusCode, ok: result.kind === 'delivered', error, durationMs: result.durationMs, status, nextAttemptAt };
   await deps.attempts.record(row, previousRow(job));
-  if (nextAttemptAt) await deps.retries.schedule({ ...job, attempt: attempt + 1, dueAt: nextAttemptAt.toISOString() });
+  if (nextAttemptAt) await deps.retries.schedule({ ...job, attempt: attempt + 1, dueAt: nextAttemptAt.toISOString(), manual: undefined, previous: undefined });
   else await deps.publish(outcomeEvents(job, status, row));
   log.info(
     { deliveryId: job.id, destinationId: job.destinationId, eventType: job.eventType, attempt, statusCode: result.statusCode, outcome: result.kind, durationMs: result.durationMs, nextAttemptAt },

@@ -21,6 +21,10 @@ export interface DeliveryJob {
   attempt: number;
   /** Not before this time (ISO 8601). */
   dueAt?: string;
+  /** A person asked for this attempt (redeliver, recover): recorded on its row; its retries are not manual. */
+  manual?: boolean;
+  /** The row this attempt follows when it is not `<webhook-id>#<attempt - 1>` (a manual attempt after a cancel). */
+  previous?: string;
 }
 
 export interface RetryQueue {

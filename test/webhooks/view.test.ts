@@ -1,0 +1,146 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { adminClient, aProject, anApiKey, client, eventually, projectPath, repoRoot, startReceiver, testStack, type Receiver } from '@platform/testkit';
+import { createDestination, eventuallyLogged } from '../support/webhooks';
+
+const stack = testStack();
+const admin = adminClient(stack);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+/** Screenshots for docs/webhooks.md (copied from here by hand when the page changes). */
+const SHOTS = join(repoRoot, '.infra', 'screenshots');
+
+let browser: Browser;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  mkdirSync(SHOTS, { recursive: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+/** A browser context signed in with a management session cookie (POST /manage/auth/session). */
+async function signedInContext() {
+  const res = await fetch(`${stack.gatewayUrl}/manage/auth/session`, { method: 'POST', headers: { authorization: `Bearer ${stack.adminToken}` } });
+  expect(res.status).toBe(201);
+  const [pair] = (res.headers.get('set-cookie') ?? '').split(';');
+  const eq = pair!.indexOf('=');
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await context.addCookies([{ name: pair!.slice(0, eq), value: pair!.slice(eq + 1), url: stack.gatewayUrl }]);
+  return context;
+}
+
+async function statsShow(p: { tenantId: string; projectId: string }, destId: string, counts: { delivered: number; failed: number }) {
+  await eventually(
+    async () => {
+      const res = await admin.get(`${projectPath(p)}/webhook-destinations/${destId}/stats`);
+      const c = res.body.data.lastHour.counts;
+      return c.delivered === counts.delivered && c.failed === counts.failed ? true : undefined;
+    },
+    'the counters written',
+    20_000,
+    200,
+  );
+}
+
+describe('webhooks view', () => {
+  test('when a signed-in user redelivers a failed delivery from the page, then the receiver gets it and the page shows it delivered', async () => {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const p = aProject();
+    const { key } = await anApiKey(admin, p, { agentId: 'agent-a' });
+    const dest = await createDestination(admin, p, { name: 'orders receiver', url: receiver.url, eventTypes: ['event.created'] });
+    await createDestination(admin, p, { name: 'alerts', url: 'https://hooks.example.com/alerts', eventTypes: ['evaluation.failed'] });
+    receiver.respondWith(400, 200);
+    const run = client(stack.gatewayUrl, key);
+    expect((await run.post('/run/v1/events', { id: 'evt-view-1', type: 'page.viewed' })).status).toBe(201);
+    const failed = await eventuallyLogged(admin, p, dest.id, (d) => d.status === 'failed', 'the first delivery failed');
+    expect((await run.post('/run/v1/events', { id: 'evt-view-2', type: 'page.viewed' })).status).toBe(201);
+    await eventuallyLogged(admin, p, dest.id, (d) => d.status === 'delivered', 'the second delivered');
+
+    // The counters are written every few seconds: the page shows what they say when it loads.
+    await statsShow(p, dest.id, { delivered: 1, failed: 1 });
+    const context = await signedInContext();
+    const page = await context.newPage();
+    const failedRequests: string[] = [];
+    const consoleErrors: string[] = [];
+    page.on('requestfailed', (r) => failedRequests.push(r.url()));
+    page.on('response', (r) => {
+      if (r.status() >= 400) failedRequests.push(`${r.status()} ${r.url()}`);
+    });
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    await page.goto(`${stack.gatewayUrl}/webhooks/view?tenantId=${p.tenantId}&projectId=${p.projectId}`);
+    await page.waitForSelector('#webhooks[data-state="ready"]');
+    await expect(page.textContent('#status')).resolves.toContain('2 destination(s)');
+    const row = page.locator(`#destinations tr[data-destination-id="${dest.id}"]`);
+    await expect(row.textContent()).resolves.toContain('orders receiver');
+
+    await row.click();
+    const failedRow = page.locator(`tr.delivery[data-delivery-id="${failed.id}"]`);
+    await page.locator(`tr.delivery[data-delivery-id="${failed.id}"][data-status="failed"]`).waitFor();
+    await expect(failedRow.textContent()).resolves.toContain('400');
+    await page.locator('#destinations tr[aria-selected="true"]', { hasText: '1 delivered, 1 failed' }).waitFor();
+    await failedRow.locator('details summary').click();
+    await page.screenshot({ path: join(SHOTS, 'webhooks-view-failed.png'), fullPage: true });
+
+    // The status filter shows only the failed one.
+    await page.selectOption('#filter-status', 'failed');
+    await page.locator('tr.delivery').nth(1).waitFor({ state: 'detached' });
+    await expect(page.locator('tr.delivery').count()).resolves.toBe(1);
+    await page.waitForURL(/status=failed/);
+    await page.selectOption('#filter-status', '');
+    await page.locator('tr.delivery').nth(1).waitFor();
+
+    await failedRow.locator('button.redeliver').click();
+    const [again] = await receiver.waitFor((r) => r.headers['webhook-id'] === failed.id, 2).then((rs) => rs.slice(1));
+    expect(again!.headers['webhook-id']).toBe(failed.id);
+    await page.locator(`tr.delivery[data-delivery-id="${failed.id}"][data-status="delivered"]`).waitFor({ timeout: 20_000 });
+    const attempts = page.locator(`tr.delivery[data-delivery-id="${failed.id}"] tr.attempt`);
+    await expect(attempts.count()).resolves.toBe(2);
+    await expect(page.getAttribute(`tr.delivery[data-delivery-id="${failed.id}"] tr.attempt[data-attempt="2"]`, 'data-manual')).resolves.toBe('true');
+    await statsShow(p, dest.id, { delivered: 2, failed: 0 });
+    await page.reload();
+    await page.locator(`tr.delivery[data-delivery-id="${failed.id}"][data-status="delivered"]`).waitFor();
+    await page.locator('#destinations tr[aria-selected="true"]', { hasText: '2 delivered, 0 failed' }).waitFor();
+    await page.locator(`tr.delivery[data-delivery-id="${failed.id}"] details summary`).click();
+    await page.screenshot({ path: join(SHOTS, 'webhooks-view-redelivered.png'), fullPage: true });
+    expect(failedRequests).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    await context.close();
+  });
+
+  test('when the visitor is not signed in, then the page says so', async () => {
+    const p = aProject();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${stack.gatewayUrl}/webhooks/view?tenantId=${p.tenantId}&projectId=${p.projectId}`);
+    await page.waitForSelector('#webhooks[data-state="error"]');
+    expect(await page.textContent('#status')).toMatch(/^401 Unauthorized: .*Sign in/);
+    await context.close();
+  });
+
+  test('when the page and its assets are fetched, then they carry a strict content security policy and no inline script', async () => {
+    const page = await fetch(`${stack.gatewayUrl}/webhooks/view`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'; style-src 'self'/);
+    const html = await page.text();
+    expect(html).not.toMatch(/https?:\/\//);
+    // Every script has a src (none inline), and no element has an inline event handler or style.
+    expect(html.match(/<script[^>]*>/g)).toEqual(['<script src="/webhooks/assets/view.js" defer>']);
+    expect(html).not.toMatch(/\son[a-z]+=|\sstyle=/i);
+    for (const [asset, type] of [['view.js', /javascript/], ['view.css', /text\/css/]] as const) {
+      const res = await fetch(`${stack.gatewayUrl}/webhooks/assets/${asset}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(type);
+      expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    }
+  });
+});
