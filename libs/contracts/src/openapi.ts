@@ -79,8 +79,8 @@ function gatewayStatuses(op: AnyOperation): number[] {
   if (op.body) s.push(400, 413, 415);
   if (op.params || op.query) s.push(400);
   if (op.auth === 'manage' || op.auth === 'cookie' || op.auth === 'bearer' || op.auth === 'admin') s.push(403);
-  // Idempotency-Key: still in flight (409), reused for another request (422).
-  if (acceptsIdempotencyKey(op)) s.push(409, 422);
+  // Idempotency-Key: malformed (400), still in flight (409), reused for another request (422).
+  if (acceptsIdempotencyKey(op)) s.push(400, 409, 422);
   return s;
 }
 
