@@ -28,11 +28,9 @@
  * Every phase (stack start, fault under load, read-back, teardown) has a time bound: a phase over its bound is a
  * failed row of the table, never a hang, and the run as a whole has a bound too.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect as netConnect } from 'node:net';
 import {
   anAnalyticsKey,
   anApiKey,
@@ -44,8 +42,9 @@ import {
   repoRoot,
   startNatsServer,
   startPrivateStack,
+  privateDatabase,
+  type PrivateDatabase,
   startReceiver,
-  trackChild,
   withDatabase,
   type Client,
   type InfraEnv,
@@ -89,6 +88,7 @@ interface Row {
   sent: number;
   accepted: number;
   lost: number | string;
+  lostIds?: string[];
   duplicated: number | string;
   '5xx': number;
   /** Of the 5xx: requests that were safe to repeat (reads, events with an id), which the gateway sends again. */
@@ -149,21 +149,6 @@ function failedRow(fault: string, err: unknown): void {
   rows.push({ fault, sent: 0, accepted: 0, lost: `FAILED: ${msg.slice(0, 100)}`, duplicated: '-', '5xx': 0, '5xxSafe': 0, '5xxNotSafe': 0, recoverMs: '-' });
 }
 
-function waitPort(port: number, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const s = netConnect(port, '127.0.0.1');
-      s.once('connect', () => (s.destroy(), resolve()));
-      s.once('error', () => {
-        s.destroy();
-        if (Date.now() > deadline) reject(new Error(`nothing listens on ${port}`));
-        else setTimeout(attempt, 100);
-      });
-    };
-    attempt();
-  });
-}
 
 /** One POST of the load: its status, or 0 when there was no answer (connection refused, reset or timed out). */
 async function post(url: string, token: string, json: unknown): Promise<number> {
@@ -215,6 +200,8 @@ interface LoadResult {
   recoverMs: number | 'never';
   /** When the fault ended (epoch ms). */
   faultEnd: number;
+  /** Every status each write got, in order (0: no answer). */
+  answers: Map<number, number[]>;
 }
 
 /**
@@ -242,6 +229,7 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
     }
   };
   const accepted = new Set<number>();
+  const answers = new Map<number, number[]>();
   let faultAt = 0;
   let faultEnd = 0;
   let recoveredAt = 0;
@@ -254,6 +242,7 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
         const startedAt = Date.now();
         const status = await write(i);
         count(status, writeSafe);
+        answers.set(i, [...(answers.get(i) ?? []), status]);
         if ((status >= 200 && status < 300) || status === 409) {
           accepted.add(i);
           if (faultEnd && !recoveredAt && startedAt >= faultAt) recoveredAt = Date.now();
@@ -286,7 +275,7 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
   } finally {
     await workers;
   }
-  return { sent, accepted, fivexx, fivexxSafe, fivexxNotSafe, failed, errors, recoverMs: recoveredAt ? Math.max(0, recoveredAt - faultEnd) : 'never', faultEnd };
+  return { sent, accepted, fivexx, fivexxSafe, fivexxNotSafe, failed, errors, recoverMs: recoveredAt ? Math.max(0, recoveredAt - faultEnd) : 'never', faultEnd, answers };
 }
 
 type Env = { stack: PrivateStack; admin: Client; adminToken: string; analyticsUrl: string };
@@ -414,7 +403,10 @@ function rowOf(fault: string, r: LoadResult, key: (i: number) => string, found: 
     const deliveryRecovery = Number.isFinite(firstAfter) ? firstAfter - r.faultEnd : 'never';
     recoverMs = recoverMs === 'never' || deliveryRecovery === 'never' ? 'never' : Math.max(recoverMs, deliveryRecovery);
   }
-  return { fault, sent: r.sent, accepted: r.accepted.size, lost: missing.size, duplicated, '5xx': r.fivexx, '5xxSafe': r.fivexxSafe, '5xxNotSafe': r.fivexxNotSafe, failed: r.failed, errors: r.errors, recoverMs, redeliveries };
+  // The first lost writes with every answer their requests got, to find where they went.
+  const lostIds = [...r.accepted].filter((i) => missing.has(key(i))).slice(0, 20).map((i) => `${key(i)} (${r.answers.get(i)?.join(',')})`);
+  if (lostIds.length) say(`${fault}: lost ${lostIds.join('; ')}`);
+  return { fault, sent: r.sent, accepted: r.accepted.size, lost: missing.size, lostIds, duplicated, '5xx': r.fivexx, '5xxSafe': r.fivexxSafe, '5xxNotSafe': r.fivexxNotSafe, failed: r.failed, errors: r.errors, recoverMs, redeliveries };
 }
 
 /** Run events through the gateway (and, with a receiver, their webhook deliveries); read back from events-ingest. */
@@ -490,103 +482,6 @@ async function analyticsFault(env: Env, signal: AbortSignal, name = 'SIGKILL ana
     if (withIds.length > ids.length) ids = withIds;
   }
   return rowOf(name, r, (i) => `a-${i}`, ids);
-}
-
-function ferretBinary(): string | undefined {
-  for (const c of [process.env.FERRETDB_BIN, join(repoRoot, '.infra', 'bin', 'ferretdb'), '/work/main/.infra/bin/ferretdb']) if (c && existsSync(c)) return c;
-  return undefined;
-}
-
-function pgBin(): string | undefined {
-  try {
-    const dir = execFileSync('bash', ['-c', 'ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1'], { encoding: 'utf8' }).trim();
-    return dir && existsSync(join(dir, 'initdb')) ? dir : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-interface PrivateDatabase {
-  url: string;
-  /** Stops PostgreSQL (immediate: like a crash) and FerretDB, waits, starts both again. */
-  restart(downMs: number, end: () => void): Promise<void>;
-  destroy(): void;
-}
-
-/**
- * A PostgreSQL and a FerretDB of this run only, on ports of their own (and a debug port of its own), in a temporary
- * folder: restarting them harms nobody. The shared infrastructure is never stopped.
- */
-async function privateDatabase(): Promise<PrivateDatabase> {
-  const ferret = ferretBinary();
-  const pg = pgBin();
-  if (!ferret || !pg) throw new Error(`needs ${!ferret ? 'the ferretdb binary (scripts/infra.sh up builds it)' : 'PostgreSQL (initdb)'}`);
-  const root = process.getuid?.() === 0;
-  const dir = mkdtempSync(join(tmpdir(), 'chaos-db-'));
-  const data = join(dir, 'pg');
-  const sock = join(dir, 'sock');
-  mkdirSync(data);
-  mkdirSync(sock);
-  if (root) {
-    execFileSync('bash', ['-c', 'id postgres >/dev/null 2>&1 || useradd -r -m postgres']);
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    for (const d of [dir, data, sock]) chownSync(d, uid, -1);
-  }
-  const sh = (cmd: string) => execFileSync(root ? 'su' : 'bash', root ? ['postgres', '-s', '/bin/bash', '-c', cmd] : ['-c', cmd], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
-  const pgPort = await freePort();
-  const port = await freePort();
-  const debugPort = await freePort();
-  sh(`${pg}/initdb -D '${data}' -U postgres --auth=trust -E UTF8`);
-  const pgStart = () =>
-    sh(`${pg}/pg_ctl -D '${data}' -l '${dir}/postgres.log' -w -t 30 -o "-p ${pgPort} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start`);
-  const pgStop = () => sh(`${pg}/pg_ctl -D '${data}' -m immediate -w -t 30 stop`);
-  pgStart();
-  sh(`${pg}/psql -h 127.0.0.1 -p ${pgPort} -U postgres -qc 'CREATE DATABASE ferretdb'`);
-  let child: ChildProcess | undefined;
-  const ferretStart = async () => {
-    child = spawn(
-      ferret,
-      [
-        '--handler=postgresql',
-        `--postgresql-url=postgres://postgres@127.0.0.1:${pgPort}/ferretdb?pool_max_conns=60`,
-        `--listen-addr=127.0.0.1:${port}`,
-        `--debug-addr=127.0.0.1:${debugPort}`,
-        '--telemetry=disable',
-        '--log-level=error',
-        `--state-dir=${dir}`,
-      ],
-      { stdio: 'ignore' },
-    );
-    trackChild(child);
-    await waitPort(port);
-  };
-  const ferretStop = async () => {
-    const c = child;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return;
-    await new Promise<void>((r) => (c.once('exit', () => r()), c.kill('SIGKILL')));
-  };
-  await ferretStart();
-  say(`private database: PostgreSQL on ${pgPort}, FerretDB on ${port} (${dir})`);
-  return {
-    url: `mongodb://127.0.0.1:${port}/`,
-    async restart(downMs, end) {
-      await ferretStop();
-      pgStop();
-      await sleep(downMs);
-      pgStart();
-      await ferretStart();
-      end();
-    },
-    destroy() {
-      child?.kill('SIGKILL');
-      try {
-        pgStop();
-      } catch {
-        /* not running */
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 async function natsCluster(): Promise<NatsServer[]> {
@@ -730,7 +625,7 @@ async function main() {
     let db: PrivateDatabase | undefined;
     let env: Env | undefined;
     try {
-      db = await bounded('start the private database', BOUND.stackStart, () => privateDatabase());
+      db = await bounded('start the private database', BOUND.stackStart, () => privateDatabase({ log: say }));
       const mongoUrl = db.url;
       env = await bounded('start the database stack', BOUND.stackStart, () => newStack('db', ['management', 'run-auth', 'events-ingest'], { infra: { MONGO_URL: mongoUrl } }));
       const e = env;

@@ -40,10 +40,17 @@ interface WriteErrorLike {
   err?: { index: number; code?: number };
 }
 
+/**
+ * The rows the server reported as failed, or undefined when the error says nothing row by row. The driver wraps a
+ * network error during insertMany in a bulk write error with an empty `writeErrors`: then no row is known to be
+ * stored (the connection may have died before or after the commit), and taking the empty list as "none failed"
+ * would answer 201 for rows that were never written (found by `pnpm chaos`, database restart row).
+ */
 function writeErrorsOf(err: unknown): Array<{ index: number; code?: number }> | undefined {
   const we = (err as { writeErrors?: WriteErrorLike[] | WriteErrorLike })?.writeErrors;
   if (!we) return undefined;
   const list = Array.isArray(we) ? we : [we];
+  if (list.length === 0) return undefined;
   return list.map((e) => ({ index: e.err?.index ?? e.index, code: e.err?.code ?? e.code }));
 }
 

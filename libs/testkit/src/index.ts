@@ -20,3 +20,4 @@ export * from './fakes/otlp';
 export * from './api';
 export * from './fakes/llm';
 export * from './dev-stack';
+export * from './private-database';
