@@ -447,9 +447,19 @@ async function main() {
           batchTimes.push(performance.now() - t0);
         }
         const batch = percentiles(batchTimes);
-        const row = addRow(`analytics ingest of a 100-event batch (${atOnce} at a time)`, { rps: 100_000 / batch.p50, p50: Math.round(batch.p50), p99: Math.round(batch.max) }, undefined, 'req/s = events/s of the median batch; p50/p99 = median/slowest batch time');
-        target(againstCeiling(row, 'insertMany of 100'), '>= 0.5 x raw insertMany', ceilingAtLeast(0.5));
+        // One event a request: for comparison with the batch below (each request is a gateway hop and a bus message).
+        againstCeiling(addRow(`analytics ingest of 100 events as 100 requests (${atOnce} at a time)`, { rps: 100_000 / batch.p50, p50: Math.round(batch.p50), p99: Math.round(batch.max) }, undefined, 'req/s = events/s of the median batch; p50/p99 = median/slowest batch time'), 'insertMany of 100');
       }
+      // The batch endpoint: 100 events in one request, stored with one insertMany; 4 batches in flight at once.
+      const batchBody = () => JSON.stringify({ events: Array.from({ length: 100 }, () => JSON.parse(analyticsEvent())) });
+      const batchRun = await measure({ url: `${analyticsUrl}/events/batch`, method: 'POST', headers: { authorization: `Bearer ${ak}` }, body: batchBody, expectStatus: 200, connections: 4 }, settings);
+      const batchRow = addRow(
+        'analytics POST /events/batch of 100 events (4 connections)',
+        { ...batchRun, rps: (batchRun.rps ?? 0) * 100 },
+        undefined,
+        'req/s = events/s; p50/p99 = per batch',
+      );
+      target(againstCeiling(batchRow, 'insertMany of 100'), '>= 0.5 x raw insertMany', ceilingAtLeast(0.5));
 
       }
       // Two replicas of events-ingest behind the same gateway.

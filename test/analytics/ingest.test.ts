@@ -368,3 +368,56 @@ describe('analytics ingest: its own base URL', () => {
     expect(res.headers.get('access-control-allow-methods')).toMatch(/POST/);
   });
 });
+
+describe('analytics ingest: batches (POST /events/batch)', () => {
+  const at = '2026-03-02T10:00:00Z';
+  const countsOf = async (p: ReturnType<typeof aProject>) =>
+    (await admin.get(`${projectPath(p)}/analytics/counts?from=2026-03-02T10:00:00Z&to=2026-03-02T11:00:00Z&bucket=hour`)).body.data.byType;
+
+  test('when a batch holds new events, a replay and two copies of one id, then each is stored once and the answer says which, in order', async () => {
+    const { p, ingest } = await anIngestClient();
+    const earlier = await ingest.post('/events', { id: uniqueId('evt'), entityType: 'message', messageId: 'm-0', type: 'batched', createdAt: at });
+    expect(earlier.status).toBe(201);
+    const twin = uniqueId('evt');
+    const events = [
+      ...Array.from({ length: 100 }, (_, i) => ({ id: uniqueId('evt'), entityType: 'message', messageId: `m-${i}`, type: 'batched', createdAt: at })),
+      { id: earlier.body.id, entityType: 'search', searchQuery: 'changed', type: 'changed', createdAt: at },
+      { id: twin, entityType: 'conversation', conversationId: 'c-1', type: 'batched', createdAt: at },
+      { id: twin, entityType: 'conversation', conversationId: 'c-1', type: 'batched', createdAt: at },
+    ];
+    const res = await ingest.post('/events/batch', { events });
+    expect(res.status).toBe(200);
+    const items = res.body.data as Array<{ status: number; data: { id: string; messageId?: string; projectId: string } }>;
+    expect(items).toHaveLength(103);
+    expect(items.slice(0, 100).map((x) => x.status)).toEqual(Array(100).fill(201));
+    for (const [i, x] of items.slice(0, 100).entries()) expect(x.data).toMatchObject({ id: events[i]!.id, messageId: `m-${i}`, projectId: p.projectId });
+    expect(items[100]).toEqual({ status: 200, data: earlier.body });
+    expect([items[101]!.status, items[102]!.status].sort()).toEqual([200, 201]);
+    expect(items[101]!.data).toEqual(items[102]!.data);
+    expect(await countsOf(p)).toEqual([{ type: 'batched', total: 102, counts: [102] }]);
+
+    // the same batch again stores nothing and answers every event with its stored row
+    const again = await ingest.post('/events/batch', { events });
+    expect(again.status).toBe(200);
+    expect(again.body.data.map((x: { status: number }) => x.status)).toEqual(Array(103).fill(200));
+    expect(again.body.data.slice(0, 100)).toEqual(items.slice(0, 100).map((x) => ({ status: 200, data: x.data })));
+    expect(await countsOf(p)).toEqual([{ type: 'batched', total: 102, counts: [102] }]);
+  });
+
+  test('when one event of a batch is invalid or names another project, then nothing of it is stored and the problem points at it', async () => {
+    const { p, ingest } = await anIngestClient();
+    const good = { entityType: 'message', messageId: 'm', type: 'batched', createdAt: at };
+    const invalid = await ingest.post('/events/batch', { events: [good, { entityType: 'message', messageId: 'm', createdAt: at }, good] });
+    expect(invalid.status).toBe(400);
+    expect(invalid.contentType).toMatch(/application\/problem\+json/);
+    expect(invalid.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer: '/events/1/type' })]));
+    const foreign = await ingest.post('/events/batch', { events: [good, { ...good, projectId: 'someone-else' }] });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.errors).toEqual([expect.objectContaining({ pointer: '/events/1/projectId' })]);
+    const empty = await ingest.post('/events/batch', { events: [] });
+    expect(empty.status).toBe(400);
+    const tooMany = await ingest.post('/events/batch', { events: Array.from({ length: 1001 }, () => good) });
+    expect(tooMany.status).toBe(400);
+    expect(await countsOf(p)).toEqual([]);
+  });
+});

@@ -31,6 +31,9 @@ export function acceptsIdempotencyKey(op: Pick<AnyOperation, 'method' | 'repeat'
 }
 
 function hasOwnId(body: unknown): boolean {
+  const events = (body as { events?: unknown } | undefined)?.events;
+  // a batch: every item carries its id
+  if (Array.isArray(events)) return events.length > 0 && events.every(hasOwnId);
   const id = (body as { id?: unknown } | undefined)?.id;
   return (typeof id === 'string' && id !== '') || typeof id === 'number';
 }

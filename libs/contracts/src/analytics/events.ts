@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { IsoDateTime, JsonObject } from '../common';
+import { dataReply, IsoDateTime, JsonObject } from '../common';
 
 /** Largest accepted body of `POST {analytics_url}/events`: 2 MB (2,097,152 bytes). */
 export const ANALYTICS_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
@@ -87,6 +87,44 @@ export const createAnalyticsEvent = operation({
   bodyLimit: ANALYTICS_BODY_LIMIT_BYTES,
   reply: { status: 201, body: AnalyticsEvent, description: 'Stored' },
   extraReplies: [{ status: 200, description: 'The id was already recorded; the stored row is returned unchanged', body: AnalyticsEvent }],
+  errors: [400, 401, 403, 413, 415, 422, 500],
+  rateLimit: 'analytics',
+});
+
+/** Most events in one `POST {analytics_url}/events/batch`. */
+export const ANALYTICS_BATCH_MAX = 1000;
+
+export const AnalyticsEventBatch = z.strictObject({
+  events: z.array(AnalyticsEventCreate).min(1).max(ANALYTICS_BATCH_MAX).describe(`1 to ${ANALYTICS_BATCH_MAX} events, each as the body of POST /events`),
+});
+export type AnalyticsEventBatch = z.infer<typeof AnalyticsEventBatch>;
+
+/** What `POST /events` would have answered for one event of a batch. */
+export const AnalyticsBatchItem = z.object({
+  status: z.union([z.literal(201), z.literal(200)]).describe('201 stored now; 200 the id was already recorded (the stored row, unchanged)'),
+  data: AnalyticsEvent,
+});
+
+export const createAnalyticsEventBatch = operation({
+  operationId: 'createAnalyticsEventBatch',
+  // Every event with an id answers its stored row when repeated: a batch whose events all carry ids never stores twice.
+  repeat: 'with-id',
+  summary: 'Record up to 1000 analytics events in one request',
+  description:
+    'Served on the analytics base URL ({analytics_url}), beside `POST /events`; the same key, rules and answers per event, stored ' +
+    'together (one database write for many events). All or nothing on validation: when any event is invalid (400, with a pointer ' +
+    'such as `/events/3/type`) or names another project or integration (403), nothing is stored. Otherwise 200 with `data`, one item per ' +
+    'event, in order: `status` 201 (stored now) or 200 (its `id` was already recorded; the stored row, unchanged). Body at most 2 MB.',
+  tags: ['Analytics'],
+  method: 'post',
+  path: '/events/batch',
+  service: 'analytics',
+  subject: 'svc.analytics.events.batch',
+  auth: 'analytics',
+  listener: 'analytics',
+  body: AnalyticsEventBatch,
+  bodyLimit: ANALYTICS_BODY_LIMIT_BYTES,
+  reply: { status: 200, body: dataReply(z.array(AnalyticsBatchItem)), description: 'One item per event, in order' },
   errors: [400, 401, 403, 413, 415, 422, 500],
   rateLimit: 'analytics',
 });

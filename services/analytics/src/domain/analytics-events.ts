@@ -17,15 +17,15 @@ export const floorTo = (t: Date, unitMs: number) => new Date(Math.floor(t.getTim
  * The body may name the project and integration; when it does they must be the key's (403 otherwise), so a key
  * can never write into another project. The stored event always carries the key's project and integration.
  */
-function assertKeyScope(p: Extract<Principal, { kind: 'analytics' }>, input: AnalyticsEventCreate): void {
+function assertKeyScope(p: Extract<Principal, { kind: 'analytics' }>, input: AnalyticsEventCreate, at = ''): void {
   if (input.projectId != null && input.projectId !== p.projectId) {
     throw new AppError('forbidden', "projectId does not match the analytics key's project", {
-      errors: [{ pointer: '/projectId', detail: "must be the analytics key's project (or omitted)" }],
+      errors: [{ pointer: `${at}/projectId`, detail: "must be the analytics key's project (or omitted)" }],
     });
   }
   if (input.integrationId != null && input.integrationId !== p.integrationId) {
     throw new AppError('forbidden', "integrationId does not match the analytics key's integration", {
-      errors: [{ pointer: '/integrationId', detail: "must be the analytics key's integration (or omitted)" }],
+      errors: [{ pointer: `${at}/integrationId`, detail: "must be the analytics key's integration (or omitted)" }],
     });
   }
 }
@@ -45,7 +45,21 @@ function anchorOf(input: AnalyticsEventCreate) {
 export async function recordAnalyticsEvent(deps: AnalyticsEventDeps, principal: Principal, input: AnalyticsEventCreate): Promise<{ created: boolean; event: AnalyticsEvent }> {
   if (principal.kind !== 'analytics') throw new AppError('unauthorized', 'An analytics key is required');
   assertKeyScope(principal, input);
+  return store(deps, principal, input, new Date());
+}
+
+/**
+ * Stores the events of a batch, each as `recordAnalyticsEvent` would, in order. Every event's scope is checked before
+ * any is stored (all or nothing); the inserts go out together, so the group commit writes them with one insertMany.
+ */
+export async function recordAnalyticsEvents(deps: AnalyticsEventDeps, principal: Principal, inputs: AnalyticsEventCreate[]): Promise<Array<{ created: boolean; event: AnalyticsEvent }>> {
+  if (principal.kind !== 'analytics') throw new AppError('unauthorized', 'An analytics key is required');
+  for (const [i, input] of inputs.entries()) assertKeyScope(principal, input, `/events/${i}`);
   const receivedAt = new Date();
+  return Promise.all(inputs.map((input) => store(deps, principal, input, receivedAt)));
+}
+
+function store(deps: AnalyticsEventDeps, principal: Extract<Principal, { kind: 'analytics' }>, input: AnalyticsEventCreate, receivedAt: Date) {
   const createdAt = input.createdAt ? new Date(input.createdAt) : receivedAt;
   return deps.events.insertOnce({
     id: input.id ?? randomUUID(),
