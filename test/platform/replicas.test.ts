@@ -67,6 +67,38 @@ test('when requests arrive, then both management replicas serve them (one queue 
   expect(instances.size).toBe(2);
 });
 
+// Management keeps pages of the key list in memory while the project's keys are unchanged; a change made through one
+// replica must show on the next list of every replica (both have the old page cached before each change).
+test('when API keys change through one management replica, then the next list on either replica shows the change', async () => {
+  const p = aProject();
+  const keys = `${projectPath(p)}/api-keys?page=1&limit=10`;
+  /** 20 lists (both replicas answer some); each one's rows by id. */
+  const listTwenty = async () =>
+    Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const res = await admin.get(keys);
+        expect(res.status).toBe(200);
+        return { total: res.body.pagination.total as number, byId: new Map((res.body.data as Array<{ id: string; name: string; lastUsedAt: string | null }>).map((k) => [k.id, k])) };
+      }),
+    );
+  const first = await anApiKey(admin, p, { name: 'first' });
+  for (const l of await listTwenty()) expect([...l.byId.keys()]).toEqual([first.apiKey.id]);
+
+  const second = await anApiKey(admin, p, { name: 'second' });
+  for (const l of await listTwenty()) expect([l.total, l.byId.has(second.apiKey.id)]).toEqual([2, true]);
+
+  expect((await admin.patch(`${projectPath(p)}/api-keys/${first.apiKey.id}`, { name: 'renamed' })).status).toBe(200);
+  for (const l of await listTwenty()) expect(l.byId.get(first.apiKey.id)?.name).toBe('renamed');
+
+  expect((await admin.delete(`${projectPath(p)}/api-keys/${second.apiKey.id}`)).status).toBe(204);
+  for (const l of await listTwenty()) expect([l.total, l.byId.has(second.apiKey.id)]).toEqual([1, false]);
+
+  // A key's first use is recorded after its request is answered; once one list shows it, every list does.
+  expect((await client(stack.gatewayUrl, first.key).post('/run/v1/events', { type: 'used' })).status).toBe(201);
+  await eventually(async () => (await listTwenty()).some((l) => l.byId.get(first.apiKey.id)?.lastUsedAt != null), 'lastUsedAt listed');
+  for (const l of await listTwenty()) expect(l.byId.get(first.apiKey.id)?.lastUsedAt).not.toBeNull();
+});
+
 test('when events are posted, then each is delivered exactly once to each destination, with two dispatcher replicas sharing the consumers', async () => {
   const p = aProject();
   const { key } = await anApiKey(admin, p, { agentId: 'replica-agent' });

@@ -50,7 +50,7 @@ export const management = defineService({
       agents: outboxRelay(agentModel(db), pub),
       feedback: outboxRelay(feedbackModel(db), pub),
     };
-    const apiKeys = apiKeyRepo(db, relays.apiKeys);
+    const apiKeys = apiKeyRepo(db, relays.apiKeys, redis);
     const destinations = webhookDestinationRepo(db, relays.destinations);
     const apps = appRepo(db, relays.apps);
     const agents = agentRepo(db, relays.agents);

@@ -1,5 +1,7 @@
 import type { ApiKey, ProjectScope, PendingEvent } from '@platform/contracts';
 import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { getLogger } from '@platform/logger';
 import { isDuplicateKey, iso, listPage, scoped, type Connection } from '@platform/mongo';
 import { outboxOnDelete, outboxOnUpdate, type OutboxRelay } from '@platform/outbox';
 import { apiKeyModel, type ApiKeyDoc } from './api-key.model';
@@ -58,15 +60,68 @@ function projectTotals(db: Connection) {
   };
 }
 
-export function apiKeyRepo(db: Connection, relay: OutboxRelay) {
+const log = getLogger('management.api-keys');
+
+/** Pages kept at most (oldest dropped first), and how long one is trusted without a change seen. */
+const PAGES_MAX = 2_000;
+const PAGE_TTL_MS = 30_000;
+
+/**
+ * Pages of the key list served from memory while the project's keys are unchanged. Every change of a project's keys
+ * (create, update, revoke, a new `lastUsedAt`) gives the project a new random stamp in Redis *after* the database
+ * write; a list reads the stamp *before* the database, and a cached page is served only while the stamp it was read
+ * under is still the project's. So on every replica a list never misses a change that was answered before it began.
+ * Without Redis the cache is bypassed (a change whose stamp could not be written is seen at most `PAGE_TTL_MS` late
+ * by other replicas; this one drops its pages at once).
+ */
+function listCache(redis: Redis | undefined) {
+  const pages = new Map<string, { stamp: string; at: number; value: { rows: ApiKey[]; total: number } }>();
+  const stampKey = (scope: ProjectScope) => `apikeys:stamp:${scope.tenantId}:${scope.projectId}`;
+  const dropProject = (scope: ProjectScope) => {
+    const prefix = `${scope.tenantId}:${scope.projectId}:`;
+    for (const k of pages.keys()) if (k.startsWith(prefix)) pages.delete(k);
+  };
+  return {
+    /** The project's current stamp (made when there is none yet), or undefined when Redis cannot be asked. */
+    async stamp(scope: ProjectScope): Promise<string | undefined> {
+      if (!redis || redis.status !== 'ready') return undefined;
+      try {
+        const key = stampKey(scope);
+        return (await redis.get(key)) ?? ((await redis.set(key, randomUUID(), 'NX'), await redis.get(key)) || undefined);
+      } catch {
+        return undefined;
+      }
+    },
+    get(key: string, stamp: string | undefined) {
+      const hit = stamp === undefined ? undefined : pages.get(key);
+      return hit && hit.stamp === stamp && Date.now() - hit.at < PAGE_TTL_MS ? hit.value : undefined;
+    },
+    put(key: string, stamp: string | undefined, value: { rows: ApiKey[]; total: number }) {
+      if (stamp === undefined) return;
+      pages.delete(key);
+      pages.set(key, { stamp, at: Date.now(), value });
+      if (pages.size > PAGES_MAX) pages.delete(pages.keys().next().value!);
+    },
+    /** After a change is stored: a new stamp for the project (every replica's pages of it stop being served). */
+    async changed(scope: ProjectScope): Promise<void> {
+      dropProject(scope);
+      if (!redis) return;
+      await redis.set(stampKey(scope), randomUUID()).catch((err) => log.warn({ err: (err as Error).message }, 'could not stamp a change of API keys; other replicas may list the old keys for up to 30 s'));
+    },
+  };
+}
+
+export function apiKeyRepo(db: Connection, relay: OutboxRelay, redis?: Redis) {
   const Model = apiKeyModel(db);
   const totals = projectTotals(db);
+  const cache = listCache(redis);
+  const reading = new Map<string, Promise<{ rows: ApiKey[]; total: number }>>();
   const hidden = { keyHash: 0, pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, live: 0 };
   return {
     model: Model,
     async insert(doc: ApiKeyDoc): Promise<ApiKey> {
       await Model.create({ ...doc, live: true });
-      await totals.changed(doc);
+      await Promise.all([totals.changed(doc), cache.changed(doc)]);
       return toApiKey(doc);
     },
     /** Keys stored before `live` existed get it (once; a marker in `apiKeyTotals` records that it was done). */
@@ -85,13 +140,28 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay) {
       return Model.findOne({ _id: publicId, ...live }, { pendingEvents: 0 }).lean<ApiKeyDoc>();
     },
     async list(scope: ProjectScope, filter: { agentId?: string }, page: number, limit: number) {
-      const q = { ...scoped(scope), ...live, ...(filter.agentId ? { agentId: filter.agentId } : {}) };
-      const countNow = () => Model.countDocuments(q);
-      const { rows, total } = await listPage<ApiKeyDoc>(Model, q, hidden, { createdAt: -1, _id: 1 }, page, limit, {
-        readAhead: READ_AHEAD,
-        total: filter.agentId ? countNow : () => totals.total(scope, countNow),
-      });
-      return { rows: rows.map(toApiKey), total };
+      const key = `${scope.tenantId}:${scope.projectId}:${filter.agentId ?? ''}:${page}:${limit}`;
+      const stamp = await cache.stamp(scope);
+      const cached = cache.get(key, stamp);
+      if (cached) return cached;
+      // Lists that miss together under one stamp share one read (a cold page under load is read once, not per request).
+      const flight = `${key}:${stamp}`;
+      const running = reading.get(flight);
+      if (running && stamp !== undefined) return running;
+      const read = (async () => {
+        const q = { ...scoped(scope), ...live, ...(filter.agentId ? { agentId: filter.agentId } : {}) };
+        const countNow = () => Model.countDocuments(q);
+        const { rows, total } = await listPage<ApiKeyDoc>(Model, q, hidden, { createdAt: -1, _id: 1 }, page, limit, {
+          readAhead: READ_AHEAD,
+          total: filter.agentId ? countNow : () => totals.total(scope, countNow),
+        });
+        const value = { rows: rows.map(toApiKey), total };
+        cache.put(key, stamp, value);
+        return value;
+      })();
+      if (stamp === undefined) return read;
+      reading.set(flight, read);
+      return read.finally(() => reading.delete(flight));
     },
     async update(scope: ProjectScope, id: string, set: Partial<ApiKeyDoc>, events: PendingEvent[]): Promise<ApiKey | null> {
       const ops = outboxOnUpdate(events);
@@ -100,7 +170,10 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay) {
           .lean<ApiKeyDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> }>()
           .exec(),
       );
-      if (d) relay.flush(d);
+      if (d) {
+        relay.flush(d);
+        await cache.changed(scope);
+      }
       return d ? toApiKey(d) : null;
     },
     async remove(scope: ProjectScope, id: string, events: PendingEvent[]): Promise<boolean> {
@@ -110,12 +183,13 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay) {
       );
       if (d) {
         relay.flush(d);
-        await totals.changed(scope);
+        await Promise.all([totals.changed(scope), cache.changed(scope)]);
       }
       return d !== null;
     },
-    touch(id: string, at: Date) {
-      return relay.exclusive([id], () => Model.updateOne({ _id: id }, { $set: { lastUsedAt: at } }).exec());
+    async touch(scope: ProjectScope, id: string, at: Date) {
+      await relay.exclusive([id], () => Model.updateOne({ _id: id }, { $set: { lastUsedAt: at } }).exec());
+      await cache.changed(scope);
     },
   };
 }

@@ -68,7 +68,7 @@ export async function verifyApiKey(deps: ApiKeyDeps, key: string): Promise<Verif
   const now = new Date();
   if (doc.expiresAt && doc.expiresAt <= now) return null;
   if (!doc.lastUsedAt || now.getTime() - doc.lastUsedAt.getTime() > TOUCH_EVERY_MS) {
-    void deps.apiKeys.touch(doc._id, now).catch(() => undefined);
+    void deps.apiKeys.touch(doc, doc._id, now).catch(() => undefined);
   }
   return { id: doc._id, tenantId: doc.tenantId, projectId: doc.projectId, agentId: doc.agentId, expiresAt: doc.expiresAt ? doc.expiresAt.toISOString() : null };
 }
