@@ -24,7 +24,11 @@ await build({
   target: 'node24',
   format: 'cjs',
   sourcemap: 'linked',
+  minifyWhitespace: true,
+  minifySyntax: true,
   external,
+  // Node's WHATWG URL instead of the whatwg-url package (scripts/shims/whatwg-url.cjs says why).
+  alias: { 'whatwg-url': join(root, 'scripts', 'shims', 'whatwg-url.cjs') },
   logLevel: 'warning',
   write: true,
   entryNames: '[name]/main',

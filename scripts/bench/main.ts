@@ -160,6 +160,26 @@ async function startBaseline(): Promise<{ url: string; child: ChildProcess }> {
   return { url: `http://127.0.0.1:${port}/`, child };
 }
 
+/**
+ * The floor under a service's idle RSS, with the production node flags: node with nothing loaded, and node with only
+ * the libraries every service is built on (mongoose with the MongoDB driver, nats, express, ioredis) loaded.
+ */
+async function memoryFloor(): Promise<Array<{ name: string; idleMb: number }>> {
+  const from = join(repoRoot, 'services', 'management', 'package.json');
+  const libs = `const r=require('node:module').createRequire(${JSON.stringify(from)});globalThis.k=['mongoose','nats','express','ioredis'].map((m)=>r(m));`;
+  const out: Array<{ name: string; idleMb: number }> = [];
+  for (const [name, code] of [
+    ['floor: node alone', ''],
+    ['floor: node + mongoose, nats, express, ioredis (no code of ours)', libs],
+  ] as const) {
+    const child = spawn(process.execPath, [...productionNodeArgs(), '-e', `${code}setTimeout(()=>console.log('ready'),1500);setTimeout(()=>{},60000)`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((resolve) => child.stdout!.once('data', resolve));
+    out.push({ name, idleMb: Math.round(rssMb(child.pid)) });
+    child.kill();
+  }
+  return out;
+}
+
 // Resident memory of the stack's processes, from /proc/<pid>/status.
 function rssMb(pid: number | undefined): number {
   if (!pid) return NaN;
@@ -559,6 +579,7 @@ async function main() {
     if (!growthSizes.includes(100_000)) growthNote += '; 100k step not run (BENCH_GROWTH=1000,10000,100000 adds it)';
   } finally {
     const mem = [...memory.entries()].map(([name, m]) => ({ name, idleMb: Math.round(m.idle), loadMb: Math.round(m.load) }));
+    const floor = await memoryFloor();
     if (profileMode) {
       // The profiles are written when the processes exit: give them all the time they need.
       const profiledProcs = stack.processes.filter((p) => p.name === 'gateway' || p.name === 'events-ingest');
@@ -575,7 +596,7 @@ async function main() {
     if (env.BENCH_KEEP_DATA !== '1') {
       for (const s of [...SERVICES, 'raw']) await withDatabase(shared.MONGO_URL, s, (db) => db.dropDatabase(), dbPrefix).catch(() => undefined);
     }
-    report(mem, startedAt, growthNote);
+    report(mem, floor, startedAt, growthNote);
     if (profileMode) {
       for (const f of readdirSync(profDir).filter((n) => n.endsWith('.cpuprofile'))) {
         console.log(`\nTop frames (self time) of ${f}:`);
@@ -589,7 +610,7 @@ function fmt(n: number | undefined, digits = 0) {
   return n === undefined || Number.isNaN(n) ? '' : n.toFixed(digits);
 }
 
-function report(mem: Array<{ name: string; idleMb: number; loadMb: number }>, startedAt: Date, growthNote: string) {
+function report(mem: Array<{ name: string; idleMb: number; loadMb: number }>, floor: Array<{ name: string; idleMb: number }>, startedAt: Date, growthNote: string) {
   const machine = `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GB, ${os.platform()} ${os.release()}, node ${process.version}, load average at start ${os.loadavg()[0]!.toFixed(2)}`;
   const lines = [
     `| path | req/s | p50 ms | p99 ms | × B | × ceiling | target | met |`,
@@ -602,11 +623,12 @@ function report(mem: Array<{ name: string; idleMb: number; loadMb: number }>, st
     `| process | RSS idle MB | RSS under load MB | target | met |`,
     `|---|---:|---:|---|---|`,
     ...mem.map((m) => `| ${m.name} | ${m.idleMb} | ${m.loadMb} | idle <= 100, load <= 200 | ${m.idleMb <= 100 && m.loadMb <= 200 ? 'yes' : 'NO'} |`),
+    ...floor.map((m) => `| ${m.name} | ${m.idleMb} |  |  |  |`),
   ];
   const settingsLine = `${settings.runs} run(s) of ${settings.durationS} s (median reported) after ${settings.warmupS} s warm-up, ${settings.connections} connections (autocannon)`;
   const md = [`Run ${runId}, ${startedAt.toISOString()}; ${machine}`, settingsLine, growthNote, '', ...lines].filter((l) => l !== undefined).join('\n');
   mkdirSync(outDir, { recursive: true });
-  const json = JSON.stringify({ runId, startedAt, machine, settings, rows, memory: mem, growthNote }, null, 2);
+  const json = JSON.stringify({ runId, startedAt, machine, settings, rows, memory: mem, memoryFloor: floor, growthNote }, null, 2);
   writeFileSync(join(outDir, `bench-${runId}.json`), json);
   writeFileSync(join(outDir, 'latest.json'), json);
   writeFileSync(join(outDir, 'latest.md'), md + '\n');

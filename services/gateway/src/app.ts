@@ -130,13 +130,16 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
 
   // The main API: every operation except those of the analytics base URL.
   const mainApp = listenerApp('main', allOperations.filter((op) => !isAnalytics(op)), (app) => {
-    const openapi = JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : undefined));
+    // Both documents are built on first request (building them at start costs every gateway megabytes it keeps).
+    let openapi: string | undefined;
     app.get('/openapi.json', (_req, res) => {
+      openapi ??= JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : undefined));
       res.type('application/json').send(openapi);
     });
     // The events internal consumers subscribe to on NATS (the same document as deploy/asyncapi.json).
-    const asyncapi = JSON.stringify(buildAsyncApi());
+    let asyncapi: string | undefined;
     app.get('/asyncapi.json', (_req, res) => {
+      asyncapi ??= JSON.stringify(buildAsyncApi());
       res.type('application/json').send(asyncapi);
     });
     mountAnalyticsView(app);

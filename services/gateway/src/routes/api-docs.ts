@@ -77,11 +77,13 @@ function send(res: Response, type: string, body: string | Buffer, cache: string)
 
 /** `GET /docs`: the API reference, rendered in the browser from `GET /openapi.json` (an addition). */
 export function mountApiDocs(app: Express): void {
-  const assets = new Map<AssetName, Buffer | undefined>((Object.keys(ASSETS) as AssetName[]).map((n) => [n, loadAsset(n)]));
+  // Read on first request, then kept (Swagger UI's bundle is megabytes a gateway need not hold before anyone asks).
+  const assets = new Map<AssetName, Buffer | undefined>();
   app.get('/docs', (_req, res) => send(res, 'text/html; charset=utf-8', PAGE, 'no-cache'));
   app.get('/docs/assets/init.js', (_req, res) => send(res, 'text/javascript; charset=utf-8', INIT, 'no-cache'));
   for (const [name, type] of Object.entries(ASSETS) as Array<[AssetName, string]>) {
     app.get(`/docs/assets/${name}`, (_req, res, next) => {
+      if (!assets.has(name)) assets.set(name, loadAsset(name));
       const body = assets.get(name);
       if (!body) return next(new AppError('service_unavailable', 'The API reference renderer is not installed on this gateway'));
       send(res, type, body, 'public, max-age=86400');
