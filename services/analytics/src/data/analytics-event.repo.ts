@@ -3,7 +3,8 @@ import { iso, isDuplicateKey, scoped, scopedId, type Connection } from '@platfor
 import { groupInsert, type GroupCollection } from '@platform/outbox';
 import { analyticsEventModel, type AnalyticsEntityTypeName, type AnalyticsEventDoc } from './analytics-event.model';
 
-const parse = (json: string | null): Record<string, unknown> | null => (json === null ? null : (JSON.parse(json) as Record<string, unknown>));
+// A row always has both (default null); the schema's type also admits a row written without them.
+const parse = (json: string | null | undefined): Record<string, unknown> | null => (json == null ? null : (JSON.parse(json) as Record<string, unknown>));
 
 export function toAnalyticsEvent(d: AnalyticsEventDoc): AnalyticsEvent {
   const common = {
