@@ -56,7 +56,7 @@ interface Marker {
   createdAt: Date;
 }
 
-type WithOutbox = { _id: unknown; pendingEvents?: Record<string, PendingEvent>; outboxBatch?: string };
+type WithOutbox = { _id: unknown; pendingEvents?: Record<string, PendingEvent>; outboxBatch?: string | null };
 
 /**
  * Group commit: documents inserted by concurrent callers within the same moment go to the database as one unordered
