@@ -77,12 +77,12 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay) {
       await Totals.updateOne({ _id: 'migration:live' }, { $set: { at: new Date() } }, { upsert: true }).catch(() => undefined);
     },
     async findById(scope: ProjectScope, id: string): Promise<ApiKey | null> {
-      const d = await Model.findOne({ _id: id, ...scoped(scope), ...live }, hidden).lean<ApiKeyDoc>();
+      const d = await Model.findOne({ _id: id, ...scoped(scope), ...live }, hidden).lean();
       return d ? toApiKey(d) : null;
     },
     /** For verification: by public id only, with the hash. */
     async findForVerify(publicId: string): Promise<ApiKeyDoc | null> {
-      return Model.findOne({ _id: publicId, ...live }, { pendingEvents: 0 }).lean<ApiKeyDoc>();
+      return Model.findOne({ _id: publicId, ...live }, { pendingEvents: 0 }).lean();
     },
     async list(scope: ProjectScope, filter: { agentId?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...live, ...(filter.agentId ? { agentId: filter.agentId } : {}) };

@@ -114,11 +114,11 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
       });
     },
     async findById(scope: Scope, id: string): Promise<AppDoc | null> {
-      return Model.findOne({ _id: id, ...scoped(scope) }).lean<AppDoc>();
+      return Model.findOne({ _id: id, ...scoped(scope) }).lean();
     },
     /** For authentication: by id only. */
     async findForAuth(id: string): Promise<AppDoc | null> {
-      return Model.findOne({ _id: id }).lean<AppDoc>();
+      return Model.findOne({ _id: id }).lean();
     },
     async toApps(docs: AppDoc[]): Promise<App[]> {
       const used = await lastUsed(docs.map((d) => d._id));
@@ -127,7 +127,7 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
     async list(scope: Scope, filter: { type?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...(filter.type ? { type: filter.type } : {}) };
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<AppDoc[]>(),
+        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
@@ -141,7 +141,7 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
       const update: Record<string, unknown> = { $set: { ...change.set, revision } };
       if (change.unset && Object.keys(change.unset).length) update.$unset = change.unset;
       return withEvents(current._id, revision, events, () =>
-        Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, update, { new: true }).lean<AppDoc>().exec(),
+        Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, update, { new: true }).lean().exec(),
       );
     },
     async remove(current: AppDoc, events: PendingEvent[]): Promise<boolean> {

@@ -51,19 +51,19 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
       return full;
     },
     async findById(scope: ProjectScope, id: string): Promise<WebhookDestinationDoc | null> {
-      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean<WebhookDestinationDoc>();
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean();
     },
     async list(scope: ProjectScope, filter: { agentId?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...live, ...(filter.agentId ? { agentIds: filter.agentId } : {}) };
       const [rows, total] = await Promise.all([
-        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<WebhookDestinationDoc[]>(),
+        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
     },
     /** Every destination of a project (for the dispatcher). */
     async allOfProject(scope: ProjectScope): Promise<WebhookDestinationDoc[]> {
-      return Model.find({ ...scoped(scope), ...live }, hidden).limit(1000).lean<WebhookDestinationDoc[]>();
+      return Model.find({ ...scoped(scope), ...live }, hidden).limit(1000).lean();
     },
     async update(scope: ProjectScope, id: string, set: Partial<WebhookDestinationDoc>, events: (d: WebhookDestinationDoc) => PendingEvent[], current: WebhookDestinationDoc) {
       const next = { ...current, ...set, revision: current.revision + 1 };
