@@ -72,7 +72,7 @@ export function analyticsEventRepo(db: Connection) {
       for (let attempt = 0; ; attempt++) {
         const created = attempt === 0 ? await insertGrouped(full) : await insertAlone(full);
         if (created) return { created: true, event: toAnalyticsEvent(full) };
-        const existing = await Model.findById(full._id).lean<AnalyticsEventDoc>();
+        const existing = await Model.findById(full._id).lean();
         if (existing) return { created: false, event: toAnalyticsEvent(existing) };
         // Known as stored but gone since (removed): store it again, on its own.
         if (attempt > 0) throw new Error('analytics event neither stored nor readable');
