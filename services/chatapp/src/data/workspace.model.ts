@@ -11,6 +11,7 @@ const schema = new mongoose.Schema(
     teamDomain: { type: String, default: null },
     appId: { type: String, default: null },
     botUserId: { type: String, default: null },
+    /** SecretBox-sealed bot token. */
     botTokenSealed: { type: String, required: true },
     scopes: { type: [String], default: [] },
     installerUserId: { type: String, default: null },

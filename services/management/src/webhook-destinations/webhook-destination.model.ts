@@ -17,8 +17,11 @@ const schema = new mongoose.Schema(
     headers: { type: mongoose.Schema.Types.Mixed, default: {} },
     url: { type: String, default: null },
     chatappChannelId: { type: String, default: null },
+    /** Why delivery turned it off (410 Gone, failing for days); null otherwise. */
     disabledReason: { type: String, default: null },
+    /** Sealed (SecretBox) Standard Webhooks signing secret `whsec_…`. */
     secret: { type: String, default: null },
+    /** The sealed secret before the last rotation; it keeps signing until `previousSecretExpiresAt`. */
     previousSecret: { type: String, default: null },
     previousSecretExpiresAt: { type: Date, default: null },
     revision: { type: Number, required: true },
