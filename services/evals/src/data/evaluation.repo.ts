@@ -39,7 +39,7 @@ export function evaluationRepo(db: Connection, relays: { runs: OutboxRelay; resu
         { $match: q },
         { $group: { _id: { status: '$status', verdict: '$verdict' }, n: { $sum: 1 } } },
       ]),
-      Starts.findById(scopedId(run, run.id)).lean<{ startedAt: Date }>(),
+      Starts.findById(scopedId(run, run.id)).lean(),
       Results.findOne(q, { createdAt: 1 }).sort({ createdAt: -1 }).lean<{ createdAt: Date }>(),
     ]);
     let completed = 0;

@@ -97,7 +97,7 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay) {
       const ops = outboxOnUpdate(events);
       const d = await relay.exclusive([id], () =>
         Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: { ...set, ...ops.$set }, $inc: ops.$inc }, { new: true })
-          .lean<ApiKeyDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> }>()
+          .lean()
           .exec(),
       );
       if (d) relay.flush(d);
@@ -106,7 +106,7 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay) {
     async remove(scope: ProjectScope, id: string, events: PendingEvent[]): Promise<boolean> {
       const ops = outboxOnDelete(events);
       const d = await relay.exclusive([id], () =>
-        Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: { ...ops.$set, live: false }, $inc: ops.$inc }, { new: true }).lean<any>().exec(),
+        Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: { ...ops.$set, live: false }, $inc: ops.$inc }, { new: true }).lean().exec(),
       );
       if (d) {
         relay.flush(d);

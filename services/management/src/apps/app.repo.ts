@@ -100,7 +100,7 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
 
   const lastUsed = async (ids: string[]): Promise<Map<string, Date>> => {
     if (!ids.length) return new Map();
-    const rows = await Usage.find({ _id: { $in: ids } }).lean<Array<{ _id: string; lastUsedAt: Date }>>();
+    const rows = await Usage.find({ _id: { $in: ids } }).lean();
     return new Map(rows.map((r) => [r._id, r.lastUsedAt]));
   };
 
@@ -156,7 +156,7 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
     },
     /** Resolves held events older than `olderThanMs` left by a crash between the change and the release. */
     async sweepHeld(olderThanMs = 10_000): Promise<number> {
-      const stale = await Events.find({ held: true, createdAt: { $lt: new Date(Date.now() - olderThanMs) } }).limit(500).lean<Array<{ _id: string; appId: string; revision: number; pendingEvents: Record<string, PendingEvent> }>>();
+      const stale = await Events.find({ held: true, createdAt: { $lt: new Date(Date.now() - olderThanMs) } }).limit(500).lean();
       for (const e of stale) {
         const app = await Model.findOne({ _id: e.appId }, { revision: 1 }).lean<{ revision: number }>();
         const landed = e.revision === -1 ? app === null : app !== null && app.revision >= e.revision;

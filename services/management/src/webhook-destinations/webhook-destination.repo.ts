@@ -33,7 +33,6 @@ export function toDispatchDestination(d: WebhookDestinationDoc): DispatchDestina
   };
 }
 
-type WithOutbox = WebhookDestinationDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> };
 
 export type WebhookDestinationRepo = ReturnType<typeof webhookDestinationRepo>;
 
@@ -74,7 +73,7 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
           { $set: { ...set, revision: next.revision, ...ops.$set }, $inc: ops.$inc },
           { new: true },
         )
-          .lean<WithOutbox>()
+          .lean()
           .exec(),
       );
       if (d) relay.flush(d);
@@ -85,7 +84,7 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
       if (!current) return false;
       const ops = outboxOnDelete(events(current));
       const d = await relay.exclusive([current._id], () =>
-        Model.findOneAndUpdate({ _id: current._id, ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<WithOutbox>().exec(),
+        Model.findOneAndUpdate({ _id: current._id, ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean().exec(),
       );
       if (d) relay.flush(d);
       return d !== null;
