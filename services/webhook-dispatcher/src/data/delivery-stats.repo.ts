@@ -1,7 +1,7 @@
 import { getLogger } from '@platform/logger';
 import { isDuplicateKey, scopedId, type Connection } from '@platform/mongo';
 import type { DestinationKey } from './destination-health.repo';
-import { deliveryStatsModel, } from './delivery-stats.model';
+import { deliveryStatsModel } from './delivery-stats.model';
 
 const log = getLogger('webhook-dispatcher.stats');
 const HOUR_MS = 3600_000;

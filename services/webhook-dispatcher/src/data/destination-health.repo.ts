@@ -1,6 +1,6 @@
 import type { ProjectScope } from '@platform/contracts';
 import { isDuplicateKey, scopedId, type Connection } from '@platform/mongo';
-import { destinationHealthModel, } from './destination-health.model';
+import { destinationHealthModel } from './destination-health.model';
 
 export type DestinationKey = ProjectScope & { destinationId: string };
 
