@@ -56,7 +56,7 @@ export function countWrites(conn: Connection): void {
  * Creates the indexes a model's schema declares that the collection does not have yet. Called for every
  * model at service start (see libs/runtime); a restart with everything in place issues no DDL at all.
  */
-export async function ensureIndexes(model: Model<any>): Promise<void> {
+export async function ensureIndexes<T>(model: Model<T>): Promise<void> {
   let existing: Array<{ key: Record<string, unknown> }> = [];
   try {
     existing = (await model.collection.listIndexes().toArray()) as Array<{ key: Record<string, unknown> }>;

@@ -2,7 +2,7 @@
  * The database library: one connection per service (connection.ts), tenant/project scoping and paging (scope.ts),
  * and database errors as problems (errors.ts). The transactional outbox lives in @platform/outbox.
  */
-import mongoose, { type Connection, type Model } from 'mongoose';
+import mongoose from 'mongoose';
 
 export { connectMongo, countWrites, ensureIndexes, mongoReady, type MongoOptions } from './connection';
 export { scoped, scopedId, listPage, type ListPageOptions } from './scope';
@@ -10,4 +10,5 @@ export { scoped, scopedId, listPage, type ListPageOptions } from './scope';
 export { iso } from '@platform/contracts';
 export { isDuplicateKey, isDatabaseUnavailable, unlessDuplicate, withDbErrors } from './errors';
 export { mongoose };
-export type { Connection, Model };
+export type { Connection, Model, InferSchemaType } from 'mongoose';
+export type { StoredDoc } from './stored';

@@ -26,7 +26,7 @@ export interface ListPageOptions {
  * are one query.
  */
 export async function listPage<T>(
-  model: Model<any>,
+  model: Model<T>,
   filter: Record<string, unknown>,
   projection: Record<string, number> | undefined,
   sort: Record<string, 1 | -1>,

@@ -14,6 +14,12 @@ export const outboxFields = {
   outboxDelete: { type: Boolean, default: undefined },
 };
 
+/**
+ * The type of `pendingEvents` on a stored document: it is a Mixed path, which InferSchemaType can only type as `any`
+ * (pass it as StoredDoc's `Narrow`).
+ */
+export type PendingEventsField = { pendingEvents?: Record<string, PendingEvent> };
+
 /** Filter that hides documents whose deletion is being relayed (merge into every read). */
 export const live = { outboxDelete: { $ne: true } } as const;
 

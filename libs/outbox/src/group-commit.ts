@@ -63,7 +63,7 @@ interface Marker {
   createdAt: Date;
 }
 
-type WithOutbox = { _id: unknown; pendingEvents?: Record<string, PendingEvent>; outboxBatch?: string };
+type WithOutbox = { _id: unknown; pendingEvents?: Record<string, PendingEvent>; outboxBatch?: string | null };
 
 /**
  * Group commit: documents inserted by concurrent callers within the same moment go to the database as one unordered
@@ -81,7 +81,8 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
   const maxBatch = opts.maxBatch ?? 100;
   const maxInFlight = opts.maxInFlight ?? 2;
   let queue: Array<Waiting<D>> = [];
-  let inFlight = 0;
+  /** The batches being written: each settles once its documents' callers are answered and its publish is queued. */
+  const sending = new Set<Promise<void>>();
   let scheduled = false;
   let seq = 0;
   /** Publishes run one after another, in the order the batches were stored. */
@@ -155,14 +156,14 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
 
   const pump = () => {
     scheduled = false;
-    while (queue.length && inFlight < maxInFlight) {
+    while (queue.length && sending.size < maxInFlight) {
       const batch = queue.slice(0, maxBatch);
       queue = queue.slice(batch.length);
-      inFlight++;
-      void send(batch).finally(() => {
-        inFlight--;
+      const job: Promise<void> = send(batch).finally(() => {
+        sending.delete(job);
         if (queue.length) schedule();
       });
+      sending.add(job);
     }
   };
 
@@ -204,7 +205,12 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
 
     /** Waits until every batch stored so far has been published. */
     async flush(): Promise<void> {
-      while (queue.length || inFlight) await new Promise((r) => setTimeout(r, 5));
+      for (;;) {
+        // What waits for a free slot is sent now rather than on the next turn, so there is always a batch to wait for.
+        if (queue.length && sending.size < maxInFlight) pump();
+        if (!sending.size) break;
+        await Promise.allSettled(sending);
+      }
       await publishing;
     },
 

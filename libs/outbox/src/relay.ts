@@ -1,4 +1,4 @@
-import type { Model } from 'mongoose';
+import type { Model, UpdateQuery } from 'mongoose';
 import type { PendingEvent } from '@platform/contracts';
 import type { Publisher } from '@platform/bus';
 import { getLogger } from '@platform/logger';
@@ -6,10 +6,11 @@ import { KeyedLock } from './lock';
 
 const log = getLogger('outbox');
 
+/** The outbox fields the relay reads, as any model with `outboxFields` stores them (null where a value was cleared). */
 export interface OutboxDoc {
   _id: unknown;
-  outboxSeq?: number;
-  outboxDelete?: boolean;
+  outboxSeq?: number | null;
+  outboxDelete?: boolean | null;
   pendingEvents?: Record<string, PendingEvent>;
 }
 
@@ -28,8 +29,8 @@ export interface OutboxRelay {
  * the relay publishes with the event id as Nats-Msg-Id (JetStream drops duplicates) and only then clears them.
  * A crash between the two leaves the entries pending; the sweep republishes them.
  */
-export function outboxRelay(
-  model: Model<any>,
+export function outboxRelay<T extends OutboxDoc>(
+  model: Model<T>,
   pub: Publisher,
   opts: { intervalMs?: number; batchMs?: number; onPublished?: (n: number) => void; /** Sweep only these documents (e.g. one partition). */ filter?: Record<string, unknown> } = {},
 ): OutboxRelay {
@@ -71,7 +72,7 @@ export function outboxRelay(
   const clear = async (docs: OutboxDoc[]) => {
     // First, where nothing was appended since the document was read (same outboxSeq), every entry was just published:
     // the map and the flag go in one statement per group (or the document is deleted).
-    const groups = new Map<string, { del: boolean; seq: number | undefined; ids: unknown[] }>();
+    const groups = new Map<string, { del: boolean; seq: number | null | undefined; ids: unknown[] }>();
     for (const d of docs) {
       const key = `${d.outboxDelete ? 'd' : 'u'}:${d.outboxSeq ?? ''}`;
       const g = groups.get(key) ?? { del: Boolean(d.outboxDelete), seq: d.outboxSeq, ids: [] };
@@ -88,7 +89,8 @@ export function outboxRelay(
     // published and leave the flag for the next flush or sweep. Entry keys are unique event ids, so unsetting their union is exact.
     if (appended.length) {
       const keys = Object.fromEntries(docs.flatMap((d) => Object.keys(d.pendingEvents ?? {})).map((k) => [`pendingEvents.${k}`, 1]));
-      if (Object.keys(keys).length) await model.updateMany({ _id: { $in: appended }, outboxPending: true }, { $unset: keys });
+      // Dotted paths into the map are not keys of T, which UpdateQuery<T> cannot tell from a mistake.
+      if (Object.keys(keys).length) await model.updateMany({ _id: { $in: appended }, outboxPending: true }, { $unset: keys } as UpdateQuery<T>);
     }
   };
 

@@ -1,5 +1,6 @@
 import { defineService } from '@platform/runtime';
-import { outboxRelay } from '@platform/outbox';
+import type { Model } from '@platform/mongo';
+import { outboxRelay, type OutboxDoc } from '@platform/outbox';
 import { evalsConfig } from './config';
 import { datasetItemRepo } from './data/dataset-item.repo';
 import { evaluatorRepo } from './data/evaluator.repo';
@@ -26,7 +27,7 @@ export const evals = defineService({
   config: evalsConfig,
   uses: { mongo: true },
   async start({ config, bus, pub, db, nc }) {
-    const relayOf = (model: Parameters<typeof outboxRelay>[0]) => outboxRelay(model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
+    const relayOf = <T extends OutboxDoc>(model: Model<T>) => outboxRelay(model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
     const runRelay = relayOf(evaluationRunModel(db));
     const resultRelay = relayOf(evaluationResultModel(db));
     const turnRelay = relayOf(improvementModels(db).Turns);

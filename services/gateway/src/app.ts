@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import express from 'express';
 import cors from 'cors';
 import { Redis } from 'ioredis';
+import type { NatsConnection } from 'nats';
 import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, REPEATABLE_SUBJECTS } from '@platform/contracts';
 import { connectNats, ServiceBus } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
@@ -15,8 +16,8 @@ import type { GatewayConfig } from './config';
 import { requestId } from './middleware/request-id';
 import { securityHeaders } from './middleware/security-headers';
 import { errorMiddleware } from './middleware/errors';
-import { authenticator } from './middleware/authenticate';
-import { mountOperations } from './routes/mount-operations';
+import { authenticator, type Authenticator } from './middleware/authenticate';
+import { mountOperations, type MountOptions } from './routes/mount-operations';
 import { mountAnalyticsView } from './routes/analytics-view';
 import { mountWebhooksView } from './routes/webhooks-view';
 import { mountApiDocs } from './routes/api-docs';
@@ -53,24 +54,38 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.end(`HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
-export async function startGateway(config: GatewayConfig): Promise<RunningGateway> {
-  setLogLevel(config.LOG_LEVEL);
-  initTracing({ service: 'gateway', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
-  startProcessMetrics();
+type Listener = { server: http.Server; port: number };
+
+/** Whether the gateway is leaving (set by stop) and whether it can serve now. */
+interface Lifecycle {
+  draining: boolean;
+  isReady(): boolean;
+}
+
+/** NATS and the bus the operations are sent on. */
+async function openBus(config: GatewayConfig) {
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway' });
   // Requests no replica answered are sent again within NATS_REQUEST_TIMEOUT_MS (see libs/bus/src/retry.ts).
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS, {
     attemptTimeoutMs: config.RETRY_ATTEMPT_TIMEOUT_MS ?? Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 2),
     repeatableSubjects: REPEATABLE_SUBJECTS,
   });
-  const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
+  return { nc, bus };
+}
+
+/** Redis for the rate limits and idempotency keys; a gateway starts (and its limits fail open) while it is away. */
+async function openRedis(config: GatewayConfig): Promise<Redis> {
   // Offline queue off: while Redis is down a command fails at once and the limits fail open instead of stalling requests.
   // Auto-pipelining: the limit checks of concurrent requests leave in one socket write per event-loop tick (one write
   // per command showed as 8 % of the gateway's time under load).
   const redis = new Redis(config.REDIS_URL, { keyPrefix: config.REDIS_KEY_PREFIX, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true });
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
   await redis.connect().catch((err) => log.warn({ err: (err as Error).message }, 'redis not reachable at start; rate limits fail open until it is'));
-  const limits = rateLimiter(redis, {
+  return redis;
+}
+
+function rateLimits(redis: Redis, config: GatewayConfig, cookieName: string) {
+  return rateLimiter(redis, {
     enabled: config.RATE_LIMIT_ENABLED,
     windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
     perIp: config.RATE_LIMIT_PER_IP,
@@ -82,54 +97,45 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
     knownCredentialSeconds: config.AUTH_KNOWN_CREDENTIAL_SECONDS,
   });
-  // A credential verified here is known to every gateway: it passes the lockout of a noisy address (auth-lockout.ts).
-  const auth = authenticator(bus, nc, { cookieName, ttlMs: config.AUTH_CACHE_TTL_MS, onVerified: (credential) => limits.lockout.verified(credential) });
-  let draining = false;
-  /**
-   * Ready = not draining and NATS connected. Redis is deliberately not part of it: the rate limits fail open while
-   * Redis is away, so every request can still be served; taking all gateways out of the load balancer over a
-   * Redis outage would turn a degraded limit into a full outage.
-   */
-  const isReady = () => !draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined;
+}
 
-  const keys = idempotency(redis, { inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10 });
-  const mountOpts = { bus, auth, limits, idempotency: keys, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
-  const isAnalytics = (op: AnyOperation) => op.listener === 'analytics';
+/** One express app per listener: the same request id, health, operation loop and error handling. */
+function listenerApp(config: GatewayConfig, life: Lifecycle, mountOpts: MountOptions, name: string, ops: AnyOperation[], extra: (app: express.Express) => void) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.TRUST_PROXY === 'true' ? true : config.TRUST_PROXY === 'false' ? false : config.TRUST_PROXY);
+  app.set('etag', false);
+  // Security headers on every response (API answers are JSON; the analytics view sets its own stricter CSP).
+  app.use(securityHeaders({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
+  app.use((_req, res, next) => {
+    if (life.draining) res.setHeader('connection', 'close');
+    next();
+  });
+  // Probes before request ids, spans and request metrics: a load balancer's health checks every few seconds are not
+  // API traffic (they would fill traces and `http_requests_total` with `unmatched`), and they stay cheap under load.
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => {
+    const ready = life.isReady();
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
+  });
+  app.use(requestId);
+  app.use(observe(name));
+  extra(app);
+  const router = express.Router({ strict: false });
+  mountOperations(router, ops, mountOpts);
+  app.use(router);
+  app.use((req, _res, next) => next(new AppError('not_found', `No operation at ${req.method} ${req.path}`)));
+  app.use(errorMiddleware);
+  return app;
+}
 
-  /** One express app per listener: the same request id, health, operation loop and error handling. */
-  const listenerApp = (name: string, ops: AnyOperation[], extra: (app: express.Express) => void) => {
-    const app = express();
-    app.disable('x-powered-by');
-    app.set('trust proxy', config.TRUST_PROXY === 'true' ? true : config.TRUST_PROXY === 'false' ? false : config.TRUST_PROXY);
-    app.set('etag', false);
-    // Security headers on every response (API answers are JSON; the analytics view sets its own stricter CSP).
-    app.use(securityHeaders({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
-    app.use((_req, res, next) => {
-      if (draining) res.setHeader('connection', 'close');
-      next();
-    });
-    // Probes before request ids, spans and request metrics: a load balancer's health checks every few seconds are not
-    // API traffic (they would fill traces and `http_requests_total` with `unmatched`), and they stay cheap under load.
-    app.get('/healthz', (_req, res) => {
-      res.json({ status: 'ok' });
-    });
-    app.get('/readyz', (_req, res) => {
-      const ready = isReady();
-      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
-    });
-    app.use(requestId);
-    app.use(observe(name));
-    extra(app);
-    const router = express.Router({ strict: false });
-    mountOperations(router, ops, mountOpts);
-    app.use(router);
-    app.use((req, _res, next) => next(new AppError('not_found', `No operation at ${req.method} ${req.path}`)));
-    app.use(errorMiddleware);
-    return app;
-  };
+const isAnalytics = (op: AnyOperation) => op.listener === 'analytics';
 
-  // The main API: every operation except those of the analytics base URL.
-  const mainApp = listenerApp('main', allOperations.filter((op) => !isAnalytics(op)), (app) => {
+/** The main API: every operation except those of the analytics base URL, the API documents and the views. */
+function mainApp(config: GatewayConfig, life: Lifecycle, mountOpts: MountOptions) {
+  return listenerApp(config, life, mountOpts, 'main', allOperations.filter((op) => !isAnalytics(op)), (app) => {
     // Both documents are built on first request (building them at start costs every gateway megabytes it keeps).
     let openapi: string | undefined;
     app.get('/openapi.json', (_req, res) => {
@@ -146,98 +152,130 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     mountWebhooksView(app);
     mountApiDocs(app);
   });
-  // The analytics base URL ({analytics_url}): its own port, so it can be scaled and rate-limited apart.
-  // Web integrations call it from browsers with a bearer key (no cookies), so any origin may.
-  const analyticsApp = listenerApp('analytics', allOperations.filter(isAnalytics), (app) => {
-    app.use(cors({ origin: '*', methods: ['POST'], allowedHeaders: ['authorization', 'content-type', 'x-request-id'], exposedHeaders: ['x-request-id'], maxAge: 600 }));
-  });
+}
 
+/**
+ * The analytics base URL ({analytics_url}): its own port, so it can be scaled and rate-limited apart.
+ * Web integrations call it from browsers with a bearer key (no cookies), so any origin may.
+ */
+function analyticsApp(config: GatewayConfig, life: Lifecycle, mountOpts: MountOptions, nc: NatsConnection) {
   const analyticsLimit = Math.max(...allOperations.filter(isAnalytics).map((op) => op.bodyLimit ?? 0));
   // The body travels in one NATS request (and the stored event in the reply): leave room for the envelope.
   if (nc.info && nc.info.max_payload < analyticsLimit + 64 * 1024) {
     log.warn({ maxPayload: nc.info.max_payload, analyticsLimit }, 'NATS max_payload is too small for the largest analytics bodies (set max_payload: 8MB on the server)');
   }
+  return listenerApp(config, life, mountOpts, 'analytics', allOperations.filter(isAnalytics), (app) => {
+    app.use(cors({ origin: '*', methods: ['POST'], allowedHeaders: ['authorization', 'content-type', 'x-request-id'], exposedHeaders: ['x-request-id'], maxAge: 600 }));
+  });
+}
 
-  const listen = async (app: express.Express, port: number) => {
-    // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check often enough that a slow
-    // client is cut off close to its timeout, not up to 30 s later.
-    const server = http.createServer({ connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(config.HEADERS_TIMEOUT_MS / 4))) }, app);
-    server.headersTimeout = config.HEADERS_TIMEOUT_MS;
-    server.requestTimeout = config.REQUEST_TIMEOUT_MS;
-    server.keepAliveTimeout = 5000;
-    server.on('clientError', answerClientError);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, config.GATEWAY_HOST, () => {
-        server.off('error', reject);
-        resolve();
-      });
+async function listen(config: GatewayConfig, app: express.Express, port: number): Promise<Listener> {
+  // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check often enough that a slow
+  // client is cut off close to its timeout, not up to 30 s later.
+  const server = http.createServer({ connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(config.HEADERS_TIMEOUT_MS / 4))) }, app);
+  server.headersTimeout = config.HEADERS_TIMEOUT_MS;
+  server.requestTimeout = config.REQUEST_TIMEOUT_MS;
+  server.keepAliveTimeout = 5000;
+  server.on('clientError', answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, config.GATEWAY_HOST, () => {
+      server.off('error', reject);
+      resolve();
     });
-    return { server, port: (server.address() as AddressInfo).port };
-  };
-  // The analytics listener opens first: once the main one answers /readyz, both are up.
-  const analyticsListener = await listen(analyticsApp, config.ANALYTICS_PORT);
-  const mainListener = await listen(mainApp, config.GATEWAY_PORT);
-  const port = mainListener.port;
-  const url = `http://127.0.0.1:${port}`;
-  const analyticsUrl = `http://127.0.0.1:${analyticsListener.port}`;
-  // Health and metrics on their own port (HEALTH_PORT), like every service: /metrics is never on a public listener.
-  let healthListener: { server: http.Server; port: number } | undefined;
-  if (config.HEALTH_PORT !== undefined) {
-    const healthApp = express();
-    healthApp.disable('x-powered-by');
-    healthApp.get(['/healthz', '/livez'], (_req, res) => {
-      res.json({ status: 'ok', service: 'gateway' });
-    });
-    healthApp.get('/readyz', (_req, res) => {
-      const ready = isReady();
-      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', service: 'gateway' });
-    });
-    healthApp.get('/metrics', async (_req, res) => {
-      const m = await renderMetrics();
-      res.type(m.contentType).send(m.body);
-    });
-    const server = http.createServer(healthApp);
-    await new Promise<void>((r) => server.listen(config.HEALTH_PORT, '0.0.0.0', r));
-    healthListener = { server, port: (server.address() as AddressInfo).port };
-  }
-  log.info({ port, analyticsPort: analyticsListener.port, healthPort: healthListener?.port }, 'gateway listening');
+  });
+  return { server, port: (server.address() as AddressInfo).port };
+}
 
+/** Health and metrics on their own port (HEALTH_PORT), like every service: /metrics is never on a public listener. */
+async function listenHealth(port: number, life: Lifecycle): Promise<Listener> {
+  const healthApp = express();
+  healthApp.disable('x-powered-by');
+  healthApp.get(['/healthz', '/livez'], (_req, res) => {
+    res.json({ status: 'ok', service: 'gateway' });
+  });
+  healthApp.get('/readyz', (_req, res) => {
+    const ready = life.isReady();
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', service: 'gateway' });
+  });
+  healthApp.get('/metrics', async (_req, res) => {
+    const m = await renderMetrics();
+    res.type(m.contentType).send(m.body);
+  });
+  const server = http.createServer(healthApp);
+  await new Promise<void>((r) => server.listen(port, '0.0.0.0', r));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+/**
+ * Graceful stop within SHUTDOWN_GRACE_MS: /readyz answers 503 at once; for SHUTDOWN_DELAY_MS the gateway keeps
+ * serving (load balancers notice it is leaving); then the listeners stop accepting, requests in flight finish
+ * (answered with `connection: close`), idle keep-alive connections close, and NATS drains.
+ */
+async function drainGateway(
+  config: GatewayConfig,
+  life: Lifecycle,
+  parts: { listeners: Listener[]; health: Listener | undefined; auth: Authenticator; redis: Redis; nc: NatsConnection },
+): Promise<void> {
   const graceMs = config.SHUTDOWN_GRACE_MS;
+  life.draining = true;
+  const deadline = Date.now() + graceMs;
+  const delay = Math.min(config.SHUTDOWN_DELAY_MS, Math.max(0, graceMs - 2000));
+  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  const close = (server: http.Server) =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now() - 1000)).unref();
+    });
+  await Promise.all(parts.listeners.map((l) => close(l.server)));
+  parts.auth.stop();
+  parts.redis.disconnect();
+  await Promise.race([parts.nc.drain().catch(() => undefined), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now() - 500)).unref())]);
+  if (parts.health) {
+    parts.health.server.close();
+    parts.health.server.closeAllConnections();
+  }
+  await shutdownTracing();
+}
+
+export async function startGateway(config: GatewayConfig): Promise<RunningGateway> {
+  setLogLevel(config.LOG_LEVEL);
+  initTracing({ service: 'gateway', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
+  startProcessMetrics();
+  const { nc, bus } = await openBus(config);
+  const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
+  const redis = await openRedis(config);
+  const limits = rateLimits(redis, config, cookieName);
+  // A credential verified here is known to every gateway: it passes the lockout of a noisy address (auth-lockout.ts).
+  const auth = authenticator(bus, nc, { cookieName, ttlMs: config.AUTH_CACHE_TTL_MS, onVerified: (credential) => limits.lockout.verified(credential) });
+  /**
+   * Ready = not draining and NATS connected. Redis is deliberately not part of it: the rate limits fail open while
+   * Redis is away, so every request can still be served; taking all gateways out of the load balancer over a
+   * Redis outage would turn a degraded limit into a full outage.
+   */
+  const life: Lifecycle = { draining: false, isReady: () => !life.draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined };
+  const keys = idempotency(redis, { inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10 });
+  const mountOpts = { bus, auth, limits, idempotency: keys, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
+  const main = mainApp(config, life, mountOpts);
+  const analytics = analyticsApp(config, life, mountOpts, nc);
+
+  // The analytics listener opens first: once the main one answers /readyz, both are up.
+  const analyticsListener = await listen(config, analytics, config.ANALYTICS_PORT);
+  const mainListener = await listen(config, main, config.GATEWAY_PORT);
+  const health = config.HEALTH_PORT !== undefined ? await listenHealth(config.HEALTH_PORT, life) : undefined;
+  const port = mainListener.port;
+  log.info({ port, analyticsPort: analyticsListener.port, healthPort: health?.port }, 'gateway listening');
+
   let stopped: Promise<void> | undefined;
   return {
     port,
-    url,
-    analyticsUrl,
-    healthUrl: healthListener ? `http://127.0.0.1:${healthListener.port}` : undefined,
-    graceMs,
-    /**
-     * Graceful stop within SHUTDOWN_GRACE_MS: /readyz answers 503 at once; for SHUTDOWN_DELAY_MS the gateway keeps
-     * serving (load balancers notice it is leaving); then the listeners stop accepting, requests in flight finish
-     * (answered with `connection: close`), idle keep-alive connections close, and NATS drains.
-     */
+    url: `http://127.0.0.1:${port}`,
+    analyticsUrl: `http://127.0.0.1:${analyticsListener.port}`,
+    healthUrl: health ? `http://127.0.0.1:${health.port}` : undefined,
+    graceMs: config.SHUTDOWN_GRACE_MS,
     stop() {
-      return (stopped ??= (async () => {
-        draining = true;
-        const deadline = Date.now() + graceMs;
-        const delay = Math.min(config.SHUTDOWN_DELAY_MS, Math.max(0, graceMs - 2000));
-        if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-        const close = (server: http.Server) =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeIdleConnections();
-            setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now() - 1000)).unref();
-          });
-        await Promise.all([close(mainListener.server), close(analyticsListener.server)]);
-        auth.stop();
-        redis.disconnect();
-        await Promise.race([nc.drain().catch(() => undefined), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now() - 500)).unref())]);
-        if (healthListener) {
-          healthListener.server.close();
-          healthListener.server.closeAllConnections();
-        }
-        await shutdownTracing();
-      })());
+      return (stopped ??= drainGateway(config, life, { listeners: [mainListener, analyticsListener], health, auth, redis, nc }));
     },
   };
 }

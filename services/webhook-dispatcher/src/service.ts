@@ -16,6 +16,7 @@ import { managementDestinations, managementDisabler } from './clients/management
 import { consumeJobs, ensureJobStream, retryQueue } from './clients/retry-queue';
 import { eventDeliveryJobs, type DeliveryDeps } from './domain/deliveries';
 import { MalformedEvent } from './domain/families';
+import { jobFromLegacy } from './domain/jobs';
 import { deliveryWorker } from './domain/worker';
 import type { ManualDeliveryDeps } from './domain/manual-deliveries';
 import { SLOT_MS, countedAttempts, statsSink } from './domain/stats';
@@ -67,24 +68,7 @@ export const webhookDispatcher = defineService({
       disableSweepMs: 10_000,
     });
     // Pending deliveries of versions that kept them in the database go to the job stream, once.
-    const handedOver = await legacyDeliveryRepo(db, config.WEBHOOK_PARTITION).handOver((d) =>
-      deps.retries.schedule(
-        {
-          id: d._id,
-          tenantId: d.tenantId,
-          projectId: d.projectId,
-          destinationId: d.destinationId,
-          eventId: d.eventId,
-          eventType: d.eventType,
-          body: d.body,
-          ...(d.traceparent ? { traceparent: d.traceparent } : {}),
-          createdAt: new Date(d.createdAt).toISOString(),
-          attempt: d.attemptCount + 1,
-          dueAt: new Date(d.nextAttemptAt ?? Date.now()).toISOString(),
-        },
-        'legacy',
-      ),
-    );
+    const handedOver = await legacyDeliveryRepo(db, config.WEBHOOK_PARTITION).handOver((d) => deps.retries.schedule(jobFromLegacy(d), 'legacy'));
     if (handedOver) log.info({ handedOver }, 'pending deliveries of the deliveries collection handed to the job stream');
     // A message being worked is kept alive by the consumer's heartbeat; a dispatcher that dies hands its messages to
     // another replica after this long.

@@ -5,6 +5,7 @@ import { classifyStatus, maxAttempts, nextRetryDelay, parseRetryAfter } from '..
 import { signedHeaders } from '../src/domain/signing';
 import { matches, signingSecrets } from '../src/domain/destinations';
 import { MalformedEvent, routeEvent } from '../src/domain/families';
+import { jobFromLegacy } from '../src/domain/jobs';
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const scope = { tenantId: 't1', projectId: 'p1' };
@@ -169,5 +170,43 @@ describe('routing', () => {
     expect(matches(evaluators, 'evaluation.failed', 'a1', 'ev1')).toBe(true);
     expect(matches(evaluators, 'evaluation.failed', 'a1', 'ev2')).toBe(false);
     expect(matches(evaluators, 'event.created', 'a1')).toBe(true);
+  });
+});
+
+describe('hand-over of the deliveries collection', () => {
+  const stored = {
+    _id: 'msg_1',
+    tenantId: 't1',
+    projectId: 'p1',
+    destinationId: 'd1',
+    eventId: 'ev1',
+    eventType: 'event.created',
+    body: '{"type":"event.created"}',
+    attemptCount: 2,
+    nextAttemptAt: new Date('2026-01-01T00:05:00.000Z'),
+    createdAt: new Date('2026-01-01T00:00:00.000Z'),
+  };
+
+  test('when a stored delivery is pending, then its job is the next attempt under the same webhook id, due when it was due', () => {
+    expect(jobFromLegacy({ ...stored, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })).toEqual({
+      id: 'msg_1',
+      tenantId: 't1',
+      projectId: 'p1',
+      destinationId: 'd1',
+      eventId: 'ev1',
+      eventType: 'event.created',
+      body: '{"type":"event.created"}',
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      attempt: 3,
+      dueAt: '2026-01-01T00:05:00.000Z',
+    });
+  });
+
+  test('when a stored delivery has no due time and no trace, then its job is due now and carries no traceparent', () => {
+    const before = Date.now();
+    const job = jobFromLegacy({ ...stored, nextAttemptAt: null });
+    expect(job).not.toHaveProperty('traceparent');
+    expect(Date.parse(job.dueAt ?? '')).toBeGreaterThanOrEqual(before);
   });
 });

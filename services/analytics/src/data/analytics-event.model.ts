@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * `_id` is `<tenant>:<project>:<id>`: a retry with the same id is a duplicate primary key, so concurrent
@@ -35,29 +35,11 @@ schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
 schema.index({ tenantId: 1, projectId: 1, type: 1, createdAt: -1 });
 schema.index({ tenantId: 1, projectId: 1, entityType: 1, createdAt: -1 });
 
-export function analyticsEventModel(db: Connection): Model<any> {
-  return db.models.AnalyticsEvent ?? db.model('AnalyticsEvent', schema);
-}
-
 export type AnalyticsEntityTypeName = 'message' | 'conversation' | 'search';
 
-export interface AnalyticsEventDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  integrationId: string | null;
-  keyId: string;
-  entityType: AnalyticsEntityTypeName;
-  type: string;
-  messageId?: string;
-  conversationId?: string;
-  searchQuery?: string;
-  propertiesJson: string | null;
-  userPropertiesJson: string | null;
-  createdAt: Date;
-  receivedAt: Date;
-  bucketMinute: Date;
-  bucketHour: Date;
-  bucketDay: Date;
+// entityType is a plain String the code only ever writes an AnalyticsEntityTypeName to.
+export type AnalyticsEventDoc = StoredDoc<typeof schema, string, { entityType: AnalyticsEntityTypeName }>;
+
+export function analyticsEventModel(db: Connection): Model<AnalyticsEventDoc> {
+  return db.models.AnalyticsEvent ?? db.model<AnalyticsEventDoc>('AnalyticsEvent', schema);
 }

@@ -3,7 +3,8 @@ import { iso, isDuplicateKey, scoped, scopedId, type Connection } from '@platfor
 import { groupInsert, type GroupCollection } from '@platform/outbox';
 import { analyticsEventModel, type AnalyticsEntityTypeName, type AnalyticsEventDoc } from './analytics-event.model';
 
-const parse = (json: string | null): Record<string, unknown> | null => (json === null ? null : (JSON.parse(json) as Record<string, unknown>));
+// A row always has both (default null); the schema's type also admits a row written without them.
+const parse = (json: string | null | undefined): Record<string, unknown> | null => (json == null ? null : (JSON.parse(json) as Record<string, unknown>));
 
 export function toAnalyticsEvent(d: AnalyticsEventDoc): AnalyticsEvent {
   const common = {
@@ -71,7 +72,7 @@ export function analyticsEventRepo(db: Connection) {
       for (let attempt = 0; ; attempt++) {
         const created = attempt === 0 ? await insertGrouped(full) : await insertAlone(full);
         if (created) return { created: true, event: toAnalyticsEvent(full) };
-        const existing = await Model.findById(full._id).lean<AnalyticsEventDoc>();
+        const existing = await Model.findById(full._id).lean();
         if (existing) return { created: false, event: toAnalyticsEvent(existing) };
         // Known as stored but gone since (removed): store it again, on its own.
         if (attempt > 0) throw new Error('analytics event neither stored nor readable');

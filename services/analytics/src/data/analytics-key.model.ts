@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /** `_id` is the key's public id (also its `id`), so verification is a primary-key lookup. */
 const schema = new mongoose.Schema(
@@ -19,19 +19,8 @@ const schema = new mongoose.Schema(
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, integrationId: 1, createdAt: -1, _id: 1 });
 
-export function analyticsKeyModel(db: Connection): Model<any> {
-  return db.models.AnalyticsKey ?? db.model('AnalyticsKey', schema);
-}
+export type AnalyticsKeyDoc = StoredDoc<typeof schema>;
 
-export interface AnalyticsKeyDoc {
-  _id: string;
-  tenantId: string;
-  projectId: string;
-  integrationId: string;
-  name: string;
-  keyPrefix: string;
-  keyHash: string;
-  lastUsedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
+export function analyticsKeyModel(db: Connection): Model<AnalyticsKeyDoc> {
+  return db.models.AnalyticsKey ?? db.model<AnalyticsKeyDoc>('AnalyticsKey', schema);
 }

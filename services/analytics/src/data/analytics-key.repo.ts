@@ -27,17 +27,17 @@ export function analyticsKeyRepo(db: Connection) {
       return toAnalyticsKey(doc);
     },
     async findById(scope: ProjectScope, id: string): Promise<AnalyticsKey | null> {
-      const d = await Model.findOne({ _id: id, ...scoped(scope) }, hidden).lean<AnalyticsKeyDoc>();
+      const d = await Model.findOne({ _id: id, ...scoped(scope) }, hidden).lean();
       return d ? toAnalyticsKey(d) : null;
     },
     /** For verification: by public id only, with the hash. */
     async findForVerify(publicId: string): Promise<AnalyticsKeyDoc | null> {
-      return Model.findById(publicId).lean<AnalyticsKeyDoc>();
+      return Model.findById(publicId).lean();
     },
     async list(scope: ProjectScope, filter: { integrationId?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...(filter.integrationId ? { integrationId: filter.integrationId } : {}) };
       const [rows, total] = await Promise.all([
-        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<AnalyticsKeyDoc[]>(),
+        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows: rows.map(toAnalyticsKey), total };

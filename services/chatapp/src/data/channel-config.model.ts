@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /** The agent of one channel; `_id` is `<teamId>:<channelId>`. */
 const schema = new mongoose.Schema(
@@ -21,21 +21,8 @@ const schema = new mongoose.Schema(
 schema.index({ teamId: 1, channelId: 1 });
 schema.index({ tenantId: 1, channelId: 1 });
 
-export function channelConfigModel(db: Connection): Model<any> {
-  return db.models.ChatChannelConfig ?? db.model('ChatChannelConfig', schema);
-}
+export type ChannelConfigDoc = StoredDoc<typeof schema>;
 
-export interface ChannelConfigDoc {
-  _id: string;
-  configId: string;
-  tenantId: string;
-  teamId: string;
-  channelId: string;
-  channelName: string | null;
-  channelType: string | null;
-  agentId: string;
-  projectId: string;
-  grantAccessToMembers: boolean;
-  createdAt: Date;
-  updatedAt: Date;
+export function channelConfigModel(db: Connection): Model<ChannelConfigDoc> {
+  return db.models.ChatChannelConfig ?? db.model<ChannelConfigDoc>('ChatChannelConfig', schema);
 }

@@ -17,14 +17,14 @@ export function channelConfigRepo(db: Connection) {
         { _id: idOf(c.teamId, c.channelId), tenantId: c.tenantId },
         { $set: { ...fields, updatedAt: now }, $setOnInsert: { configId, createdAt: now } },
         { upsert: true, new: true },
-      ).lean<ChannelConfigDoc>())!;
+      ).lean())!;
     },
     async find(tenantId: string, teamId: string, channelId: string): Promise<ChannelConfigDoc | null> {
-      return Model.findOne({ _id: idOf(teamId, channelId), tenantId }).lean<ChannelConfigDoc>();
+      return Model.findOne({ _id: idOf(teamId, channelId), tenantId }).lean();
     },
     async findMany(tenantId: string, teamId: string, channelIds: string[]): Promise<ChannelConfigDoc[]> {
       if (!channelIds.length) return [];
-      return Model.find({ _id: { $in: channelIds.map((c) => idOf(teamId, c)) }, tenantId }).lean<ChannelConfigDoc[]>();
+      return Model.find({ _id: { $in: channelIds.map((c) => idOf(teamId, c)) }, tenantId }).lean();
     },
     /** Workspaces of a tenant that have a setting for the channel (to route channel posts). */
     async teamsWithChannel(tenantId: string, channelId: string): Promise<string[]> {

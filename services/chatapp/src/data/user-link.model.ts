@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /** A chat user linked to a platform user; `_id` is `<tenantId>:<teamId>:<chatappUserId>` (one link per chat user). */
 const schema = new mongoose.Schema(
@@ -22,22 +22,8 @@ const schema = new mongoose.Schema(
 schema.index({ tenantId: 1, userId: 1, linkedAt: -1 });
 schema.index({ teamId: 1, linkedAt: 1 });
 
-export function userLinkModel(db: Connection): Model<any> {
-  return db.models.ChatUserLink ?? db.model('ChatUserLink', schema);
-}
+export type UserLinkDoc = StoredDoc<typeof schema>;
 
-export interface UserLinkDoc {
-  _id: string;
-  linkId: string;
-  tenantId: string;
-  teamId: string;
-  chatappUserId: string;
-  chatappUsername: string | null;
-  chatappEmail: string | null;
-  chatappDisplayName: string | null;
-  userId: string;
-  appUserEmail: string | null;
-  connectionId: string;
-  linkedAt: Date;
-  lastUsedAt: Date | null;
+export function userLinkModel(db: Connection): Model<UserLinkDoc> {
+  return db.models.ChatUserLink ?? db.model<UserLinkDoc>('ChatUserLink', schema);
 }

@@ -12,16 +12,16 @@ export function userLinkRepo(db: Connection) {
     /** Links (or re-links) a chat user; a new link id each time. */
     async link(l: Omit<UserLinkDoc, '_id' | 'lastUsedAt'>): Promise<UserLinkDoc> {
       const _id = idOf(l.tenantId, l.teamId, l.chatappUserId);
-      return (await Model.findOneAndUpdate({ _id }, { $set: { ...l, lastUsedAt: null } }, { upsert: true, new: true }).lean<UserLinkDoc>())!;
+      return (await Model.findOneAndUpdate({ _id }, { $set: { ...l, lastUsedAt: null } }, { upsert: true, new: true }).lean())!;
     },
     async findByChatUser(tenantId: string, teamId: string, chatappUserId: string): Promise<UserLinkDoc | null> {
-      return Model.findOne({ _id: idOf(tenantId, teamId, chatappUserId) }).lean<UserLinkDoc>();
+      return Model.findOne({ _id: idOf(tenantId, teamId, chatappUserId) }).lean();
     },
     async latestOfUser(tenantId: string, userId: string): Promise<UserLinkDoc | null> {
-      return Model.findOne({ tenantId, userId }).sort({ linkedAt: -1 }).lean<UserLinkDoc>();
+      return Model.findOne({ tenantId, userId }).sort({ linkedAt: -1 }).lean();
     },
     async listOfTeam(tenantId: string, teamId: string): Promise<UserLinkDoc[]> {
-      return Model.find({ tenantId, teamId }).sort({ linkedAt: 1, _id: 1 }).limit(1000).lean<UserLinkDoc[]>();
+      return Model.find({ tenantId, teamId }).sort({ linkedAt: 1, _id: 1 }).limit(1000).lean();
     },
     async removeChatUser(tenantId: string, teamId: string, chatappUserId: string, userId?: string): Promise<number> {
       const r = await Model.deleteOne({ _id: idOf(tenantId, teamId, chatappUserId), ...(userId ? { userId } : {}) });

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /** One installation per chat workspace; `_id` is the team id (a workspace belongs to one tenant at a time). */
 const schema = new mongoose.Schema(
@@ -11,6 +11,7 @@ const schema = new mongoose.Schema(
     teamDomain: { type: String, default: null },
     appId: { type: String, default: null },
     botUserId: { type: String, default: null },
+    /** SecretBox-sealed bot token. */
     botTokenSealed: { type: String, required: true },
     scopes: { type: [String], default: [] },
     installerUserId: { type: String, default: null },
@@ -24,8 +25,15 @@ const schema = new mongoose.Schema(
 );
 schema.index({ tenantId: 1, installedAt: 1 });
 
-export function workspaceModel(db: Connection): Model<any> {
-  return db.models.ChatWorkspace ?? db.model('ChatWorkspace', schema);
+// incomingWebhook and defaultAgent are Mixed paths (InferSchemaType types them as `any`).
+export type WorkspaceDoc = StoredDoc<typeof schema, string, {
+  /** Sealed URL and the channel it posts to (when installed with include_webhook). */
+  incomingWebhook: { channelId: string | null; channel: string | null; urlSealed: string } | null;
+  defaultAgent: DefaultAgentDoc | null;
+}>;
+
+export function workspaceModel(db: Connection): Model<WorkspaceDoc> {
+  return db.models.ChatWorkspace ?? db.model<WorkspaceDoc>('ChatWorkspace', schema);
 }
 
 export interface DefaultAgentDoc {
@@ -33,25 +41,4 @@ export interface DefaultAgentDoc {
   projectId: string;
   grantAccessToMembers: boolean;
   agentName: string;
-}
-
-export interface WorkspaceDoc {
-  _id: string;
-  tenantId: string;
-  projectId: string | null;
-  connectionId: string;
-  teamName: string;
-  teamDomain: string | null;
-  appId: string | null;
-  botUserId: string | null;
-  /** SecretBox-sealed bot token. */
-  botTokenSealed: string;
-  scopes: string[];
-  installerUserId: string | null;
-  /** Sealed URL and the channel it posts to (when installed with include_webhook). */
-  incomingWebhook: { channelId: string | null; channel: string | null; urlSealed: string } | null;
-  defaultAgent: DefaultAgentDoc | null;
-  shouldAllowJoinFromWorkspace: boolean;
-  installedAt: Date;
-  updatedAt: Date;
 }

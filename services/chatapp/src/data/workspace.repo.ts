@@ -21,17 +21,17 @@ export function workspaceRepo(db: Connection) {
             $setOnInsert: { connectionId, defaultAgent: null, shouldAllowJoinFromWorkspace: false, installedAt: now },
           },
           { upsert: true, new: true },
-        ).lean<WorkspaceDoc>();
+        ).lean();
       } catch (err) {
         if (isDuplicateKey(err)) return null;
         throw err;
       }
     },
     async findByTeam(teamId: string): Promise<WorkspaceDoc | null> {
-      return Model.findOne({ _id: teamId }).lean<WorkspaceDoc>();
+      return Model.findOne({ _id: teamId }).lean();
     },
     async listByTenant(tenantId: string | undefined): Promise<WorkspaceDoc[]> {
-      return Model.find(tenantId === undefined ? {} : { tenantId }).sort({ installedAt: 1, _id: 1 }).limit(1000).lean<WorkspaceDoc[]>();
+      return Model.find(tenantId === undefined ? {} : { tenantId }).sort({ installedAt: 1, _id: 1 }).limit(1000).lean();
     },
     async setDefaultAgent(teamId: string, tenantId: string, agent: DefaultAgentDoc | null): Promise<boolean> {
       const r = await Model.updateOne({ _id: teamId, tenantId }, { $set: { defaultAgent: agent, updatedAt: new Date() } });

@@ -1,4 +1,5 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import type { StoredSigningKey } from '../domain/signing-keys';
 
 /**
  * One document per signing key, written once and never updated (insert-only: no read-modify-write on FerretDB).
@@ -18,6 +19,9 @@ const schema = new mongoose.Schema(
 );
 schema.index({ ring: 1, createdAt: -1 });
 
-export function signingKeyModel(db: Connection): Model<any> {
-  return db.models.SigningKey ?? db.model('SigningKey', schema);
+// publicJwk is Mixed (InferSchemaType types it as `any`); alg is a plain String the code only ever writes one of its algorithms to.
+export type SigningKeyDoc = StoredDoc<typeof schema, string, Pick<StoredSigningKey, 'alg' | 'publicJwk'>>;
+
+export function signingKeyModel(db: Connection): Model<SigningKeyDoc> {
+  return db.models.SigningKey ?? db.model<SigningKeyDoc>('SigningKey', schema);
 }

@@ -1,14 +1,6 @@
 import type { Connection } from '@platform/mongo';
 import type { StoredSigningKey, SigningKeyStore } from '../domain/signing-keys';
-import { signingKeyModel } from './signing-key.model';
-
-interface SigningKeyDoc {
-  _id: string;
-  alg: StoredSigningKey['alg'];
-  publicJwk: StoredSigningKey['publicJwk'];
-  sealedPrivateJwk: string;
-  createdAt: Date;
-}
+import { signingKeyModel, type SigningKeyDoc } from './signing-key.model';
 
 const toKey = (d: SigningKeyDoc): StoredSigningKey => ({ kid: d._id, alg: d.alg, publicJwk: d.publicJwk, sealedPrivateJwk: d.sealedPrivateJwk, createdAt: new Date(d.createdAt) });
 
@@ -18,7 +10,7 @@ export function signingKeyRepo(db: Connection, ring: string): SigningKeyStore & 
   return {
     model,
     async list() {
-      const docs = (await model.find({ ring }).sort({ createdAt: -1 }).limit(100).lean()) as unknown as SigningKeyDoc[];
+      const docs = await model.find({ ring }).sort({ createdAt: -1 }).limit(100).lean();
       return docs.map(toKey);
     },
     async insert(key) {

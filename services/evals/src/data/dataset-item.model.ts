@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /** `_id` is `<tenant>:<project>:<datasetId>:<id>`. `input`/`expectedOutput` are JSON text (free-form keys stay storable). */
 const schema = new mongoose.Schema(
@@ -17,18 +17,8 @@ const schema = new mongoose.Schema(
 );
 schema.index({ tenantId: 1, projectId: 1, datasetId: 1, createdAt: 1 });
 
-export function datasetItemModel(db: Connection): Model<any> {
-  return db.models.DatasetItem ?? db.model('DatasetItem', schema);
-}
+export type DatasetItemDoc = StoredDoc<typeof schema>;
 
-export interface DatasetItemDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  datasetId: string;
-  input: string;
-  expectedOutput: string | null;
-  createdAt: Date;
-  updatedAt: Date;
+export function datasetItemModel(db: Connection): Model<DatasetItemDoc> {
+  return db.models.DatasetItem ?? db.model<DatasetItemDoc>('DatasetItem', schema);
 }

@@ -9,7 +9,7 @@ export function toDatasetItem(d: DatasetItemDoc): DatasetItem {
     id: d.id,
     datasetId: d.datasetId,
     input: JSON.parse(d.input),
-    expectedOutput: d.expectedOutput === null ? null : JSON.parse(d.expectedOutput),
+    expectedOutput: d.expectedOutput == null ? null : JSON.parse(d.expectedOutput),
     createdAt: iso(d.createdAt)!,
     updatedAt: iso(d.updatedAt)!,
   };
@@ -29,19 +29,19 @@ export function datasetItemRepo(db: Connection) {
       return toDatasetItem(full);
     },
     async findById(scope: ProjectScope, datasetId: string, id: string): Promise<DatasetItem | null> {
-      const d = await Model.findOne({ _id: datasetItemKey(scope, datasetId, id), ...scoped(scope) }).lean<DatasetItemDoc>();
+      const d = await Model.findOne({ _id: datasetItemKey(scope, datasetId, id), ...scoped(scope) }).lean();
       return d ? toDatasetItem(d) : null;
     },
     async list(scope: ProjectScope, datasetId: string, page: number, limit: number) {
       const q = { ...scoped(scope), datasetId };
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: 1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<DatasetItemDoc[]>(),
+        Model.find(q).sort({ createdAt: 1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows: rows.map(toDatasetItem), total };
     },
     async update(scope: ProjectScope, datasetId: string, id: string, set: Partial<Pick<DatasetItemDoc, 'input' | 'expectedOutput' | 'updatedAt'>>): Promise<DatasetItem | null> {
-      const d = await Model.findOneAndUpdate({ _id: datasetItemKey(scope, datasetId, id), ...scoped(scope) }, { $set: set }, { new: true }).lean<DatasetItemDoc>();
+      const d = await Model.findOneAndUpdate({ _id: datasetItemKey(scope, datasetId, id), ...scoped(scope) }, { $set: set }, { new: true }).lean();
       return d ? toDatasetItem(d) : null;
     },
     async remove(scope: ProjectScope, datasetId: string, id: string): Promise<boolean> {

@@ -1,5 +1,5 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
-import { outboxFields } from '@platform/outbox';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
  * `_id` is `<tenant>:<project>:<run>:<conversation>:<evaluator>`: a redelivered work item cannot store a second
@@ -26,22 +26,9 @@ const schema = new mongoose.Schema(
 );
 schema.index({ tenantId: 1, projectId: 1, evaluationRunId: 1, createdAt: 1 });
 
-export function evaluationResultModel(db: Connection): Model<any> {
-  return db.models.EvaluationResult ?? db.model('EvaluationResult', schema);
-}
+// status and verdict are plain Strings the code only ever writes one of these values to; pendingEvents is Mixed.
+export type EvaluationResultDoc = StoredDoc<typeof schema, string, PendingEventsField & { status: 'completed' | 'error'; verdict: 'passed' | 'failed' | 'no_criteria' | null }>;
 
-export interface EvaluationResultDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  evaluationRunId: string;
-  conversationId: string;
-  evaluatorId: string;
-  status: 'completed' | 'error';
-  verdict: 'passed' | 'failed' | 'no_criteria' | null;
-  output: string | null;
-  failedConditions: string;
-  error: string | null;
-  createdAt: Date;
+export function evaluationResultModel(db: Connection): Model<EvaluationResultDoc> {
+  return db.models.EvaluationResult ?? db.model<EvaluationResultDoc>('EvaluationResult', schema);
 }

@@ -1,5 +1,5 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
-import { outboxFields } from '@platform/outbox';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
  * `_id` is `<tenant>:<project>:<id>`. Written once: the run and its work items (as outbox entries relayed to the
@@ -24,20 +24,13 @@ runSchema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
 /** Insert-once marker: the first worker to pick up an item of a run records when it started. */
 const startSchema = new mongoose.Schema({ _id: { type: String }, startedAt: { type: Date, required: true } }, { collection: 'evaluationRunStarts', versionKey: false });
 
-export function evaluationRunModel(db: Connection): Model<any> {
-  return db.models.EvaluationRun ?? db.model('EvaluationRun', runSchema);
-}
-export function evaluationRunStartModel(db: Connection): Model<any> {
-  return db.models.EvaluationRunStart ?? db.model('EvaluationRunStart', startSchema);
-}
+// pendingEvents is a Mixed path (InferSchemaType types it as `any`).
+export type EvaluationRunDoc = StoredDoc<typeof runSchema, string, PendingEventsField>;
+export type EvaluationRunStartDoc = StoredDoc<typeof startSchema>;
 
-export interface EvaluationRunDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  conversationIds: string[];
-  evaluatorIds: string[];
-  totalItems: number;
-  createdAt: Date;
+export function evaluationRunModel(db: Connection): Model<EvaluationRunDoc> {
+  return db.models.EvaluationRun ?? db.model<EvaluationRunDoc>('EvaluationRun', runSchema);
+}
+export function evaluationRunStartModel(db: Connection): Model<EvaluationRunStartDoc> {
+  return db.models.EvaluationRunStart ?? db.model<EvaluationRunStartDoc>('EvaluationRunStart', startSchema);
 }

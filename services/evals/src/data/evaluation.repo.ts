@@ -15,7 +15,7 @@ export function toResult(d: EvaluationResultDoc): EvaluationResult {
     evaluatorId: d.evaluatorId,
     status: d.status,
     verdict: d.verdict ?? null,
-    output: d.output === null ? null : JSON.parse(d.output),
+    output: d.output == null ? null : JSON.parse(d.output),
     failedConditions: JSON.parse(d.failedConditions ?? '[]'),
     error: d.error ?? null,
     createdAt: iso(d.createdAt)!,
@@ -39,7 +39,7 @@ export function evaluationRepo(db: Connection, relays: { runs: OutboxRelay; resu
         { $match: q },
         { $group: { _id: { status: '$status', verdict: '$verdict' }, n: { $sum: 1 } } },
       ]),
-      Starts.findById(scopedId(run, run.id)).lean<{ startedAt: Date }>(),
+      Starts.findById(scopedId(run, run.id)).lean(),
       Results.findOne(q, { createdAt: 1 }).sort({ createdAt: -1 }).lean<{ createdAt: Date }>(),
     ]);
     let completed = 0;
@@ -81,7 +81,7 @@ export function evaluationRepo(db: Connection, relays: { runs: OutboxRelay; resu
       relays.runs.flush({ _id, outboxSeq: outbox.outboxSeq, pendingEvents: outbox.pendingEvents });
     },
     async findRun(scope: ProjectScope, id: string): Promise<EvaluationRun | null> {
-      const d = await Runs.findOne({ _id: scopedId(scope, id), ...scoped(scope) }, hidden).lean<EvaluationRunDoc>();
+      const d = await Runs.findOne({ _id: scopedId(scope, id), ...scoped(scope) }, hidden).lean();
       return d ? progress(d) : null;
     },
     async runExists(scope: ProjectScope, id: string): Promise<boolean> {
@@ -90,7 +90,7 @@ export function evaluationRepo(db: Connection, relays: { runs: OutboxRelay; resu
     async listRuns(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
       const [rows, total] = await Promise.all([
-        Runs.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<EvaluationRunDoc[]>(),
+        Runs.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Runs.countDocuments(q),
       ]);
       return { rows: await Promise.all(rows.map(progress)), total };
@@ -121,7 +121,7 @@ export function evaluationRepo(db: Connection, relays: { runs: OutboxRelay; resu
     async listResults(scope: ProjectScope, runId: string, page: number, limit: number) {
       const q = { ...scoped(scope), evaluationRunId: runId };
       const [rows, total] = await Promise.all([
-        Results.find(q, hidden).sort({ createdAt: 1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<EvaluationResultDoc[]>(),
+        Results.find(q, hidden).sort({ createdAt: 1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Results.countDocuments(q),
       ]);
       return { rows: rows.map(toResult), total };

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /** `_id` is `<tenant>:<project>:<id>`. `config` is JSON text (JSON Schemas carry `$` keys). */
 const schema = new mongoose.Schema(
@@ -19,20 +19,8 @@ const schema = new mongoose.Schema(
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
 
-export function evaluatorModel(db: Connection): Model<any> {
-  return db.models.Evaluator ?? db.model('Evaluator', schema);
-}
+export type EvaluatorDoc = StoredDoc<typeof schema>;
 
-export interface EvaluatorDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  name: string;
-  description: string | null;
-  kind: string;
-  config: string;
-  agentIds: string[];
-  createdAt: Date;
-  updatedAt: Date;
+export function evaluatorModel(db: Connection): Model<EvaluatorDoc> {
+  return db.models.Evaluator ?? db.model<EvaluatorDoc>('Evaluator', schema);
 }

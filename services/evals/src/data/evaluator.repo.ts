@@ -29,28 +29,28 @@ export function evaluatorRepo(db: Connection) {
       return toEvaluator(full);
     },
     async findById(scope: ProjectScope, id: string): Promise<Evaluator | null> {
-      const d = await Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean<EvaluatorDoc>();
+      const d = await Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
       return d ? toEvaluator(d) : null;
     },
     async findMany(scope: ProjectScope, ids: string[]): Promise<Evaluator[]> {
-      const rows = await Model.find({ _id: { $in: ids.map((id) => scopedId(scope, id)) }, ...scoped(scope) }).lean<EvaluatorDoc[]>();
+      const rows = await Model.find({ _id: { $in: ids.map((id) => scopedId(scope, id)) }, ...scoped(scope) }).lean();
       return rows.map(toEvaluator);
     },
     /** Every evaluator of the project (a project holds a modest number of evaluators). */
     async all(scope: ProjectScope, max = 500): Promise<Evaluator[]> {
-      const rows = await Model.find(scoped(scope)).sort({ createdAt: 1, _id: 1 }).limit(max).lean<EvaluatorDoc[]>();
+      const rows = await Model.find(scoped(scope)).sort({ createdAt: 1, _id: 1 }).limit(max).lean();
       return rows.map(toEvaluator);
     },
     async list(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<EvaluatorDoc[]>(),
+        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows: rows.map(toEvaluator), total };
     },
     async update(scope: ProjectScope, id: string, set: Partial<Omit<EvaluatorDoc, '_id' | 'id' | 'tenantId' | 'projectId'>>): Promise<Evaluator | null> {
-      const d = await Model.findOneAndUpdate({ _id: scopedId(scope, id), ...scoped(scope) }, { $set: set }, { new: true }).lean<EvaluatorDoc>();
+      const d = await Model.findOneAndUpdate({ _id: scopedId(scope, id), ...scoped(scope) }, { $set: set }, { new: true }).lean();
       return d ? toEvaluator(d) : null;
     },
     async remove(scope: ProjectScope, id: string): Promise<boolean> {

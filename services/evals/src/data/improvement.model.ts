@@ -1,5 +1,5 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
-import { outboxFields } from '@platform/outbox';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
  * An improvement branch is a set of insert-only collections, so no document has two writers (the Mongo-wire server
@@ -118,76 +118,34 @@ const copilotRunSchema = new mongoose.Schema(
 );
 copilotRunSchema.index({ tenantId: 1, projectId: 1, conversationId: 1 });
 
-export const improvementModels = (db: Connection) => ({
-  Branches: (db.models.ImprovementBranch ?? db.model('ImprovementBranch', branchSchema)) as Model<any>,
-  BaseAgents: (db.models.ImprovementBaseAgent ?? db.model('ImprovementBaseAgent', baseAgentSchema)) as Model<any>,
-  Turns: (db.models.ImprovementTurn ?? db.model('ImprovementTurn', turnSchema)) as Model<any>,
-  TurnResults: (db.models.ImprovementTurnResult ?? db.model('ImprovementTurnResult', turnResultSchema)) as Model<any>,
-  Decisions: (db.models.ImprovementDecision ?? db.model('ImprovementDecision', decisionSchema)) as Model<any>,
-  MergeSteps: (db.models.ImprovementMergeStep ?? db.model('ImprovementMergeStep', mergeStepSchema)) as Model<any>,
-  CopilotRuns: (db.models.CopilotRun ?? db.model('CopilotRun', copilotRunSchema)) as Model<any>,
-});
-
-export interface BranchDoc {
-  _id: string;
-  branchName: string;
-  tenantId: string;
-  projectId: string;
-  agentId: string;
-  agentIds: string[];
-  copyId: string;
-  conversationId: string;
-  feedbackItems: string;
-  additionalContext: string | null;
-  createdAt: Date;
-}
-
-export interface BaseAgentDoc {
-  _id: string;
-  copyId: string;
-  agentId: string;
-  definition: string;
-  updatedAt: string | null;
-}
-
-export interface TurnDoc {
-  _id: string;
-  branchKey: string;
-  seq: number;
-  userMessage: string;
-  createdAt: Date;
-}
-
 export type TurnStatus = 'completed' | 'failed' | 'not_configured';
 
-export interface TurnResultDoc {
-  _id: string;
-  branchKey: string;
-  seq: number;
-  status: TurnStatus;
-  statusMessage: string | null;
-  assistantMessage: string | null;
-  edits: string;
-  finishedAt: Date;
+export type BranchDoc = StoredDoc<typeof branchSchema>;
+export type BaseAgentDoc = StoredDoc<typeof baseAgentSchema>;
+// pendingEvents is a Mixed path (InferSchemaType types it as `any`).
+export type TurnDoc = StoredDoc<typeof turnSchema, string, PendingEventsField>;
+// status, decision and outcome are plain Strings the code only ever writes one of these values to.
+export type TurnResultDoc = StoredDoc<typeof turnResultSchema, string, { status: TurnStatus }>;
+export type DecisionDoc = StoredDoc<typeof decisionSchema, string, { decision: 'merged' | 'rejected' }>;
+export type MergeStepDoc = StoredDoc<typeof mergeStepSchema, string, { outcome: 'applied' | 'skipped' }>;
+export type CopilotRunDoc = StoredDoc<typeof copilotRunSchema>;
+
+export interface ImprovementModels {
+  Branches: Model<BranchDoc>;
+  BaseAgents: Model<BaseAgentDoc>;
+  Turns: Model<TurnDoc>;
+  TurnResults: Model<TurnResultDoc>;
+  Decisions: Model<DecisionDoc>;
+  MergeSteps: Model<MergeStepDoc>;
+  CopilotRuns: Model<CopilotRunDoc>;
 }
 
-export interface DecisionDoc {
-  _id: string;
-  tenantId: string;
-  projectId: string;
-  branchName: string;
-  decision: 'merged' | 'rejected';
-  resultSeq: number | null;
-  agentIds: string[];
-  at: Date;
-  completedAt: Date | null;
-}
-
-export interface MergeStepDoc {
-  _id: string;
-  branchKey: string;
-  agentId: string;
-  outcome: 'applied' | 'skipped';
-  detail: string | null;
-  at: Date;
-}
+export const improvementModels = (db: Connection): ImprovementModels => ({
+  Branches: db.models.ImprovementBranch ?? db.model<BranchDoc>('ImprovementBranch', branchSchema),
+  BaseAgents: db.models.ImprovementBaseAgent ?? db.model<BaseAgentDoc>('ImprovementBaseAgent', baseAgentSchema),
+  Turns: db.models.ImprovementTurn ?? db.model<TurnDoc>('ImprovementTurn', turnSchema),
+  TurnResults: db.models.ImprovementTurnResult ?? db.model<TurnResultDoc>('ImprovementTurnResult', turnResultSchema),
+  Decisions: db.models.ImprovementDecision ?? db.model<DecisionDoc>('ImprovementDecision', decisionSchema),
+  MergeSteps: db.models.ImprovementMergeStep ?? db.model<MergeStepDoc>('ImprovementMergeStep', mergeStepSchema),
+  CopilotRuns: db.models.CopilotRun ?? db.model<CopilotRunDoc>('CopilotRun', copilotRunSchema),
+});

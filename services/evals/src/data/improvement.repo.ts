@@ -45,10 +45,10 @@ export function improvementRepo(db: Connection, relay: OutboxRelay) {
 
   async function load(branch: BranchDoc): Promise<BranchState> {
     const [turns, results, decision, steps] = await Promise.all([
-      Turns.find({ branchKey: branch._id }, hidden).sort({ seq: 1 }).lean<TurnDoc[]>(),
-      TurnResults.find({ branchKey: branch._id }).sort({ seq: 1 }).lean<TurnResultDoc[]>(),
-      Decisions.findById(branch._id).lean<DecisionDoc>(),
-      MergeSteps.find({ branchKey: branch._id }).lean<MergeStepDoc[]>(),
+      Turns.find({ branchKey: branch._id }, hidden).sort({ seq: 1 }).lean(),
+      TurnResults.find({ branchKey: branch._id }).sort({ seq: 1 }).lean(),
+      Decisions.findById(branch._id).lean(),
+      MergeSteps.find({ branchKey: branch._id }).lean(),
     ]);
     const bySeq = new Map(results.map((r) => [r.seq, r]));
     return { branch, turns: turns.map((t) => ({ ...t, result: bySeq.get(t.seq) ?? null })), decision: decision ?? null, steps };
@@ -76,18 +76,18 @@ export function improvementRepo(db: Connection, relay: OutboxRelay) {
     },
     async baseAgents(copyId: string): Promise<BaseAgentDoc[]> {
       if (!copyId) return [];
-      return BaseAgents.find({ copyId }).lean<BaseAgentDoc[]>();
+      return BaseAgents.find({ copyId }).lean();
     },
     /** Inserts the branch; false when the branch name is taken. */
     async insertBranch(branch: Omit<BranchDoc, '_id'>): Promise<boolean> {
       return insertOnce(Branches, { _id: branchKey(branch, branch.branchName), ...branch });
     },
     async find(scope: ProjectScope, branchName: string): Promise<BranchState | null> {
-      const b = await Branches.findOne({ _id: branchKey(scope, branchName), ...scoped(scope) }).lean<BranchDoc>();
+      const b = await Branches.findOne({ _id: branchKey(scope, branchName), ...scoped(scope) }).lean();
       return b ? load(b) : null;
     },
     async list(scope: ProjectScope, max = 200): Promise<BranchState[]> {
-      const rows = await Branches.find(scoped(scope)).sort({ createdAt: -1 }).limit(max).lean<BranchDoc[]>();
+      const rows = await Branches.find(scoped(scope)).sort({ createdAt: -1 }).limit(max).lean();
       return Promise.all(rows.map(load));
     },
     /** Claims turn `seq` (false when another message took it first) and queues its work item, if any. */
@@ -113,10 +113,10 @@ export function improvementRepo(db: Connection, relay: OutboxRelay) {
     },
     /** Merges decided before `before` whose agents are not all written yet (a process stopped in the middle). */
     async unfinishedMerges(before: Date, max = 50): Promise<DecisionDoc[]> {
-      return Decisions.find({ decision: 'merged', completedAt: null, at: { $lt: before } }).limit(max).lean<DecisionDoc[]>();
+      return Decisions.find({ decision: 'merged', completedAt: null, at: { $lt: before } }).limit(max).lean();
     },
     async findByKey(key: string): Promise<BranchState | null> {
-      const b = await Branches.findById(key).lean<BranchDoc>();
+      const b = await Branches.findById(key).lean();
       return b ? load(b) : null;
     },
     async insertCopilotRun(scope: ProjectScope, id: string, conversationId: string): Promise<void> {

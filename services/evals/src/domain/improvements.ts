@@ -76,7 +76,7 @@ export function statusOf(state: BranchState): { status: ImprovementStatus; statu
   const turn = latest(state);
   if (!turn) return { status: 'failed', statusMessage: 'The branch was made without its first message; send one with continue' };
   if (!turn.result) return { status: 'running', statusMessage: null };
-  return { status: turn.result.status, statusMessage: turn.result.statusMessage };
+  return { status: turn.result.status, statusMessage: turn.result.statusMessage ?? null };
 }
 
 function updatedAt(state: BranchState): string {
@@ -259,7 +259,7 @@ export async function answerTurn(deps: ImprovementDeps, work: ImprovementTurnWor
   for (const b of await deps.improvements.baseAgents(state.branch.copyId)) base[b.agentId] = JSON.parse(b.definition) as Definition;
   const agents: Agents = { ...base, ...previous };
   const feedback = JSON.parse(state.branch.feedbackItems) as Feedback[];
-  const context = contextOf(state.branch.agentId, feedback, state.branch.additionalContext);
+  const context = contextOf(state.branch.agentId, feedback, state.branch.additionalContext ?? null);
   const outcome = await assistantTurn(deps, { agentId: state.branch.agentId, context, history: state.turns.filter((t) => t.seq < work.seq) }, agents, turn.userMessage);
   const edits: Agents = {};
   for (const [id, def] of Object.entries(outcome.agents)) if (!base[id] || compare(base[id], def).length) edits[id] = def;
@@ -275,7 +275,7 @@ export async function improvementConversation(deps: ImprovementDeps, scope: Proj
   const messages: Array<{ role: 'user' | 'assistant'; content: string; createdAt: string }> = [];
   for (const t of state.turns) {
     messages.push({ role: 'user', content: t.userMessage, createdAt: new Date(t.createdAt).toISOString() });
-    if (t.result && t.result.assistantMessage !== null) messages.push({ role: 'assistant', content: t.result.assistantMessage, createdAt: new Date(t.result.finishedAt).toISOString() });
+    if (t.result && t.result.assistantMessage != null) messages.push({ role: 'assistant', content: t.result.assistantMessage, createdAt: new Date(t.result.finishedAt).toISOString() });
   }
   return { conversationIds: [state.branch.conversationId], feedbackItems: JSON.parse(state.branch.feedbackItems), status, statusMessage, messages };
 }
@@ -317,7 +317,7 @@ export async function improvementDiff(deps: ImprovementDeps, scope: ProjectScope
   };
 }
 
-const resultAt = (state: BranchState, seq: number | null) => (seq === null ? null : (state.turns.find((t) => t.seq === seq)?.result ?? null));
+const resultAt = (state: BranchState, seq: number | null | undefined) => (seq === null ? null : (state.turns.find((t) => t.seq === seq)?.result ?? null));
 
 /** Management's answer to a replacement it refused, as the merge's problem. */
 function mergeRefusal(err: unknown, agentId: string): AppError | null {

@@ -1,5 +1,5 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
-import { outboxFields } from '@platform/outbox';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
  * `_id` is `<tenant>:<project>:<id>`: the idempotent insert is a primary-key write, and concurrent
@@ -33,23 +33,14 @@ schema.index({ tenantId: 1, projectId: 1, conversationId: 1, createdAt: -1 });
 schema.index({ tenantId: 1, projectId: 1, messageId: 1, createdAt: -1 });
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
 
-export function runEventModel(db: Connection): Model<any> {
-  return db.models.RunEvent ?? db.model('RunEvent', schema);
-}
-
-export interface RunEventDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  type: string;
-  agentId: string | null;
-  conversationId: string | null;
-  messageId: string | null;
+// The property maps, serverMetadata and pendingEvents are Mixed paths (InferSchemaType types them as `any`).
+export type RunEventDoc = StoredDoc<typeof schema, string, PendingEventsField & {
   properties: Record<string, unknown> | null;
   userProperties: Record<string, unknown> | null;
   metadata: Record<string, unknown> | null;
   serverMetadata: { authMethod: string } & Record<string, unknown>;
-  createdAt: Date;
-  updatedAt: Date;
+}>;
+
+export function runEventModel(db: Connection): Model<RunEventDoc> {
+  return db.models.RunEvent ?? db.model<RunEventDoc>('RunEvent', schema);
 }

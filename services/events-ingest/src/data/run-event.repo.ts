@@ -36,7 +36,7 @@ export function runEventRepo(db: Connection, outbox: { publisher: Publisher; ins
   const recent = new Map<string, RunEvent>();
   // Concurrent new events are written together: one unordered insertMany per batch (group commit), with one outbox
   // marker per batch instead of an update per event once its event.created is published.
-  const writer = groupInsert<RunEventDoc & { pendingEvents: Record<string, PendingEvent>; outboxBatch?: string }>(() => Model.collection, { outbox });
+  const writer = groupInsert<RunEventDoc & { pendingEvents: Record<string, PendingEvent> }>(() => Model.collection, { outbox });
   const remember = (id: string, e: RunEvent) => {
     recent.set(id, e);
     if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value!);
@@ -60,14 +60,14 @@ export function runEventRepo(db: Connection, outbox: { publisher: Publisher; ins
         remember(_id, event);
         return { created: true, event };
       }
-      const existing = await Model.findById(full._id, hidden).lean<RunEventDoc>();
+      const existing = await Model.findById(full._id, hidden).lean();
       if (!existing) throw new Error(`run event ${full._id} reported as a duplicate but not found`);
       const stored = toRunEvent(existing);
       remember(_id, stored);
       return { created: false, event: stored };
     },
     async findById(scope: ProjectScope, id: string): Promise<RunEvent | null> {
-      const d = await Model.findById(scopedId(scope, id), hidden).lean<RunEventDoc>();
+      const d = await Model.findById(scopedId(scope, id), hidden).lean();
       return d ? toRunEvent(d) : null;
     },
     /** Most recent non-null userProperties of an anchor (message or conversation). */
@@ -79,7 +79,7 @@ export function runEventRepo(db: Connection, outbox: { publisher: Publisher; ins
     },
     /** The events of one conversation, oldest first. */
     async ofConversation(scope: ProjectScope, conversationId: string, limit: number): Promise<RunEvent[]> {
-      const rows = await Model.find({ ...scoped(scope), conversationId }, hidden).sort({ createdAt: 1, _id: 1 }).limit(limit).lean<RunEventDoc[]>();
+      const rows = await Model.find({ ...scoped(scope), conversationId }, hidden).sort({ createdAt: 1, _id: 1 }).limit(limit).lean();
       return rows.map(toRunEvent);
     },
     /** A conversation id recorded for a message, if any event carried both. */

@@ -16,13 +16,6 @@ import { sessionId } from '@platform/secrets';
 import { decode, type ServiceBus } from '@platform/bus';
 import { AppError } from '@platform/problems';
 
-interface CacheEntry {
-  principal: Principal;
-  at: number;
-  expiresAt?: number;
-  credentialId?: string;
-}
-
 /** Reads `Authorization: Bearer <token>`. */
 export function bearerToken(req: Request): string | undefined {
   const h = req.headers.authorization;
@@ -51,198 +44,236 @@ export function cookieValue(req: Request, name: string): string | undefined {
 
 const unauthorized = (detail: string) => new AppError('unauthorized', detail, { headers: { 'www-authenticate': 'Bearer' } });
 
+interface CacheEntry {
+  principal: Principal;
+  at: number;
+  expiresAt?: number;
+  credentialId?: string;
+}
+
+/** The kinds of credential, as cache key prefixes: manage bearer, session cookie, run token, analytics key. */
+type CredentialKind = 'b' | 's' | 'r' | 'a';
+
+const keyOf = (kind: string, token: string) => kind + ':' + createHash('sha256').update(token).digest('base64url');
+
 /**
- * Authenticates requests by the operation's scheme. Verified credentials are remembered for a short time;
- * a revocation announced on the bus drops them at once, and an expiry is checked on every hit.
+ * Principals of credentials verified lately, for `ttlMs` (a run token also until it expires), found by credential id
+ * too so a revocation can drop them.
  */
-export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cookieName: string; ttlMs: number; onVerified?: (credential: { kind: string; token: string }) => void }) {
+function principalCache(ttlMs: number) {
   const cache = new Map<string, CacheEntry>();
   const byCredential = new Map<string, Set<string>>();
+  return {
+    remember(key: string, principal: Principal, credentialId?: string) {
+      if (ttlMs <= 0) return;
+      const exp = principal.kind === 'run' && principal.expiresAt ? Date.parse(principal.expiresAt) : undefined;
+      cache.set(key, { principal, at: Date.now(), expiresAt: exp, credentialId });
+      if (credentialId) {
+        let set = byCredential.get(credentialId);
+        if (!set) byCredential.set(credentialId, (set = new Set()));
+        set.add(key);
+      }
+      if (cache.size > 50_000) {
+        const first = cache.keys().next().value;
+        if (first !== undefined) cache.delete(first);
+      }
+    },
+    cached(key: string): Principal | undefined {
+      const hit = cache.get(key);
+      if (!hit) return undefined;
+      const now = Date.now();
+      if (now - hit.at > ttlMs || (hit.expiresAt !== undefined && hit.expiresAt <= now)) {
+        cache.delete(key);
+        return undefined;
+      }
+      return hit.principal;
+    },
+    forget(credentialId: string) {
+      for (const k of byCredential.get(credentialId) ?? []) cache.delete(k);
+      byCredential.delete(credentialId);
+    },
+    clear() {
+      cache.clear();
+    },
+  };
+}
+type PrincipalCache = ReturnType<typeof principalCache>;
+
+/** Drops the cached principals of every credential a revocation on the bus names (all of them if it is unreadable). */
+function dropRevoked(nc: NatsConnection, cache: PrincipalCache) {
   const sub = nc.subscribe(CREDENTIAL_REVOKED_SUBJECT);
   void (async () => {
     for await (const m of sub) {
       try {
         const r = decode<CredentialRevoked>(m.data);
-        for (const id of [r.apiKeyId, r.accessTokenId, r.sessionId, r.analyticsKeyId]) {
-          if (!id) continue;
-          for (const k of byCredential.get(id) ?? []) cache.delete(k);
-          byCredential.delete(id);
-        }
+        for (const id of [r.apiKeyId, r.accessTokenId, r.sessionId, r.analyticsKeyId]) if (id) cache.forget(id);
       } catch {
         cache.clear();
       }
     }
   })();
+  return sub;
+}
 
-  const remember = (key: string, principal: Principal, credentialId?: string) => {
-    if (opts.ttlMs <= 0) return;
-    const exp = principal.kind === 'run' && principal.expiresAt ? Date.parse(principal.expiresAt) : undefined;
-    cache.set(key, { principal, at: Date.now(), expiresAt: exp, credentialId });
-    if (credentialId) {
-      let set = byCredential.get(credentialId);
-      if (!set) byCredential.set(credentialId, (set = new Set()));
-      set.add(key);
-    }
-    if (cache.size > 50_000) {
-      const first = cache.keys().next().value;
-      if (first !== undefined) cache.delete(first);
-    }
-  };
+interface ResolverDeps {
+  bus: ServiceBus;
+  cache: PrincipalCache;
+  onVerified?: (credential: { kind: string; token: string }) => void;
+}
 
-  const cached = (key: string): Principal | undefined => {
-    const hit = cache.get(key);
-    if (!hit) return undefined;
-    const now = Date.now();
-    if (now - hit.at > opts.ttlMs || (hit.expiresAt !== undefined && hit.expiresAt <= now)) {
-      cache.delete(key);
+/** A management bearer token or a session cookie, verified by management; null when it is not valid. */
+async function resolveManage({ bus, cache, onVerified }: ResolverDeps, cred: { bearer?: string; session?: string }, requestId: string): Promise<Principal | null> {
+  const key = cred.bearer ? keyOf('b', cred.bearer) : keyOf('s', cred.session!);
+  const hit = cache.cached(key);
+  if (hit) return hit;
+  const res = await bus.requestWire(RESOLVE_MANAGE_CREDENTIAL_SUBJECT, { principal: { kind: 'anonymous' }, body: cred }, { requestId });
+  const principal = (res.body as { principal: Principal | null }).principal;
+  if (principal) {
+    onVerified?.(cred.bearer ? { kind: 'b', token: cred.bearer } : { kind: 's', token: cred.session! });
+    const credentialId = cred.bearer?.startsWith('mt_') ? cred.bearer.slice(3, 15) : cred.session ? sessionId(cred.session) : undefined;
+    cache.remember(key, principal, credentialId);
+  }
+  return principal;
+}
+
+/** An API key or app token of the run API, verified by run-auth. */
+async function resolveRun({ bus, cache, onVerified }: ResolverDeps, req: Request, token: string, requestId: string): Promise<Principal> {
+  const appId = typeof req.headers['x-app-id'] === 'string' ? req.headers['x-app-id'] : undefined;
+  const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+  // App JWTs depend on the origin and app; only API keys are cached by token alone.
+  const cacheable = token.startsWith('sk_');
+  const key = keyOf('r', token);
+  if (cacheable) {
+    const hit = cache.cached(key);
+    if (hit) return hit;
+  }
+  const res = await bus.requestWire(AUTHENTICATE_RUN_SUBJECT, { principal: { kind: 'anonymous' }, body: { token, appId, origin } }, { requestId });
+  const principal = (res.body as { principal: Principal }).principal;
+  if (principal.kind !== 'run') return principal;
+  onVerified?.({ kind: 'r', token });
+  if (cacheable) cache.remember(key, principal, principal.apiKeyId);
+  return principal;
+}
+
+/** Analytics keys (`ak_…`) are verified by the analytics service and cached like API keys. */
+async function resolveAnalytics({ bus, cache, onVerified }: ResolverDeps, token: string, requestId: string): Promise<Principal> {
+  const key = keyOf('a', token);
+  const hit = cache.cached(key);
+  if (hit) return hit;
+  const res = await bus.requestWire(VERIFY_ANALYTICS_KEY_SUBJECT, { principal: { kind: 'anonymous' }, body: { key: token } }, { requestId });
+  const principal = (res.body as { principal: Principal }).principal;
+  if (principal.kind !== 'analytics') throw unauthorized('The analytics key is invalid or revoked');
+  onVerified?.({ kind: 'a', token });
+  cache.remember(key, principal, principal.keyId);
+  return principal;
+}
+
+/** The credential `authenticate` would verify for this operation (undefined when none is presented). */
+function credentialOf(op: AnyOperation, req: Request, cookieName: string): { kind: CredentialKind; token: string } | undefined {
+  const bearer = bearerToken(req);
+  const session = cookieValue(req, cookieName);
+  switch (op.auth) {
+    case 'none':
       return undefined;
-    }
-    return hit.principal;
-  };
-
-  const keyOf = (kind: string, token: string) => kind + ':' + createHash('sha256').update(token).digest('base64url');
-
-  async function resolveManage(cred: { bearer?: string; session?: string }, requestId: string): Promise<Principal | null> {
-    const key = cred.bearer ? keyOf('b', cred.bearer) : keyOf('s', cred.session!);
-    const hit = cached(key);
-    if (hit) return hit;
-    const res = await bus.requestWire(RESOLVE_MANAGE_CREDENTIAL_SUBJECT, { principal: { kind: 'anonymous' }, body: cred }, { requestId });
-    const principal = (res.body as { principal: Principal | null }).principal;
-    if (principal) {
-      opts.onVerified?.(cred.bearer ? { kind: 'b', token: cred.bearer } : { kind: 's', token: cred.session! });
-      const credentialId = cred.bearer?.startsWith('mt_') ? cred.bearer.slice(3, 15) : cred.session ? sessionId(cred.session) : undefined;
-      remember(key, principal, credentialId);
-    }
-    return principal;
+    case 'run':
+      return bearer ? { kind: 'r', token: bearer } : undefined;
+    case 'analytics':
+      return bearer ? { kind: 'a', token: bearer } : undefined;
+    case 'cookie':
+      return session ? { kind: 's', token: session } : undefined;
+    case 'manage':
+      return bearer ? { kind: 'b', token: bearer } : session ? { kind: 's', token: session } : undefined;
+    case 'bearer':
+    case 'admin':
+      return bearer ? { kind: 'b', token: bearer } : undefined;
   }
+}
 
-  async function resolveRun(req: Request, token: string, requestId: string): Promise<Principal> {
-    const appId = typeof req.headers['x-app-id'] === 'string' ? req.headers['x-app-id'] : undefined;
-    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
-    // App JWTs depend on the origin and app; only API keys are cached by token alone.
-    const cacheable = token.startsWith('sk_');
-    const key = keyOf('r', token);
-    if (cacheable) {
-      const hit = cached(key);
-      if (hit) return hit;
+/** The bearer, admin and manage schemes: a management bearer token, or (manage only) a session cookie. */
+async function authenticateManage(deps: ResolverDeps, op: AnyOperation, bearer: string | undefined, session: string | undefined, requestId: string): Promise<Principal> {
+  let p: Principal | null = null;
+  if (bearer) {
+    p = await resolveManage(deps, { bearer }, requestId);
+    if (!p) throw unauthorized('The bearer token is invalid, expired or revoked');
+  } else if (session && op.auth === 'manage') {
+    p = await resolveManage(deps, { session }, requestId);
+    if (!p) throw unauthorized('The session is invalid or has expired');
+  } else {
+    throw unauthorized(op.auth === 'manage' ? 'Send a bearer token or a session cookie' : 'Send a bearer token');
+  }
+  if (op.auth === 'admin' && p.kind !== 'admin') throw new AppError('forbidden', 'Only the platform admin may do this');
+  return p;
+}
+
+/** Who is calling, by the operation's auth scheme; throws 401 when a required credential is missing or bad. */
+async function authenticate(deps: ResolverDeps, cookieName: string, op: AnyOperation, req: Request, requestId: string): Promise<Principal> {
+  const bearer = bearerToken(req);
+  const session = cookieValue(req, cookieName);
+  switch (op.auth) {
+    case 'none':
+      return { kind: 'anonymous' };
+    case 'run': {
+      if (!bearer) throw unauthorized('Authentication failed: send an API key or token as Authorization: Bearer <credential>');
+      return resolveRun(deps, req, bearer, requestId);
     }
-    const res = await bus.requestWire(AUTHENTICATE_RUN_SUBJECT, { principal: { kind: 'anonymous' }, body: { token, appId, origin } }, { requestId });
-    const principal = (res.body as { principal: Principal }).principal;
-    if (principal.kind !== 'run') return principal;
-    opts.onVerified?.({ kind: 'r', token });
-    if (cacheable) remember(key, principal, principal.apiKeyId);
-    return principal;
-  }
-
-  /** Analytics keys (`ak_…`) are verified by the analytics service and cached like API keys. */
-  async function resolveAnalytics(token: string, requestId: string): Promise<Principal> {
-    const key = keyOf('a', token);
-    const hit = cached(key);
-    if (hit) return hit;
-    const res = await bus.requestWire(VERIFY_ANALYTICS_KEY_SUBJECT, { principal: { kind: 'anonymous' }, body: { key: token } }, { requestId });
-    const principal = (res.body as { principal: Principal }).principal;
-    if (principal.kind !== 'analytics') throw unauthorized('The analytics key is invalid or revoked');
-    opts.onVerified?.({ kind: 'a', token });
-    remember(key, principal, principal.keyId);
-    return principal;
-  }
-
-  /** The credential `authenticate` would verify for this operation (undefined when none is presented). */
-  function credentialOf(op: AnyOperation, req: Request): { kind: 'b' | 's' | 'r' | 'a'; token: string } | undefined {
-    const bearer = bearerToken(req);
-    const session = cookieValue(req, opts.cookieName);
-    switch (op.auth) {
-      case 'none':
-        return undefined;
-      case 'run':
-        return bearer ? { kind: 'r', token: bearer } : undefined;
-      case 'analytics':
-        return bearer ? { kind: 'a', token: bearer } : undefined;
-      case 'cookie':
-        return session ? { kind: 's', token: session } : undefined;
-      case 'manage':
-        return bearer ? { kind: 'b', token: bearer } : session ? { kind: 's', token: session } : undefined;
-      case 'bearer':
-      case 'admin':
-        return bearer ? { kind: 'b', token: bearer } : undefined;
+    case 'cookie': {
+      if (!session) throw unauthorized(`This operation needs a session cookie (${cookieName})`);
+      const p = await resolveManage(deps, { session }, requestId);
+      if (!p) throw unauthorized('The session is invalid or has expired');
+      return p;
+    }
+    case 'bearer':
+    case 'admin':
+    case 'manage':
+      return authenticateManage(deps, op, bearer, session, requestId);
+    case 'analytics': {
+      if (!bearer) throw unauthorized('Authentication failed: send an analytics key as Authorization: Bearer ak_…');
+      return resolveAnalytics(deps, bearer, requestId);
     }
   }
+}
 
-  /** Whether this gateway verified the credential lately (it is in the cache), without asking anyone. */
-  function knows(op: AnyOperation, req: Request): boolean {
-    const c = credentialOf(op, req);
-    return c !== undefined && cached(keyOf(c.kind, c.token)) !== undefined;
+/** The tenant check alone, on the raw path parameters (before the input is validated). */
+function authorizeTenant(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void {
+  if (principal.kind !== 'user' || op.auth === 'none' || op.auth === 'run') return;
+  const tenantId = params.tenantId;
+  if (typeof tenantId === 'string' && tenantId !== principal.tenantId) {
+    throw new AppError('forbidden', 'This credential has no access to that tenant');
   }
+}
 
-  /** Who is calling, by the operation's auth scheme; throws 401 when a required credential is missing or bad. */
-  async function authenticate(op: AnyOperation, req: Request, requestId: string): Promise<Principal> {
-    const bearer = bearerToken(req);
-    const session = cookieValue(req, opts.cookieName);
-    switch (op.auth) {
-      case 'none':
-        return { kind: 'anonymous' };
-      case 'run': {
-        if (!bearer) throw unauthorized('Authentication failed: send an API key or token as Authorization: Bearer <credential>');
-        return resolveRun(req, bearer, requestId);
-      }
-      case 'cookie': {
-        if (!session) throw unauthorized(`This operation needs a session cookie (${opts.cookieName})`);
-        const p = await resolveManage({ session }, requestId);
-        if (!p) throw unauthorized('The session is invalid or has expired');
-        return p;
-      }
-      case 'bearer':
-      case 'admin':
-      case 'manage': {
-        let p: Principal | null = null;
-        if (bearer) {
-          p = await resolveManage({ bearer }, requestId);
-          if (!p) throw unauthorized('The bearer token is invalid, expired or revoked');
-        } else if (session && op.auth === 'manage') {
-          p = await resolveManage({ session }, requestId);
-          if (!p) throw unauthorized('The session is invalid or has expired');
-        } else {
-          throw unauthorized(op.auth === 'manage' ? 'Send a bearer token or a session cookie' : 'Send a bearer token');
-        }
-        if (op.auth === 'admin' && p.kind !== 'admin') throw new AppError('forbidden', 'Only the platform admin may do this');
-        return p;
-      }
-      case 'analytics': {
-        if (!bearer) throw unauthorized('Authentication failed: send an analytics key as Authorization: Bearer ak_…');
-        return resolveAnalytics(bearer, requestId);
-      }
-    }
+/** Tenant isolation and role checks for management-style principals. */
+function authorize(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void {
+  if (principal.kind === 'admin' || op.auth === 'none' || op.auth === 'run') return;
+  // An analytics key is scoped to its project by the analytics service itself (it compares body and key).
+  if (op.auth === 'analytics' && principal.kind === 'analytics') return;
+  if (principal.kind !== 'user') throw new AppError('forbidden', 'This credential cannot be used here');
+  const tenantId = params.tenantId;
+  if (typeof tenantId === 'string' && tenantId !== principal.tenantId) {
+    throw new AppError('forbidden', 'This credential has no access to that tenant');
   }
-
-  /** The tenant check alone, on the raw path parameters (before the input is validated). */
-  function authorizeTenant(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void {
-    if (principal.kind !== 'user' || op.auth === 'none' || op.auth === 'run') return;
-    const tenantId = params.tenantId;
-    if (typeof tenantId === 'string' && tenantId !== principal.tenantId) {
-      throw new AppError('forbidden', 'This credential has no access to that tenant');
-    }
+  const needed = op.permission ? permissionRole[op.permission] : 'viewer';
+  if (roleRank[principal.role] < roleRank[needed]) {
+    throw new AppError('forbidden', `This operation needs the ${needed} role or higher`);
   }
+}
 
-  /** Tenant isolation and role checks for management-style principals. */
-  function authorize(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void {
-    if (principal.kind === 'admin' || op.auth === 'none' || op.auth === 'run') return;
-    // An analytics key is scoped to its project by the analytics service itself (it compares body and key).
-    if (op.auth === 'analytics' && principal.kind === 'analytics') return;
-    if (principal.kind !== 'user') throw new AppError('forbidden', 'This credential cannot be used here');
-    const tenantId = params.tenantId;
-    if (typeof tenantId === 'string' && tenantId !== principal.tenantId) {
-      throw new AppError('forbidden', 'This credential has no access to that tenant');
-    }
-    const needed = op.permission ? permissionRole[op.permission] : 'viewer';
-    if (roleRank[principal.role] < roleRank[needed]) {
-      throw new AppError('forbidden', `This operation needs the ${needed} role or higher`);
-    }
-  }
-
+/**
+ * Authenticates requests by the operation's scheme. Verified credentials are remembered for a short time;
+ * a revocation announced on the bus drops them at once, and an expiry is checked on every hit.
+ */
+export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cookieName: string; ttlMs: number; onVerified?: (credential: { kind: string; token: string }) => void }) {
+  const cache = principalCache(opts.ttlMs);
+  const sub = dropRevoked(nc, cache);
+  const deps: ResolverDeps = { bus, cache, onVerified: opts.onVerified };
   return {
-    authenticate,
-    credentialOf,
-    knows,
+    authenticate: (op: AnyOperation, req: Request, requestId: string) => authenticate(deps, opts.cookieName, op, req, requestId),
+    credentialOf: (op: AnyOperation, req: Request) => credentialOf(op, req, opts.cookieName),
+    /** Whether this gateway verified the credential lately (it is in the cache), without asking anyone. */
+    knows(op: AnyOperation, req: Request): boolean {
+      const c = credentialOf(op, req, opts.cookieName);
+      return c !== undefined && cache.cached(keyOf(c.kind, c.token)) !== undefined;
+    },
     authorize,
     authorizeTenant,
     stop() {

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /** Management access tokens: `_id` is the token's public id; only a keyed hash of the secret is stored. */
 const schema = new mongoose.Schema(
@@ -16,16 +16,9 @@ const schema = new mongoose.Schema(
 );
 schema.index({ tenantId: 1, createdAt: -1, _id: 1 });
 
-export function accessTokenModel(db: Connection): Model<any> {
-  return db.models.AccessToken ?? db.model('AccessToken', schema);
+// role is a plain String the code only ever writes one of these values to.
+export type AccessTokenDoc = StoredDoc<typeof schema, string, { role: 'owner' | 'admin' | 'member' | 'viewer' }>;
+
+export function accessTokenModel(db: Connection): Model<AccessTokenDoc> {
+  return db.models.AccessToken ?? db.model<AccessTokenDoc>('AccessToken', schema);
 }
-export type AccessTokenDoc = {
-  _id: string;
-  tenantId: string;
-  name: string;
-  role: 'owner' | 'admin' | 'member' | 'viewer';
-  userId: string;
-  tokenHash: string;
-  expiresAt: Date | null;
-  createdAt: Date;
-};

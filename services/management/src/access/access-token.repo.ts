@@ -17,7 +17,7 @@ export function accessTokenRepo(db: Connection) {
     },
     async listPage(tenantId: string, page: number, limit: number) {
       const [rows, total] = await Promise.all([
-        Model.find({ tenantId }, { tokenHash: 0 }).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<AccessTokenDoc[]>(),
+        Model.find({ tenantId }, { tokenHash: 0 }).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments({ tenantId }),
       ]);
       return { rows: rows.map(toAccessToken), total };
@@ -29,7 +29,7 @@ export function accessTokenRepo(db: Connection) {
     },
     /** For verification: by id, with the hash. */
     async findForVerify(id: string): Promise<AccessTokenDoc | null> {
-      return Model.findById(id).lean<AccessTokenDoc>();
+      return Model.findById(id).lean();
     },
   };
 }

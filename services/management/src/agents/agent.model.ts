@@ -1,5 +1,5 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
-import { outboxFields } from '@platform/outbox';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
  * Agents are stored as immutable revisions: `_id` is `<tenant>:<project>:<agentId>#<revision>`. Each revision holds
@@ -32,20 +32,9 @@ schema.index({ tenantId: 1, projectId: 1, id: 1, revision: -1 });
 schema.index({ revision: 1, tenantId: 1, projectId: 1, id: 1 });
 schema.index({ tenantId: 1, projectId: 1, skillIds: 1 });
 
-export function agentModel(db: Connection): Model<any> {
-  return db.models.AgentRevision ?? db.model('AgentRevision', schema);
-}
+// pendingEvents is a Mixed path (InferSchemaType types it as `any`).
+export type AgentDoc = StoredDoc<typeof schema, string, PendingEventsField>;
 
-export interface AgentDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  name: string;
-  body: string;
-  skillIds: string[];
-  revision: number;
-  changeId?: string | null;
-  createdAt: Date;
-  updatedAt: Date;
+export function agentModel(db: Connection): Model<AgentDoc> {
+  return db.models.AgentRevision ?? db.model<AgentDoc>('AgentRevision', schema);
 }

@@ -31,7 +31,7 @@ export function agentRepo(db: Connection, relay: OutboxRelay) {
     },
     /** The latest revision. */
     async findById(scope: ProjectScope, id: string): Promise<AgentDoc | null> {
-      return Model.findOne({ ...scoped(scope), id }, hidden).sort({ revision: -1 }).lean<AgentDoc>();
+      return Model.findOne({ ...scoped(scope), id }, hidden).sort({ revision: -1 }).lean();
     },
     /** Writes the revision after `current`; null when another writer took that revision first. */
     async replaceBody(current: AgentDoc, set: { body: string; skillIds: string[]; updatedAt: Date; changeId?: string }, events: PendingEvent[]): Promise<AgentDoc | null> {

@@ -1,5 +1,5 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
-import { outboxFields } from '@platform/outbox';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /** `_id` is the key's public id (also its `id`), so verification is a primary-key lookup. */
 const schema = new mongoose.Schema(
@@ -27,20 +27,9 @@ const schema = new mongoose.Schema(
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1, _id: 1 });
 
-export function apiKeyModel(db: Connection): Model<any> {
-  return db.models.ApiKey ?? db.model('ApiKey', schema);
+// pendingEvents is a Mixed path (InferSchemaType types it as `any`).
+export type ApiKeyDoc = StoredDoc<typeof schema, string, PendingEventsField>;
+
+export function apiKeyModel(db: Connection): Model<ApiKeyDoc> {
+  return db.models.ApiKey ?? db.model<ApiKeyDoc>('ApiKey', schema);
 }
-export type ApiKeyDoc = {
-  _id: string;
-  tenantId: string;
-  projectId: string;
-  agentId: string;
-  name: string;
-  keyPrefix: string;
-  keyHash: string;
-  expiresAt: Date | null;
-  lastUsedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-  live?: boolean;
-};

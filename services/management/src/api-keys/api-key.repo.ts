@@ -132,12 +132,12 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay, redis?: Redis) {
       await Totals.updateOne({ _id: 'migration:live' }, { $set: { at: new Date() } }, { upsert: true }).catch(() => undefined);
     },
     async findById(scope: ProjectScope, id: string): Promise<ApiKey | null> {
-      const d = await Model.findOne({ _id: id, ...scoped(scope), ...live }, hidden).lean<ApiKeyDoc>();
+      const d = await Model.findOne({ _id: id, ...scoped(scope), ...live }, hidden).lean();
       return d ? toApiKey(d) : null;
     },
     /** For verification: by public id only, with the hash. */
     async findForVerify(publicId: string): Promise<ApiKeyDoc | null> {
-      return Model.findOne({ _id: publicId, ...live }, { pendingEvents: 0 }).lean<ApiKeyDoc>();
+      return Model.findOne({ _id: publicId, ...live }, { pendingEvents: 0 }).lean();
     },
     async list(scope: ProjectScope, filter: { agentId?: string }, page: number, limit: number) {
       const key = `${scope.tenantId}:${scope.projectId}:${filter.agentId ?? ''}:${page}:${limit}`;
@@ -167,7 +167,7 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay, redis?: Redis) {
       const ops = outboxOnUpdate(events);
       const d = await relay.exclusive([id], () =>
         Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: { ...set, ...ops.$set }, $inc: ops.$inc }, { new: true })
-          .lean<ApiKeyDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> }>()
+          .lean()
           .exec(),
       );
       if (d) {
@@ -179,7 +179,7 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay, redis?: Redis) {
     async remove(scope: ProjectScope, id: string, events: PendingEvent[]): Promise<boolean> {
       const ops = outboxOnDelete(events);
       const d = await relay.exclusive([id], () =>
-        Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: { ...ops.$set, live: false }, $inc: ops.$inc }, { new: true }).lean<any>().exec(),
+        Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: { ...ops.$set, live: false }, $inc: ops.$inc }, { new: true }).lean().exec(),
       );
       if (d) {
         relay.flush(d);

@@ -1,5 +1,5 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
-import { outboxFields } from '@platform/outbox';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { outboxFields, type PendingEventsField } from '@platform/outbox';
 import type { AppKeyAlgorithm, AppType } from '@platform/contracts';
 
 /**
@@ -32,8 +32,11 @@ const schema = new mongoose.Schema(
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, type: 1, createdAt: -1, _id: 1 });
 
-export function appModel(db: Connection): Model<any> {
-  return db.models.App ?? db.model('App', schema);
+// config and publicKeys are Mixed paths (InferSchemaType types them as `any`); type is a plain String the code only ever writes an AppType to.
+export type AppDoc = StoredDoc<typeof schema, string, { type: AppType; config: StoredAppConfig; publicKeys: Record<string, StoredAppKey> }>;
+
+export function appModel(db: Connection): Model<AppDoc> {
+  return db.models.App ?? db.model<AppDoc>('App', schema);
 }
 
 export interface StoredAppKey {
@@ -47,24 +50,6 @@ export interface StoredAppConfig {
   type: AppType;
   webClient?: { allowAnonymous: boolean; allowedDomains: string[]; audience: string | null };
   supportCopilot?: { audience: string | null };
-}
-
-export interface AppDoc {
-  _id: string;
-  tenantId: string;
-  projectId: string;
-  name: string;
-  description: string | null;
-  prompt: string | null;
-  type: AppType;
-  enabled: boolean;
-  defaultAgentId: string | null;
-  defaultProjectId: string | null;
-  config: StoredAppConfig;
-  publicKeys: Record<string, StoredAppKey>;
-  revision: number;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 /** Map key of a kid (kids may hold `.` or `$`, which field names cannot). */
@@ -88,13 +73,18 @@ const eventSchema = new mongoose.Schema(
   { collection: 'appEvents', versionKey: false, minimize: false },
 );
 
-export function appEventModel(db: Connection): Model<any> {
-  return db.models.AppEvent ?? db.model('AppEvent', eventSchema);
+// pendingEvents is a Mixed path (InferSchemaType types it as `any`).
+export type AppEventDoc = StoredDoc<typeof eventSchema, string, PendingEventsField>;
+
+export function appEventModel(db: Connection): Model<AppEventDoc> {
+  return db.models.AppEvent ?? db.model<AppEventDoc>('AppEvent', eventSchema);
 }
 
 /** When each app last authenticated a request (written by run-auth reports, away from the app document). */
 const usageSchema = new mongoose.Schema({ _id: { type: String }, lastUsedAt: { type: Date, required: true } }, { collection: 'appUsage', versionKey: false });
 
-export function appUsageModel(db: Connection): Model<any> {
-  return db.models.AppUsage ?? db.model('AppUsage', usageSchema);
+export type AppUsageDoc = StoredDoc<typeof usageSchema>;
+
+export function appUsageModel(db: Connection): Model<AppUsageDoc> {
+  return db.models.AppUsage ?? db.model<AppUsageDoc>('AppUsage', usageSchema);
 }

@@ -100,7 +100,7 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
 
   const lastUsed = async (ids: string[]): Promise<Map<string, Date>> => {
     if (!ids.length) return new Map();
-    const rows = await Usage.find({ _id: { $in: ids } }).lean<Array<{ _id: string; lastUsedAt: Date }>>();
+    const rows = await Usage.find({ _id: { $in: ids } }).lean();
     return new Map(rows.map((r) => [r._id, r.lastUsedAt]));
   };
 
@@ -114,11 +114,11 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
       });
     },
     async findById(scope: Scope, id: string): Promise<AppDoc | null> {
-      return Model.findOne({ _id: id, ...scoped(scope) }).lean<AppDoc>();
+      return Model.findOne({ _id: id, ...scoped(scope) }).lean();
     },
     /** For authentication: by id only. */
     async findForAuth(id: string): Promise<AppDoc | null> {
-      return Model.findOne({ _id: id }).lean<AppDoc>();
+      return Model.findOne({ _id: id }).lean();
     },
     async toApps(docs: AppDoc[]): Promise<App[]> {
       const used = await lastUsed(docs.map((d) => d._id));
@@ -127,7 +127,7 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
     async list(scope: Scope, filter: { type?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...(filter.type ? { type: filter.type } : {}) };
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<AppDoc[]>(),
+        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
@@ -141,7 +141,7 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
       const update: Record<string, unknown> = { $set: { ...change.set, revision } };
       if (change.unset && Object.keys(change.unset).length) update.$unset = change.unset;
       return withEvents(current._id, revision, events, () =>
-        Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, update, { new: true }).lean<AppDoc>().exec(),
+        Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, update, { new: true }).lean().exec(),
       );
     },
     async remove(current: AppDoc, events: PendingEvent[]): Promise<boolean> {
@@ -156,7 +156,7 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
     },
     /** Resolves held events older than `olderThanMs` left by a crash between the change and the release. */
     async sweepHeld(olderThanMs = 10_000): Promise<number> {
-      const stale = await Events.find({ held: true, createdAt: { $lt: new Date(Date.now() - olderThanMs) } }).limit(500).lean<Array<{ _id: string; appId: string; revision: number; pendingEvents: Record<string, PendingEvent> }>>();
+      const stale = await Events.find({ held: true, createdAt: { $lt: new Date(Date.now() - olderThanMs) } }).limit(500).lean();
       for (const e of stale) {
         const app = await Model.findOne({ _id: e.appId }, { revision: 1 }).lean<{ revision: number }>();
         const landed = e.revision === -1 ? app === null : app !== null && app.revision >= e.revision;

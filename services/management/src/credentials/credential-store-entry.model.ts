@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * A secret put into the `memory` credential store. `_id` is a hash of (tenant, project, store, key), so a key is
@@ -19,17 +19,8 @@ const schema = new mongoose.Schema(
 );
 schema.index({ tenantId: 1, projectId: 1, storeId: 1 });
 
-export function credentialStoreEntryModel(db: Connection): Model<any> {
-  return db.models.CredentialStoreEntry ?? db.model('CredentialStoreEntry', schema);
-}
+export type CredentialStoreEntryDoc = StoredDoc<typeof schema>;
 
-export interface CredentialStoreEntryDoc {
-  _id: string;
-  tenantId: string;
-  projectId: string;
-  storeId: string;
-  key: string;
-  sealed: string;
-  createdAt: Date;
-  updatedAt: Date;
+export function credentialStoreEntryModel(db: Connection): Model<CredentialStoreEntryDoc> {
+  return db.models.CredentialStoreEntry ?? db.model<CredentialStoreEntryDoc>('CredentialStoreEntry', schema);
 }

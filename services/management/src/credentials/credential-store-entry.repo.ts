@@ -22,11 +22,11 @@ export function credentialStoreEntryRepo(db: Connection) {
         if (isDuplicateKey(err)) return write();
         throw err;
       });
-      const doc = await Model.findOne({ _id }).lean<CredentialStoreEntryDoc>();
+      const doc = await Model.findOne({ _id }).lean();
       return { created: (r.upsertedCount ?? 0) > 0, doc: doc! };
     },
     async find(scope: ProjectScope, storeId: string, key: string): Promise<CredentialStoreEntryDoc | null> {
-      return Model.findOne({ _id: entryId(scope, storeId, key), ...scoped(scope) }).lean<CredentialStoreEntryDoc>();
+      return Model.findOne({ _id: entryId(scope, storeId, key), ...scoped(scope) }).lean();
     },
     async remove(scope: ProjectScope, storeId: string, key: string): Promise<boolean> {
       const r = await Model.deleteOne({ _id: entryId(scope, storeId, key), ...scoped(scope) });

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * `_id` is `<tenant>:<project>:<id>`. `retrievalParams` is kept as JSON text: it is free-form, and its keys
@@ -25,23 +25,8 @@ const schema = new mongoose.Schema(
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 
-export function credentialModel(db: Connection): Model<any> {
-  return db.models.Credential ?? db.model('Credential', schema);
-}
+export type CredentialDoc = StoredDoc<typeof schema>;
 
-export interface CredentialDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  name: string;
-  type: string;
-  credentialStoreId: string;
-  createdBy: string | null;
-  toolId: string | null;
-  userId: string | null;
-  retrievalParamsJson: string | null;
-  revision: number;
-  createdAt: Date;
-  updatedAt: Date;
+export function credentialModel(db: Connection): Model<CredentialDoc> {
+  return db.models.Credential ?? db.model<CredentialDoc>('Credential', schema);
 }

@@ -33,12 +33,12 @@ export function credentialRepo(db: Connection) {
       return (await unlessDuplicate(() => Model.create(full))) ? full : null;
     },
     async findById(scope: ProjectScope, id: string): Promise<CredentialDoc | null> {
-      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean<CredentialDoc>();
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
     },
     async list(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<CredentialDoc[]>(),
+        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
@@ -49,7 +49,7 @@ export function credentialRepo(db: Connection) {
         { _id: current._id, revision: current.revision },
         { $set: { ...set, revision: current.revision + 1 } },
         { new: true },
-      ).lean<CredentialDoc>();
+      ).lean();
     },
     async remove(scope: ProjectScope, id: string): Promise<boolean> {
       const r = await Model.deleteOne({ _id: scopedId(scope, id), ...scoped(scope) });

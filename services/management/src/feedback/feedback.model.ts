@@ -1,5 +1,5 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
-import { outboxFields } from '@platform/outbox';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /** `_id` is `<tenant>:<project>:<id>`. Creation writes its `feedback.created` event into the same document (outbox). */
 const schema = new mongoose.Schema(
@@ -23,20 +23,9 @@ schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, conversationId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1, _id: 1 });
 
-export function feedbackModel(db: Connection): Model<any> {
-  return db.models.Feedback ?? db.model('Feedback', schema);
-}
+// type is a plain String the code only ever writes one of these values to; pendingEvents is Mixed.
+export type FeedbackDoc = StoredDoc<typeof schema, string, PendingEventsField & { type: 'positive' | 'negative' }>;
 
-export interface FeedbackDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  conversationId: string;
-  messageId: string | null;
-  agentId: string | null;
-  type: 'positive' | 'negative';
-  details: string | null;
-  createdAt: Date;
-  updatedAt: Date;
+export function feedbackModel(db: Connection): Model<FeedbackDoc> {
+  return db.models.Feedback ?? db.model<FeedbackDoc>('Feedback', schema);
 }

@@ -59,7 +59,7 @@ export function feedbackRepo(db: Connection, relay: OutboxRelay) {
       return full;
     },
     async findById(scope: ProjectScope, id: string): Promise<FeedbackDoc | null> {
-      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean<FeedbackDoc>();
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean();
     },
     async list(scope: ProjectScope, filter: FeedbackFilter, page: number, limit: number) {
       const createdAt: Record<string, Date> = {};
@@ -75,14 +75,14 @@ export function feedbackRepo(db: Connection, relay: OutboxRelay) {
         ...(Object.keys(createdAt).length ? { createdAt } : {}),
       };
       const [rows, total] = await Promise.all([
-        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<FeedbackDoc[]>(),
+        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
     },
     async update(scope: ProjectScope, id: string, set: Partial<FeedbackDoc>): Promise<FeedbackDoc | null> {
       await outboxSettled(scopedId(scope, id));
-      return Model.findOneAndUpdate({ _id: scopedId(scope, id), ...scoped(scope), ...live }, { $set: set }, { new: true }).lean<FeedbackDoc>();
+      return Model.findOneAndUpdate({ _id: scopedId(scope, id), ...scoped(scope), ...live }, { $set: set }, { new: true }).lean();
     },
     /**
      * Deletes at once when nothing is waiting in its outbox; otherwise hides it and lets the relay delete it

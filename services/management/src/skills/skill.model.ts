@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type InferSchemaType, type Model, type StoredDoc } from '@platform/mongo';
 
 const fileSchema = new mongoose.Schema(
   {
@@ -32,29 +32,11 @@ const schema = new mongoose.Schema(
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 
-export function skillModel(db: Connection): Model<any> {
-  return db.models.Skill ?? db.model('Skill', schema);
+export type SkillFileDoc = InferSchemaType<typeof fileSchema>;
+// files is a subdocument array, which InferSchemaType types as a DocumentArray; reads (lean) and writes use plain arrays.
+export type SkillDoc = StoredDoc<typeof schema, string, { files: SkillFileDoc[] }>;
+
+export function skillModel(db: Connection): Model<SkillDoc> {
+  return db.models.Skill ?? db.model<SkillDoc>('Skill', schema);
 }
 
-export interface SkillFileDoc {
-  id: string;
-  filePath: string;
-  content: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface SkillDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  name: string;
-  description: string;
-  content: string;
-  metadata: string | null;
-  files: SkillFileDoc[];
-  revision: number;
-  createdAt: Date;
-  updatedAt: Date;
-}

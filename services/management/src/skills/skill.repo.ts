@@ -45,24 +45,24 @@ export function skillRepo(db: Connection) {
       return (await unlessDuplicate(() => Model.create(full))) ? full : null;
     },
     async findById(scope: ProjectScope, id: string): Promise<SkillDoc | null> {
-      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean<SkillDoc>();
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
     },
     /** Skills by id, without files (for sub-agent listings). */
     async findMany(scope: ProjectScope, ids: string[]): Promise<SkillDoc[]> {
       if (!ids.length) return [];
-      return Model.find({ _id: { $in: ids.map((id) => scopedId(scope, id)) }, ...scoped(scope) }, listFields).lean<SkillDoc[]>();
+      return Model.find({ _id: { $in: ids.map((id) => scopedId(scope, id)) }, ...scoped(scope) }, listFields).lean();
     },
     async list(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
       const [rows, total] = await Promise.all([
-        Model.find(q, listFields).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<SkillDoc[]>(),
+        Model.find(q, listFields).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
     },
     /** Writes the new state if the skill is still at `current.revision`; null otherwise. */
     async update(current: SkillDoc, set: Partial<SkillDoc>): Promise<SkillDoc | null> {
-      return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean<SkillDoc>();
+      return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean();
     },
     async remove(current: SkillDoc): Promise<boolean> {
       const r = await Model.deleteOne({ _id: current._id });

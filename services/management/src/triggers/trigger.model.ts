@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * `_id` is `<tenant>:<project>:<agent>:<id>` (ids are unique per agent). Free-form JSON (`inputSchema`,
@@ -34,36 +34,15 @@ const schema = new mongoose.Schema(
 schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, signingSecretCredentialReferenceId: 1 });
 
-export function triggerModel(db: Connection): Model<any> {
-  return db.models.Trigger ?? db.model('Trigger', schema);
+// authentication is a Mixed path (InferSchemaType types it as `any`).
+export type TriggerDoc = StoredDoc<typeof schema, string, { authentication: { headers: StoredAuthHeader[] } | null }>;
+
+export function triggerModel(db: Connection): Model<TriggerDoc> {
+  return db.models.Trigger ?? db.model<TriggerDoc>('Trigger', schema);
 }
 
 export interface StoredAuthHeader {
   name: string;
   /** keyedHash(TOKEN_PEPPER, value) */
   valueHash: string;
-}
-
-export interface TriggerDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  agentId: string;
-  name: string;
-  description: string | null;
-  enabled: boolean;
-  dispatchDelayMs: number;
-  messageTemplate: string | null;
-  inputSchemaJson: string | null;
-  outputTransformJson: string | null;
-  runAsUserId: string | null;
-  runAsUserIds: string[];
-  createdBy: string | null;
-  authentication: { headers: StoredAuthHeader[] } | null;
-  signingSecretCredentialReferenceId: string | null;
-  signatureVerificationJson: string | null;
-  revision: number;
-  createdAt: Date;
-  updatedAt: Date;
 }

@@ -18,12 +18,12 @@ export function triggerRepo(db: Connection) {
       return (await unlessDuplicate(() => Model.create(full))) ? full : null;
     },
     async findById(scope: AgentPath, id: string): Promise<TriggerDoc | null> {
-      return Model.findOne({ _id: triggerId(scope, id), ...scopedToAgent(scope) }).lean<TriggerDoc>();
+      return Model.findOne({ _id: triggerId(scope, id), ...scopedToAgent(scope) }).lean();
     },
     async list(scope: AgentPath, page: number, limit: number) {
       const q = scopedToAgent(scope);
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<TriggerDoc[]>(),
+        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
@@ -39,7 +39,7 @@ export function triggerRepo(db: Connection) {
     },
     /** Applies `set` only if nobody changed the trigger since `current` was read (null otherwise). */
     async update(current: TriggerDoc, set: Partial<TriggerDoc>): Promise<TriggerDoc | null> {
-      return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean<TriggerDoc>();
+      return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean();
     },
     async remove(scope: AgentPath, id: string): Promise<boolean> {
       const r = await Model.deleteOne({ _id: triggerId(scope, id), ...scopedToAgent(scope) });

@@ -32,7 +32,7 @@ export interface TriggerContext {
 
 const notFound = () => new AppError('not_found', 'Trigger not found');
 
-const parseJson = <T>(text: string | null): T | null => (text ? (JSON.parse(text) as T) : null);
+const parseJson = <T>(text: string | null | undefined): T | null => (text ? (JSON.parse(text) as T) : null);
 
 export function webhookUrl(baseUrl: string | undefined, d: Pick<TriggerDoc, 'tenantId' | 'projectId' | 'agentId' | 'id'>): string {
   const base = (baseUrl ?? '').replace(/\/+$/, '');
@@ -110,9 +110,9 @@ interface TriggerState {
 function stateOf(d: Omit<TriggerDoc, '_id'>, signingSecretChanged: boolean): TriggerState {
   return {
     inputSchema: parseJson(d.inputSchemaJson),
-    messageTemplate: d.messageTemplate,
+    messageTemplate: d.messageTemplate ?? null,
     signatureVerification: parseJson(d.signatureVerificationJson),
-    signingSecretCredentialReferenceId: d.signingSecretCredentialReferenceId,
+    signingSecretCredentialReferenceId: d.signingSecretCredentialReferenceId ?? null,
     signingSecretChanged,
     hasAuthentication: Boolean(d.authentication?.headers.length),
     userCount: new Set([...d.runAsUserIds, ...(d.runAsUserId ? [d.runAsUserId] : [])]).size,

@@ -1,5 +1,5 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
-import { outboxFields } from '@platform/outbox';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /** `_id` is `<tenant>:<project>:<id>` (ids are unique per project). */
 const schema = new mongoose.Schema(
@@ -17,8 +17,11 @@ const schema = new mongoose.Schema(
     headers: { type: mongoose.Schema.Types.Mixed, default: {} },
     url: { type: String, default: null },
     chatappChannelId: { type: String, default: null },
+    /** Why delivery turned it off (410 Gone, failing for days); null otherwise. */
     disabledReason: { type: String, default: null },
+    /** Sealed (SecretBox) Standard Webhooks signing secret `whsec_…`. */
     secret: { type: String, default: null },
+    /** The sealed secret before the last rotation; it keeps signing until `previousSecretExpiresAt`. */
     previousSecret: { type: String, default: null },
     previousSecretExpiresAt: { type: Date, default: null },
     revision: { type: Number, required: true },
@@ -31,32 +34,9 @@ const schema = new mongoose.Schema(
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, agentIds: 1 });
 
-export function webhookDestinationModel(db: Connection): Model<any> {
-  return db.models.WebhookDestination ?? db.model('WebhookDestination', schema);
-}
+// headers and pendingEvents are Mixed paths (InferSchemaType types them as `any`).
+export type WebhookDestinationDoc = StoredDoc<typeof schema, string, PendingEventsField & { headers: Record<string, string> }>;
 
-export interface WebhookDestinationDoc {
-  _id: string;
-  id: string;
-  tenantId: string;
-  projectId: string;
-  name: string;
-  description: string | null;
-  enabled: boolean;
-  eventTypes: string[];
-  agentIds: string[];
-  evaluatorIds: string[];
-  headers: Record<string, string>;
-  url: string | null;
-  chatappChannelId: string | null;
-  /** Why delivery turned it off (410 Gone, failing for days); null otherwise. */
-  disabledReason: string | null;
-  /** Sealed (SecretBox) Standard Webhooks signing secret `whsec_…`. */
-  secret: string | null;
-  /** The sealed secret before the last rotation; it keeps signing until `previousSecretExpiresAt`. */
-  previousSecret: string | null;
-  previousSecretExpiresAt: Date | null;
-  revision: number;
-  createdAt: Date;
-  updatedAt: Date;
+export function webhookDestinationModel(db: Connection): Model<WebhookDestinationDoc> {
+  return db.models.WebhookDestination ?? db.model<WebhookDestinationDoc>('WebhookDestination', schema);
 }

@@ -33,7 +33,6 @@ export function toDispatchDestination(d: WebhookDestinationDoc): DispatchDestina
   };
 }
 
-type WithOutbox = WebhookDestinationDoc & { outboxSeq?: number; pendingEvents?: Record<string, PendingEvent> };
 
 export type WebhookDestinationRepo = ReturnType<typeof webhookDestinationRepo>;
 
@@ -51,19 +50,19 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
       return full;
     },
     async findById(scope: ProjectScope, id: string): Promise<WebhookDestinationDoc | null> {
-      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean<WebhookDestinationDoc>();
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean();
     },
     async list(scope: ProjectScope, filter: { agentId?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...live, ...(filter.agentId ? { agentIds: filter.agentId } : {}) };
       const [rows, total] = await Promise.all([
-        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<WebhookDestinationDoc[]>(),
+        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
     },
     /** Every destination of a project (for the dispatcher). */
     async allOfProject(scope: ProjectScope): Promise<WebhookDestinationDoc[]> {
-      return Model.find({ ...scoped(scope), ...live }, hidden).limit(1000).lean<WebhookDestinationDoc[]>();
+      return Model.find({ ...scoped(scope), ...live }, hidden).limit(1000).lean();
     },
     async update(scope: ProjectScope, id: string, set: Partial<WebhookDestinationDoc>, events: (d: WebhookDestinationDoc) => PendingEvent[], current: WebhookDestinationDoc) {
       const next = { ...current, ...set, revision: current.revision + 1 };
@@ -74,7 +73,7 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
           { $set: { ...set, revision: next.revision, ...ops.$set }, $inc: ops.$inc },
           { new: true },
         )
-          .lean<WithOutbox>()
+          .lean()
           .exec(),
       );
       if (d) relay.flush(d);
@@ -85,7 +84,7 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
       if (!current) return false;
       const ops = outboxOnDelete(events(current));
       const d = await relay.exclusive([current._id], () =>
-        Model.findOneAndUpdate({ _id: current._id, ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean<WithOutbox>().exec(),
+        Model.findOneAndUpdate({ _id: current._id, ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean().exec(),
       );
       if (d) relay.flush(d);
       return d !== null;

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * The delivery log, insert-only: one row per attempt of a delivery (and one when a delivery is cancelled without an
@@ -41,32 +41,11 @@ const schema = new mongoose.Schema(
 schema.index({ partition: 1, tenantId: 1, projectId: 1, destinationId: 1, latest: 1, deliveryCreatedAt: -1 });
 schema.index({ partition: 1, deliveryId: 1 });
 
-export function attemptModel(db: Connection): Model<any> {
-  return db.models.DeliveryAttempt ?? db.model('DeliveryAttempt', schema);
+// kind and status are plain Strings the code only ever writes one of these values to.
+export type AttemptDoc = StoredDoc<typeof schema, string, { kind: 'attempt' | 'cancel'; status: DeliveryStatus }>;
+
+export function attemptModel(db: Connection): Model<AttemptDoc> {
+  return db.models.DeliveryAttempt ?? db.model<AttemptDoc>('DeliveryAttempt', schema);
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
-
-export interface AttemptDoc {
-  _id: string;
-  partition: string;
-  tenantId: string;
-  projectId: string;
-  destinationId: string;
-  deliveryId: string;
-  eventId: string;
-  eventType: string;
-  kind: 'attempt' | 'cancel';
-  attempt: number;
-  at: Date;
-  statusCode: number | null;
-  ok: boolean;
-  error: string | null;
-  durationMs: number;
-  manual?: boolean;
-  status: DeliveryStatus;
-  nextAttemptAt: Date | null;
-  latest?: boolean;
-  deliveryCreatedAt: Date;
-  body: string;
-}

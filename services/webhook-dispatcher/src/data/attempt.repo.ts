@@ -55,7 +55,7 @@ export function attemptRepo(db: Connection, partition: string) {
 
     /** Every row of one delivery of a destination (with bodies), or none. */
     async rowsOf(scope: ProjectScope, destinationId: string, deliveryId: string): Promise<AttemptDoc[]> {
-      return Model.find({ partition, deliveryId, ...scoped(scope), destinationId }).lean<AttemptDoc[]>();
+      return Model.find({ partition, deliveryId, ...scoped(scope), destinationId }).lean();
     },
 
     /** The delivery as the log shows it, from its rows. */
@@ -85,7 +85,7 @@ export function attemptRepo(db: Connection, partition: string) {
     async latestWithStatus(scope: ProjectScope, destinationId: string, status: AttemptDoc['status'], since: Date, until: Date, limit: number): Promise<AttemptDoc[]> {
       return Model.find({ partition, ...scoped(scope), destinationId, latest: true, status, deliveryCreatedAt: { $gte: since, $lt: until } })
         .limit(limit)
-        .lean<AttemptDoc[]>();
+        .lean();
     },
 
     /** Deliveries of a destination, newest first, each with its attempts. */
@@ -98,12 +98,12 @@ export function attemptRepo(db: Connection, partition: string) {
         ...(filter.status ? { status: filter.status } : {}),
         ...(filter.eventType ? { eventType: filter.eventType } : {}),
       };
-      const latest = await Model.find(q, { body: 0 }).sort({ deliveryCreatedAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<AttemptDoc[]>();
+      const latest = await Model.find(q, { body: 0 }).sort({ deliveryCreatedAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean();
       // A short page tells the total; only a full one (or an empty page past the end) needs a count.
       const total =
         latest.length > 0 && latest.length < limit ? (page - 1) * limit + latest.length : latest.length === 0 && page === 1 ? 0 : await Model.countDocuments(q);
       if (!latest.length) return { rows: [], total };
-      const all = await Model.find({ partition, ...scoped(scope), destinationId, deliveryId: { $in: latest.map((l) => l.deliveryId) } }, { body: 0 }).lean<AttemptDoc[]>();
+      const all = await Model.find({ partition, ...scoped(scope), destinationId, deliveryId: { $in: latest.map((l) => l.deliveryId) } }, { body: 0 }).lean();
       const byDelivery = new Map<string, AttemptDoc[]>();
       for (const a of all) byDelivery.set(a.deliveryId, [...(byDelivery.get(a.deliveryId) ?? []), a]);
       return { rows: latest.map((l) => toDelivery(l, byDelivery.get(l.deliveryId) ?? [l])), total };

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * Delivery counters of one destination for one UTC hour (`_id` `<partition>:<tenant>:<project>:<destination>:<hour>`),
@@ -20,16 +20,9 @@ const schema = new mongoose.Schema(
 );
 schema.index({ partition: 1, tenantId: 1, projectId: 1, destinationId: 1 });
 
-export function deliveryStatsModel(db: Connection): Model<any> {
-  return db.models.DeliveryStats ?? db.model('DeliveryStats', schema);
-}
+// s is a Mixed path (InferSchemaType types it as `any`).
+export type DeliveryStatsDoc = StoredDoc<typeof schema, string, { s?: Record<string, Record<string, unknown>> }>;
 
-export interface DeliveryStatsDoc {
-  _id: string;
-  partition: string;
-  tenantId: string;
-  projectId: string;
-  destinationId: string;
-  hour: Date;
-  s?: Record<string, Record<string, unknown>>;
+export function deliveryStatsModel(db: Connection): Model<DeliveryStatsDoc> {
+  return db.models.DeliveryStats ?? db.model<DeliveryStatsDoc>('DeliveryStats', schema);
 }

@@ -1,7 +1,7 @@
 import { getLogger } from '@platform/logger';
 import { isDuplicateKey, scopedId, type Connection } from '@platform/mongo';
 import type { DestinationKey } from './destination-health.repo';
-import { deliveryStatsModel, type DeliveryStatsDoc } from './delivery-stats.model';
+import { deliveryStatsModel } from './delivery-stats.model';
 
 const log = getLogger('webhook-dispatcher.stats');
 const HOUR_MS = 3600_000;
@@ -83,7 +83,7 @@ export function deliveryStatsRepo(db: Connection, partition: string, opts: { flu
 
     /** The destination's slots of the last `ms` (start time → counters). */
     async slots(k: DestinationKey, ms: number, now = Date.now()): Promise<Array<{ start: number; counters: Record<string, any> }>> {
-      const docs = await Model.find({ partition, tenantId: k.tenantId, projectId: k.projectId, destinationId: k.destinationId }).lean<DeliveryStatsDoc[]>();
+      const docs = await Model.find({ partition, tenantId: k.tenantId, projectId: k.projectId, destinationId: k.destinationId }).lean();
       const out: Array<{ start: number; counters: Record<string, any> }> = [];
       for (const d of docs) {
         const hour = new Date(d.hour).getTime();

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * Per destination: since when its deliveries have failed without a success in between, and a disable request
@@ -19,17 +19,8 @@ const schema = new mongoose.Schema(
 );
 schema.index({ partition: 1, pendingDisableReason: 1 });
 
-export function destinationHealthModel(db: Connection): Model<any> {
-  return db.models.DestinationHealth ?? db.model('DestinationHealth', schema);
-}
+export type DestinationHealthDoc = StoredDoc<typeof schema>;
 
-export interface DestinationHealthDoc {
-  _id: string;
-  partition: string;
-  tenantId: string;
-  projectId: string;
-  destinationId: string;
-  failingSince: Date | null;
-  pendingDisableReason: string | null;
-  updatedAt: Date;
+export function destinationHealthModel(db: Connection): Model<DestinationHealthDoc> {
+  return db.models.DestinationHealth ?? db.model<DestinationHealthDoc>('DestinationHealth', schema);
 }

@@ -1,6 +1,6 @@
 import type { ProjectScope } from '@platform/contracts';
 import { isDuplicateKey, scopedId, type Connection } from '@platform/mongo';
-import { destinationHealthModel, type DestinationHealthDoc } from './destination-health.model';
+import { destinationHealthModel } from './destination-health.model';
 
 export type DestinationKey = ProjectScope & { destinationId: string };
 
@@ -20,7 +20,7 @@ export function destinationHealthRepo(db: Connection, partition: string) {
 
     /** A failure starts a streak if none is running; answers since when the destination has been failing. */
     async noteFailure(k: DestinationKey, now = new Date()): Promise<Date> {
-      const found = await Model.findById(idOf(k)).lean<DestinationHealthDoc>();
+      const found = await Model.findById(idOf(k)).lean();
       if (found?.failingSince) return new Date(found.failingSince);
       if (!found) {
         try {
@@ -31,7 +31,7 @@ export function destinationHealthRepo(db: Connection, partition: string) {
         }
       }
       await Model.updateOne({ _id: idOf(k), failingSince: null }, { $set: { failingSince: now, updatedAt: now } });
-      const after = await Model.findById(idOf(k)).lean<DestinationHealthDoc>();
+      const after = await Model.findById(idOf(k)).lean();
       return after?.failingSince ? new Date(after.failingSince) : now;
     },
 
@@ -49,7 +49,7 @@ export function destinationHealthRepo(db: Connection, partition: string) {
     },
 
     async pendingDisables(limit = 100): Promise<Array<DestinationKey & { reason: string }>> {
-      const docs = await Model.find({ partition, pendingDisableReason: { $ne: null } }).limit(limit).lean<DestinationHealthDoc[]>();
+      const docs = await Model.find({ partition, pendingDisableReason: { $ne: null } }).limit(limit).lean();
       return docs.map((d) => ({ tenantId: d.tenantId, projectId: d.projectId, destinationId: d.destinationId, reason: d.pendingDisableReason! }));
     },
   };

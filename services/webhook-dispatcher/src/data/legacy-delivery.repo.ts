@@ -1,19 +1,5 @@
 import type { Connection } from '@platform/mongo';
-
-/** A delivery still waiting in the `deliveries` collection of versions before the job stream. */
-export interface LegacyPending {
-  _id: string;
-  tenantId: string;
-  projectId: string;
-  destinationId: string;
-  eventId: string;
-  eventType: string;
-  body: string;
-  traceparent?: string;
-  attemptCount: number;
-  nextAttemptAt: Date | null;
-  createdAt: Date;
-}
+import type { LegacyPending } from '../domain/jobs';
 
 /**
  * Versions before the job stream kept pending deliveries (and their retries) in a `deliveries` collection, polled

@@ -27,6 +27,34 @@ export interface DeliveryJob {
   previous?: string;
 }
 
+/**
+ * A delivery still waiting in the `deliveries` collection of versions before the job stream, as stored there: the
+ * job's fields under the same names, plus its id, attempt count and due time in their stored form.
+ */
+export type LegacyPending = Pick<DeliveryJob, 'tenantId' | 'projectId' | 'destinationId' | 'eventId' | 'eventType' | 'body' | 'traceparent'> & {
+  _id: string;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+};
+
+/** The job for a legacy delivery's next attempt, due when the old poller would have made it (at once if unscheduled). */
+export function jobFromLegacy(d: LegacyPending): DeliveryJob {
+  return {
+    id: d._id,
+    tenantId: d.tenantId,
+    projectId: d.projectId,
+    destinationId: d.destinationId,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    body: d.body,
+    ...(d.traceparent ? { traceparent: d.traceparent } : {}),
+    createdAt: new Date(d.createdAt).toISOString(),
+    attempt: d.attemptCount + 1,
+    dueAt: new Date(d.nextAttemptAt ?? Date.now()).toISOString(),
+  };
+}
+
 export interface RetryQueue {
   /** Queues `job` (due at `job.dueAt`). `key` tells apart two jobs for the same attempt (for example a wait for a slot). */
   schedule(job: DeliveryJob, key?: string): Promise<void>;

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
+import { connectNats, ensureStream, publisher } from '@platform/bus';
+import { eventCreated, eventSubject, pendingEvent, type PendingEvent } from '@platform/contracts';
+import { ensureInfra, startNatsServer, type NatsServer } from '@platform/testkit';
+import { groupInsert, type GroupCollection } from '../src';
+
+type Row = { _id: string; n: number; pendingEvents?: Record<string, PendingEvent>; outboxBatch?: string };
+
+const scope = { tenantId: `t-${randomUUID()}`, projectId: 'p1' };
+const subject = eventSubject(eventCreated, scope.tenantId, scope.projectId);
+let nats: NatsServer;
+let nc: Awaited<ReturnType<typeof connectNats>>;
+let conn: mongoose.Connection;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  nc = await connectNats({ url: nats.url, name: 'outbox-test', maxReconnectAttempts: 0 });
+  await ensureStream(await nc.jetstreamManager(), { name: 'OUTBOX_TEST', subjects: [subject] });
+  conn = mongoose.createConnection(ensureInfra().MONGO_URL, { dbName: `outbox_test_${process.pid}_${Date.now()}`, maxPoolSize: 4 });
+  await conn.asPromise();
+});
+
+afterAll(async () => {
+  await conn?.db?.dropDatabase();
+  await conn?.close();
+  await nc?.close();
+  await nats?.stop();
+});
+
+test('when more documents are queued than the batches in flight take, then flush returns once every one is stored and its event published', async () => {
+  const collection = conn.db!.collection<Row>('rows');
+  const writer = groupInsert<Row>(() => collection as unknown as GroupCollection, {
+    maxBatch: 2,
+    maxInFlight: 1,
+    outbox: { publisher: publisher(nc.jetstream()), instance: 'i1' },
+  });
+  const rows: Row[] = Array.from({ length: 7 }, (_, n) => {
+    const id = `${scope.tenantId}:${scope.projectId}:r${n}`;
+    return { _id: id, n, pendingEvents: { [`evt_${n}`]: pendingEvent(eventCreated, `evt_${n}`, scope, { n }) } };
+  });
+  const outcomes = Promise.all(rows.map((r) => writer.insert(r)));
+  // A copy of a row already queued is sent once and learns it was a duplicate.
+  const copy = writer.insert({ ...rows[0]!, pendingEvents: {} });
+
+  await writer.flush();
+
+  expect(writer.pending).toBe(0);
+  await expect(outcomes).resolves.toEqual(rows.map(() => 'inserted'));
+  await expect(copy).resolves.toBe('duplicate');
+  expect((await collection.find({ outboxMarker: { $exists: false } }).toArray()).map((r) => r.n).sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  expect(await collection.countDocuments({ outboxMarker: true })).toBe(0);
+  const stream = await (await nc.jetstreamManager()).streams.info('OUTBOX_TEST');
+  expect(stream.state.messages).toBe(7);
+});
+
+test('when nothing was inserted, then flush returns at once', async () => {
+  const writer = groupInsert<Row>(() => conn.db!.collection<Row>('empty') as unknown as GroupCollection);
+  await expect(writer.flush()).resolves.toBeUndefined();
+});
