@@ -93,8 +93,10 @@ async function main(): Promise<number> {
     '--max-examples', maxExamples,
     '--max-time', maxTime,
     '--phases', arg('phases') ?? 'examples,coverage,fuzzing,stateful',
-    // The analytics ingest operation lives on its own listener ({analytics_url}); the bad-input corpus covers it.
+    // The analytics ingest operations live on their own listener ({analytics_url}); the bad-input corpus and
+    // test/analytics/ingest.test.ts cover them.
     '--exclude-path', '/events',
+    '--exclude-path', '/events/batch',
     '--suppress-health-check', 'all',
     '--request-timeout', '20',
     '--workers', arg('workers') ?? '2',

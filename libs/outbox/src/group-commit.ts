@@ -88,14 +88,23 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
   /** Publishes run one after another, in the order the batches were stored. */
   let publishing: Promise<void> = Promise.resolve();
 
+  /** Marker deletes under way (awaited by `flush`). */
+  const deleting = new Set<Promise<unknown>>();
   const publishBatch = (markerId: string, docs: D[]) => {
     const outbox = opts.outbox!;
     const events = docs.flatMap((d) => Object.values(d.pendingEvents ?? {}));
     publishing = publishing
       .then(async () => {
         if (events.length) await outbox.publisher.publishPending(events);
-        await collection().deleteOne({ _id: markerId } as never);
         if (events.length) outbox.onPublished?.(events.length);
+        // The marker goes once its events are out; the next batch's publish does not wait for this database write
+        // (it held every later event back by a delete's time; a marker whose delete fails is swept, its events
+        // published again and dropped as repeats by JetStream).
+        const deleted = collection()
+          .deleteOne({ _id: markerId } as never)
+          .catch((err: unknown) => log.warn({ err, markerId }, 'deleting a published batch marker failed; the sweep will take it'))
+          .finally(() => deleting.delete(deleted));
+        deleting.add(deleted);
       })
       .catch((err) => log.warn({ err, markerId, count: events.length }, 'publishing a batch failed; the sweep will retry'));
   };
@@ -212,6 +221,7 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
         await Promise.allSettled(sending);
       }
       await publishing;
+      await Promise.allSettled(deleting);
     },
 
     /** Documents waiting to be written (for metrics). */

@@ -68,11 +68,14 @@ export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
   return {
     /**
      * Throws 429 when the address or the credential is over its failure limit and the credential is not known
-     * (`knownHere`: this gateway's auth cache holds it; else Redis is asked). Two counter reads otherwise.
+     * (`knownHere`: this gateway's auth cache holds it, and then nothing is read; else Redis is asked). Two counter
+     * reads otherwise.
      */
     async admit(req: Request, credential: PresentedCredential | undefined, knownHere: () => boolean): Promise<void> {
       if (!opts.enabled) return;
       const id = credential ? idOf(credential) : undefined;
+      // A credential this gateway verified lately passes whatever the counters say: no need to read them.
+      if (id && knownHere()) return;
       try {
         const [ip, cred] = await Promise.all([byAddress.get(address(req)), id ? byCredential.get(id) : null]);
         const locked = over(cred, opts.failuresPerCredential) ? { what: 'credential' as const, res: cred! } : over(ip, opts.failuresPerIp) ? { what: 'address' as const, res: ip! } : null;
