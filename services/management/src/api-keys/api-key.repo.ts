@@ -87,7 +87,11 @@ function listCache(redis: Redis | undefined) {
       if (!redis || redis.status !== 'ready') return undefined;
       try {
         const key = stampKey(scope);
-        return (await redis.get(key)) ?? ((await redis.set(key, randomUUID(), 'NX'), await redis.get(key)) || undefined);
+        const stamp = await redis.get(key);
+        if (stamp) return stamp;
+        // none yet: make one, unless another replica just did (then read theirs)
+        await redis.set(key, randomUUID(), 'NX');
+        return (await redis.get(key)) ?? undefined;
       } catch {
         return undefined;
       }
