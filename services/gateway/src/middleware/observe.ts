@@ -33,7 +33,9 @@ export function observe(listener: string) {
       span.end();
       context.with(active, () =>
         runWithContext({ requestId, traceId: span.spanContext().traceId }, () =>
-          log.debug({ method: req.method, path: req.path, operation, status, durationMs: Math.round(seconds * 1000), headers: req.headers }, 'request'),
+          status >= 500
+            ? log.warn({ method: req.method, path: req.path, operation, status, durationMs: Math.round(seconds * 1000) }, 'request answered with a server error')
+            : log.debug({ method: req.method, path: req.path, operation, status, durationMs: Math.round(seconds * 1000), headers: req.headers }, 'request'),
         ),
       );
     };
