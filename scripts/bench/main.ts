@@ -547,7 +547,14 @@ async function main() {
     const apiRate = Math.min(1000, growthSizes[0]!) / ((Date.now() - t0) / 1000);
     let have = ids.length;
     let others = 0;
-    const seedDirect = (tenantId: string, projectId: string, n: number) => seedApiKeys(shared.MONGO_URL, dbPrefix, { tenantId, projectId }, n);
+    // Direct inserts bypass the service, so its list cache and key count have not seen them: one create and revoke
+    // through the API afterwards is the change every replica hears of (the next list reads the database again).
+    const seedDirect = async (tenantId: string, projectId: string, n: number) => {
+      await seedApiKeys(shared.MONGO_URL, dbPrefix, { tenantId, projectId }, n);
+      const p = { tenantId, projectId };
+      const made = (await must(admin.post(`${path(p)}/api-keys`, { agentId: 'agent-0', name: 'after seeding' }), 201, 'api key')).data.apiKey.id;
+      await must(admin.delete(`${path(p)}/api-keys/${made}`), 204, 'api key revoke');
+    };
     const growth: Array<{ size: number; others: number; list: LoadResult; get: LoadResult; seedS: number }> = [];
     // One request at a time, a fixed number of them, with a long timeout: at the larger sizes one list call can take
     // seconds on FerretDB (see README "Performance"), and a figure is worth more than a timeout.
