@@ -64,7 +64,11 @@ async function settle(natsUrl: string, maxMs = 120_000): Promise<number> {
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1';
-const profileMode = env.BENCH_PROFILE === '1';
+/** BENCH_PROFILE=1 (or `events`): the event write path, gateway and events-ingest; `list`: the API key list at 10
+ * connections, gateway and management. */
+const profileTarget = env.BENCH_PROFILE === 'list' ? 'list' : env.BENCH_PROFILE === '1' || env.BENCH_PROFILE === 'events' ? 'events' : undefined;
+const profileMode = profileTarget !== undefined;
+const profiledServices = profileTarget === 'list' ? ['gateway', 'management'] : ['gateway', 'events-ingest'];
 const settings: LoadSettings = {
   durationS: Number(env.BENCH_DURATION ?? (quick ? 1 : 10)),
   warmupS: Number(env.BENCH_WARMUP ?? (quick ? 1 : 3)),
@@ -303,7 +307,7 @@ async function main() {
       // A list of 100k rows takes longer than the default 10 s on FerretDB: report its time, not the gateway's 504.
       NATS_REQUEST_TIMEOUT_MS: '120000',
     },
-    serviceNodeArgs: profiled ? { gateway: profiled, 'events-ingest': profiled } : undefined,
+    serviceNodeArgs: profiled ? Object.fromEntries(profiledServices.map((name) => [name, profiled])) : undefined,
     // /metrics of every process: database writes per delivered webhook and per ingested event.
     healthPorts: true,
   });
@@ -327,6 +331,14 @@ async function main() {
     const replayBody = JSON.stringify({ id: 'replayed-1', type: 'bench.event', conversationId: 'c-1', properties: { n: 1 }, userProperties: { id: 'u-1' } });
     await must(client(gw, evKey).post('/run/v1/events', JSON.parse(replayBody)), 201, 'first event');
 
+    if (profileTarget === 'list') {
+      const lP = proj('profile-list');
+      for (let i = 0; i < 21; i++) await must(admin.post(`${path(lP)}/api-keys`, { agentId: 'agent-1', name: `k${i}` }), 201, 'api key');
+      await underLoad(stack, async () => {
+        addRow('management list API keys (10 a page of 21), 10 connections', await measure({ url: `${gw}${path(lP)}/api-keys?limit=10`, headers: adminH, connections: 10 }, settings));
+      });
+      return;
+    }
     if (profileMode) {
       await underLoad(stack, async () => {
         addRow('POST /run/v1/events (new, 201)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, settings));
@@ -589,7 +601,7 @@ async function main() {
     const floor = await memoryFloor();
     if (profileMode) {
       // The profiles are written when the processes exit: give them all the time they need.
-      const profiledProcs = stack.processes.filter((p) => p.name === 'gateway' || p.name === 'events-ingest');
+      const profiledProcs = stack.processes.filter((p) => profiledServices.includes(p.name));
       await Promise.all(profiledProcs.map(async (p) => {
         const t0 = Date.now();
         p.child.kill('SIGTERM');

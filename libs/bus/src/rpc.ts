@@ -13,6 +13,7 @@ import { getLogger, runWithContext, currentContext, type RequestContext } from '
 import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsRequestDuration, traceHeaders } from '@platform/telemetry';
 import { decode, encode } from './codec';
 import { natsReachable } from './connection';
+import { RequestMux } from './request-mux';
 import { markUndelivered, undeliveredFromNats, withRetries, type RetryPolicy } from './retry';
 
 const log = getLogger('bus.rpc');
@@ -128,13 +129,16 @@ export class ServiceBus {
   private readonly subs: Subscription[] = [];
   private inFlight = 0;
   private drainedResolve?: () => void;
+  private readonly requests: RequestMux;
 
   constructor(
     readonly nc: NatsConnection,
     readonly service: string,
     private readonly defaultTimeoutMs = 10_000,
     private readonly options: ServiceBusOptions = {},
-  ) {}
+  ) {
+    this.requests = new RequestMux(nc);
+  }
 
   /** Serves an operation on its subject with queue group = service name, so replicas share the load. */
   handle<O extends AnyOperation>(op: O, handler: Handler<O>): void {
@@ -150,13 +154,15 @@ export class ServiceBus {
 
   /** Serves a raw subject (queue group = service) with request-context restore and error mapping. */
   serve(subject: string, fn: (wire: WireRequest, headers: Record<string, string>, msg: Msg) => Promise<WireReply>): void {
-    const sub = this.nc.subscribe(subject, { queue: this.service });
+    // A callback, not an async iterator: no promise per message before the handler starts.
+    const sub = this.nc.subscribe(subject, {
+      queue: this.service,
+      callback: (err, msg) => {
+        if (err) log.warn({ err: err.message, subject }, 'subscription ended with an error');
+        else void this.dispatch(subject, msg, fn);
+      },
+    });
     this.subs.push(sub);
-    void (async () => {
-      for await (const msg of sub) {
-        void this.dispatch(subject, msg, fn);
-      }
-    })();
   }
 
   private async dispatch(subject: string, msg: Msg, fn: (wire: WireRequest, headers: Record<string, string>, msg: Msg) => Promise<WireReply>) {
@@ -248,7 +254,7 @@ export class ServiceBus {
         throw markUndelivered(new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } }), 'not-delivered');
       }
       try {
-        const msg = await this.nc.request(subject, encode(wire), { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs, headers: h });
+        const msg = await this.requests.request(subject, encode(wire), { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs, headers: h });
         return decode<WireReply>(msg.data);
       } catch (err) {
         throw markUndelivered(natsErrorToAppError(err, subject), undeliveredFromNats(err));

@@ -81,7 +81,7 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
     db = await connectMongo({ url: config.MONGO_URL!, dbPrefix: config.MONGO_DB_PREFIX!, service: def.name, poolSize: config.MONGO_POOL_SIZE });
   }
   if (def.uses.redis) {
-    redis = new Redis(config.REDIS_URL!, { keyPrefix: config.REDIS_KEY_PREFIX, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    redis = new Redis(config.REDIS_URL!, { keyPrefix: config.REDIS_KEY_PREFIX, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true });
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
     await redis.connect();
   }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Request } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -19,7 +19,7 @@ export interface AuthLockoutOptions {
 }
 
 /** A presented credential, named by its SHA-256 (the secret itself never reaches Redis). */
-export const credentialHash = (credential: string) => createHash('sha256').update(credential).digest('base64url');
+export const credentialHash = (credential: string) => hash('sha256', credential, 'base64url');
 
 const LOCAL_MARKS_MAX = 50_000;
 

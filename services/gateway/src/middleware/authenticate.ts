@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Request } from 'express';
 import type { NatsConnection } from 'nats';
 import {
@@ -54,7 +54,7 @@ interface CacheEntry {
 /** The kinds of credential, as cache key prefixes: manage bearer, session cookie, run token, analytics key. */
 type CredentialKind = 'b' | 's' | 'r' | 'a';
 
-const keyOf = (kind: string, token: string) => kind + ':' + createHash('sha256').update(token).digest('base64url');
+const keyOf = (kind: string, token: string) => `${kind}:${hash('sha256', token, 'base64url')}`;
 
 /**
  * Principals of credentials verified lately, for `ttlMs` (a run token also until it expires), found by credential id
