@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot, testStack } from '@platform/testkit';
 
@@ -23,7 +24,10 @@ test('when schemathesis fuzzes every operation of the served OpenAPI document, t
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     child.on('exit', (c) => resolve(c ?? 1));
   });
-  expect({ code, failures: failuresOf(output) }).toEqual({ code: 0, failures: [] });
+  const failures = failuresOf(output);
+  // What the stack logged about its server errors meanwhile (the gateway logs every 5xx with its operation).
+  if (code !== 0 && stack.logDir) failures.push(...serverErrorsLogged(stack.logDir));
+  expect({ code, failures }).toEqual({ code: 0, failures: [] });
 }, 600_000);
 
 /**
@@ -42,4 +46,15 @@ function failuresOf(output: string): string[] {
   }
   if (sections.length > 0) return sections;
   return lines.filter((l) => /ST\d{3}|Server error|Undocumented|schema violation|Runtime Error/.test(l));
+}
+
+/** Log lines at warn or above that speak of a server error or an unexpected failure, from every process of the stack. */
+function serverErrorsLogged(logDir: string): string[] {
+  const lines: string[] = [];
+  for (const file of readdirSync(logDir).filter((f) => f.endsWith('.log'))) {
+    for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) {
+      if (/"level":50|server error|unexpected error|unhandled error/.test(line)) lines.push(`${file}: ${line.slice(0, 1500)}`);
+    }
+  }
+  return lines.slice(-40);
 }

@@ -56,6 +56,6 @@ export default async function globalSetup(): Promise<void> {
   mkdirSync(join(repoRoot, '.infra'), { recursive: true });
   writeFileSync(
     join(repoRoot, '.infra', 'test-stack.json'),
-    JSON.stringify({ gatewayUrl: stack.gatewayUrl, analyticsUrl: `http://127.0.0.1:${analyticsPort}`, adminToken: stack.adminToken, env: stack.env, chatappFakeUrl: chatappFake.url }, null, 2),
+    JSON.stringify({ gatewayUrl: stack.gatewayUrl, analyticsUrl: `http://127.0.0.1:${analyticsPort}`, adminToken: stack.adminToken, env: stack.env, chatappFakeUrl: chatappFake.url, logDir: stack.logDir }, null, 2),
   );
 }

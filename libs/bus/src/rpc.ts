@@ -27,9 +27,56 @@ export interface WireRequest {
   meta?: RequestMeta;
 }
 
+/**
+ * A reply. A success read off the bus carries its body still encoded (`json`, the body's JSON text) so that the
+ * gateway can send it on without parsing and serialising it again; `bodyOf` gives the value.
+ */
 export type WireReply =
-  | { ok: true; status: number; body?: unknown; headers?: Record<string, string> }
+  | { ok: true; status: number; body?: unknown; json?: string; headers?: Record<string, string> }
   | { ok: false; problem: Problem; headers?: Record<string, string> };
+
+/** The body of a success reply, parsed from its JSON text when it came off the bus that way. */
+export function bodyOf(reply: Extract<WireReply, { ok: true }>): unknown {
+  return reply.json !== undefined ? JSON.parse(reply.json) : reply.body;
+}
+
+/**
+ * Reply framing. A requester that sends `platform-reply: body` accepts a success as NATS headers (`platform-status`,
+ * `platform-headers` as JSON when there are any) with the body's JSON as the payload (empty for no body); problems,
+ * and every reply to a requester without that header (a process of an older release during a rolling deploy), are one
+ * JSON `WireReply`.
+ */
+const REPLY_FORMAT = 'platform-reply';
+const STATUS_HEADER = 'platform-status';
+const HEADERS_HEADER = 'platform-headers';
+const utf8 = new TextDecoder();
+
+function respond(msg: Msg, out: WireReply, bodyFraming: boolean): void {
+  if (!out.ok || !bodyFraming) {
+    msg.respond(encode(out.ok ? { ok: true, status: out.status, body: bodyOf(out), headers: out.headers } : out));
+    return;
+  }
+  const h = natsHeaders();
+  h.set(STATUS_HEADER, String(out.status));
+  if (out.headers && Object.keys(out.headers).length > 0) h.set(HEADERS_HEADER, JSON.stringify(out.headers));
+  const json = out.json ?? (out.body === undefined ? undefined : JSON.stringify(out.body));
+  msg.respond(json === undefined ? new Uint8Array(0) : encodeText(json), { headers: h });
+}
+
+const textEncoder = new TextEncoder();
+const encodeText = (s: string) => textEncoder.encode(s);
+
+function replyOf(msg: Msg): WireReply {
+  const status = msg.headers?.get(STATUS_HEADER);
+  if (!status) return decode<WireReply>(msg.data);
+  const headers = msg.headers?.get(HEADERS_HEADER);
+  return {
+    ok: true,
+    status: Number(status),
+    ...(msg.data.length > 0 ? { json: utf8.decode(msg.data) } : {}),
+    ...(headers ? { headers: JSON.parse(headers) as Record<string, string> } : {}),
+  };
+}
 
 /** A handler may return a body (sent with the contract's status) or a `Reply` to pick status and headers. */
 export class Reply<T = unknown> {
@@ -195,7 +242,7 @@ export class ServiceBus {
         }
         if (msg.reply) {
           try {
-            msg.respond(encode(out));
+            respond(msg, out, hdrs[REPLY_FORMAT] === 'body');
           } catch (err) {
             log.warn({ err }, 'could not send reply');
           }
@@ -224,7 +271,7 @@ export class ServiceBus {
   /** Sends a wire request on a subject; returns the success reply or throws the problem as AppError. */
   async requestWire(subject: string, wire: WireRequest, ctx: CallContext = {}, instance?: string): Promise<CallResult> {
     const reply = await this.requestRaw(subject, wire, ctx, instance);
-    if (reply.ok) return { status: reply.status, body: reply.body, headers: reply.headers };
+    if (reply.ok) return { status: reply.status, body: bodyOf(reply), headers: reply.headers };
     throw AppError.fromProblem(reply.problem, reply.headers);
   }
 
@@ -250,12 +297,13 @@ export class ServiceBus {
       h.set('x-request-id', ctx.requestId ?? current?.requestId ?? 'internal');
       for (const [k, v] of Object.entries(traceHeaders())) h.set(k, v);
       if (instance) h.set('x-instance', instance);
+      h.set(REPLY_FORMAT, 'body');
       if (!natsReachable(this.nc)) {
         throw markUndelivered(new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } }), 'not-delivered');
       }
       try {
         const msg = await this.requests.request(subject, encode(wire), { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs, headers: h });
-        return decode<WireReply>(msg.data);
+        return replyOf(msg);
       } catch (err) {
         throw markUndelivered(natsErrorToAppError(err, subject), undeliveredFromNats(err));
       }

@@ -12,6 +12,8 @@ export interface TestStackInfo {
   env: Record<string, string>;
   /** Base URL of the chat product fake (libs/testkit/src/fakes/chatapp.ts) the stack's chatapp service talks to. */
   chatappFakeUrl?: string;
+  /** Where the stack's processes write their logs (one file each). */
+  logDir?: string;
 }
 
 /** The stack jest's global setup started (its URLs and admin credential). */

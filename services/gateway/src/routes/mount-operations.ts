@@ -2,7 +2,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import getRawBody from 'raw-body';
 import secureJson from 'secure-json-parse';
 import { type AnyOperation, AUTH_METHODS, expressPath, type Principal, type RequestMeta, gatewayMayRepeat } from '@platform/contracts';
-import { parseOperationInput, type ServiceBus, type WireReply } from '@platform/bus';
+import { bodyOf, parseOperationInput, type ServiceBus, type WireReply } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import type { Authenticator } from '../middleware/authenticate';
 import type { RateLimiter } from '../middleware/rate-limit';
@@ -306,12 +306,22 @@ function sendReply(res: Response, req: Request, op: AnyOperation, reply: WireRep
   }
   for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
   res.status(reply.status);
-  if (reply.status === 204 || reply.body === undefined || reply.status === 302 || reply.status === 303) {
+  if (reply.status === 204 || (reply.body === undefined && reply.json === undefined) || reply.status === 302 || reply.status === 303) {
     res.end();
     return;
   }
-  if (typeof reply.body === 'string' && reply.headers?.['content-type']) {
-    res.send(reply.body);
+  // A body the service already encoded as JSON goes out as it came (what res.json would send, without a parse and a
+  // stringify here); a text body with its own content type is sent as text.
+  if (reply.headers?.['content-type']) {
+    const body = bodyOf(reply);
+    if (typeof body === 'string') {
+      res.send(body);
+      return;
+    }
+  }
+  if (reply.json !== undefined) {
+    if (!res.get('content-type')) res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.send(reply.json);
     return;
   }
   res.json(reply.body);

@@ -1,0 +1,43 @@
+import { AppError } from '@platform/problems';
+import { startNatsServer, type NatsServer } from '@platform/testkit';
+import { connectNats, decode, encode, ServiceBus, type WireReply } from '../src';
+
+let nats: NatsServer;
+let nc: Awaited<ReturnType<typeof connectNats>>;
+let bus: ServiceBus;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  nc = await connectNats({ url: nats.url, name: 'reply-framing-test', maxReconnectAttempts: 0 });
+  bus = new ServiceBus(nc, 'framing-test', 5000);
+  bus.serve('framing.ok', async (wire) => ({ ok: true, status: 201, body: { echo: wire.body, at: new Date(0) }, headers: { location: '/things/1' } }));
+  bus.serve('framing.empty', async () => ({ ok: true, status: 204 }));
+  bus.serve('framing.problem', async () => {
+    throw new AppError('conflict', 'Already there');
+  });
+  await nc.flush();
+});
+
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+test('when a service answers a request of this release, then the body arrives as its JSON text with status and headers, and requestWire parses it', async () => {
+  const reply = await bus.requestRaw('framing.ok', { principal: { kind: 'anonymous' }, body: { n: 1 } });
+  expect(reply).toEqual({ ok: true, status: 201, json: '{"echo":{"n":1},"at":"1970-01-01T00:00:00.000Z"}', headers: { location: '/things/1' } });
+  const parsed = await bus.requestWire('framing.ok', { principal: { kind: 'anonymous' }, body: { n: 2 } });
+  expect(parsed).toEqual({ status: 201, body: { echo: { n: 2 }, at: '1970-01-01T00:00:00.000Z' }, headers: { location: '/things/1' } });
+});
+
+test('when the reply has no body or is a problem, then it reads as before (no body; problem with its status)', async () => {
+  expect(await bus.requestRaw('framing.empty', { principal: { kind: 'anonymous' } })).toEqual({ ok: true, status: 204 });
+  const problem = await bus.requestRaw('framing.problem', { principal: { kind: 'anonymous' } });
+  expect(problem).toMatchObject({ ok: false, problem: { status: 409, detail: 'Already there' } });
+});
+
+test('when a requester of an older release asks (no platform-reply header), then the service answers one JSON WireReply it can read', async () => {
+  const msg = await nc.request('framing.ok', encode({ principal: { kind: 'anonymous' }, body: { n: 3 } }), { timeout: 5000 });
+  expect(msg.headers?.get('platform-status') ?? '').toBe('');
+  expect(decode<WireReply>(msg.data)).toEqual({ ok: true, status: 201, body: { echo: { n: 3 }, at: '1970-01-01T00:00:00.000Z' }, headers: { location: '/things/1' } });
+});
