@@ -14,12 +14,12 @@ export function agentRepo(db: Connection, relay: OutboxRelay) {
   const Model = agentModel(db);
   const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
 
-  const insertRevision = async (doc: Omit<AgentDoc, '_id'>, events: PendingEvent[]): Promise<AgentDoc> => {
+  /** Inserts a revision with its events pending; `release` hands them to the relay. */
+  const insertRevision = async (doc: Omit<AgentDoc, '_id'>, events: PendingEvent[]) => {
     const full: AgentDoc = { _id: revisionId(doc, doc.id, doc.revision), ...doc };
     const outbox = outboxOnCreate(events);
     await Model.create({ ...full, ...outbox });
-    relay.flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
-    return full;
+    return { written: full, release: () => relay.flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents }) };
   };
 
   return {
@@ -27,7 +27,11 @@ export function agentRepo(db: Connection, relay: OutboxRelay) {
     /** Inserts revision 1 with the whole agent; a taken id throws a duplicate-key error. */
     /** Null when the id is taken. */
     async insert(doc: Omit<AgentDoc, '_id' | 'revision'>, events: PendingEvent[]): Promise<AgentDoc | null> {
-      return unlessDuplicate(() => insertRevision({ ...doc, revision: 1 }, events));
+      return unlessDuplicate(async () => {
+        const { written, release } = await insertRevision({ ...doc, revision: 1 }, events);
+        release();
+        return written;
+      });
     },
     /** The latest revision. */
     async findById(scope: ProjectScope, id: string): Promise<AgentDoc | null> {
@@ -36,13 +40,23 @@ export function agentRepo(db: Connection, relay: OutboxRelay) {
     /** Writes the revision after `current`; null when another writer took that revision first. */
     async replaceBody(current: AgentDoc, set: { body: string; skillIds: string[]; updatedAt: Date; changeId?: string }, events: PendingEvent[]): Promise<AgentDoc | null> {
       const { _id, ...rest } = current;
-      let written: AgentDoc;
+      let inserted: Awaited<ReturnType<typeof insertRevision>>;
       try {
-        written = await insertRevision({ ...rest, ...set, changeId: set.changeId ?? null, revision: current.revision + 1 }, events);
+        inserted = await insertRevision({ ...rest, ...set, changeId: set.changeId ?? null, revision: current.revision + 1 }, events);
       } catch (err) {
         if (isDuplicateKey(err)) return null;
         throw err;
       }
+      const { written, release } = inserted;
+      // The revision after `current` may have been written and already pruned by a later writer (below), so the
+      // insert above can succeed on a stale read. A later revision then exists (a pruner prunes only below its own):
+      // this write is not the agent's latest and must not count as done. It is removed, its events never released,
+      // and the caller reads again.
+      if (await Model.exists({ ...scoped(current), id: current.id, revision: { $gt: written.revision } })) {
+        await Model.deleteOne({ _id: written._id, ...scoped(current) });
+        return null;
+      }
+      release();
       // Superseded revisions go once their events are out (revision 1 stays: it names the agent).
       Model.deleteMany({ ...scoped(current), id: current.id, revision: { $gt: 1, $lt: written.revision }, outboxPending: { $ne: true } })
         .exec()
