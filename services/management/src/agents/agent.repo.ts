@@ -48,17 +48,12 @@ export function agentRepo(db: Connection, relay: OutboxRelay) {
         throw err;
       }
       const { written, release } = inserted;
-      // The revision after `current` may have been written and already pruned by a later writer (below), so the
-      // insert above can succeed on a stale read. A later revision then exists (a pruner prunes only below its own):
-      // this write is not the agent's latest and must not count as done. It is removed, its events never released,
-      // and the caller reads again.
-      if (await Model.exists({ ...scoped(current), id: current.id, revision: { $gt: written.revision } })) {
-        await Model.deleteOne({ _id: written._id, ...scoped(current) });
-        return null;
-      }
       release();
-      // Superseded revisions go once their events are out (revision 1 stays: it names the agent).
-      Model.deleteMany({ ...scoped(current), id: current.id, revision: { $gt: 1, $lt: written.revision }, outboxPending: { $ne: true } })
+      // Superseded revisions are emptied once their events are out (revision 1 stays whole: it names the agent). Their
+      // keys stay taken: a writer that read revision n before n+1 and n+2 were written must fail on key n+1, not
+      // find it free and store a change behind n+2 (a deleted revision made exactly that possible: one of 8
+      // concurrent attaches answered 201 and was missing).
+      Model.updateMany({ ...scoped(current), id: current.id, revision: { $gt: 1, $lt: written.revision }, outboxPending: { $ne: true } }, { $set: { body: '', skillIds: [] } })
         .exec()
         .catch((err: unknown) => log.warn({ err, agentId: current.id }, 'could not prune agent revisions'));
       return written;
