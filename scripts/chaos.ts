@@ -197,7 +197,9 @@ interface LoadResult {
   failed: number;
   /** How many of each failed status (0: no answer). */
   errors: Record<string, number>;
-  recoverMs: number | 'never';
+  /** From the fault's end to the first write accepted after it; `load ended first` when every write was answered
+   * before the fault was over (nothing left to recover), `never` when writes still failed at the end. */
+  recoverMs: number | 'never' | 'load ended first';
   /** When the fault ended (epoch ms). */
   faultEnd: number;
   /** Every status each write got, in order (0: no answer). */
@@ -233,6 +235,7 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
   let faultAt = 0;
   let faultEnd = 0;
   let recoveredAt = 0;
+  let lastAnswerAt = 0;
   let stop = false;
   const worker = async () => {
     while (next < TOTAL && !stop && !signal.aborted) {
@@ -243,6 +246,7 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
         const status = await write(i);
         count(status, writeSafe);
         answers.set(i, [...(answers.get(i) ?? []), status]);
+        lastAnswerAt = Date.now();
         if ((status >= 200 && status < 300) || status === 409) {
           accepted.add(i);
           if (faultEnd && !recoveredAt && startedAt >= faultAt) recoveredAt = Date.now();
@@ -275,7 +279,7 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
   } finally {
     await workers;
   }
-  return { sent, accepted, fivexx, fivexxSafe, fivexxNotSafe, failed, errors, recoverMs: recoveredAt ? Math.max(0, recoveredAt - faultEnd) : 'never', faultEnd, answers };
+  return { sent, accepted, fivexx, fivexxSafe, fivexxNotSafe, failed, errors, recoverMs: recoveredAt ? Math.max(0, recoveredAt - faultEnd) : lastAnswerAt <= faultEnd ? 'load ended first' : 'never', faultEnd, answers };
 }
 
 type Env = { stack: PrivateStack; admin: Client; adminToken: string; analyticsUrl: string };
@@ -401,7 +405,8 @@ function rowOf(fault: string, r: LoadResult, key: (i: number) => string, found: 
     redeliveries = delivered.length - new Set(delivered.map((d) => d.webhookId)).size;
     const firstAfter = delivered.filter((d) => d.at >= r.faultEnd).reduce((m, d) => Math.min(m, d.at), Infinity);
     const deliveryRecovery = Number.isFinite(firstAfter) ? firstAfter - r.faultEnd : 'never';
-    recoverMs = recoverMs === 'never' || deliveryRecovery === 'never' ? 'never' : Math.max(recoverMs, deliveryRecovery);
+    if (recoverMs === 'never' || deliveryRecovery === 'never') recoverMs = 'never';
+    else recoverMs = recoverMs === 'load ended first' ? deliveryRecovery : Math.max(recoverMs, deliveryRecovery);
   }
   // The first lost writes with every answer their requests got, to find where they went.
   const lostIds = [...r.accepted].filter((i) => missing.has(key(i))).slice(0, 20).map((i) => `${key(i)} (${r.answers.get(i)?.join(',')})`);
