@@ -52,18 +52,66 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
     else active--;
   };
 
-  /** Works one job now (its destination has room); resolves when it is recorded. */
+  /** Deliveries waiting in this process for a slot of their destination, first come first served. */
+  const queued = new Map<string, Array<(slot: boolean) => void>>();
+
+  /**
+   * Takes one of the destination's slots: at once when it has room, else by waiting here (at most `perDestination`
+   * waiters a destination, at most `capWaitMs`) for an attempt to that destination to hand its slot over. False when
+   * it did not get one: the caller puts the delivery back as a job, so a receiver that hangs holds no more than its
+   * cap of sends and its cap of waiters, and deliveries to other destinations keep flowing.
+   */
+  const takeDestination = async (key: string): Promise<boolean> => {
+    const n = inFlight.get(key) ?? 0;
+    if (n < opts.perDestination) {
+      inFlight.set(key, n + 1);
+      return true;
+    }
+    const line = queued.get(key) ?? [];
+    if (line.length >= opts.perDestination) return false;
+    queued.set(key, line);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        const i = line.indexOf(take);
+        if (i >= 0) line.splice(i, 1);
+        if (line.length === 0 && queued.get(key) === line) queued.delete(key);
+        resolve(false);
+      }, opts.capWaitMs);
+      const take = (slot: boolean) => {
+        clearTimeout(timer);
+        resolve(slot);
+      };
+      line.push(take);
+    });
+  };
+  /** Gives a destination's slot to the next delivery waiting for it, or frees it. */
+  const releaseDestination = (key: string) => {
+    const line = queued.get(key);
+    const next = line?.shift();
+    if (line && line.length === 0) queued.delete(key);
+    if (next) {
+      next(true);
+      return;
+    }
+    const n = (inFlight.get(key) ?? 1) - 1;
+    if (n <= 0) inFlight.delete(key);
+    else inFlight.set(key, n);
+  };
+
+  /** Works one job that holds a slot of its destination; resolves when it is recorded. */
   const work = async (job: DeliveryJob) => {
     const key = destKey(job);
-    inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+    if (stopping) {
+      // It waited for its slot while the dispatcher began to stop: left to the stream, like the messages not taken.
+      releaseDestination(key);
+      throw new Error('the dispatcher is stopping');
+    }
     // The destination's slot is held while the receiver has the attempt, not while the outcome is written.
     let held = true;
     const freeDestination = () => {
       if (!held) return;
       held = false;
-      const n = (inFlight.get(key) ?? 1) - 1;
-      if (n <= 0) inFlight.delete(key);
-      else inFlight.set(key, n);
+      releaseDestination(key);
     };
     await slot();
     const parent = job.traceparent ? contextFromHeaders({ traceparent: job.traceparent }) : undefined;
@@ -84,8 +132,6 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
     }
   };
 
-  const full = (job: DeliveryJob) => (inFlight.get(destKey(job)) ?? 0) >= opts.perDestination;
-
   const sweepDisables = async () => {
     try {
       for (const p of await deps.health.pendingDisables()) await confirmDisable(deps, p);
@@ -99,12 +145,12 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
 
   return {
     /**
-     * A first attempt, from an event's message: worked now, or, when its destination is full, queued as a job that
-     * waits for a slot (the event's other deliveries do not wait for it).
+     * A first attempt, from an event's message: worked now, or when its destination's slot comes free within
+     * `capWaitMs`; else queued as a job that waits for a slot (the event's other deliveries do not wait for it).
      */
     async first(job: DeliveryJob): Promise<void> {
       if (stopping) throw new Error('the dispatcher is stopping');
-      if (full(job)) {
+      if (!(await takeDestination(destKey(job)))) {
         capWaits().inc();
         await deps.retries.schedule({ ...job, dueAt: new Date(Date.now() + opts.capWaitMs).toISOString() }, 'wait');
         return;
@@ -114,7 +160,7 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
     /** A job from the job stream that is due: worked now, or handed back for a while when its destination is full. */
     async due(job: DeliveryJob): Promise<void | { laterMs: number }> {
       if (stopping) throw new Error('the dispatcher is stopping');
-      if (full(job)) {
+      if (!(await takeDestination(destKey(job)))) {
         capWaits().inc();
         return { laterMs: opts.capWaitMs };
       }

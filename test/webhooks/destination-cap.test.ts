@@ -1,0 +1,74 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { anApiKey, aProject, client, eventually, projectPath, startPrivateStack, type Client, type PrivateStack } from '@platform/testkit';
+
+/**
+ * A destination at its cap of attempts in flight (WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION) makes the next deliveries
+ * to it wait in the dispatcher for a slot, and they are sent as soon as one comes free, not after a fixed wait as
+ * jobs. Here the fixed wait (WEBHOOK_CAP_WAIT_MS) is two minutes: a delivery put back as a job would miss the test's
+ * deadline.
+ */
+const CAP = 2;
+let stack: PrivateStack;
+let admin: Client;
+let receiver: http.Server;
+let url = '';
+/** Requests the receiver holds until `release()`; after it, requests are answered at once. */
+let holding = true;
+const held: http.ServerResponse[] = [];
+const received: Array<{ eventId: string; at: number }> = [];
+
+beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ eventId: JSON.parse(Buffer.concat(chunks).toString('utf8'))?.data?.event?.id, at: Date.now() });
+      if (holding) held.push(res);
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  stack = await startPrivateStack({
+    name: 'destination-cap',
+    services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
+    healthPorts: true,
+    env: {
+      ALLOW_LOOPBACK_WEBHOOKS: 'true',
+      WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION: String(CAP),
+      WEBHOOK_CAP_WAIT_MS: '120000',
+      WEBHOOK_TIMEOUT_MS: '60000',
+    },
+  });
+  admin = stack.admin;
+}, 240_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  receiver?.closeAllConnections();
+  if (receiver) await new Promise<void>((r) => receiver.close(() => r()));
+});
+
+test('when deliveries find their destination at its cap, then they are sent as soon as a slot comes free, never more than the cap at once', async () => {
+  const p = aProject();
+  const P = projectPath(p);
+  expect((await admin.post(`${P}/webhook-destinations`, { name: 'slow', url, eventTypes: ['event.created'] })).status).toBe(201);
+  const { key } = await anApiKey(admin, p);
+  const run = client(stack.gatewayUrl, key);
+  const ids = Array.from({ length: 2 * CAP }, (_, i) => `cap-${i}`);
+  for (const id of ids) expect((await run.post('/run/v1/events', { id, type: 'cap.tested' })).status).toBe(201);
+
+  // The receiver holds the cap's worth; the others wait in the dispatcher.
+  await eventually(() => held.length === CAP, `the receiver holds ${CAP} deliveries`, 30_000);
+  expect(received).toHaveLength(CAP);
+  holding = false;
+  for (const res of held.splice(0)) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+
+  await eventually(() => new Set(received.map((r) => r.eventId)).size === ids.length, `all ${ids.length} events delivered`, 30_000);
+  expect(new Set(received.map((r) => r.eventId))).toEqual(new Set(ids));
+  // None was put back to wait as a job.
+  const metrics = await (await fetch(`${stack.process('webhook-dispatcher').healthUrl}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+  const waits = /^webhook_destination_cap_waits_total(?:\{[^}]*\})? (\d+)/m.exec(metrics);
+  expect(Number(waits?.[1] ?? 0)).toBe(0);
+}, 240_000);
