@@ -27,7 +27,7 @@ export const webhookDispatcherConfig = z.object({
     .min(1)
     .default(8)
     .describe(
-      'Delivery attempts in flight to one destination at once, per replica (counted while the receiver has them): a receiver that hangs or answers slowly holds at most this many; further deliveries to it wait (as jobs, WEBHOOK_CAP_WAIT_MS at a time) while other destinations keep their pace',
+      'Delivery attempts in flight to one destination at once, per replica (counted while the receiver has them): a receiver that hangs or answers slowly holds at most this many; further deliveries to it wait in the process for the next free slot (at most this many waiters, at most WEBHOOK_CAP_WAIT_MS), then as jobs, while other destinations keep their pace',
     ),
   WEBHOOK_RETRY_SCHEDULE_MS: msList
     .default(DEFAULT_RETRY_SCHEDULE)
@@ -38,7 +38,7 @@ export const webhookDispatcherConfig = z.object({
     .int()
     .min(10)
     .default(500)
-    .describe('How long a delivery that found its destination at WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION waits before it is looked at again'),
+    .describe('How long a delivery that found its destination at WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION waits in the process for a free slot, and then as a job, before it is looked at again'),
   WEBHOOK_DISABLE_AFTER_FAILING_MS: z.coerce
     .number()
     .int()
