@@ -39,6 +39,18 @@ describe('webhook destinations', () => {
     expect((await api.listWebhookDestinations({ params: p })).pagination.total).toBe(0);
   });
 
+  test('when header names start with $ or hold dots (valid tokens), then the destination is stored and read back with them', async () => {
+    const p = aProject();
+    const headers = { $Team: 'blue', 'X.Trace': 'on' };
+    const created = await api.createWebhookDestination({ params: p, body: { ...valid, id: 'dest-keys', headers } });
+    expect(created.data.headers).toEqual(headers);
+    const at = { params: { ...p, id: 'dest-keys' } };
+    expect((await api.getWebhookDestination(at)).data.headers).toEqual(headers);
+    const changed = { 'a.b.c': '1', $x: '2' };
+    expect((await api.updateWebhookDestination({ ...at, body: { headers: changed } })).data.headers).toEqual(changed);
+    expect((await api.listWebhookDestinations({ params: p })).data.map((d) => d.headers)).toEqual([changed]);
+  });
+
   test('when the list is filtered by agentId, then only destinations scoped to that agent are returned', async () => {
     const p = aProject();
     await api.createWebhookDestination({ params: p, body: { ...valid, id: 'all-agents' } });

@@ -1,4 +1,7 @@
-import { adminClient, aProject, anApiKey, client, eventually, http, testStack, withDatabase } from '@platform/testkit';
+import { connect } from 'nats';
+import { LIST_CONVERSATION_EVENTS_SUBJECT, eventCreated } from '@platform/contracts';
+import { subscribe, type EventOf } from '@platform/consumer';
+import { adminClient, aProject, anApiKey, client, eventually, http, requestSubject, testStack, uniqueId, withDatabase } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -72,6 +75,37 @@ describe('POST /run/v1/events', () => {
     for (const r of results) expect(r.body.data).toEqual(winner);
     const count = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', (db) => db.collection('runEvents').countDocuments({ tenantId: p.tenantId, projectId: p.projectId }));
     expect(count).toBe(1);
+  });
+
+  test('when property keys start with $ or hold dots, then the event is stored and read back with the same keys', async () => {
+    const { p, run } = await runClient();
+    const nc = await connect({ servers: stack.env.NATS_URL! });
+    const published: Array<EventOf<typeof eventCreated>> = [];
+    const sub = await subscribe(nc, eventCreated, { durable: uniqueId('keys').replace(/\./g, '_'), tenantId: p.tenantId }, (e) => void published.push(e));
+    const properties = { $price: 3, 'a.b': { 'c.d': [{ $in: 'x' }] }, plain: 'yes' };
+    const userProperties = { 'e.mail': 'ann@example.com', $plan: 'pro' };
+    const metadata = { 'sdk.version': '1.2' };
+    const first = await run.post('/run/v1/events', { id: 'keys-1', type: 'a', conversationId: 'conv-keys', properties, userProperties, metadata });
+    expect(first.status).toBe(201);
+    expect(first.body.data).toMatchObject({ properties, userProperties, metadata });
+    // The next event of the conversation takes its userProperties from the stored one.
+    const second = await run.post('/run/v1/events', { id: 'keys-2', type: 'b', conversationId: 'conv-keys' });
+    expect(second.status).toBe(201);
+    expect(second.body.data.userProperties).toEqual(userProperties);
+    // Read back from the database (the conversation's events, as evals reads them).
+    const stored = await requestSubject(stack.env.NATS_URL!, LIST_CONVERSATION_EVENTS_SUBJECT, { ...p, conversationId: 'conv-keys', limit: 10 });
+    expect(stored.body.events.map((e: { id: string; properties: unknown; userProperties: unknown; metadata: unknown }) => [e.id, e.properties, e.userProperties, e.metadata])).toEqual([
+      ['keys-1', properties, userProperties, metadata],
+      ['keys-2', null, userProperties, null],
+    ]);
+    // And published as stored: event.created carries the same keys.
+    try {
+      await eventually(() => published.some((e) => e.data.event.id === 'keys-1'), 'event.created of keys-1', 15_000);
+      expect(published.find((e) => e.data.event.id === 'keys-1')!.data.event).toMatchObject({ properties, userProperties, metadata });
+    } finally {
+      await sub.stop(1000);
+      await nc.drain();
+    }
   });
 
   test('when two projects use the same event id, then each gets its own row', async () => {

@@ -1,8 +1,13 @@
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** JSON text that is sent as it is (not serialised again). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 export function encode(value: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(value));
+  return encoder.encode(value instanceof RawJson ? value.text : JSON.stringify(value));
 }
 
 export function decode<T = unknown>(data: Uint8Array): T {

@@ -12,10 +12,10 @@ import {
   nanos,
 } from 'nats';
 import type { z } from 'zod';
-import { type EventDef, type EventEnvelope, PLATFORM_EVENTS_STREAM, EVENT_SUBJECT_PREFIX, type PendingEvent } from '@platform/contracts';
+import { type EventDef, type EventEnvelope, PLATFORM_EVENTS_STREAM, EVENT_SUBJECT_PREFIX, type StoredPendingEvent } from '@platform/contracts';
 import { getLogger, runWithContext } from '@platform/logger';
 import { SpanKind, contextFromHeaders, inSpan, trackConsumerPending, traceHeaders } from '@platform/telemetry';
-import { decode, encode } from './codec';
+import { RawJson, decode, encode } from './codec';
 
 const log = getLogger('bus.jetstream');
 
@@ -91,7 +91,8 @@ export interface Publisher {
    * context is attached; an outbox entry carries the one of the request that wrote it.
    */
   publish(subject: string, data: unknown, msgId: string, headers?: Record<string, string>): Promise<{ duplicate: boolean }>;
-  publishPending(events: PendingEvent[]): Promise<void>;
+  /** Publishes events as the outbox stored them (an envelope may be its JSON text). */
+  publishPending(events: StoredPendingEvent[]): Promise<void>;
 }
 
 export function publisher(js: JetStreamClient): Publisher {
@@ -105,7 +106,9 @@ export function publisher(js: JetStreamClient): Publisher {
       return { duplicate: ack.duplicate };
     },
     async publishPending(events) {
-      await Promise.all(events.map((e) => this.publish(e.subject, e.envelope, e.id, e.traceparent ? { traceparent: e.traceparent } : {})));
+      await Promise.all(
+        events.map((e) => this.publish(e.subject, typeof e.envelope === 'string' ? new RawJson(e.envelope) : e.envelope, e.id, e.traceparent ? { traceparent: e.traceparent } : {})),
+      );
     },
   };
 }

@@ -63,6 +63,17 @@ export interface PendingEvent {
   traceparent?: string;
 }
 
+/**
+ * A pending event as an outbox stores it: its envelope as JSON text when a key of its data cannot be a field name of
+ * the database (user maps such as event properties or header names); the publisher sends either form as the same bytes.
+ */
+export interface StoredPendingEvent {
+  id: string;
+  subject: string;
+  envelope: EventEnvelope | string;
+  traceparent?: string;
+}
+
 export function pendingEvent<T>(def: EventDef, id: string, scope: { tenantId: string; projectId: string }, data: T): PendingEvent {
   return { id, subject: eventSubject(def, scope.tenantId, scope.projectId), envelope: envelope(def, id, scope, data) };
 }

@@ -8,6 +8,7 @@ export { connectMongo, countWrites, ensureIndexes, mongoReady, type MongoOptions
 export { scoped, scopedId, listPage, type ListPageOptions } from './scope';
 /** Repositories format stored times with the wire's helper. */
 export { iso } from '@platform/contracts';
+export { hasUnstorableKeys, loadedJson, storedJson } from './json-fields';
 export { isDuplicateKey, isDatabaseUnavailable, unlessDuplicate, withDbErrors } from './errors';
 export { mongoose };
 export type { Connection, Model, InferSchemaType } from 'mongoose';

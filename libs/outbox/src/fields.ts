@@ -1,5 +1,6 @@
 import mongoose from 'mongoose';
-import type { PendingEvent } from '@platform/contracts';
+import type { PendingEvent, StoredPendingEvent } from '@platform/contracts';
+import { hasUnstorableKeys } from '@platform/mongo';
 import { currentTraceparent } from '@platform/telemetry';
 
 /**
@@ -18,7 +19,17 @@ export const outboxFields = {
  * The type of `pendingEvents` on a stored document: it is a Mixed path, which InferSchemaType can only type as `any`
  * (pass it as StoredDoc's `Narrow`).
  */
-export type PendingEventsField = { pendingEvents?: Record<string, PendingEvent> };
+export type PendingEventsField = { pendingEvents?: Record<string, StoredPendingEvent> };
+
+/** A pending event in the form the database can store (its envelope as JSON text when a key of it cannot be stored). */
+export function storedPending(e: PendingEvent): StoredPendingEvent {
+  return hasUnstorableKeys(e.envelope) ? { ...e, envelope: JSON.stringify(e.envelope) } : e;
+}
+
+/** Pending events keyed by event id, as the `pendingEvents` field stores them. */
+export function pendingEntries(events: PendingEvent[]): Record<string, StoredPendingEvent> {
+  return Object.fromEntries(events.map((e) => [e.id, storedPending(e)]));
+}
 
 /** Filter that hides documents whose deletion is being relayed (merge into every read). */
 export const live = { outboxDelete: { $ne: true } } as const;
@@ -42,7 +53,7 @@ export function outboxOnDelete(events: PendingEvent[]) {
 export function outboxOnCreate(pending: PendingEvent[]) {
   const events = traced(pending);
   return {
-    pendingEvents: Object.fromEntries(events.map((e) => [e.id, e])),
+    pendingEvents: pendingEntries(events),
     outboxPending: true,
     outboxSeq: 1,
   };
@@ -52,7 +63,7 @@ export function outboxOnCreate(pending: PendingEvent[]) {
 export function outboxOnUpdate(pending: PendingEvent[]) {
   const events = traced(pending);
   return {
-    $set: { outboxPending: true, ...Object.fromEntries(events.map((e) => [`pendingEvents.${e.id}`, e])) } as Record<string, unknown>,
+    $set: { outboxPending: true, ...Object.fromEntries(events.map((e) => [`pendingEvents.${e.id}`, storedPending(e)])) } as Record<string, unknown>,
     $inc: { outboxSeq: 1 } as Record<string, number>,
   };
 }

@@ -1,4 +1,4 @@
-import type { PendingEvent } from '@platform/contracts';
+import type { StoredPendingEvent } from '@platform/contracts';
 import type { Publisher } from '@platform/bus';
 import { getLogger } from '@platform/logger';
 
@@ -63,7 +63,7 @@ interface Marker {
   createdAt: Date;
 }
 
-type WithOutbox = { _id: unknown; pendingEvents?: Record<string, PendingEvent>; outboxBatch?: string | null };
+type WithOutbox = { _id: unknown; pendingEvents?: Record<string, StoredPendingEvent>; outboxBatch?: string | null };
 
 /**
  * Group commit: documents inserted by concurrent callers within the same moment go to the database as one unordered

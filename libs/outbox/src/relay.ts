@@ -1,5 +1,5 @@
 import type { Model, UpdateQuery } from 'mongoose';
-import type { PendingEvent } from '@platform/contracts';
+import type { StoredPendingEvent } from '@platform/contracts';
 import type { Publisher } from '@platform/bus';
 import { getLogger } from '@platform/logger';
 import { KeyedLock } from './lock';
@@ -11,7 +11,7 @@ export interface OutboxDoc {
   _id: unknown;
   outboxSeq?: number | null;
   outboxDelete?: boolean | null;
-  pendingEvents?: Record<string, PendingEvent>;
+  pendingEvents?: Record<string, StoredPendingEvent>;
 }
 
 export interface OutboxRelay {

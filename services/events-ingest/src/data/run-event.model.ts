@@ -33,11 +33,12 @@ schema.index({ tenantId: 1, projectId: 1, conversationId: 1, createdAt: -1 });
 schema.index({ tenantId: 1, projectId: 1, messageId: 1, createdAt: -1 });
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
 
-// The property maps, serverMetadata and pendingEvents are Mixed paths (InferSchemaType types them as `any`).
+// The property maps, serverMetadata and pendingEvents are Mixed paths (InferSchemaType types them as `any`). A
+// property map is stored as its JSON text when one of its keys cannot be a field name (`$…`, `a.b`).
 export type RunEventDoc = StoredDoc<typeof schema, string, PendingEventsField & {
-  properties: Record<string, unknown> | null;
-  userProperties: Record<string, unknown> | null;
-  metadata: Record<string, unknown> | null;
+  properties: Record<string, unknown> | string | null;
+  userProperties: Record<string, unknown> | string | null;
+  metadata: Record<string, unknown> | string | null;
   serverMetadata: { authMethod: string } & Record<string, unknown>;
 }>;
 

@@ -1,7 +1,7 @@
-import type { PendingEvent, ProjectScope, RunEvent } from '@platform/contracts';
+import type { PendingEvent, ProjectScope, RunEvent, StoredPendingEvent } from '@platform/contracts';
 import type { Publisher } from '@platform/bus';
-import { iso, scoped, scopedId, type Connection } from '@platform/mongo';
-import { groupInsert, traced } from '@platform/outbox';
+import { iso, loadedJson, scoped, scopedId, storedJson, type Connection } from '@platform/mongo';
+import { groupInsert, pendingEntries, traced } from '@platform/outbox';
 import { runEventModel, type RunEventDoc } from './run-event.model';
 
 export function toRunEvent(d: RunEventDoc): RunEvent {
@@ -13,9 +13,9 @@ export function toRunEvent(d: RunEventDoc): RunEvent {
     agentId: d.agentId ?? null,
     conversationId: d.conversationId ?? null,
     messageId: d.messageId ?? null,
-    properties: d.properties ?? null,
-    userProperties: d.userProperties ?? null,
-    metadata: d.metadata ?? null,
+    properties: loadedJson(d.properties ?? null),
+    userProperties: loadedJson(d.userProperties ?? null),
+    metadata: loadedJson(d.metadata ?? null),
     serverMetadata: d.serverMetadata,
     createdAt: iso(d.createdAt)!,
     updatedAt: iso(d.updatedAt)!,
@@ -36,7 +36,7 @@ export function runEventRepo(db: Connection, outbox: { publisher: Publisher; ins
   const recent = new Map<string, RunEvent>();
   // Concurrent new events are written together: one unordered insertMany per batch (group commit), with one outbox
   // marker per batch instead of an update per event once its event.created is published.
-  const writer = groupInsert<RunEventDoc & { pendingEvents: Record<string, PendingEvent> }>(() => Model.collection, { outbox });
+  const writer = groupInsert<RunEventDoc & { pendingEvents: Record<string, StoredPendingEvent> }>(() => Model.collection, { outbox });
   const remember = (id: string, e: RunEvent) => {
     recent.set(id, e);
     if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value!);
@@ -54,8 +54,15 @@ export function runEventRepo(db: Connection, outbox: { publisher: Publisher; ins
       if (known) return { created: false, event: known };
       const full: RunEventDoc = { _id, ...doc };
       const event = toRunEvent(full);
-      const pendingEvents = Object.fromEntries(traced(events(event)).map((e) => [e.id, e]));
-      const outcome = await writer.insert({ ...full, pendingEvents });
+      const pendingEvents = pendingEntries(traced(events(event)));
+      // The user's maps may have keys the database refuses as field names (`$…`, `a.b`): such a map is stored as JSON text.
+      const outcome = await writer.insert({
+        ...full,
+        properties: storedJson(full.properties),
+        userProperties: storedJson(full.userProperties),
+        metadata: storedJson(full.metadata),
+        pendingEvents,
+      });
       if (outcome === 'inserted') {
         remember(_id, event);
         return { created: true, event };
@@ -75,7 +82,7 @@ export function runEventRepo(db: Connection, outbox: { publisher: Publisher; ins
       const d = await Model.findOne({ ...scoped(scope), [anchor]: value, userProperties: { $ne: null } }, { userProperties: 1 })
         .sort({ createdAt: -1 })
         .lean<Pick<RunEventDoc, 'userProperties'>>();
-      return d?.userProperties ?? null;
+      return loadedJson(d?.userProperties ?? null);
     },
     /** The events of one conversation, oldest first. */
     async ofConversation(scope: ProjectScope, conversationId: string, limit: number): Promise<RunEvent[]> {

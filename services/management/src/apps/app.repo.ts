@@ -1,6 +1,6 @@
-import type { App, AppForAuth, AppPublicKey, PendingEvent } from '@platform/contracts';
+import type { App, AppForAuth, AppPublicKey, PendingEvent, StoredPendingEvent } from '@platform/contracts';
 import { iso, scoped, type Connection } from '@platform/mongo';
-import type { OutboxRelay } from '@platform/outbox';
+import { storedPending, type OutboxRelay } from '@platform/outbox';
 import { appEventModel, appModel, appUsageModel, type AppDoc, type StoredAppKey } from './app.model';
 
 function toKey(k: StoredAppKey): AppPublicKey {
@@ -73,15 +73,15 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
   const hold = async (appId: string, revision: number, events: PendingEvent[]) => {
     const now = new Date();
     await Events.insertMany(
-      events.map((e) => ({ _id: e.id, appId, revision, held: true, createdAt: now, pendingEvents: { [e.id]: e }, outboxSeq: 1, outboxDelete: true })),
+      events.map((e) => ({ _id: e.id, appId, revision, held: true, createdAt: now, pendingEvents: { [e.id]: storedPending(e) }, outboxSeq: 1, outboxDelete: true })),
     );
   };
-  const release = async (events: PendingEvent[]) => {
+  const release = async (events: StoredPendingEvent[]) => {
     if (!events.length) return;
     await Events.updateMany({ _id: { $in: events.map((e) => e.id) } }, { $set: { outboxPending: true }, $unset: { held: 1 } });
     for (const e of events) relay.flush({ _id: e.id, outboxSeq: 1, outboxDelete: true, pendingEvents: { [e.id]: e } });
   };
-  const drop = (events: PendingEvent[]) => Events.deleteMany({ _id: { $in: events.map((e) => e.id) } });
+  const drop = (events: StoredPendingEvent[]) => Events.deleteMany({ _id: { $in: events.map((e) => e.id) } });
 
   /** Change, then release its events; a change that did not land drops them. */
   const withEvents = async <T>(appId: string, revision: number, events: PendingEvent[], change: () => Promise<T | null>): Promise<T | null> => {

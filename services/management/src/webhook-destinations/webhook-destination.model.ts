@@ -34,8 +34,9 @@ const schema = new mongoose.Schema(
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, agentIds: 1 });
 
-// headers and pendingEvents are Mixed paths (InferSchemaType types them as `any`).
-export type WebhookDestinationDoc = StoredDoc<typeof schema, string, PendingEventsField & { headers: Record<string, string> }>;
+// headers and pendingEvents are Mixed paths (InferSchemaType types them as `any`); headers is the map, or its JSON
+// text when a header name cannot be a field name (`$…`, `a.b`).
+export type WebhookDestinationDoc = StoredDoc<typeof schema, string, PendingEventsField & { headers: Record<string, string> | string }>;
 
 export function webhookDestinationModel(db: Connection): Model<WebhookDestinationDoc> {
   return db.models.WebhookDestination ?? db.model<WebhookDestinationDoc>('WebhookDestination', schema);

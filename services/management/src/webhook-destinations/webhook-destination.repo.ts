@@ -1,5 +1,5 @@
 import type { DispatchDestination, PendingEvent, ProjectScope, WebhookDestination } from '@platform/contracts';
-import { unlessDuplicate, iso, scoped, scopedId, type Connection } from '@platform/mongo';
+import { unlessDuplicate, iso, loadedJson, scoped, scopedId, storedJson, type Connection } from '@platform/mongo';
 import { live, outboxOnCreate, outboxOnDelete, outboxOnUpdate, type OutboxRelay } from '@platform/outbox';
 import { webhookDestinationModel, type WebhookDestinationDoc } from './webhook-destination.model';
 
@@ -12,7 +12,7 @@ export function toWebhookDestination(d: WebhookDestinationDoc): WebhookDestinati
     eventTypes: d.eventTypes,
     agentIds: d.agentIds ?? [],
     evaluatorIds: d.evaluatorIds ?? [],
-    headers: d.headers ?? {},
+    headers: loadedJson(d.headers ?? {}),
     url: d.url ?? null,
     chatappChannelId: d.chatappChannelId ?? null,
     disabledReason: d.disabledReason ?? null,
@@ -45,7 +45,8 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
     async insert(doc: Omit<WebhookDestinationDoc, '_id'>, events: (d: WebhookDestinationDoc) => PendingEvent[]): Promise<WebhookDestinationDoc | null> {
       const full: WebhookDestinationDoc = { _id: scopedId(doc, doc.id), ...doc };
       const outbox = outboxOnCreate(events(full));
-      if (!(await unlessDuplicate(() => Model.create({ ...full, ...outbox })))) return null;
+      // Header names may start with `$` or hold a `.`: such a map is stored as JSON text.
+      if (!(await unlessDuplicate(() => Model.create({ ...full, headers: storedJson(full.headers), ...outbox })))) return null;
       relay.flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
       return full;
     },
@@ -70,7 +71,7 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
       const d = await relay.exclusive([current._id], () =>
         Model.findOneAndUpdate(
           { _id: scopedId(scope, id), revision: current.revision, ...live },
-          { $set: { ...set, revision: next.revision, ...ops.$set }, $inc: ops.$inc },
+          { $set: { ...set, ...(set.headers ? { headers: storedJson(set.headers) } : {}), revision: next.revision, ...ops.$set }, $inc: ops.$inc },
           { new: true },
         )
           .lean()
