@@ -72,3 +72,18 @@ test('when deliveries find their destination at its cap, then they are sent as s
   const waits = /^webhook_destination_cap_waits_total(?:\{[^}]*\})? (\d+)/m.exec(metrics);
   expect(Number(waits?.[1] ?? 0)).toBe(0);
 }, 240_000);
+
+test('when a burst larger than the cap and its line reaches a destination that answers, then every delivery is sent without waiting WEBHOOK_CAP_WAIT_MS', async () => {
+  const p = aProject();
+  const P = projectPath(p);
+  holding = false;
+  expect((await admin.post(`${P}/webhook-destinations`, { name: 'fast', url, eventTypes: ['event.created'] })).status).toBe(201);
+  const { key } = await anApiKey(admin, p);
+  const run = client(stack.gatewayUrl, key);
+  // Posted at once: stored together and published together, so the dispatcher gets them as one burst.
+  const ids = Array.from({ length: 12 * CAP }, (_, i) => `burst-${i}`);
+  const answers = await Promise.all(ids.map((id) => run.post('/run/v1/events', { id, type: 'burst.tested' })));
+  expect(answers.map((a) => a.status)).toEqual(ids.map(() => 201));
+  // WEBHOOK_CAP_WAIT_MS is two minutes: a delivery that waited it out would miss this deadline.
+  await eventually(() => ids.every((id) => received.some((r) => r.eventId === id)), `all ${ids.length} events delivered`, 30_000);
+}, 240_000);

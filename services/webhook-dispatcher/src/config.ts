@@ -27,7 +27,7 @@ export const webhookDispatcherConfig = z.object({
     .min(1)
     .default(8)
     .describe(
-      'Delivery attempts in flight to one destination at once, per replica (counted while the receiver has them): a receiver that hangs or answers slowly holds at most this many; further deliveries to it wait in the process for the next free slot (at most this many waiters, at most WEBHOOK_CAP_WAIT_MS), then as jobs, while other destinations keep their pace',
+      'Delivery attempts in flight to one destination at once, per replica (counted while the receiver has them): a receiver that hangs or answers slowly holds at most this many; further deliveries to it wait in the process for the next free slot (at most WEBHOOK_CAP_WAIT_MS; as many waiters as WEBHOOK_CONCURRENCY while its attempts come back, this many when they all hang), then as jobs, while other destinations keep their pace',
     ),
   WEBHOOK_RETRY_SCHEDULE_MS: msList
     .default(DEFAULT_RETRY_SCHEDULE)

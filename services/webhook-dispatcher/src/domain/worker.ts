@@ -54,12 +54,23 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
 
   /** Deliveries waiting in this process for a slot of their destination, first come first served. */
   const queued = new Map<string, Array<(slot: boolean) => void>>();
+  /** When an attempt to a destination with attempts in flight last handed its slot on (kept while any are in flight). */
+  const lastFreed = new Map<string, number>();
 
   /**
-   * Takes one of the destination's slots: at once when it has room, else by waiting here (at most `perDestination`
-   * waiters a destination, at most `capWaitMs`) for an attempt to that destination to hand its slot over. False when
-   * it did not get one: the caller puts the delivery back as a job, so a receiver that hangs holds no more than its
-   * cap of sends and its cap of waiters, and deliveries to other destinations keep flowing.
+   * How many deliveries may wait here for a destination's slot: a destination whose attempts come back (one freed its
+   * slot within `capWaitMs`) takes a burst into its line, up to `concurrency`; one whose attempts all hang takes only
+   * `perDestination` waiters, so a receiver that hangs holds its cap of sends and its cap of waiters, no more.
+   */
+  const lineLimit = (key: string) => {
+    const freed = lastFreed.get(key);
+    return freed !== undefined && Date.now() - freed < opts.capWaitMs ? Math.max(opts.perDestination, opts.concurrency) : opts.perDestination;
+  };
+
+  /**
+   * Takes one of the destination's slots: at once when it has room, else by waiting here (see `lineLimit`; at most
+   * `capWaitMs`) for an attempt to that destination to hand its slot over. False when it did not get one: the caller
+   * puts the delivery back as a job, and deliveries to other destinations keep flowing.
    */
   const takeDestination = async (key: string): Promise<boolean> => {
     const n = inFlight.get(key) ?? 0;
@@ -68,7 +79,7 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
       return true;
     }
     const line = queued.get(key) ?? [];
-    if (line.length >= opts.perDestination) return false;
+    if (line.length >= lineLimit(key)) return false;
     queued.set(key, line);
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
@@ -90,12 +101,18 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
     const next = line?.shift();
     if (line && line.length === 0) queued.delete(key);
     if (next) {
+      lastFreed.set(key, Date.now());
       next(true);
       return;
     }
     const n = (inFlight.get(key) ?? 1) - 1;
-    if (n <= 0) inFlight.delete(key);
-    else inFlight.set(key, n);
+    if (n <= 0) {
+      inFlight.delete(key);
+      lastFreed.delete(key);
+    } else {
+      inFlight.set(key, n);
+      lastFreed.set(key, Date.now());
+    }
   };
 
   /** Works one job that holds a slot of its destination; resolves when it is recorded. */
@@ -146,13 +163,15 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
   return {
     /**
      * A first attempt, from an event's message: worked now, or when its destination's slot comes free within
-     * `capWaitMs`; else queued as a job that waits for a slot (the event's other deliveries do not wait for it).
+     * `capWaitMs`; else queued as a job (the event's other deliveries do not wait for it).
      */
     async first(job: DeliveryJob): Promise<void> {
       if (stopping) throw new Error('the dispatcher is stopping');
       if (!(await takeDestination(destKey(job)))) {
+        // Its destination has its cap in flight and its line of waiters full (a burst larger than both, or a receiver
+        // that hangs): the job is due at once and waits in the line when it comes back (or `capWaitMs` as a job).
         capWaits().inc();
-        await deps.retries.schedule({ ...job, dueAt: new Date(Date.now() + opts.capWaitMs).toISOString() }, 'wait');
+        await deps.retries.schedule({ ...job, dueAt: new Date().toISOString() }, 'wait');
         return;
       }
       await work(job);
