@@ -244,12 +244,17 @@ export const WEBHOOKS_VIEW_JS = `(function () {
     return tr;
   }
 
+  // Loads of the log can overlap (a filter change, the poll, a redeliver): only the last one started is shown, so an
+  // answer read before a redelivery can never replace a newer one (and stop the polling while one is pending).
+  var logSeq = 0;
   function loadLog() {
     if (!selected) return Promise.resolve();
     var q = new URLSearchParams({ limit: '50' });
     if (filterStatus) q.set('status', filterStatus);
     if (filterType) q.set('eventType', filterType);
+    var mine = ++logSeq;
     return api('GET', base() + '/' + encodeURIComponent(selected) + '/deliveries?' + q.toString()).then(function (body) {
+      if (mine !== logSeq) return;
       var tbody = document.querySelector('#deliveries tbody');
       tbody.textContent = '';
       body.data.forEach(function (d) { tbody.appendChild(deliveryRow(d)); });
@@ -258,7 +263,11 @@ export const WEBHOOKS_VIEW_JS = `(function () {
       root.setAttribute('data-state', 'ready');
       if (pollTimer) clearTimeout(pollTimer);
       pollTimer = pending ? setTimeout(function () { refresh(); }, 1000) : null;
-    }).catch(function (err) { logStatusEl.textContent = err.message; root.setAttribute('data-state', 'error'); });
+    }).catch(function (err) {
+      if (mine !== logSeq) return;
+      logStatusEl.textContent = err.message;
+      root.setAttribute('data-state', 'error');
+    });
   }
 
   function refresh() {
