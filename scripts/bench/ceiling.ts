@@ -87,7 +87,14 @@ export interface Ceilings {
  * insertOne from `concurrency` callers (documents/s), insertMany of 100 documents from one caller (documents/s),
  * updateOne by `_id` from `concurrency` callers over the documents just inserted (updates/s).
  */
-export async function writeCeilings(mongoUrl: string, dbPrefix: string, settings: LoopSettings, concurrency = 50): Promise<Ceilings> {
+export async function writeCeilings(
+  mongoUrl: string,
+  dbPrefix: string,
+  settings: LoopSettings,
+  concurrency = 50,
+  /** Called with one more insertOne run (answers the documents inserted), for CPU accounting around it. */
+  aroundInsertOne?: (run: () => Promise<number>) => Promise<void>,
+): Promise<Ceilings> {
   return withDatabase(mongoUrl, 'raw', async (db) => {
     await db.createCollection('runEvents').catch(() => undefined);
     const col = db.collection<Record<string, unknown>>('runEvents');
@@ -97,6 +104,9 @@ export async function writeCeilings(mongoUrl: string, dbPrefix: string, settings
     await col.createIndex({ outboxPending: 1 }, { sparse: true });
     let n = 0;
     const insertOne = await measureLoop(concurrency, settings, () => col.insertOne(eventLike(n++) as never));
+    if (aroundInsertOne) {
+      await aroundInsertOne(async () => (await loopOnce(concurrency, settings.durationS, () => col.insertOne(eventLike(n++) as never))).times.length);
+    }
     const insertMany = await measureLoop(1, settings, () => col.insertMany(Array.from({ length: 100 }, () => eventLike(n++)) as never[], { ordered: false }), 100);
     const ids = (await col.find({}, { projection: { _id: 1 } }).limit(5000).toArray()).map((d) => d._id);
     let u = 0;

@@ -30,6 +30,7 @@ import { topFrames } from './profile';
 import { findCeiling, writeCeilings, type Ceilings } from './ceiling';
 import { countStored, DELIVERY_COLLECTION, seedApiKeys, seedWriteHistory } from './seed';
 import { readDbWrites, writesBetween } from './db-writes';
+import { cpuBetween, cpuNote, cpuSnapshot } from './cpu';
 import { createRequire } from 'node:module';
 
 // nats is a dependency of the testkit (pnpm does not hoist it to the root).
@@ -196,6 +197,12 @@ function rssMb(pid: number | undefined): number {
 }
 const memory = new Map<string, { idle: number; load: number }>();
 const procName = (p: Stack['processes'][number]) => (p.index ? `${p.name}#${p.index + 1}` : p.name);
+/** What a process is, for the CPU rows: a process of the stack by its service, this process (autocannon runs in it),
+ * else its command name (postgres, ferretdb, nats-server, redis-server). */
+function cpuLabel(stack: Stack) {
+  const byPid = new Map(stack.processes.map((p) => [p.child.pid, procName(p)]));
+  return (pid: number, comm: string) => byPid.get(pid) ?? (pid === process.pid ? 'load generator' : comm);
+}
 /** Idle RSS of the processes not sampled yet (a replica started later is sampled once it has settled). */
 function sampleIdle(stack: Stack) {
   for (const p of stack.processes) {
@@ -317,6 +324,8 @@ async function main() {
   const adminH = { authorization: `Bearer ${secrets.ADMIN_TOKEN}` };
   const startedAt = new Date();
   let growthNote = '';
+  /** CPU per raw insertOne (note of the ceiling run), shown beside the CPU per new event. */
+  let cpuInsertOne = '';
   try {
     await new Promise((r) => setTimeout(r, 2000));
     sampleIdle(stack);
@@ -353,7 +362,13 @@ async function main() {
 
     // The physical limit: the database with the MongoDB driver alone (no services), same database, same run.
     if (sections.has('ceiling')) {
-      const c: Ceilings = await writeCeilings(shared.MONGO_URL, dbPrefix, settings, 50);
+      const c: Ceilings = await writeCeilings(shared.MONGO_URL, dbPrefix, settings, 50, async (run) => {
+        const before = cpuSnapshot();
+        const ops = await run();
+        const cpu = cpuNote(cpuBetween(before, cpuSnapshot(), (pid, comm) => (pid === process.pid ? 'driver (bench)' : comm)), ops);
+        cpuInsertOne = cpu.text;
+        log(`CPU per raw insertOne: ${cpu.text}`);
+      });
       addCeiling('insertOne x50', c.insertOne, 'documents/s, 50 concurrent callers');
       addCeiling('insertMany of 100', c.insertMany, 'documents/s, one caller; p50/p99 per insertMany');
       addCeiling('updateOne by _id x50', c.updateOne, 'updates/s, 50 concurrent callers');
@@ -451,6 +466,16 @@ async function main() {
       log(`settled in ${(await settle(nats.url)).toFixed(1)} s`);
       evNew = addRow('POST /run/v1/events (new, 201)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, settings));
       target(againstCeiling(evNew, 'insertOne x50'), '>= 1.0 x raw insertOne x50 and >= 0.05 x B', (r) => (r.ofCeiling ?? 0) >= 1 && (r.ratio ?? 0) >= 0.05);
+      // Where the CPU goes while events are written as fast as they come: per process, per event.
+      {
+        const before = cpuSnapshot();
+        const run = await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, { ...settings, warmupS: 0, runs: 1 });
+        const use = cpuBetween(before, cpuSnapshot(), cpuLabel(stack));
+        const ops = run.completed ?? Math.round(run.rps * settings.durationS);
+        const cpu = cpuNote(use, ops);
+        rows.push({ name: `CPU per new event: ${cpu.perOpMs.toFixed(2)} ms (all processes)`, rps: cpu.cpuBoundRate, note: `${run.rps.toFixed(0)} req/s in this run; ${cpu.text}${cpuInsertOne ? `; raw insertOne: ${cpuInsertOne}` : ''}` });
+        log(`CPU per new event: ${cpu.text}`);
+      }
       addRow('POST /run/v1/events (replayed, 200)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: replayBody, expectStatus: 200 }, settings), atLeast(0.1));
       const half = Math.max(1, Math.round((evNew.rps ?? 2) / 2));
       addRow(

@@ -1,0 +1,82 @@
+// Where the machine's CPU goes during a measurement: every process's user + system time from /proc, read before and
+// after, grouped by what the process is (a service of the stack, the database, NATS, Redis, the load generator).
+// With the machine's cores this gives the rate at which the path would use all of them: the ceiling a CPU-bound path
+// runs into, whatever the database alone could do.
+import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+
+/** Linux clock ticks a second (`getconf CLK_TCK`; 100 on every common kernel). */
+const TICK_MS = 10;
+
+export interface CpuSnapshot {
+  at: number;
+  /** Busy and total ticks of the whole machine (/proc/stat). */
+  busy: number;
+  total: number;
+  /** Ticks used so far by each process. */
+  procs: Map<number, { comm: string; ticks: number }>;
+}
+
+export function cpuSnapshot(): CpuSnapshot {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((a, b) => a + b, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  const procs = new Map<number, { comm: string; ticks: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const rest = stat.slice(close + 2).split(' ');
+      // Fields 14 and 15 of proc(5): utime, stime (rest starts at field 3).
+      procs.set(Number(entry), { comm, ticks: Number(rest[11]) + Number(rest[12]) });
+    } catch {
+      /* the process ended meanwhile */
+    }
+  }
+  return { at: Date.now(), busy: total - idle, total, procs };
+}
+
+export interface CpuUse {
+  wallMs: number;
+  cores: number;
+  /** Share of the whole machine that was busy. */
+  busyShare: number;
+  /** CPU ms by label, largest first. */
+  byLabel: Array<[string, number]>;
+  /** CPU ms of every process together. */
+  totalMs: number;
+}
+
+/** CPU used between two snapshots, per label (`label(pid, comm)`; processes that started in between count whole). */
+export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, label: (pid: number, comm: string) => string): CpuUse {
+  const by = new Map<string, number>();
+  let totalMs = 0;
+  for (const [pid, p] of b.procs) {
+    const ms = (p.ticks - (a.procs.get(pid)?.ticks ?? 0)) * TICK_MS;
+    if (ms <= 0) continue;
+    const name = label(pid, p.comm);
+    by.set(name, (by.get(name) ?? 0) + ms);
+    totalMs += ms;
+  }
+  return {
+    wallMs: b.at - a.at,
+    cores: os.cpus().length,
+    busyShare: (b.busy - a.busy) / Math.max(1, b.total - a.total),
+    byLabel: [...by].sort((x, y) => y[1] - x[1]),
+    totalMs,
+  };
+}
+
+/**
+ * One line for a bench note: CPU ms per operation by process (the ones above 2 % of the total), the machine's busy
+ * share, and the rate at which this much CPU per operation fills every core.
+ */
+export function cpuNote(use: CpuUse, ops: number): { perOpMs: number; cpuBoundRate: number; text: string } {
+  const perOpMs = use.totalMs / Math.max(1, ops);
+  const cpuBoundRate = (use.cores * 1000) / Math.max(1e-9, perOpMs);
+  const parts = use.byLabel.filter(([, ms]) => ms >= use.totalMs * 0.02).map(([name, ms]) => `${name} ${(ms / Math.max(1, ops)).toFixed(2)}`);
+  const text = `${perOpMs.toFixed(2)} CPU ms per operation (${parts.join(', ')}); machine ${(use.busyShare * 100).toFixed(0)} % busy of ${use.cores} cores; ${use.cores} cores at this cost: ${cpuBoundRate.toFixed(0)}/s`;
+  return { perOpMs, cpuBoundRate, text };
+}
