@@ -18,6 +18,10 @@ stamp="node_modules/.install-stamp"
 want=$(sha256sum pnpm-lock.yaml package.json | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing packages (pnpm install)"
-  CI=true pnpm install --frozen-lockfile --reporter=silent
+  # Quiet when it works; a failed install (a registry hiccup) is tried once more with its output shown.
+  if ! CI=true pnpm install --frozen-lockfile --reporter=silent; then
+    log "pnpm install failed; trying once more"
+    CI=true pnpm install --frozen-lockfile
+  fi
   echo "$want" >"$stamp"
 fi
