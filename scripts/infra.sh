@@ -40,9 +40,21 @@ pg_bin() {
 
 alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 
+# Whether something accepts connections on host:port (the probe's descriptor lives and dies in its subshell).
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+# Before starting a server: its port must be free, else another process has it (the infrastructure of another
+# checkout, or a server of the machine) and this one would fail or, worse, the tests would use the other one.
+port_free() { # port name variable
+  if port_open 127.0.0.1 "$1"; then
+    log "port $1 for $2 is taken by another process (another checkout's infrastructure? stop it with its 'scripts/infra.sh down', or choose another port with $3)"
+    exit 1
+  fi
+}
+
 wait_port() { # host port name
   for _ in $(seq 1 150); do
-    (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && { exec 3>&- 3<&- 2>/dev/null || true; return 0; }
+    port_open "$1" "$2" && return 0
     sleep 0.1
   done
   log "$3 did not open $1:$2 (see $LOGS/$3.log)"; tail -20 "$LOGS/$3.log" >&2 || true; exit 1
@@ -51,6 +63,7 @@ wait_port() { # host port name
 start_nats() {
   command -v nats-server >/dev/null || apt_install nats-server
   if alive nats; then return; fi
+  port_free "$NATS_PORT" nats-server INFRA_NATS_PORT
   mkdir -p "$DATA/nats"
   nats-server -c "$ROOT/deploy/nats.conf" -js -sd "$DATA/nats" -a 127.0.0.1 -p "$NATS_PORT" -m $((NATS_PORT + 1000)) >"$LOGS/nats.log" 2>&1 &
   echo $! >"$RUN/nats.pid"
@@ -61,6 +74,7 @@ start_nats() {
 start_redis() {
   command -v redis-server >/dev/null || apt_install redis-server
   if alive redis; then return; fi
+  port_free "$REDIS_PORT" redis-server INFRA_REDIS_PORT
   redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$LOGS/redis.log" 2>&1 &
   echo $! >"$RUN/redis.pid"
   wait_port 127.0.0.1 "$REDIS_PORT" redis
@@ -81,6 +95,7 @@ build_ferretdb() {
 
 start_postgres() {
   if alive postgres; then return; fi
+  port_free "$PG_PORT" PostgreSQL INFRA_PG_PORT
   command -v initdb >/dev/null || [ -d /usr/lib/postgresql ] || apt_install postgresql
   local pgbin; pgbin=$(pg_bin)
   local pgdata="$DATA/postgres"
@@ -117,6 +132,7 @@ start_ferretdb() {
   start_postgres
   tune_postgres
   if alive ferretdb; then return; fi
+  port_free "$FERRET_PORT" FerretDB INFRA_FERRET_PORT
   mkdir -p "$DATA/ferretdb-state"
   "$BIN/ferretdb" --handler=postgresql --postgresql-url="postgres://postgres@127.0.0.1:$PG_PORT/ferretdb?pool_max_conns=400" \
     --listen-addr="127.0.0.1:$FERRET_PORT" --debug-addr="127.0.0.1:$FERRET_DEBUG_PORT" --telemetry=disable \
