@@ -101,7 +101,15 @@ describe('webhooks view', () => {
     await failedRow.locator('button.redeliver').click();
     const [again] = await receiver.waitFor((r) => r.headers['webhook-id'] === failed.id, 2).then((rs) => rs.slice(1));
     expect(again!.headers['webhook-id']).toBe(failed.id);
-    await page.locator(`tr.delivery[data-delivery-id="${failed.id}"][data-status="delivered"]`).waitFor({ timeout: 20_000 });
+    await page
+      .locator(`tr.delivery[data-delivery-id="${failed.id}"][data-status="delivered"]`)
+      .waitFor({ timeout: 20_000 })
+      .catch(async (err: Error) => {
+        // What the page and the API showed instead, to tell a page that stopped refreshing from a delivery not recorded.
+        const shown = await page.getAttribute(`tr.delivery[data-delivery-id="${failed.id}"]`, 'data-status').catch(() => 'no row');
+        const api = await admin.get(`${projectPath(p)}/webhook-destinations/${dest.id}/deliveries/${failed.id}`);
+        throw new Error(`${err.message}; page: status ${shown}, "${await page.textContent('#log-status')}", state ${await page.getAttribute('#webhooks', 'data-state')}; API: ${api.status} ${JSON.stringify(api.body)}`);
+      });
     const attempts = page.locator(`tr.delivery[data-delivery-id="${failed.id}"] tr.attempt`);
     await expect(attempts.count()).resolves.toBe(2);
     await expect(page.getAttribute(`tr.delivery[data-delivery-id="${failed.id}"] tr.attempt[data-attempt="2"]`, 'data-manual')).resolves.toBe('true');

@@ -29,12 +29,17 @@ function toDelivery(latest: AttemptDoc, attempts: AttemptDoc[]): WebhookDelivery
   };
 }
 
-/** The row that says what the delivery is now: the one flagged latest, else (between two writes of a crash) the last one. */
+/** Rows of one delivery in the order they were written: a cancel row of attempt n comes after the attempt row n, a
+ * manual cancel row n + 1 after both. */
+const byOrder = (a: AttemptDoc, b: AttemptDoc) => a.attempt - b.attempt || (a.kind === 'cancel' ? 1 : 0) - (b.kind === 'cancel' ? 1 : 0);
+
+/**
+ * The row that says what the delivery is now: the last one flagged latest (a new row is flagged before its
+ * predecessor's flag is dropped, so for a moment two are), else the last one.
+ */
 export function latestRow(rows: AttemptDoc[]): AttemptDoc | undefined {
-  const flagged = rows.find((r) => r.latest);
-  if (flagged) return flagged;
-  // A cancel row of attempt n comes after the attempt row n; a manual cancel row n + 1 after both.
-  return [...rows].sort((a, b) => a.attempt - b.attempt || (a.kind === 'cancel' ? 1 : 0) - (b.kind === 'cancel' ? 1 : 0)).at(-1);
+  const flagged = rows.filter((r) => r.latest);
+  return [...(flagged.length ? flagged : rows)].sort(byOrder).at(-1);
 }
 
 export function attemptRepo(db: Connection, partition: string) {
@@ -44,13 +49,15 @@ export function attemptRepo(db: Connection, partition: string) {
     model: Model,
 
     /**
-     * Records one row of a delivery's log as its latest state. `previous` is the row it follows (its flag is dropped
-     * first, so a crash in between leaves the delivery briefly without a latest row, never with two; the job that was
-     * being worked is redelivered and writes the row). A row already recorded (a redelivered job) is left as it is.
+     * Records one row of a delivery's log as its latest state. `previous` is the row it follows: its flag is dropped
+     * after the new row is stored, so a reader always finds the delivery (for a moment with two flagged rows, of which
+     * the later one counts), never without one. A crash in between leaves both flagged until the job, redelivered,
+     * records again: the row already recorded is left as it is and the previous flag is dropped.
      */
     async record(row: AttemptRow, previous?: string): Promise<GroupInsertOutcome> {
+      const outcome = await writer.insert({ ...row, _id: attemptRowId(row.deliveryId, row.attempt, row.kind), partition, latest: true });
       if (previous) await Model.updateOne({ _id: previous, latest: true }, { $unset: { latest: 1 } });
-      return writer.insert({ ...row, _id: attemptRowId(row.deliveryId, row.attempt, row.kind), partition, latest: true });
+      return outcome;
     },
 
     /** Every row of one delivery of a destination (with bodies), or none. */
@@ -98,7 +105,10 @@ export function attemptRepo(db: Connection, partition: string) {
         ...(filter.status ? { status: filter.status } : {}),
         ...(filter.eventType ? { eventType: filter.eventType } : {}),
       };
-      const latest = await Model.find(q, { body: 0 }).sort({ deliveryCreatedAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean();
+      const found = await Model.find(q, { body: 0 }).sort({ deliveryCreatedAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean();
+      // One entry per delivery: while a new row is being recorded its predecessor is flagged too (see `record`).
+      const seen = new Set<string>();
+      const latest = found.filter((l) => !seen.has(l.deliveryId) && seen.add(l.deliveryId));
       // A short page tells the total; only a full one (or an empty page past the end) needs a count.
       const total =
         latest.length > 0 && latest.length < limit ? (page - 1) * limit + latest.length : latest.length === 0 && page === 1 ? 0 : await Model.countDocuments(q);
@@ -106,7 +116,13 @@ export function attemptRepo(db: Connection, partition: string) {
       const all = await Model.find({ partition, ...scoped(scope), destinationId, deliveryId: { $in: latest.map((l) => l.deliveryId) } }, { body: 0 }).lean();
       const byDelivery = new Map<string, AttemptDoc[]>();
       for (const a of all) byDelivery.set(a.deliveryId, [...(byDelivery.get(a.deliveryId) ?? []), a]);
-      return { rows: latest.map((l) => toDelivery(l, byDelivery.get(l.deliveryId) ?? [l])), total };
+      return {
+        rows: latest.map((l) => {
+          const rows = byDelivery.get(l.deliveryId) ?? [l];
+          return toDelivery(latestRow(rows) ?? l, rows);
+        }),
+        total,
+      };
     },
   };
 }

@@ -54,17 +54,20 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
 
   /** Deliveries waiting in this process for a slot of their destination, first come first served. */
   const queued = new Map<string, Array<(slot: boolean) => void>>();
-  /** When an attempt to a destination with attempts in flight last handed its slot on (kept while any are in flight). */
-  const lastFreed = new Map<string, number>();
+  /**
+   * When a destination with attempts in flight last made progress: an attempt handed its slot on, or (none yet) its
+   * first attempt started. Kept while any are in flight.
+   */
+  const progress = new Map<string, number>();
 
   /**
-   * How many deliveries may wait here for a destination's slot: a destination whose attempts come back (one freed its
-   * slot within `capWaitMs`) takes a burst into its line, up to `concurrency`; one whose attempts all hang takes only
+   * How many deliveries may wait here for a destination's slot: a destination that makes progress (within the last
+   * `capWaitMs`) takes a burst into its line, up to `concurrency`; one whose attempts all hang takes only
    * `perDestination` waiters, so a receiver that hangs holds its cap of sends and its cap of waiters, no more.
    */
   const lineLimit = (key: string) => {
-    const freed = lastFreed.get(key);
-    return freed !== undefined && Date.now() - freed < opts.capWaitMs ? Math.max(opts.perDestination, opts.concurrency) : opts.perDestination;
+    const at = progress.get(key);
+    return at !== undefined && Date.now() - at < opts.capWaitMs ? Math.max(opts.perDestination, opts.concurrency) : opts.perDestination;
   };
 
   /**
@@ -76,6 +79,7 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
     const n = inFlight.get(key) ?? 0;
     if (n < opts.perDestination) {
       inFlight.set(key, n + 1);
+      if (n === 0) progress.set(key, Date.now());
       return true;
     }
     const line = queued.get(key) ?? [];
@@ -101,17 +105,17 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
     const next = line?.shift();
     if (line && line.length === 0) queued.delete(key);
     if (next) {
-      lastFreed.set(key, Date.now());
+      progress.set(key, Date.now());
       next(true);
       return;
     }
     const n = (inFlight.get(key) ?? 1) - 1;
     if (n <= 0) {
       inFlight.delete(key);
-      lastFreed.delete(key);
+      progress.delete(key);
     } else {
       inFlight.set(key, n);
-      lastFreed.set(key, Date.now());
+      progress.set(key, Date.now());
     }
   };
 
