@@ -107,7 +107,7 @@ describe('webhooks view', () => {
       .catch(async (err: Error) => {
         // What the page and the API showed instead, to tell a page that stopped refreshing from a delivery not recorded.
         const shown = await page.getAttribute(`tr.delivery[data-delivery-id="${failed.id}"]`, 'data-status').catch(() => 'no row');
-        const api = await admin.get(`${projectPath(p)}/webhook-destinations/${dest.id}/deliveries/${failed.id}`);
+        const api = await admin.get(`${projectPath(p)}/webhook-destinations/${dest.id}/deliveries?limit=50`);
         throw new Error(`${err.message}; page: status ${shown}, "${await page.textContent('#log-status')}", state ${await page.getAttribute('#webhooks', 'data-state')}; API: ${api.status} ${JSON.stringify(api.body)}`);
       });
     const attempts = page.locator(`tr.delivery[data-delivery-id="${failed.id}"] tr.attempt`);
