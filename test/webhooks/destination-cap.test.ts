@@ -1,6 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { anApiKey, aProject, client, eventually, projectPath, startPrivateStack, type Client, type PrivateStack } from '@platform/testkit';
+import { anApiKey, aProject, client, eventually, projectPath, startPrivateStack, startReceiver, type Client, type PrivateStack, type Receiver } from '@platform/testkit';
 
 /**
  * A destination at its cap of attempts in flight (WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION) makes the next deliveries
@@ -11,25 +9,11 @@ import { anApiKey, aProject, client, eventually, projectPath, startPrivateStack,
 const CAP = 2;
 let stack: PrivateStack;
 let admin: Client;
-let receiver: http.Server;
-let url = '';
-/** Requests the receiver holds until `release()`; after it, requests are answered at once. */
-let holding = true;
-const held: http.ServerResponse[] = [];
-const received: Array<{ eventId: string; at: number }> = [];
+let receiver: Receiver;
+const eventIds = () => receiver.received.map((r) => r.json?.data?.event?.id as string);
 
 beforeAll(async () => {
-  receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ eventId: JSON.parse(Buffer.concat(chunks).toString('utf8'))?.data?.event?.id, at: Date.now() });
-      if (holding) held.push(res);
-      else res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  receiver = await startReceiver();
   stack = await startPrivateStack({
     name: 'destination-cap',
     services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
@@ -46,27 +30,26 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
-  receiver?.closeAllConnections();
-  if (receiver) await new Promise<void>((r) => receiver.close(() => r()));
+  await receiver?.close();
 });
 
 test('when deliveries find their destination at its cap, then they are sent as soon as a slot comes free, never more than the cap at once', async () => {
   const p = aProject();
   const P = projectPath(p);
-  expect((await admin.post(`${P}/webhook-destinations`, { name: 'slow', url, eventTypes: ['event.created'] })).status).toBe(201);
+  expect((await admin.post(`${P}/webhook-destinations`, { name: 'slow', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
   const { key } = await anApiKey(admin, p);
   const run = client(stack.gatewayUrl, key);
+  receiver.hold();
   const ids = Array.from({ length: 2 * CAP }, (_, i) => `cap-${i}`);
   for (const id of ids) expect((await run.post('/run/v1/events', { id, type: 'cap.tested' })).status).toBe(201);
 
   // The receiver holds the cap's worth; the others wait in the dispatcher.
-  await eventually(() => held.length === CAP, `the receiver holds ${CAP} deliveries`, 30_000);
-  expect(received).toHaveLength(CAP);
-  holding = false;
-  for (const res of held.splice(0)) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  await eventually(() => receiver.held === CAP, `the receiver holds ${CAP} deliveries`, 30_000);
+  expect(receiver.received).toHaveLength(CAP);
+  receiver.release();
 
-  await eventually(() => new Set(received.map((r) => r.eventId)).size === ids.length, `all ${ids.length} events delivered`, 30_000);
-  expect(new Set(received.map((r) => r.eventId))).toEqual(new Set(ids));
+  await eventually(() => new Set(eventIds()).size === ids.length, `all ${ids.length} events delivered`, 30_000);
+  expect(new Set(eventIds())).toEqual(new Set(ids));
   // None was put back to wait as a job.
   const metrics = await (await fetch(`${stack.process('webhook-dispatcher').healthUrl}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
   const waits = /^webhook_destination_cap_waits_total(?:\{[^}]*\})? (\d+)/m.exec(metrics);
@@ -76,8 +59,7 @@ test('when deliveries find their destination at its cap, then they are sent as s
 test('when a burst larger than the cap and its line reaches a destination that answers, then every delivery is sent without waiting WEBHOOK_CAP_WAIT_MS', async () => {
   const p = aProject();
   const P = projectPath(p);
-  holding = false;
-  expect((await admin.post(`${P}/webhook-destinations`, { name: 'fast', url, eventTypes: ['event.created'] })).status).toBe(201);
+  expect((await admin.post(`${P}/webhook-destinations`, { name: 'fast', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
   const { key } = await anApiKey(admin, p);
   const run = client(stack.gatewayUrl, key);
   // Posted at once: stored together and published together, so the dispatcher gets them as one burst.
@@ -85,5 +67,5 @@ test('when a burst larger than the cap and its line reaches a destination that a
   const answers = await Promise.all(ids.map((id) => run.post('/run/v1/events', { id, type: 'burst.tested' })));
   expect(answers.map((a) => a.status)).toEqual(ids.map(() => 201));
   // WEBHOOK_CAP_WAIT_MS is two minutes: a delivery that waited it out would miss this deadline.
-  await eventually(() => ids.every((id) => received.some((r) => r.eventId === id)), `all ${ids.length} events delivered`, 30_000);
+  await eventually(() => ids.every((id) => eventIds().includes(id)), `all ${ids.length} events delivered`, 30_000);
 }, 240_000);

@@ -22,6 +22,12 @@ export interface Receiver {
   respondWith(...answers: ReceiverAnswer[]): void;
   /** Answer every request (after queued ones) with this. */
   respondAlways(answer: ReceiverAnswer): void;
+  /** Holds the answers of the requests that come from now on (they are recorded at once) until `release`. */
+  hold(): void;
+  /** Answers the held requests and stops holding. */
+  release(): void;
+  /** Requests being held now. */
+  readonly held: number;
   /** Waits until `predicate` matches `count` requests. */
   waitFor(predicate: (r: ReceivedRequest) => boolean, count?: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
@@ -33,6 +39,8 @@ export async function startReceiver(): Promise<Receiver> {
   const queue: ReceiverAnswer[] = [];
   let fallback: ReceiverAnswer = 200;
   const waiters = new Set<() => void>();
+  let holding = false;
+  const held: Array<() => void> = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -48,7 +56,9 @@ export async function startReceiver(): Promise<Receiver> {
       const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : { headers: {}, ...answer };
       received.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() });
       for (const w of waiters) w();
-      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end('{"ok":true}');
+      const reply = () => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end('{"ok":true}');
+      if (holding) held.push(reply);
+      else reply();
     });
   });
   let connections = 0;
@@ -67,6 +77,16 @@ export async function startReceiver(): Promise<Receiver> {
     },
     respondAlways(answer) {
       fallback = answer;
+    },
+    hold() {
+      holding = true;
+    },
+    release() {
+      holding = false;
+      for (const reply of held.splice(0)) reply();
+    },
+    get held() {
+      return held.length;
     },
     async waitFor(predicate, count = 1, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
