@@ -35,6 +35,10 @@ export default async function globalSetup(): Promise<void> {
       // Every test calls from 127.0.0.1 and many prove 401s on purpose: the failed-authentication block is tested
       // on a gateway of its own (test/gateway/auth-hardening.test.ts).
       AUTH_FAILURE_LIMIT_PER_IP: '1000000',
+      // Likewise the per-address request limit (6,000 a minute by default): the fuzz pass alone sends thousands of
+      // requests a minute from 127.0.0.1 beside the other suites. The limits are tested on gateways of their own
+      // (test/gateway/rate-limit.test.ts).
+      RATE_LIMIT_PER_IP: '1000000',
       WEBHOOK_RETRY_SCHEDULE_MS: '200,400,800',
       WEBHOOK_CAP_WAIT_MS: '100',
       ANALYTICS_PORT: String(analyticsPort),
