@@ -9,7 +9,7 @@ import { ServiceBus, connectNats, ensureStream, platformEventsStream, publisher,
 import { healthSubject, type ServiceName } from '@platform/contracts';
 import { connectMongo, ensureIndexes, mongoReady, type Connection } from '@platform/mongo';
 import { getLogger, setLogLevel } from '@platform/logger';
-import { initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
+import { compactMemoryWhenIdle, initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
 
 export const instanceId = `${process.pid}-${randomUUID().slice(0, 8)}`;
 
@@ -168,6 +168,8 @@ export function runMain<S extends z.ZodObject>(def: ServiceDefinition<S>): void 
   const log = getLogger(`${def.name}.main`);
   bootService(def)
     .then((svc) => {
+      // started: the garbage of start-up goes, and the young generation shrinks whenever the process is idle
+      compactMemoryWhenIdle();
       const onSignal = (signal: string) => {
         log.info({ signal }, 'signal received');
         setTimeout(() => {

@@ -1,2 +1,3 @@
 export * from './metrics';
 export * from './tracing';
+export * from './memory';

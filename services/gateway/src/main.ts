@@ -1,5 +1,6 @@
 import { loadConfig } from '@platform/config';
 import { getLogger } from '@platform/logger';
+import { compactMemoryWhenIdle } from '@platform/telemetry';
 import { gatewayConfig } from './config';
 import { startGateway } from './app';
 
@@ -7,6 +8,8 @@ const log = getLogger('gateway.main');
 
 startGateway(loadConfig(gatewayConfig))
   .then((gw) => {
+    // started: the garbage of start-up goes, and the young generation shrinks whenever the process is idle
+    compactMemoryWhenIdle();
     const onSignal = (signal: string) => {
       log.info({ signal }, 'signal received; draining');
       setTimeout(() => {
