@@ -416,7 +416,8 @@ async function main() {
       addRow(
         'management create API key',
         await measure({ url: `${gw}${path(createP)}/api-keys`, method: 'POST', headers: adminH, body: JSON.stringify({ agentId: 'agent-1', name: 'bench' }), expectStatus: 201 }, settings),
-        atLeast(0.05),
+        // Issue 20 compares create with upstream's 50 req/s on the same machine.
+        { text: '> upstream 50 req/s', ok: (r) => (r.rps ?? 0) > 50 },
       );
       addRow('management get API key', await measure({ url: `${gw}${path(mP)}/api-keys/${keyId}`, headers: adminH }, settings));
       // The list of API keys against the find it makes (services/management/src/data/api-key.repo.ts: same filter,
