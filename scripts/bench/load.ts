@@ -1,4 +1,6 @@
-// Load generation with autocannon: fixed connections, a warm-up, several runs, the median run reported.
+// Load generation: autocannon for closed-loop runs (fixed connections, each sends its next request when answered),
+// an open-loop pacer of our own for paced runs; a warm-up, several runs, the median run reported.
+import http from 'node:http';
 // biome-ignore lint/style/noCommonJs: autocannon is a CommonJS package, loaded here with require
 const autocannon = require('autocannon') as (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 
@@ -25,7 +27,10 @@ export interface LoadSpec {
   /** A fixed body, or a function giving each request its own body (unique ids). */
   body?: string | (() => string);
   connections?: number;
-  /** Requests per second over all connections (open-loop pacing); unset = as fast as possible. */
+  /**
+   * Requests per second, open loop: request i is due at i / rate s from the start and is sent then on a free connection
+   * (or waits for one); its latency counts from when it was due. Unset = as fast as the connections go (closed loop).
+   */
   rate?: number;
   /** Status every answer must have (others are counted as errors and reported). */
   expectStatus?: number;
@@ -50,7 +55,73 @@ export interface LoadSettings {
   connections: number;
 }
 
-async function once(spec: LoadSpec, durationS: number, connections: number): Promise<AutocannonResult & { unexpected: number; completed: number }> {
+/** One run's outcome, whichever generator made it. */
+interface RunResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  unexpected: number;
+  completed: number;
+}
+
+/**
+ * Paced, open-loop: autocannon's `overallRate` lets each connection send its share of a second back to back and then
+ * wait for the next second, so "100/s" arrives as a burst at the start of each second (at 50 connections, full load
+ * for part of the second and none for the rest). Here requests are due evenly; a request that finds every connection
+ * busy waits for one, and that wait is part of its latency.
+ */
+async function paced(spec: LoadSpec, durationS: number, connections: number): Promise<RunResult> {
+  const url = new URL(spec.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const expected = spec.expectStatus ?? 200;
+  const interval = 1000 / spec.rate!;
+  const latencies: number[] = [];
+  const outcome = { errors: 0, unexpected: 0, completed: 0 };
+  const answers: Array<Promise<void>> = [];
+  const send = (due: number) =>
+    new Promise<void>((resolve) => {
+      const body = typeof spec.body === 'function' ? spec.body() : spec.body;
+      const headers: Record<string, string | number> = { ...(spec.headers ?? {}) };
+      if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: spec.method ?? 'GET', headers, timeout: 20_000 }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          latencies.push(performance.now() - due);
+          if (res.statusCode === expected) outcome.completed++;
+          else outcome.unexpected++;
+          resolve();
+        });
+      });
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', () => {
+        outcome.errors++;
+        resolve();
+      });
+      req.end(body);
+    });
+  const start = performance.now();
+  const total = Math.floor(durationS * spec.rate!);
+  await new Promise<void>((done) => {
+    let sent = 0;
+    const tick = () => {
+      const now = performance.now();
+      for (; sent < total && start + sent * interval <= now; sent++) answers.push(send(start + sent * interval));
+      if (sent >= total) return done();
+      setTimeout(tick, Math.max(0, start + sent * interval - performance.now()));
+    };
+    tick();
+  });
+  await Promise.all(answers);
+  const took = (performance.now() - start) / 1000;
+  agent.destroy();
+  const p = percentiles(latencies);
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return { rps: outcome.completed / Math.max(durationS, took), p50: round(p.p50), p99: round(p.p99), ...outcome };
+}
+
+async function once(spec: LoadSpec, durationS: number, connections: number): Promise<RunResult> {
+  if (spec.rate) return paced(spec, durationS, connections);
   const body = spec.body;
   const opts: Record<string, unknown> = {
     url: spec.url,
@@ -60,7 +131,6 @@ async function once(spec: LoadSpec, durationS: number, connections: number): Pro
     duration: durationS,
     pipelining: 1,
     timeout: 20,
-    ...(spec.rate ? { overallRate: spec.rate } : {}),
   };
   if (typeof body === 'function') opts.requests = [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body() }) }];
   else if (body !== undefined) opts.body = body;
@@ -72,7 +142,7 @@ async function once(spec: LoadSpec, durationS: number, connections: number): Pro
     if (Number(code) !== expected) unexpected += s.count;
     else completed += s.count;
   }
-  return { ...r, unexpected, completed };
+  return { rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, unexpected, completed };
 }
 
 const median = (xs: number[]) => {
@@ -84,16 +154,15 @@ const median = (xs: number[]) => {
 export async function measure(spec: LoadSpec, settings: LoadSettings): Promise<LoadResult> {
   const connections = spec.connections ?? settings.connections;
   if (settings.warmupS > 0) await once(spec, settings.warmupS, connections);
-  const results: Array<AutocannonResult & { unexpected: number; completed: number }> = [];
+  const results: RunResult[] = [];
   for (let i = 0; i < settings.runs; i++) results.push(await once(spec, settings.durationS, connections));
-  const rpsOf = (r: AutocannonResult) => r.requests.total / r.duration;
-  const m = median(results.map(rpsOf));
-  const chosen = results.find((r) => rpsOf(r) === m)!;
+  const m = median(results.map((r) => r.rps));
+  const chosen = results.find((r) => r.rps === m)!;
   return {
     rps: m,
-    p50: chosen.latency.p50,
-    p99: chosen.latency.p99,
-    errors: results.reduce((n, r) => n + r.errors + r.timeouts, 0),
+    p50: chosen.p50,
+    p99: chosen.p99,
+    errors: results.reduce((n, r) => n + r.errors, 0),
     unexpected: results.reduce((n, r) => n + r.unexpected, 0),
     runs: settings.runs,
     completed: chosen.completed,
