@@ -83,7 +83,7 @@ export interface Ceilings {
 }
 
 /**
- * The write ceilings, in a database of their own (`<prefix>_raw`) with the indexes of the events collection:
+ * The write ceilings, in a database of their own (`<prefix>_raw`) with the indexes events-ingest's `runEvents` has:
  * insertOne from `concurrency` callers (documents/s), insertMany of 100 documents from one caller (documents/s),
  * updateOne by `_id` from `concurrency` callers over the documents just inserted (updates/s).
  */
@@ -95,13 +95,13 @@ export async function writeCeilings(
   /** Called with one more insertOne run (answers the documents inserted), for CPU accounting around it. */
   aroundInsertOne?: (run: () => Promise<number>) => Promise<void>,
 ): Promise<Ceilings> {
+  // The same indexes as events-ingest's own collection in this run (it created them at start).
+  const indexes = await withDatabase(mongoUrl, 'events-ingest', async (db) => (await db.collection('runEvents').listIndexes().toArray()).filter((i) => i.name !== '_id_'), dbPrefix);
+  if (!indexes.length) throw new Error('events-ingest has no runEvents indexes in this run: start the stack before the ceilings');
   return withDatabase(mongoUrl, 'raw', async (db) => {
     await db.createCollection('runEvents').catch(() => undefined);
     const col = db.collection<Record<string, unknown>>('runEvents');
-    await col.createIndex({ tenantId: 1, projectId: 1, conversationId: 1, createdAt: -1 });
-    await col.createIndex({ tenantId: 1, projectId: 1, messageId: 1, createdAt: -1 });
-    await col.createIndex({ tenantId: 1, projectId: 1, createdAt: -1 });
-    await col.createIndex({ outboxPending: 1 }, { sparse: true });
+    for (const i of indexes) await col.createIndex(i.key, { ...(i.sparse ? { sparse: true } : {}), ...(i.unique ? { unique: true } : {}) });
     let n = 0;
     const insertOne = await measureLoop(concurrency, settings, () => col.insertOne(eventLike(n++) as never));
     if (aroundInsertOne) {

@@ -469,13 +469,18 @@ async function main() {
       target(againstCeiling(evNew, 'insertOne x50'), '>= 1.0 x raw insertOne x50 and >= 0.05 x B', (r) => (r.ofCeiling ?? 0) >= 1 && (r.ratio ?? 0) >= 0.05);
       // Where the CPU goes while events are written as fast as they come: per process, per event.
       {
+        const ingestUrls = healthUrlsOf('events-ingest');
+        const writesBefore = await readDbWrites(ingestUrls);
         const before = cpuSnapshot();
         const run = await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, { ...settings, warmupS: 0, runs: 1 });
         const use = cpuBetween(before, cpuSnapshot(), cpuLabel(stack));
         const ops = run.completed ?? Math.round(run.rps * settings.durationS);
         const cpu = cpuNote(use, ops);
-        rows.push({ name: `CPU per new event: ${cpu.perOpMs.toFixed(2)} ms (all processes)`, rps: cpu.cpuBoundRate, note: `${run.rps.toFixed(0)} req/s in this run; ${cpu.text}${cpuInsertOne ? `; raw insertOne: ${cpuInsertOne}` : ''}` });
-        log(`CPU per new event: ${cpu.text}`);
+        // Rows per insert command: how well the group commit batches at this rate (each batch also has its marker row).
+        const w = writesBetween(writesBefore, await readDbWrites(ingestUrls));
+        const batch = `database writes per event ${(w.total / Math.max(1, ops)).toFixed(2)} (${w.top})`;
+        rows.push({ name: `CPU per new event: ${cpu.perOpMs.toFixed(2)} ms (all processes)`, rps: cpu.cpuBoundRate, note: `${run.rps.toFixed(0)} req/s in this run; ${batch}; ${cpu.text}${cpuInsertOne ? `; raw insertOne: ${cpuInsertOne}` : ''}` });
+        log(`CPU per new event: ${cpu.text}; ${batch}`);
       }
       addRow('POST /run/v1/events (replayed, 200)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: replayBody, expectStatus: 200 }, settings), atLeast(0.1));
       const half = Math.max(1, Math.round((evNew.rps ?? 2) / 2));

@@ -56,6 +56,17 @@ export function countWrites(conn: Connection): void {
  * Creates the indexes a model's schema declares that the collection does not have yet. Called for every
  * model at service start (see libs/runtime); a restart with everything in place issues no DDL at all.
  */
+/** Indexes a schema no longer declares that an earlier release created: ensureIndexes drops them where present. */
+const retired = new WeakMap<mongoose.Schema, Array<Record<string, 1 | -1>>>();
+
+/**
+ * Declares indexes that earlier releases created for this schema and that nothing reads through any more: every
+ * index costs each insert its write, so a database created by an earlier release loses them at the next start.
+ */
+export function retireIndexes(schema: mongoose.Schema, keys: Array<Record<string, 1 | -1>>): void {
+  retired.set(schema, [...(retired.get(schema) ?? []), ...keys]);
+}
+
 export async function ensureIndexes<T>(model: Model<T>): Promise<void> {
   let existing: Array<{ key: Record<string, unknown> }> = [];
   try {
@@ -65,6 +76,10 @@ export async function ensureIndexes<T>(model: Model<T>): Promise<void> {
     await model.db.createCollection(model.collection.collectionName).catch(() => undefined);
   }
   const have = new Set(existing.map((i) => JSON.stringify(i.key)));
+  for (const key of retired.get(model.schema) ?? []) {
+    const found = (existing as Array<{ key: Record<string, unknown>; name: string }>).find((i) => JSON.stringify(i.key) === JSON.stringify(key));
+    if (found) await model.collection.dropIndex(found.name);
+  }
   for (const [fields, options] of model.schema.indexes()) {
     if (have.has(JSON.stringify(fields))) continue;
     await model.collection.createIndex(fields as Record<string, 1 | -1>, options as Record<string, unknown>);

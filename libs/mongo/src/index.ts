@@ -4,7 +4,7 @@
  */
 import mongoose from 'mongoose';
 
-export { connectMongo, countWrites, ensureIndexes, mongoReady, type MongoOptions } from './connection';
+export { connectMongo, countWrites, ensureIndexes, mongoReady, retireIndexes, type MongoOptions } from './connection';
 export { scoped, scopedId, listPage, type ListPageOptions } from './scope';
 /** Repositories format stored times with the wire's helper. */
 export { iso } from '@platform/contracts';

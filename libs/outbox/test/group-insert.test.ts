@@ -58,3 +58,30 @@ test('when nothing was inserted, then flush returns at once', async () => {
   const writer = groupInsert<Row>(() => conn.db!.collection<Row>('empty') as unknown as GroupCollection);
   await expect(writer.flush()).resolves.toBeUndefined();
 });
+
+test('when a batch was stored but its events never published (its writer died), then the sweep publishes them once and removes the marker, also a marker of an earlier release', async () => {
+  const collection = conn.db!.collection<Row>('swept');
+  const jsm = await nc.jetstreamManager();
+  const before = (await jsm.streams.info('OUTBOX_TEST')).state.messages;
+  const row = (n: number): Row => {
+    const id = `${scope.tenantId}:${scope.projectId}:s${n}`;
+    return { _id: id, n, pendingEvents: { [`evt_s${n}`]: pendingEvent(eventCreated, `evt_s${n}`, scope, { n }) } };
+  };
+  // The dying writer: its rows are stored, its publish never happens.
+  const dead = groupInsert<Row>(() => collection as unknown as GroupCollection, {
+    outbox: { publisher: { publish: () => Promise.reject(new Error('down')), publishPending: () => Promise.reject(new Error('down')) }, instance: 'dead' },
+  });
+  await expect(Promise.all([0, 1, 2].map((n) => dead.insert(row(n))))).resolves.toEqual(['inserted', 'inserted', 'inserted']);
+  await dead.flush();
+  expect(await collection.countDocuments({ outboxMarker: true })).toBe(1);
+  // A marker as earlier releases wrote it: no list of ids, its rows found by their batch id.
+  await collection.insertOne({ _id: '~outbox~old:1', outboxMarker: true, createdAt: new Date(0) } as never);
+  await collection.insertOne({ ...row(3), outboxBatch: 'old:1' });
+
+  const sweeper = groupInsert<Row>(() => collection as unknown as GroupCollection, { outbox: { publisher: publisher(nc.jetstream()), instance: 'live' } });
+  await expect(sweeper.sweep(0)).resolves.toBe(4);
+  await expect(sweeper.sweep(0)).resolves.toBe(0);
+
+  expect(await collection.countDocuments({ outboxMarker: true })).toBe(0);
+  expect((await jsm.streams.info('OUTBOX_TEST')).state.messages - before).toBe(4);
+});

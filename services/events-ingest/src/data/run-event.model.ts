@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { mongoose, retireIndexes, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
@@ -22,16 +22,21 @@ const schema = new mongoose.Schema(
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     ...outboxFields,
-    /** The group-commit batch that stored it; the batch's outbox marker lives until its events are published. */
-    outboxBatch: { type: String, default: undefined, index: { sparse: true } },
+    /**
+     * The group-commit batch that stored it; the batch's outbox marker (which lists the batch's `_id`s) lives until its
+     * events are published. Not indexed: only the sweep after a crash reads by it, together with the `_id`s.
+     */
+    outboxBatch: { type: String, default: undefined },
     /** Set only on outbox marker documents (never on an event). */
     outboxMarker: { type: Boolean, default: undefined, index: { sparse: true } },
   },
   { collection: 'runEvents', versionKey: false, minimize: false },
 );
+// The reads of a conversation's and of a message's events. Every index costs each insert its write: no other is kept.
 schema.index({ tenantId: 1, projectId: 1, conversationId: 1, createdAt: -1 });
 schema.index({ tenantId: 1, projectId: 1, messageId: 1, createdAt: -1 });
-schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
+// Created by earlier releases; nothing reads through them (the batch rows are found by the marker's `_id` list).
+retireIndexes(schema, [{ tenantId: 1, projectId: 1, createdAt: -1 }, { outboxBatch: 1 }]);
 
 // The property maps, serverMetadata and pendingEvents are Mixed paths (InferSchemaType types them as `any`). A
 // property map is stored as its JSON text when one of its keys cannot be a field name (`$…`, `a.b`).
