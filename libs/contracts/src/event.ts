@@ -74,8 +74,8 @@ export interface StoredPendingEvent {
   traceparent?: string;
 }
 
-export function pendingEvent<T>(def: EventDef, id: string, scope: { tenantId: string; projectId: string }, data: T): PendingEvent {
-  return { id, subject: eventSubject(def, scope.tenantId, scope.projectId), envelope: envelope(def, id, scope, data) };
+export function pendingEvent<T>(def: EventDef, id: string, scope: { tenantId: string; projectId: string }, data: T, occurredAt?: string): PendingEvent {
+  return { id, subject: eventSubject(def, scope.tenantId, scope.projectId), envelope: envelope(def, id, scope, data, occurredAt) };
 }
 
 /** Validates an envelope's `data` against the event's payload schema. */

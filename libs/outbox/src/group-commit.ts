@@ -21,7 +21,7 @@ export interface GroupCollection {
   find(filter: never, options?: never): { limit(n: number): { toArray(): Promise<unknown[]> } };
 }
 
-export interface GroupInsertOptions {
+export interface GroupInsertOptions<D = unknown> {
   /** Documents per insertMany at most (FerretDB turns 100 into one multi-row INSERT). */
   maxBatch?: number;
   /** insertMany commands in flight at once; while they run, the next batch gathers. */
@@ -32,11 +32,22 @@ export interface GroupInsertOptions {
    * are published, the marker is deleted. A marker left behind (a crash) is found by `sweep`, which publishes its
    * batch's events again (JetStream drops the ones already published, by event id).
    */
-  outbox?: { publisher: Publisher; instance: string; onPublished?: (n: number) => void };
+  outbox?: {
+    publisher: Publisher;
+    instance: string;
+    onPublished?: (n: number) => void;
+    /**
+     * The events of a stored document that was inserted with its events beside it rather than in its `pendingEvents`
+     * (the sweep rebuilds them from the row: storing a copy of each event in its row cost the insert about a third).
+     */
+    eventsOf?: (stored: D) => StoredPendingEvent[];
+  };
 }
 
 interface Waiting<D> {
   doc: D;
+  /** The document's events when they are not stored in it (`insert(doc, events)`). */
+  events?: StoredPendingEvent[];
   resolve(outcome: GroupInsertOutcome): void;
   reject(err: unknown): void;
 }
@@ -86,7 +97,7 @@ type WithOutbox = { _id: unknown; pendingEvents?: Record<string, StoredPendingEv
  * and the batch's marker is deleted: two small commands per batch instead of one update per document (an update of a
  * document costs FerretDB several times its insert; measured in docs/perf-notes.md).
  */
-export function groupInsert<D extends WithOutbox>(collection: () => GroupCollection, opts: GroupInsertOptions = {}) {
+export function groupInsert<D extends WithOutbox>(collection: () => GroupCollection, opts: GroupInsertOptions<D> = {}) {
   const maxBatch = opts.maxBatch ?? 100;
   const maxInFlight = opts.maxInFlight ?? 2;
   let queue: Array<Waiting<D>> = [];
@@ -99,9 +110,9 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
 
   /** Marker deletes under way (awaited by `flush`). */
   const deleting = new Set<Promise<unknown>>();
-  const publishBatch = (markerId: string, docs: D[]) => {
+  const publishBatch = (markerId: string, inserted: Array<Waiting<D>>) => {
     const outbox = opts.outbox!;
-    const events = docs.flatMap((d) => Object.values(d.pendingEvents ?? {}));
+    const events = inserted.flatMap((w) => w.events ?? Object.values(w.doc.pendingEvents ?? {}));
     publishing = publishing
       .then(async () => {
         if (events.length) await outbox.publisher.publishPending(events);
@@ -172,7 +183,7 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
       else w.reject(o.err);
     }
     if (marker) {
-      const inserted = unique.filter((w) => (outcome.get(String(w.doc._id)) as { ok?: GroupInsertOutcome }).ok === 'inserted').map((w) => w.doc);
+      const inserted = unique.filter((w) => (outcome.get(String(w.doc._id)) as { ok?: GroupInsertOutcome }).ok === 'inserted');
       publishBatch(marker._id, inserted);
     }
   };
@@ -198,9 +209,13 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
   };
 
   return {
-    insert(doc: D): Promise<GroupInsertOutcome> {
+    /**
+     * Inserts `doc`. With the outbox, its events are `events` when given (not stored: the sweep rebuilds them with
+     * `eventsOf`), else the ones in its `pendingEvents`.
+     */
+    insert(doc: D, events?: StoredPendingEvent[]): Promise<GroupInsertOutcome> {
       return new Promise<GroupInsertOutcome>((resolve, reject) => {
-        queue.push({ doc, resolve, reject });
+        queue.push({ doc, events, resolve, reject });
         schedule();
       });
     },
@@ -220,8 +235,9 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
         // By the marker's `_id`s, with the batch id as an equality the database can serve (FerretDB v1 applies an
         // `_id: {$in}` alone to every row itself); markers of earlier releases list no ids.
         const filter = m.ids ? { _id: { $in: m.ids }, outboxBatch: batchId } : { outboxBatch: batchId };
-        const docs = (await collection().find(filter as never, { projection: { pendingEvents: 1 } } as never).limit(10_000).toArray()) as D[];
-        const events = docs.flatMap((d) => Object.values(d.pendingEvents ?? {}));
+        const options = outbox.eventsOf ? {} : { projection: { pendingEvents: 1 } };
+        const docs = (await collection().find(filter as never, options as never).limit(10_000).toArray()) as D[];
+        const events = docs.flatMap((d) => (d.pendingEvents ? Object.values(d.pendingEvents) : (outbox.eventsOf?.(d) ?? [])));
         if (events.length) await outbox.publisher.publishPending(events);
         await collection().deleteOne({ _id: m._id } as never);
         published += events.length;

@@ -4,6 +4,7 @@ import { outboxRelay } from '@platform/outbox';
 import { eventsIngestConfig } from './config';
 import { runEventRepo } from './data/run-event.repo';
 import { registerRunEventHandlers } from './handlers/run-events';
+import { runEventEvents } from './domain/run-events';
 
 const log = getLogger('events-ingest');
 
@@ -12,7 +13,7 @@ export const eventsIngest = defineService({
   config: eventsIngestConfig,
   uses: { mongo: true },
   async start({ config, bus, pub, db }) {
-    const events = runEventRepo(db, { publisher: pub, instance: instanceId });
+    const events = runEventRepo(db, { publisher: pub, instance: instanceId, eventsOf: runEventEvents });
     // Rows written by versions that cleared an outbox flag per event are relayed the old way (a query that finds none
     // once they are gone).
     const legacy = outboxRelay(events.model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });

@@ -27,6 +27,12 @@ const schema = new mongoose.Schema(
      * events are published. Not indexed: only the sweep after a crash reads by it, together with the `_id`s.
      */
     outboxBatch: { type: String, default: undefined },
+    /**
+     * What the event.created of this row needs beyond the row (the sweep rebuilds it after a crash; the event is not
+     * stored twice): whether it is dispatched to the agent, and the trace context of the request that wrote it.
+     */
+    outboxDispatch: { type: Boolean, default: undefined },
+    outboxTrace: { type: String, default: undefined },
     /** Set only on outbox marker documents (never on an event). */
     outboxMarker: { type: Boolean, default: undefined, index: { sparse: true } },
   },

@@ -1,7 +1,7 @@
-import type { PendingEvent, ProjectScope, RunEvent, StoredPendingEvent } from '@platform/contracts';
+import type { PendingEvent, ProjectScope, RunEvent } from '@platform/contracts';
 import type { Publisher } from '@platform/bus';
 import { iso, loadedJson, scoped, scopedId, storedJson, type Connection } from '@platform/mongo';
-import { groupInsert, pendingEntries, traced } from '@platform/outbox';
+import { groupInsert, traced } from '@platform/outbox';
 import { runEventModel, type RunEventDoc } from './run-event.model';
 
 export function toRunEvent(d: RunEventDoc): RunEvent {
@@ -22,21 +22,37 @@ export function toRunEvent(d: RunEventDoc): RunEvent {
   };
 }
 
-const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0 };
+const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0, outboxDispatch: 0, outboxTrace: 0 };
 
 export type RunEventRepo = ReturnType<typeof runEventRepo>;
 
 /** Stored events this process wrote or read lately, by `_id` (run events are never changed once stored). */
 const RECENT_MAX = 5_000;
 
-export function runEventRepo(db: Connection, outbox: { publisher: Publisher; instance: string; onPublished?: (n: number) => void }) {
+export interface RunEventOutbox {
+  publisher: Publisher;
+  instance: string;
+  onPublished?: (n: number) => void;
+  /** The events a stored event emits (from its row: at insert, and again by the sweep after a crash). */
+  eventsOf(event: RunEvent, dispatch: boolean): PendingEvent[];
+}
+
+export function runEventRepo(db: Connection, outbox: RunEventOutbox) {
   const Model = runEventModel(db);
   // A replay (the same id again, typically a client retry seconds later) is answered from here without touching the
   // database: on FerretDB v1 a read by _id scans the whole collection (docs/perf-notes.md). Bounded, oldest dropped first.
   const recent = new Map<string, RunEvent>();
   // Concurrent new events are written together: one unordered insertMany per batch (group commit), with one outbox
-  // marker per batch instead of an update per event once its event.created is published.
-  const writer = groupInsert<RunEventDoc & { pendingEvents: Record<string, StoredPendingEvent> }>(() => Model.collection, { outbox });
+  // marker per batch instead of an update per event once its event.created is published. The events are not stored
+  // in the rows: after a crash the sweep rebuilds them from the row (same event ids, so JetStream drops repeats).
+  const writer = groupInsert<RunEventDoc>(() => Model.collection, {
+    outbox: {
+      publisher: outbox.publisher,
+      instance: outbox.instance,
+      onPublished: outbox.onPublished,
+      eventsOf: (d) => outbox.eventsOf(toRunEvent(d), d.outboxDispatch ?? false).map((e) => (d.outboxTrace ? { ...e, traceparent: d.outboxTrace } : e)),
+    },
+  });
   const remember = (id: string, e: RunEvent) => {
     recent.set(id, e);
     if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value!);
@@ -48,21 +64,26 @@ export function runEventRepo(db: Connection, outbox: { publisher: Publisher; ins
     /** Waits until the events of every stored batch are published (at shutdown). */
     flush: () => writer.flush(),
     /** Inserts once; when the id exists returns the stored row untouched (`created: false`). */
-    async insertOnce(doc: Omit<RunEventDoc, '_id'>, events: (e: RunEvent) => PendingEvent[]): Promise<{ created: boolean; event: RunEvent }> {
+    async insertOnce(doc: Omit<RunEventDoc, '_id'>, dispatch: boolean): Promise<{ created: boolean; event: RunEvent }> {
       const _id = scopedId(doc, doc.id);
       const known = recent.get(_id);
       if (known) return { created: false, event: known };
       const full: RunEventDoc = { _id, ...doc };
       const event = toRunEvent(full);
-      const pendingEvents = pendingEntries(traced(events(event)));
+      const events = traced(outbox.eventsOf(event, dispatch));
+      const trace = events[0]?.traceparent;
       // The user's maps may have keys the database refuses as field names (`$…`, `a.b`): such a map is stored as JSON text.
-      const outcome = await writer.insert({
-        ...full,
-        properties: storedJson(full.properties),
-        userProperties: storedJson(full.userProperties),
-        metadata: storedJson(full.metadata),
-        pendingEvents,
-      });
+      const outcome = await writer.insert(
+        {
+          ...full,
+          properties: storedJson(full.properties),
+          userProperties: storedJson(full.userProperties),
+          metadata: storedJson(full.metadata),
+          outboxDispatch: dispatch,
+          ...(trace ? { outboxTrace: trace } : {}),
+        },
+        events,
+      );
       if (outcome === 'inserted') {
         remember(_id, event);
         return { created: true, event };

@@ -67,7 +67,15 @@ export async function recordRunEvent(deps: RunEventDeps, principal: Principal, i
       createdAt: now,
       updatedAt: now,
     },
-    // The event id is derived from the row's key: a republish after a crash is dropped by JetStream as a duplicate.
-    (event) => [pendingEvent(eventCreated, sha256Hex(`event.created:${scope.tenantId}:${scope.projectId}:${id}`).slice(0, 40), scope, { event, dispatch })],
+    dispatch,
   );
+}
+
+/**
+ * The event.created of a stored run event. Its id is derived from the row's key and its time is the row's, so the
+ * sweep that rebuilds it after a crash publishes the same message, which JetStream drops if it went out already.
+ */
+export function runEventEvents(event: RunEvent, dispatch: boolean) {
+  const id = sha256Hex(`event.created:${event.tenantId}:${event.projectId}:${event.id}`).slice(0, 40);
+  return [pendingEvent(eventCreated, id, { tenantId: event.tenantId, projectId: event.projectId }, { event, dispatch }, event.createdAt)];
 }
