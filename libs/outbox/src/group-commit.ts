@@ -18,6 +18,7 @@ export interface GroupCollection {
   collectionName?: string;
   insertMany(docs: never[], options: { ordered: boolean }): Promise<unknown>;
   deleteOne(filter: never): Promise<unknown>;
+  deleteMany(filter: never): Promise<unknown>;
   find(filter: never, options?: never): { limit(n: number): { toArray(): Promise<unknown[]> } };
 }
 
@@ -26,6 +27,8 @@ export interface GroupInsertOptions<D = unknown> {
   maxBatch?: number;
   /** insertMany commands in flight at once; while they run, the next batch gathers. */
   maxInFlight?: number;
+  /** The markers of published batches are deleted together, this long after the first of them (ms). */
+  markerDeleteMs?: number;
   /**
    * Batch outbox: documents carry `pendingEvents` (event id -> entry) that must reach JetStream if and only if the
    * document is stored. Each batch is written together with one marker document; once the inserted documents' events
@@ -94,8 +97,9 @@ type WithOutbox = { _id: unknown; pendingEvents?: Record<string, StoredPendingEv
  * by a timer: it is sent as soon as a command slot is free, and whatever arrives while the commands run forms the next.
  *
  * With `outbox`, the events of the inserted documents are published after the insert (callers are answered first),
- * and the batch's marker is deleted: two small commands per batch instead of one update per document (an update of a
- * document costs FerretDB several times its insert; measured in docs/perf-notes.md).
+ * and the batch's marker is deleted with the others published in the same moment: a marker row per batch and a delete
+ * per moment instead of one update per document (an update of a document costs FerretDB several times its insert;
+ * measured in docs/perf-notes.md).
  */
 export function groupInsert<D extends WithOutbox>(collection: () => GroupCollection, opts: GroupInsertOptions<D> = {}) {
   const maxBatch = opts.maxBatch ?? 100;
@@ -108,8 +112,28 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
   /** Publishes run one after another, in the order the batches were stored. */
   let publishing: Promise<void> = Promise.resolve();
 
+  /**
+   * Markers whose events are out, deleted together: one deleteMany a moment (`markerDeleteMs`) instead of a delete per
+   * batch, which at a few events a batch was as many commands as the inserts. The filter's `outboxMarker: true` is an
+   * equality the database serves (FerretDB v1 applies an `_id: {$in}` alone to every row itself).
+   */
+  const markerDeleteMs = opts.markerDeleteMs ?? 100;
+  let published: string[] = [];
+  let deleteTimer: NodeJS.Timeout | undefined;
   /** Marker deletes under way (awaited by `flush`). */
   const deleting = new Set<Promise<unknown>>();
+  const deletePublished = () => {
+    clearTimeout(deleteTimer);
+    deleteTimer = undefined;
+    if (!published.length) return;
+    const ids = published;
+    published = [];
+    const deleted = collection()
+      .deleteMany({ outboxMarker: true, _id: { $in: ids } } as never)
+      .catch((err: unknown) => log.warn({ err, markers: ids.length }, 'deleting published batch markers failed; the sweep will take them'))
+      .finally(() => deleting.delete(deleted));
+    deleting.add(deleted);
+  };
   const publishBatch = (markerId: string, inserted: Array<Waiting<D>>) => {
     const outbox = opts.outbox!;
     const events = inserted.flatMap((w) => w.events ?? Object.values(w.doc.pendingEvents ?? {}));
@@ -120,11 +144,11 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
         // The marker goes once its events are out; the next batch's publish does not wait for this database write
         // (it held every later event back by a delete's time; a marker whose delete fails is swept, its events
         // published again and dropped as repeats by JetStream).
-        const deleted = collection()
-          .deleteOne({ _id: markerId } as never)
-          .catch((err: unknown) => log.warn({ err, markerId }, 'deleting a published batch marker failed; the sweep will take it'))
-          .finally(() => deleting.delete(deleted));
-        deleting.add(deleted);
+        published.push(markerId);
+        if (!deleteTimer) {
+          deleteTimer = setTimeout(deletePublished, markerDeleteMs);
+          deleteTimer.unref();
+        }
       })
       .catch((err) => log.warn({ err, markerId, count: events.length }, 'publishing a batch failed; the sweep will retry'));
   };
@@ -254,6 +278,7 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
         await Promise.allSettled(sending);
       }
       await publishing;
+      deletePublished();
       await Promise.allSettled(deleting);
     },
 
