@@ -6,7 +6,8 @@
 // BENCH_WRITE_GROWTH (events and deliveries stored before the write-growth row, 100000; quick 2000),
 // BENCH_WEBHOOK_STEPS (paced rates of the webhook search, "100,200,300,400,600,800,1000"; quick "100,300"),
 // BENCH_SECTIONS (which parts run, default all: core, ceiling, manage, lag, events, analytics, replicas, webhookmax,
-// writegrowth, growth; the rows read against a ceiling need `ceiling` in the same run to show their fraction).
+// writegrowth, growth; the rows read against a ceiling need `ceiling` in the same run to show their fraction),
+// BENCH_IDLE_WAIT_MS (wait after start before the idle RSS sample, 2000), BENCH_DUMP_METRICS=1 (see dumpMetrics).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -224,6 +225,13 @@ async function underLoad<T>(stack: Stack, fn: () => Promise<T>): Promise<T> {
   } finally {
     clearInterval(t);
   }
+}
+
+/** BENCH_DUMP_METRICS=1: every process's /metrics into the run's log directory (`<stage>-<process>.txt`), to read
+ * what happened inside a row (the half-max row's latency by hop, its group-commit sizes and times). */
+async function dumpMetrics(stack: Stack, stage: string) {
+  if (env.BENCH_DUMP_METRICS !== '1') return;
+  for (const p of stack.processes) if (p.healthUrl) writeFileSync(join(logDir, `${stage}-${procName(p)}.txt`), await (await fetch(`${p.healthUrl}/metrics`)).text());
 }
 
 /** `count` GET requests one after another (after one warm-up request), each allowed two minutes; at least three, and
@@ -484,11 +492,13 @@ async function main() {
       }
       addRow('POST /run/v1/events (replayed, 200)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: replayBody, expectStatus: 200 }, settings), atLeast(0.1));
       const half = Math.max(1, Math.round((evNew.rps ?? 2) / 2));
+      await dumpMetrics(stack, 'before-half');
       addRow(
         `POST /run/v1/events at half its maximum (${half}/s)`,
         await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, rate: half, expectStatus: 201 }, { ...settings, warmupS: 0 }),
         { text: 'p99 <= 50 ms', ok: (r) => (r.p99 ?? Infinity) <= 50 },
       );
+      await dumpMetrics(stack, 'after-half');
       }
 
       // Analytics ingest (its own listener, analytics key).
