@@ -5,6 +5,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 source scripts/use-node.sh
+# like npm start and npm test: what a fresh clone lacks (node_modules, the database build) is installed first
+bash scripts/ensure-tools.sh
 if [ -z "${NATS_URL:-}" ] || [ -z "${REDIS_URL:-}" ] || [ -z "${MONGO_URL:-}" ]; then
   bash scripts/infra.sh up
 fi
