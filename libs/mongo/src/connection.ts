@@ -52,10 +52,6 @@ export function countWrites(conn: Connection): void {
   });
 }
 
-/**
- * Creates the indexes a model's schema declares that the collection does not have yet. Called for every
- * model at service start (see libs/runtime); a restart with everything in place issues no DDL at all.
- */
 /** Indexes a schema no longer declares that an earlier release created: ensureIndexes drops them where present. */
 const retired = new WeakMap<mongoose.Schema, Array<Record<string, 1 | -1>>>();
 
@@ -67,6 +63,10 @@ export function retireIndexes(schema: mongoose.Schema, keys: Array<Record<string
   retired.set(schema, [...(retired.get(schema) ?? []), ...keys]);
 }
 
+/**
+ * Creates the indexes a model's schema declares that the collection does not have yet, and drops the ones it retired.
+ * Called for every model at service start (see libs/runtime); a restart with everything in place issues no DDL at all.
+ */
 export async function ensureIndexes<T>(model: Model<T>): Promise<void> {
   let existing: Array<{ key: Record<string, unknown> }> = [];
   try {

@@ -21,12 +21,10 @@ export function youngGenerationBytes(): number {
 
 /**
  * Runs V8's memory-reducing collection (the one it runs before it gives up on memory): garbage is collected, the old
- * generation compacted, and the young generation returned to its smallest size. Returns the milliseconds it took.
+ * generation compacted, and the young generation returned to its smallest size.
  */
-export function compactMemory(): number {
-  const t0 = performance.now();
+export function compactMemory(): void {
   collect()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-  return performance.now() - t0;
 }
 
 const compactions = () => counter('process_idle_compactions_total', 'Memory-reducing collections run while the process was idle');

@@ -18,6 +18,12 @@ export interface AuthLockoutOptions {
   onUnreachable(err: unknown): void;
 }
 
+/** 429 with `Retry-After` (whole seconds, at least 1) for a limit whose window ends in `msLeft`; `detail` gets the seconds. */
+export function tooManyRequests(msLeft: number, detail: (retryAfter: number) => string): AppError {
+  const retryAfter = Math.max(1, Math.ceil(msLeft / 1000));
+  return new AppError('too_many_requests', detail(retryAfter), { headers: { 'retry-after': String(retryAfter) } });
+}
+
 /** A presented credential, named by its SHA-256 (the secret itself never reaches Redis). */
 export const credentialHash = (credential: string) => hash('sha256', credential, 'base64url');
 
@@ -54,14 +60,12 @@ export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
   // Credentials this gateway marked known lately: a busy credential is written to Redis about once per half lifetime.
   const marked = new Map<string, number>();
 
-  const refused = (what: 'address' | 'credential', msBeforeNext: number) => {
-    const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
-    const detail =
+  const refused = (what: 'address' | 'credential', msBeforeNext: number) =>
+    tooManyRequests(msBeforeNext, (retryAfter) =>
       what === 'address'
         ? `Too many failed authentications from this client address: credentials not verified recently are not checked; retry after ${retryAfter} s`
-        : `Too many failed authentications with this credential; retry after ${retryAfter} s`;
-    return new AppError('too_many_requests', detail, { headers: { 'retry-after': String(retryAfter) } });
-  };
+        : `Too many failed authentications with this credential; retry after ${retryAfter} s`,
+    );
   const over = (res: RateLimiterRes | null, limit: number) => (res && res.consumedPoints > limit ? res : null);
   const address = (req: Request) => req.ip ?? 'unknown';
 

@@ -1,9 +1,8 @@
 import type { Request } from 'express';
 import type { Redis } from 'ioredis';
-import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
 import { bearerToken, cookieValue } from './authenticate';
-import { authLockout, credentialHash } from './auth-lockout';
+import { authLockout, credentialHash, tooManyRequests } from './auth-lockout';
 
 const log = getLogger('gateway.rate-limit');
 
@@ -70,10 +69,7 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
     onUnreachable: warnUnreachable,
   });
 
-  const limited = (what: string, msLeft: number) => {
-    const retryAfter = Math.max(1, Math.ceil(msLeft / 1000));
-    return new AppError('too_many_requests', `Rate limit exceeded for this ${what}; retry after ${retryAfter} s`, { headers: { 'retry-after': String(retryAfter) } });
-  };
+  const limited = (what: string, msLeft: number) => tooManyRequests(msLeft, (retryAfter) => `Rate limit exceeded for this ${what}; retry after ${retryAfter} s`);
 
   return {
     async check(req: Request): Promise<void> {
