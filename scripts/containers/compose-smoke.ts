@@ -124,7 +124,14 @@ async function main(): Promise<void> {
   const override = join(state, 'compose-smoke.override.yml');
   writeFileSync(
     override,
-    ['services:', ...['management', 'webhook-dispatcher'].flatMap((s) => [`  ${s}:`, '    environment:', '      ALLOW_LOOPBACK_WEBHOOKS: "true"'])].join('\n') + '\n',
+    [
+      'services:',
+      ...['management', 'webhook-dispatcher'].flatMap((s) => [`  ${s}:`, '    environment:', '      ALLOW_LOOPBACK_WEBHOOKS: "true"']),
+      // its stop is what step 3 checks: the lines of a stop that goes wrong are printed
+      '  events-ingest:',
+      '    environment:',
+      '      LOG_LEVEL: info',
+    ].join('\n') + '\n',
   );
   const [compose, args] = composeCommand(envFile, override);
   const api = `http://127.0.0.1:${gatewayPort}`;
@@ -190,7 +197,12 @@ async function main(): Promise<void> {
     }
     if (!stopped) throw new Error('events-ingest never got the SIGTERM');
     const exit = await stopped;
-    if (!exit.startsWith('0 ')) throw new Error(`events-ingest did not exit cleanly on SIGTERM (exit code ${exit})`);
+    if (!exit.startsWith('0 ')) {
+      const restarts = run(engine, ['inspect', '--format', '{{.RestartCount}}', ingest]).trim();
+      const lines = execFileSync('sh', ['-c', `${engine} logs --tail 40 ${ingest} 2>&1`], { encoding: 'utf8' });
+      log(`events-ingest's last lines (restarted ${restarts} times before):\n${lines}`);
+      throw new Error(`events-ingest did not exit cleanly on SIGTERM (exit code ${exit})`);
+    }
     log(`SIGTERM to events-ingest: exit code ${exit}, ${accepted.length} events accepted before, ${refused} refused while it was down`);
     const t1 = Date.now();
     run(engine, ['start', ingest]);

@@ -163,35 +163,76 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
   return { name: def.name, healthPort, graceMs, stop, isReady, deps };
 }
 
-/** main.ts: boot, then stop on SIGTERM/SIGINT within the grace period. */
-export function runMain<S extends z.ZodObject>(def: ServiceDefinition<S>): void {
-  const log = getLogger(`${def.name}.main`);
-  bootService(def)
-    .then((svc) => {
+/** What `runProcess` boots: something that stops, within its grace period when it has one. */
+export interface Stoppable {
+  graceMs?: number;
+  stop(): Promise<void>;
+}
+
+/** SHUTDOWN_GRACE_MS as the environment sets it, for a signal that comes before the configuration is loaded. */
+function graceFromEnv(): number {
+  const parsed = baseConfig.shape.SHUTDOWN_GRACE_MS.safeParse(process.env.SHUTDOWN_GRACE_MS);
+  return parsed.success ? parsed.data : 20_000;
+}
+
+/**
+ * A process's life (every main.ts): `boot` starts it, SIGTERM or SIGINT stops it within the grace period, and it exits
+ * 0 once stopped (1 when stopping fails or outlasts the grace period; a second signal exits at once).
+ *
+ * The signal handlers are installed before boot. In a container the process is PID 1, and the kernel does not deliver
+ * a signal to PID 1 that it has no handler for: a SIGTERM during start (a rolling deploy, a scale-down, a restart
+ * right after a crash) was dropped and the process waited for the engine's SIGKILL 30 s later (found by the compose
+ * smoke of `pnpm test:containers`). A signal during boot now stops the process as soon as boot ends.
+ */
+export function runProcess(name: string, boot: () => Promise<Stoppable>): void {
+  const log = getLogger(`${name}.main`);
+  let started: Stoppable | undefined;
+  let signalled = false;
+  const stop = (svc: Stoppable) =>
+    svc.stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      log.warn({ signal }, 'second signal; exiting now');
+      process.exit(1);
+    }
+    signalled = true;
+    log.info({ signal, starting: !started }, started ? 'signal received; stopping' : 'signal received while starting; stopping once started');
+    setTimeout(() => {
+      log.error('shutdown took longer than the grace period; exiting');
+      process.exit(1);
+    }, started?.graceMs ?? graceFromEnv()).unref();
+    if (started) void stop(started);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  log.info('starting');
+  boot().then(
+    (svc) => {
+      started = svc;
+      if (signalled) {
+        void stop(svc);
+        return;
+      }
       // started: the garbage of start-up goes, and the young generation shrinks whenever the process is idle
       compactMemoryWhenIdle();
-      const onSignal = (signal: string) => {
-        log.info({ signal }, 'signal received');
-        setTimeout(() => {
-          log.error('shutdown took longer than the grace period; exiting');
-          process.exit(1);
-        }, svc.graceMs).unref();
-        svc.stop().then(
-          () => process.exit(0),
-          (err) => {
-            log.error({ err }, 'shutdown failed');
-            process.exit(1);
-          },
-        );
-      };
-      process.once('SIGTERM', onSignal);
-      process.once('SIGINT', onSignal);
-    })
-    .catch((err) => {
+    },
+    (err) => {
       // biome-ignore lint/suspicious/noConsole: the logger may not be set up when start fails; this one line goes to stderr
-      console.error(`${def.name} failed to start:`, err instanceof Error ? err.message : err);
+      console.error(`${name} failed to start:`, err instanceof Error ? err.message : err);
       process.exit(1);
-    });
+    },
+  );
+}
+
+/** main.ts of a service: boot, then stop on SIGTERM/SIGINT within the grace period (`runProcess`). */
+export function runMain<S extends z.ZodObject>(def: ServiceDefinition<S>): void {
+  runProcess(def.name, () => bootService(def));
 }
 
 export { ServiceBus };
