@@ -1,6 +1,7 @@
 import mongoose, { type Connection, type Model } from 'mongoose';
 import { getLogger } from '@platform/logger';
 import { counter } from '@platform/telemetry';
+import { databaseLookup } from './lookup';
 
 const log = getLogger('mongo');
 
@@ -29,6 +30,9 @@ export async function connectMongo(opts: MongoOptions): Promise<Connection> {
     retryWrites: false,
     // Every command is reported to countWrites below: the bench reads database writes per delivered webhook from it.
     monitorCommands: true,
+    // The database's name is resolved once per 30 s, not once per pooled connection (lookup.ts: a pending system
+    // lookup keeps a process from exiting).
+    lookup: databaseLookup,
   });
   countWrites(conn);
   await conn.asPromise();
