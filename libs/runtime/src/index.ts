@@ -212,22 +212,25 @@ export function runProcess(name: string, boot: () => Promise<Stoppable>): void {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   log.info('starting');
-  boot().then(
-    (svc) => {
-      started = svc;
-      if (signalled) {
-        void stop(svc);
-        return;
-      }
-      // started: the garbage of start-up goes, and the young generation shrinks whenever the process is idle
-      compactMemoryWhenIdle();
-    },
-    (err) => {
-      // biome-ignore lint/suspicious/noConsole: the logger may not be set up when start fails; this one line goes to stderr
-      console.error(`${name} failed to start:`, err instanceof Error ? err.message : err);
-      process.exit(1);
-    },
-  );
+  // a boot that throws before its first await (a configuration error) ends the same way as one that rejects
+  Promise.resolve()
+    .then(boot)
+    .then(
+      (svc) => {
+        started = svc;
+        if (signalled) {
+          void stop(svc);
+          return;
+        }
+        // started: the garbage of start-up goes, and the young generation shrinks whenever the process is idle
+        compactMemoryWhenIdle();
+      },
+      (err) => {
+        // biome-ignore lint/suspicious/noConsole: the logger may not be set up when start fails; this one line goes to stderr
+        console.error(`${name} failed to start:`, err instanceof Error ? err.message : err);
+        process.exit(1);
+      },
+    );
 }
 
 /** main.ts of a service: boot, then stop on SIGTERM/SIGINT within the grace period (`runProcess`). */

@@ -77,4 +77,12 @@ describe('runProcess: signals', () => {
     expect(await child.exit).toEqual({ code: 1, signal: null });
     expect(stderr).toContain('slow-boot failed to start: could not start');
   });
+
+  it('a boot function that throws at once (a configuration error) exits 1 the same way', async () => {
+    const child = start({ THROW_AT_START: '1' });
+    let stderr = '';
+    child.proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    expect(await child.exit).toEqual({ code: 1, signal: null });
+    expect(stderr).toContain('slow-boot failed to start: bad configuration');
+  });
 });
