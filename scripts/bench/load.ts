@@ -1,5 +1,6 @@
 // Load generation: autocannon for closed-loop runs (fixed connections, each sends its next request when answered),
 // an open-loop pacer of our own for paced runs; a warm-up, several runs, the median run reported.
+import { appendFileSync } from 'node:fs';
 import http from 'node:http';
 // biome-ignore lint/style/noCommonJs: autocannon is a CommonJS package, loaded here with require
 const autocannon = require('autocannon') as (opts: Record<string, unknown>) => Promise<AutocannonResult>;
@@ -72,6 +73,9 @@ interface RunResult {
  * busy waits for one, and that wait is part of its latency.
  */
 async function paced(spec: LoadSpec, durationS: number, connections: number): Promise<RunResult> {
+  // BENCH_SLOW_LOG=<file>: the due time (wall clock) and latency of every paced request of BENCH_SLOW_MS (50) or more,
+  // to line them up with the logs of the stack and the database.
+  const slowLog = process.env.BENCH_SLOW_LOG ? { path: process.env.BENCH_SLOW_LOG, ms: Number(process.env.BENCH_SLOW_MS ?? 50), lines: [] as string[] } : undefined;
   const url = new URL(spec.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const expected = spec.expectStatus ?? 200;
@@ -87,7 +91,9 @@ async function paced(spec: LoadSpec, durationS: number, connections: number): Pr
       const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: spec.method ?? 'GET', headers, timeout: 20_000 }, (res) => {
         res.resume();
         res.on('end', () => {
-          latencies.push(performance.now() - due);
+          const took = performance.now() - due;
+          latencies.push(took);
+          if (slowLog && took >= slowLog.ms) slowLog.lines.push(`${new Date(performance.timeOrigin + due).toISOString()} ${took.toFixed(1)} ${spec.url} ${spec.rate}/s`);
           if (res.statusCode === expected) outcome.completed++;
           else outcome.unexpected++;
           resolve();
@@ -113,6 +119,7 @@ async function paced(spec: LoadSpec, durationS: number, connections: number): Pr
     tick();
   });
   await Promise.all(answers);
+  if (slowLog?.lines.length) appendFileSync(slowLog.path, `${slowLog.lines.join('\n')}\n`);
   const took = (performance.now() - start) / 1000;
   agent.destroy();
   const p = percentiles(latencies);
