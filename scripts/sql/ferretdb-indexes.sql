@@ -10,10 +10,12 @@
 -- Safe to run on every start: every statement is idempotent.
 
 ALTER SYSTEM SET plan_cache_mode = force_custom_plan;
--- The planner picks between these indexes by statistics: gather them soon after a collection grows, not after
--- 10 % of it changed once a minute (a bulk load is otherwise read through the wrong index for a while).
+-- The planner picks between these indexes by statistics: gather them within seconds of a collection growing, not
+-- once a minute (a bulk load is otherwise read through the wrong index for a while). After 10 % of a table changed,
+-- PostgreSQL's default: at 2 % (until 2026-11-26) a table taking events at 1,000/s was analyzed every 5 s, and each
+-- ANALYZE of it held a core for a third of a second; the requests of that moment waited (see platform_gin_for_btree).
 ALTER SYSTEM SET autovacuum_naptime = '5s';
-ALTER SYSTEM SET autovacuum_analyze_scale_factor = 0.02;
+ALTER SYSTEM SET autovacuum_analyze_scale_factor = 0.1;
 ALTER SYSTEM SET autovacuum_analyze_threshold = 200;
 -- No vacuum just because rows were inserted (PostgreSQL 13+ vacuums an append-only table every 20 % of growth, for
 -- its visibility map, which no FerretDB read uses): with an index per field (GIN included) on the event tables those
@@ -46,7 +48,16 @@ BEGIN
     -- reads by _id slowed tenfold after a bulk load; one scalar per row makes a direct insert cheap anyway.
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %s USING gin ((_jsonb -> %L) jsonb_path_ops) WITH (fastupdate = off)',
                    gin_name, rel, replace(field, '''''', ''''));
+    -- Statistics once per expression: the GIN index's. ANALYZE computes every index expression for each sampled row
+    -- (30,000 rows), and the planner reads an expression's statistics from whichever index of the table has them. The
+    -- btree's copy of the same expression, and the whole document's (no filter compares `_jsonb` itself), only made
+    -- each ANALYZE dearer: 1.2 s -> 0.24-0.28 s of CPU on a 200k-row API-key table. Analyzed every few seconds while
+    -- events were written, the dear ANALYZE held a core for half a second or more each time, and the requests of that
+    -- moment waited (pnpm bench, events at half their maximum: the requests over 50 ms came in bursts, one during each
+    -- automatic analyze of the events table).
+    EXECUTE format('ALTER INDEX %s ALTER COLUMN %s SET STATISTICS 0', btree::regclass, k);
   END LOOP;
+  EXECUTE format('ALTER TABLE %s ALTER COLUMN _jsonb SET STATISTICS 0', rel);
 EXCEPTION
   -- A collection dropped while this runs (tests drop databases all the time) fails with "could not open relation
   -- with OID" (an internal error, no specific code): nothing is left to index. Only a speed-up is lost otherwise.
