@@ -114,11 +114,8 @@ start_postgres() {
     mkdir -p "$pgdata"; [ "$(id -u)" -eq 0 ] && chown postgres "$pgdata"
     "${asuser[@]}" "$pgbin/initdb -D '$pgdata' -U postgres --auth=trust -E UTF8 >/dev/null"
   fi
-  # shared_buffers 1GB (was 256MB): after pnpm bench's write history the events table and its indexes (random ids)
-  # pass 256MB, and each insert then copies index pages in from the OS cache. Section runs of the write-growth rows
-  # (write rate with 100k more events stored): 0.87 x at 256MB, 1.04 x and 0.93 x at 1GB; the full run after it: 0.79 x.
-  # Not shown to help yet (docs/perf-notes.md, eighth round); kept as a plain setting for a 24 GB machine.
-  # Memory is reserved as it is used, not at start.
+  # shared_buffers 1GB (was 256MB): after pnpm bench's write history the events table and its indexes pass 256MB.
+  # Not shown to help the write-growth rows yet (docs/perf-notes.md, eighth round).
   "${asuser[@]}" "$pgbin/pg_ctl -D '$pgdata' -l '$LOGS/postgres.log' -w -o \"-p $PG_PORT -k $RUN/pgsock -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=450 -c shared_buffers=1GB\" start >/dev/null"
   head -1 "$pgdata/postmaster.pid" >"$RUN/postgres.pid"
   "$pgbin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='ferretdb'" | grep -q 1 ||

@@ -12,8 +12,7 @@
 ALTER SYSTEM SET plan_cache_mode = force_custom_plan;
 -- The planner picks between these indexes by statistics: gather them within seconds of a collection growing, not
 -- once a minute (a bulk load is otherwise read through the wrong index for a while). After 10 % of a table changed,
--- PostgreSQL's default: at 2 % (until 2026-11-26) a table taking events at 1,000/s was analyzed every 5 s, and each
--- ANALYZE of it held a core for a third of a second; the requests of that moment waited (see platform_gin_for_btree).
+-- PostgreSQL's default: at 2 % a table taking events at 1,000/s was analyzed every 5 s (see platform_gin_for_btree).
 ALTER SYSTEM SET autovacuum_naptime = '5s';
 ALTER SYSTEM SET autovacuum_analyze_scale_factor = 0.1;
 ALTER SYSTEM SET autovacuum_analyze_threshold = 200;
@@ -48,13 +47,11 @@ BEGIN
     -- reads by _id slowed tenfold after a bulk load; one scalar per row makes a direct insert cheap anyway.
     EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %s USING gin ((_jsonb -> %L) jsonb_path_ops) WITH (fastupdate = off)',
                    gin_name, rel, replace(field, '''''', ''''));
-    -- Statistics once per expression: the GIN index's. ANALYZE computes every index expression for each sampled row
-    -- (30,000 rows), and the planner reads an expression's statistics from whichever index of the table has them. The
-    -- btree's copy of the same expression, and the whole document's (no filter compares `_jsonb` itself), only made
-    -- each ANALYZE dearer: 1.2 s -> 0.24-0.28 s of CPU on a 200k-row API-key table. Analyzed every few seconds while
-    -- events were written, the dear ANALYZE held a core for half a second or more each time, and the requests of that
-    -- moment waited (pnpm bench, events at half their maximum: the requests over 50 ms came in bursts, one during each
-    -- automatic analyze of the events table).
+    -- Statistics once per expression: the GIN index's. ANALYZE computes every index expression for each sampled row,
+    -- and the planner reads an expression's statistics from whichever index of the table has them; the btree's copy,
+    -- and the whole document's (no filter compares `_jsonb` itself), only made each ANALYZE dearer (1.2 s -> 0.24-0.28 s
+    -- of CPU on a 200k-row table). Under load the requests that waited during an automatic ANALYZE of the events table
+    -- were the p99 of pnpm bench's half-load row (docs/perf-notes.md, eighth round).
     EXECUTE format('ALTER INDEX %s ALTER COLUMN %s SET STATISTICS 0', btree::regclass, k);
   END LOOP;
   EXECUTE format('ALTER TABLE %s ALTER COLUMN _jsonb SET STATISTICS 0', rel);
