@@ -155,12 +155,17 @@ function target(row: Row, text: string, ok: (r: Row) => boolean): Row {
 }
 const ceilingAtLeast = (x: number) => (r: Row) => (r.ofCeiling ?? 0) >= x;
 
-/** The node flags of the production image (deploy/Dockerfile's `NODE_OPTIONS="…"`). */
+/**
+ * The node flags of the production image: deploy/Dockerfile's `NODE_OPTIONS="…"` and the V8 flags its entrypoint puts
+ * on node's command line (`NODE_V8_FLAGS="…"`, flags Node refuses in NODE_OPTIONS). BENCH_NODE_OPTIONS overrides both.
+ */
 function productionNodeArgs(): string[] {
   if (env.BENCH_NODE_OPTIONS !== undefined) return env.BENCH_NODE_OPTIONS.split(/\s+/).filter(Boolean);
-  const m = /NODE_OPTIONS="([^"]*)"/.exec(readFileSync(join(repoRoot, 'deploy', 'Dockerfile'), 'utf8'));
+  const dockerfile = readFileSync(join(repoRoot, 'deploy', 'Dockerfile'), 'utf8');
+  const m = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile);
   if (!m) throw new Error('deploy/Dockerfile sets no NODE_OPTIONS="…"');
-  return m[1]!.split(/\s+/).filter(Boolean);
+  const v8 = /NODE_V8_FLAGS="([^"]*)"/.exec(dockerfile);
+  return `${m[1]} ${v8?.[1] ?? ''}`.split(/\s+/).filter(Boolean);
 }
 
 /** The baseline: a bare node:http server answering {"ok":true}, in its own process. */
@@ -316,7 +321,7 @@ async function main() {
     infra: { ...shared, NATS_URL: nats.url },
     services: SERVICES,
     logDir,
-    // As the production image runs them: the NODE_OPTIONS of deploy/Dockerfile (BENCH_NODE_OPTIONS overrides).
+    // As the production image runs them: the node flags of deploy/Dockerfile (BENCH_NODE_OPTIONS overrides).
     nodeArgs: productionNodeArgs(),
     env: {
       ...secrets,
