@@ -16,9 +16,13 @@ const external = [
   'mongodb-client-encryption', 'pino-pretty', 'bufferutil', 'utf-8-validate', 'playwright-core', 'chromium-bidi',
 ];
 
+// Each run bundles into a folder of its own: `pnpm build` (turbo) runs one of these per service at once, and a shared
+// folder was removed under the others (ENOENT on rename).
+const tmp = join(root, '.build-tmp', String(process.pid));
+
 await build({
   entryPoints: Object.fromEntries(names.map((n) => [n, join(root, 'services', n, 'src', 'main.ts')])),
-  outdir: join(root, '.build-tmp'),
+  outdir: tmp,
   bundle: true,
   platform: 'node',
   target: 'node24',
@@ -38,9 +42,9 @@ import { renameSync, mkdirSync, rmSync } from 'node:fs';
 for (const n of names) {
   const out = join(root, 'services', n, 'dist');
   mkdirSync(out, { recursive: true });
-  for (const f of ['main.js', 'main.js.map']) renameSync(join(root, '.build-tmp', n, f), join(out, f));
+  for (const f of ['main.js', 'main.js.map']) renameSync(join(tmp, n, f), join(out, f));
 }
-rmSync(join(root, '.build-tmp'), { recursive: true, force: true });
+rmSync(tmp, { recursive: true, force: true });
 // The gateway serves Chart.js's UMD file (analytics view); a copy next to the bundle serves images without node_modules.
 if (names.includes('gateway')) {
   const { createRequire } = await import('node:module');
