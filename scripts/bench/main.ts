@@ -68,11 +68,11 @@ async function settle(natsUrl: string, maxMs = 120_000): Promise<number> {
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1';
-/** BENCH_PROFILE=1 (or `events`): the event write path, gateway and events-ingest; `list`: the API key list at 10
+/** BENCH_PROFILE=1 (or `events`): the event write path, gateway, events-ingest and webhook-dispatcher; `list`: the API key list at 10
  * connections, gateway and management. */
 const profileTarget = env.BENCH_PROFILE === 'list' ? 'list' : env.BENCH_PROFILE === '1' || env.BENCH_PROFILE === 'events' ? 'events' : undefined;
 const profileMode = profileTarget !== undefined;
-const profiledServices = profileTarget === 'list' ? ['gateway', 'management'] : ['gateway', 'events-ingest'];
+const profiledServices = profileTarget === 'list' ? ['gateway', 'management'] : ['gateway', 'events-ingest', 'webhook-dispatcher'];
 const settings: LoadSettings = {
   durationS: Number(env.BENCH_DURATION ?? (quick ? 1 : 10)),
   warmupS: Number(env.BENCH_WARMUP ?? (quick ? 1 : 3)),

@@ -14,7 +14,7 @@ import {
 import type { z } from 'zod';
 import { type EventDef, type EventEnvelope, PLATFORM_EVENTS_STREAM, EVENT_SUBJECT_PREFIX, type StoredPendingEvent } from '@platform/contracts';
 import { getLogger, runWithContext } from '@platform/logger';
-import { SpanKind, contextFromHeaders, inSpan, trackConsumerPending, traceHeaders } from '@platform/telemetry';
+import { SpanKind, contextFromHeaders, counter, inSpan, trackConsumerPending, traceHeaders } from '@platform/telemetry';
 import { RawJson, decode, encode } from './codec';
 
 const log = getLogger('bus.jetstream');
@@ -141,7 +141,15 @@ export interface ConsumeOptions<T> {
    * back to the stream and is delivered again after that delay (a job that is not due yet).
    */
   handler: (data: T, msg: JsMsg) => Promise<void | { laterMs: number }>;
+  /**
+   * Messages this answers true for (from what the process already knows, without reading the payload) have nothing
+   * to do here: they are acknowledged unread, with no span and no slot, the acknowledgements of one pull batch in one
+   * socket write (counted in `jetstream_messages_skipped_total`).
+   */
+  skip?: (msg: JsMsg) => boolean;
 }
+
+const skippedMessages = () => counter('jetstream_messages_skipped_total', 'Messages a consumer acknowledged unread because it had nothing to do with them', ['durable']);
 
 export interface RunningConsumer {
   stop(graceMs?: number): Promise<void>;
@@ -252,6 +260,22 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     }
   };
 
+  // Skipped messages are acknowledged together once the messages at hand are iterated: nats.js writes each
+  // acknowledgement given in its own microtask turn to the socket on its own (a write per message).
+  let skipped: JsMsg[] = [];
+  const skippedCount = opts.skip ? skippedMessages().labels(opts.durable) : undefined;
+  const ackSkipped = () => {
+    const batch = skipped;
+    skipped = [];
+    for (const m of batch) {
+      try {
+        m.ack();
+      } catch {
+        /* connection gone: redelivered after ack_wait, and skipped again */
+      }
+    }
+    skippedCount?.inc(batch.length);
+  };
   const loop = async () => {
     while (!stopping) {
       try {
@@ -259,6 +283,10 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
         for await (const m of messages) {
           if (stopping) {
             m.nak();
+            continue;
+          }
+          if (opts.skip?.(m)) {
+            if (skipped.push(m) === 1) setImmediate(ackSkipped);
             continue;
           }
           while (inFlight >= concurrency) await new Promise<void>((r) => (slot = r));

@@ -6,17 +6,29 @@ import {
   ListDestinationsForDispatchReply,
   type DispatchDestination,
   type ProjectScope,
+  subjectToken,
 } from '@platform/contracts';
 import { decode, type ServiceBus } from '@platform/bus';
 import type { DestinationSource } from '../domain/destinations';
+
+export interface CachedDestinations extends DestinationSource {
+  /**
+   * True when the project of an event subject (`evt.<tenant>.<project>.…`) is known, from a list fetched within the
+   * cache's time, to have no enabled destination: its events need no work. False when that is not known.
+   */
+  noneEnabled(subject: string): boolean;
+  stop(): void;
+}
 
 /**
  * The dispatcher's view of destinations: asked from management over NATS per project, remembered briefly,
  * and dropped at once when a destination-change event for that project passes on the bus.
  */
-export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlMs: number): DestinationSource & { stop(): void } {
-  const cache = new Map<string, { at: number; value: Promise<DispatchDestination[]> }>();
-  const keyOf = (s: ProjectScope) => `${s.tenantId}\u0000${s.projectId}`;
+export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlMs: number): CachedDestinations {
+  const cache = new Map<string, { at: number; value: Promise<DispatchDestination[]>; enabled?: boolean }>();
+  // The subject's own tokens, so an event's project is found from its subject without reading the message.
+  const keyOf = (s: ProjectScope) => `${subjectToken(s.tenantId)}.${subjectToken(s.projectId)}`;
+  const prefixLength = EVENT_SUBJECT_PREFIX.length + 1;
   const sub = nc.subscribe(`${EVENT_SUBJECT_PREFIX}.*.*.webhook-destination.>`);
   void (async () => {
     for await (const m of sub) {
@@ -37,11 +49,25 @@ export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlM
       const hit = cache.get(key);
       if (!opts.fresh && hit && Date.now() - hit.at < ttlMs) return hit.value;
       const value = fetchList(scope);
-      cache.set(key, { at: Date.now(), value });
-      value.catch(() => {
-        if (cache.get(key)?.value === value) cache.delete(key);
-      });
+      const entry: { at: number; value: Promise<DispatchDestination[]>; enabled?: boolean } = { at: Date.now(), value };
+      cache.set(key, entry);
+      value.then(
+        (list) => {
+          entry.enabled = list.some((d) => d.enabled);
+        },
+        () => {
+          if (cache.get(key) === entry) cache.delete(key);
+        },
+      );
       return value;
+    },
+    noneEnabled(subject: string): boolean {
+      if (!subject.startsWith(EVENT_SUBJECT_PREFIX) || subject[prefixLength - 1] !== '.') return false;
+      const tenantEnd = subject.indexOf('.', prefixLength);
+      const projectEnd = tenantEnd < 0 ? -1 : subject.indexOf('.', tenantEnd + 1);
+      if (projectEnd < 0) return false;
+      const hit = cache.get(subject.slice(prefixLength, projectEnd));
+      return hit !== undefined && hit.enabled === false && Date.now() - hit.at < ttlMs;
     },
     async find(scope: ProjectScope, id: string): Promise<DispatchDestination | null> {
       const cached = (await source.forProject(scope)).find((d) => d.id === id);
