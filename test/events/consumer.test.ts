@@ -26,7 +26,7 @@ function aRunEvent(p: { tenantId: string; projectId: string }, id = uniqueId('e'
 
 async function publishCreated(p: { tenantId: string; projectId: string }, event = aRunEvent(p)) {
   const e = pendingEvent(eventCreated, uniqueId('id'), p, { event, dispatch: false });
-  await publisher(nc.jetstream()).publishPending([e]);
+  await publisher(nc).publishPending([e]);
   return e;
 }
 
@@ -79,7 +79,7 @@ describe('the typed event consumer (libs/consumer)', () => {
     const name = durable();
     const seen: string[] = [];
     subs.push(await subscribe(nc, eventCreated, { durable: name, tenantId: p.tenantId, projectId: p.projectId, concurrency: 1, retryDelayMs: 100 }, (e) => void seen.push(e.id)));
-    const pub = publisher(nc.jetstream());
+    const pub = publisher(nc);
     const subject = eventSubject(eventCreated, p.tenantId, p.projectId);
     const bad = { ...pendingEvent(eventCreated, uniqueId('bad'), p, { event: { id: 'missing-fields' }, dispatch: 'yes' }) };
     await pub.publish(subject, bad.envelope, bad.id);

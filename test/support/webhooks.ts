@@ -53,7 +53,7 @@ export async function eventuallyLogged(admin: Client, p: Project, destinationId:
 /** Publishes platform events to JetStream the way their owning services do (envelope, subject, Nats-Msg-Id). */
 export async function eventPublisher(natsUrl: string) {
   const nc: NatsConnection = await connect({ servers: natsUrl, name: 'webhook-tests' });
-  const pub = publisher(nc.jetstream());
+  const pub = publisher(nc);
   return {
     async publish<T>(def: EventDef, p: Project, data: T, id = `ev-${randomId(12)}`) {
       await pub.publish(eventSubject(def, p.tenantId, p.projectId), envelope(def, id, p, data), id);

@@ -5,7 +5,6 @@ import {
   StorageType,
   headers as natsHeaders,
   type ConsumerMessages,
-  type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
   type NatsConnection,
@@ -16,6 +15,7 @@ import { type EventDef, type EventEnvelope, PLATFORM_EVENTS_STREAM, EVENT_SUBJEC
 import { getLogger, runWithContext } from '@platform/logger';
 import { SpanKind, contextFromHeaders, counter, inSpan, trackConsumerPending, traceHeaders } from '@platform/telemetry';
 import { RawJson, decode, encode } from './codec';
+import { RequestMux } from './request-mux';
 
 const log = getLogger('bus.jetstream');
 
@@ -95,15 +95,36 @@ export interface Publisher {
   publishPending(events: StoredPendingEvent[]): Promise<void>;
 }
 
-export function publisher(js: JetStreamClient): Publisher {
+/** JetStream's answer to a publish: where the message was stored, or the API's error. */
+interface PubAck {
+  stream?: string;
+  seq?: number;
+  duplicate?: boolean;
+  error?: { code: number; err_code?: number; description?: string };
+}
+
+/**
+ * Publishes to JetStream as nats.js's `js.publish` does (a request to the subject with `Nats-Msg-Id`; the stream
+ * answers with its acknowledgement), over the connection's request multiplexer: nats.js's own request builds an
+ * error with a stack trace for every answered request, 3 % of events-ingest's time under load.
+ */
+export function publisher(nc: NatsConnection, opts: { timeoutMs?: number } = {}): Publisher {
+  const requests = new RequestMux(nc);
+  const timeout = opts.timeoutMs ?? JS_API_TIMEOUT_MS;
   return {
     async publish(subject, data, msgId, hdrs) {
       const h = natsHeaders();
       // The trace context travels with the event: without headers of the caller's, the active span's.
       for (const [k, v] of Object.entries(hdrs ? {} : traceHeaders())) h.set(k, v);
       for (const [k, v] of Object.entries(hdrs ?? {})) h.set(k, v);
-      const ack = await js.publish(subject, encode(data), { msgID: msgId, headers: h });
-      return { duplicate: ack.duplicate };
+      h.set('Nats-Msg-Id', msgId);
+      const reply = await requests.request(subject, encode(data), { timeout, headers: h });
+      const ack = decode<PubAck>(reply.data);
+      if (ack.error) {
+        throw Object.assign(new Error(ack.error.description || `JetStream refused the message (${ack.error.code})`), { code: String(ack.error.code), apiError: ack.error });
+      }
+      if (!ack.stream) throw new Error('JetStream answered the publish without a stream');
+      return { duplicate: ack.duplicate === true };
     },
     async publishPending(events) {
       await Promise.all(

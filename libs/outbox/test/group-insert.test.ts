@@ -33,7 +33,7 @@ test('when more documents are queued than the batches in flight take, then flush
   const writer = groupInsert<Row>(() => collection as unknown as GroupCollection, {
     maxBatch: 2,
     maxInFlight: 1,
-    outbox: { publisher: publisher(nc.jetstream()), instance: 'i1' },
+    outbox: { publisher: publisher(nc), instance: 'i1' },
   });
   const rows: Row[] = Array.from({ length: 7 }, (_, n) => {
     const id = `${scope.tenantId}:${scope.projectId}:r${n}`;
@@ -78,7 +78,7 @@ test('when a batch was stored but its events never published (its writer died), 
   await collection.insertOne({ _id: '~outbox~old:1', outboxMarker: true, createdAt: new Date(0) } as never);
   await collection.insertOne({ ...row(3), outboxBatch: 'old:1' });
 
-  const sweeper = groupInsert<Row>(() => collection as unknown as GroupCollection, { outbox: { publisher: publisher(nc.jetstream()), instance: 'live' } });
+  const sweeper = groupInsert<Row>(() => collection as unknown as GroupCollection, { outbox: { publisher: publisher(nc), instance: 'live' } });
   await expect(sweeper.sweep(0)).resolves.toBe(4);
   await expect(sweeper.sweep(0)).resolves.toBe(0);
 

@@ -74,7 +74,7 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
   const jsm = await nc.jetstreamManager({ timeout: 15_000 });
   await ensureStream(jsm, platformEventsStream, config.JS_REPLICAS);
   const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS);
-  const pub = publisher(nc.jetstream({ timeout: 15_000 }));
+  const pub = publisher(nc);
   let db: Connection | undefined;
   let redis: Redis | undefined;
   if (def.uses.mongo) {

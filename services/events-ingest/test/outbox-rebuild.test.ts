@@ -55,7 +55,7 @@ test('when events-ingest dies after storing events and before publishing them, t
   // what a live writer publishes for these rows
   const expected = stored.map((s, i) => runEventEvents(s.event, i === 0)[0]!);
 
-  const restarted = runEventRepo(db, { publisher: publisher(nc.jetstream()), instance: 'restarted', eventsOf: runEventEvents });
+  const restarted = runEventRepo(db, { publisher: publisher(nc), instance: 'restarted', eventsOf: runEventEvents });
   await expect(restarted.sweep()).resolves.toBe(0); // the batch is younger than the sweep's grace
   const raw = await restarted.model.collection.find({ tenantId }).toArray();
   expect(raw.some((r) => 'pendingEvents' in r)).toBe(false);

@@ -22,7 +22,7 @@ beforeAll(async () => {
   nc = await connectNats({ url: nats.url, name: 'agent-revisions-test' });
   await ensureStream(await nc.jetstreamManager(), platformEventsStream);
   db = await connectMongo({ url: testStack().env.MONGO_URL!, dbPrefix: 'test', service: 'management-agent-revisions' });
-  relay = outboxRelay(agentModel(db), publisher(nc.jetstream()));
+  relay = outboxRelay(agentModel(db), publisher(nc));
 });
 afterAll(async () => {
   await relay?.stop();

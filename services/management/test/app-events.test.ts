@@ -53,7 +53,7 @@ function anAppDoc(revision = 1): AppDoc {
 
 describe('app events across a crash', () => {
   test('when the process died after the change but before releasing its event, then the sweep publishes the event; when the change never landed, it drops it', async () => {
-    const relay = outboxRelay(appEventModel(db), publisher(nc.jetstream()));
+    const relay = outboxRelay(appEventModel(db), publisher(nc));
     const repo = appRepo(db, relay);
     try {
       const app = anAppDoc(2);
