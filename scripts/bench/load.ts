@@ -47,6 +47,8 @@ export interface LoadResult {
   runs: number;
   /** Answers with the expected status in the reported run. */
   completed?: number;
+  /** Throughput of every run, in order (the log shows them beside the median). */
+  runRates?: number[];
 }
 
 export interface LoadSettings {
@@ -173,6 +175,7 @@ export async function measure(spec: LoadSpec, settings: LoadSettings): Promise<L
     unexpected: results.reduce((n, r) => n + r.unexpected, 0),
     runs: settings.runs,
     completed: chosen.completed,
+    runRates: results.map((r) => r.rps),
   };
 }
 
