@@ -2,7 +2,7 @@
 // Settings (env): BENCH_DURATION (s per run, 10), BENCH_WARMUP (s, 3), BENCH_RUNS (3), BENCH_CONNECTIONS (50),
 // BENCH_LAG_SECONDS (10), BENCH_GROWTH (project sizes, "1000,10000,100000"),
 // BENCH_QUICK=1 (1 s runs, 1 run, 1 s warm-up, growth 1000: checks that everything works), BENCH_PROFILE=1 (only the
-// event write path, with --cpu-prof on the gateway and events-ingest; prints their top frames), BENCH_KEEP_DATA=1,
+// event write path, with --cpu-prof on the gateway, events-ingest and the dispatcher; prints their top frames), BENCH_KEEP_DATA=1,
 // BENCH_WRITE_GROWTH (events and deliveries stored before the write-growth row, 100000; quick 2000),
 // BENCH_GROWTH_LAG_SECONDS (length of the write-growth rows' paced lag runs, 30; quick 3),
 // BENCH_WEBHOOK_STEPS (paced rates of the webhook search, "100,200,300,400,600,800,1000"; quick "100,300"),
@@ -68,8 +68,8 @@ async function settle(natsUrl: string, maxMs = 120_000): Promise<number> {
 
 const env = process.env;
 const quick = env.BENCH_QUICK === '1';
-/** BENCH_PROFILE=1 (or `events`): the event write path, gateway, events-ingest and webhook-dispatcher; `list`: the API key list at 10
- * connections, gateway and management. */
+/** BENCH_PROFILE=1 (or `events`): the event write path, gateway, events-ingest and webhook-dispatcher; `list`: the API
+ * key list at 10 connections, gateway and management. */
 const profileTarget = env.BENCH_PROFILE === 'list' ? 'list' : env.BENCH_PROFILE === '1' || env.BENCH_PROFILE === 'events' ? 'events' : undefined;
 const profileMode = profileTarget !== undefined;
 const profiledServices = profileTarget === 'list' ? ['gateway', 'management'] : ['gateway', 'events-ingest', 'webhook-dispatcher'];

@@ -98,7 +98,6 @@ export interface Publisher {
 /** JetStream's answer to a publish: where the message was stored, or the API's error. */
 interface PubAck {
   stream?: string;
-  seq?: number;
   duplicate?: boolean;
   error?: { code: number; err_code?: number; description?: string };
 }

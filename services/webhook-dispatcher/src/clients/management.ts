@@ -20,15 +20,21 @@ export interface CachedDestinations extends DestinationSource {
   stop(): void;
 }
 
+/** A project's list as fetched; `enabled` is known once the list has arrived. */
+interface CacheEntry {
+  at: number;
+  value: Promise<DispatchDestination[]>;
+  enabled?: boolean;
+}
+
 /**
  * The dispatcher's view of destinations: asked from management over NATS per project, remembered briefly,
  * and dropped at once when a destination-change event for that project passes on the bus.
  */
 export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlMs: number): CachedDestinations {
-  const cache = new Map<string, { at: number; value: Promise<DispatchDestination[]>; enabled?: boolean }>();
+  const cache = new Map<string, CacheEntry>();
   // The subject's own tokens, so an event's project is found from its subject without reading the message.
   const keyOf = (s: ProjectScope) => `${subjectToken(s.tenantId)}.${subjectToken(s.projectId)}`;
-  const prefixLength = EVENT_SUBJECT_PREFIX.length + 1;
   const sub = nc.subscribe(`${EVENT_SUBJECT_PREFIX}.*.*.webhook-destination.>`);
   void (async () => {
     for await (const m of sub) {
@@ -49,7 +55,7 @@ export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlM
       const hit = cache.get(key);
       if (!opts.fresh && hit && Date.now() - hit.at < ttlMs) return hit.value;
       const value = fetchList(scope);
-      const entry: { at: number; value: Promise<DispatchDestination[]>; enabled?: boolean } = { at: Date.now(), value };
+      const entry: CacheEntry = { at: Date.now(), value };
       cache.set(key, entry);
       value.then(
         (list) => {
@@ -62,11 +68,9 @@ export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlM
       return value;
     },
     noneEnabled(subject: string): boolean {
-      if (!subject.startsWith(EVENT_SUBJECT_PREFIX) || subject[prefixLength - 1] !== '.') return false;
-      const tenantEnd = subject.indexOf('.', prefixLength);
-      const projectEnd = tenantEnd < 0 ? -1 : subject.indexOf('.', tenantEnd + 1);
-      if (projectEnd < 0) return false;
-      const hit = cache.get(subject.slice(prefixLength, projectEnd));
+      const [prefix, tenant, project] = subject.split('.', 3);
+      if (prefix !== EVENT_SUBJECT_PREFIX || project === undefined) return false;
+      const hit = cache.get(`${tenant}.${project}`);
       return hit !== undefined && hit.enabled === false && Date.now() - hit.at < ttlMs;
     },
     async find(scope: ProjectScope, id: string): Promise<DispatchDestination | null> {
