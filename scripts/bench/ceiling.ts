@@ -1,7 +1,9 @@
 // The physical limit: what the database does for the MongoDB driver alone, no service in between, measured in the
 // same run and against the same database as the service rows, so each database path reads as a fraction of it.
 import { randomUUID } from 'node:crypto';
-import { withDatabase } from '@platform/testkit';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { repoRoot, withDatabase } from '@platform/testkit';
 import { percentiles } from './load';
 
 export interface LoopSettings {
@@ -76,6 +78,9 @@ function eventLike(i: number) {
   };
 }
 
+/** Runs one more measurement and answers how many operations it made (the caller reads the CPU around it). */
+export type CpuRun = (run: () => Promise<number>) => Promise<void>;
+
 export interface Ceilings {
   insertOne: LoopResult;
   insertMany: LoopResult;
@@ -92,8 +97,8 @@ export async function writeCeilings(
   dbPrefix: string,
   settings: LoopSettings,
   concurrency = 50,
-  /** Called with one more insertOne run (answers the documents inserted), for CPU accounting around it. */
-  aroundInsertOne?: (run: () => Promise<number>) => Promise<void>,
+  /** Called with one more run of insertOne and of insertMany (each answers the documents inserted), for CPU accounting. */
+  around?: { insertOne?: CpuRun; insertMany?: CpuRun },
 ): Promise<Ceilings> {
   // The same indexes as events-ingest's own collection in this run (it created them at start).
   const indexes = await withDatabase(mongoUrl, 'events-ingest', async (db) => (await db.collection('runEvents').listIndexes().toArray()).filter((i) => i.name !== '_id_'), dbPrefix);
@@ -104,10 +109,10 @@ export async function writeCeilings(
     for (const i of indexes) await col.createIndex(i.key, { ...(i.sparse ? { sparse: true } : {}), ...(i.unique ? { unique: true } : {}) });
     let n = 0;
     const insertOne = await measureLoop(concurrency, settings, () => col.insertOne(eventLike(n++) as never));
-    if (aroundInsertOne) {
-      await aroundInsertOne(async () => (await loopOnce(concurrency, settings.durationS, () => col.insertOne(eventLike(n++) as never))).times.length);
-    }
-    const insertMany = await measureLoop(1, settings, () => col.insertMany(Array.from({ length: 100 }, () => eventLike(n++)) as never[], { ordered: false }), 100);
+    await around?.insertOne?.(async () => (await loopOnce(concurrency, settings.durationS, () => col.insertOne(eventLike(n++) as never))).times.length);
+    const many = () => col.insertMany(Array.from({ length: 100 }, () => eventLike(n++)) as never[], { ordered: false });
+    const insertMany = await measureLoop(1, settings, many, 100);
+    await around?.insertMany?.(async () => (await loopOnce(1, settings.durationS, many)).times.length * 100);
     const ids = (await col.find({}, { projection: { _id: 1 } }).limit(5000).toArray()).map((d) => d._id);
     let u = 0;
     const updateOne = await measureLoop(concurrency, settings, () => col.updateOne({ _id: ids[u++ % ids.length] as never }, { $set: { updatedAt: new Date() } }));
@@ -131,4 +136,42 @@ export async function findCeiling(
     const returned = (await find()).length;
     return { ...(await measureLoop(concurrency, settings, find)), returned };
   }, dbPrefix, concurrency);
+}
+
+// nats is a dependency of the testkit (pnpm does not hoist it to the root).
+interface NatsLib {
+  connect(o: { servers: string; name: string }): Promise<{
+    jetstreamManager(): Promise<{ streams: { add(c: Record<string, unknown>): Promise<unknown>; delete(name: string): Promise<boolean> } }>;
+    jetstream(): { publish(subject: string, data: Uint8Array, opts: { msgID: string }): Promise<unknown> };
+    close(): Promise<void>;
+  }>;
+}
+const natsLib = createRequire(join(repoRoot, 'libs', 'testkit', 'package.json'))('nats') as NatsLib;
+
+/**
+ * JetStream publishes from `concurrency` callers (messages/s) into a file-backed stream of their own, each with its own
+ * `Nats-Msg-Id` and a body shaped like an `event.created`: the share of a new event that the stream takes (events-ingest
+ * publishes every stored event the same way). No consumer reads the stream.
+ */
+export async function publishCeiling(natsUrl: string, runId: string, settings: LoopSettings, concurrency = 50, around?: CpuRun): Promise<LoopResult> {
+  const nc = await natsLib.connect({ servers: natsUrl, name: 'bench-publish-ceiling' });
+  const stream = `BENCH_RAW_${runId.toUpperCase()}`;
+  const jsm = await nc.jetstreamManager();
+  try {
+    await jsm.streams.add({ name: stream, subjects: [`bench-raw.${runId}.>`], storage: 'file', duplicate_window: 120 * 1e9 });
+    const js = nc.jetstream();
+    const encoder = new TextEncoder();
+    let n = 0;
+    const publish = () => {
+      const event = eventLike(n++);
+      const body = encoder.encode(JSON.stringify({ id: randomUUID(), type: 'event.created', occurredAt: event.createdAt, tenantId: event.tenantId, projectId: event.projectId, data: event }));
+      return js.publish(`bench-raw.${runId}.${event.tenantId}.${event.projectId}.event.created`, body, { msgID: event.id });
+    };
+    const result = await measureLoop(concurrency, settings, publish);
+    await around?.(async () => (await loopOnce(concurrency, settings.durationS, publish)).times.length);
+    return result;
+  } finally {
+    await jsm.streams.delete(stream).catch(() => false);
+    await nc.close();
+  }
 }

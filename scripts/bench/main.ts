@@ -30,7 +30,7 @@ import {
 import { randomId } from '@platform/secrets';
 import { measure, percentiles, type LoadResult, type LoadSettings } from './load';
 import { topFrames } from './profile';
-import { findCeiling, writeCeilings, type Ceilings } from './ceiling';
+import { findCeiling, publishCeiling, writeCeilings, type Ceilings, type CpuRun } from './ceiling';
 import { countStored, DELIVERY_COLLECTION, seedApiKeys, seedWriteHistory } from './seed';
 import { readDbWrites, writesBetween } from './db-writes';
 import { cpuBetween, cpuNote, cpuSnapshot } from './cpu';
@@ -351,6 +351,17 @@ async function main() {
   let growthNote = '';
   /** CPU per raw insertOne (note of the ceiling run), shown beside the CPU per new event. */
   let cpuInsertOne = '';
+  /** CPU ms per operation of the parts every new event is made of (the floor row): the echo hop, a row of an
+   * insertMany of 100, a JetStream publish. */
+  const floorParts = new Map<'echo' | 'row' | 'publish', number>();
+  /** A CpuRun that records the CPU per operation of one more run under `part` (and logs it). */
+  const cpuPart = (part: 'echo' | 'row' | 'publish', what: string, label: (pid: number, comm: string) => string): CpuRun => async (run) => {
+    const before = cpuSnapshot();
+    const ops = await run();
+    const cpu = cpuNote(cpuBetween(before, cpuSnapshot(), label), ops);
+    floorParts.set(part, cpu.perOpMs);
+    log(`CPU per ${what}: ${cpu.text}`);
+  };
   try {
     await new Promise((r) => setTimeout(r, Number(env.BENCH_IDLE_WAIT_MS ?? 2000)));
     sampleIdle(stack);
@@ -388,16 +399,22 @@ async function main() {
 
     // The physical limit: the database with the MongoDB driver alone (no services), same database, same run.
     if (sections.has('ceiling')) {
-      const c: Ceilings = await writeCeilings(shared.MONGO_URL, dbPrefix, settings, 50, async (run) => {
-        const before = cpuSnapshot();
-        const ops = await run();
-        const cpu = cpuNote(cpuBetween(before, cpuSnapshot(), (pid, comm) => (pid === process.pid ? 'driver (bench)' : comm)), ops);
-        cpuInsertOne = cpu.text;
-        log(`CPU per raw insertOne: ${cpu.text}`);
+      const driverLabel = (pid: number, comm: string) => (pid === process.pid ? 'driver (bench)' : comm);
+      const c: Ceilings = await writeCeilings(shared.MONGO_URL, dbPrefix, settings, 50, {
+        insertOne: async (run) => {
+          const before = cpuSnapshot();
+          const ops = await run();
+          const cpu = cpuNote(cpuBetween(before, cpuSnapshot(), driverLabel), ops);
+          cpuInsertOne = cpu.text;
+          log(`CPU per raw insertOne: ${cpu.text}`);
+        },
+        insertMany: cpuPart('row', 'document of an insertMany of 100', driverLabel),
       });
       addCeiling('insertOne x50', c.insertOne, 'documents/s, 50 concurrent callers');
       addCeiling('insertMany of 100', c.insertMany, 'documents/s, one caller; p50/p99 per insertMany');
       addCeiling('updateOne by _id x50', c.updateOne, 'updates/s, 50 concurrent callers');
+      const published = await publishCeiling(nats.url, runId, settings, 50, cpuPart('publish', 'JetStream publish', (pid, comm) => (pid === process.pid ? 'client (bench)' : comm)));
+      addCeiling('JetStream publish x50', published, 'messages/s into a file stream, 50 concurrent callers, a message id each');
     }
 
     /** Events paced at `rate`/s for `seconds` into a project with one webhook destination (a local receiver); the
@@ -439,6 +456,10 @@ async function main() {
       if (sections.has('core')) {
       addRow('gateway GET /healthz (no NATS)', await measure({ url: `${gw}/healthz` }, settings), atLeast(0.35));
       addRow('gateway -> NATS -> echo (GET /ping)', await measure({ url: `${gw}/ping` }, settings), atLeast(0.1));
+      await cpuPart('echo', 'echo (gateway -> NATS -> management)', cpuLabel(stack))(async () => {
+        const run = await measure({ url: `${gw}/ping` }, { ...settings, warmupS: 0, runs: 1 });
+        return run.completed ?? Math.round(run.rps * settings.durationS);
+      });
       }
 
       // Management on the real database (admin token; the credential is cached by the gateway).
@@ -519,6 +540,21 @@ async function main() {
         const batch = `database writes per event ${(w.total / Math.max(1, ops)).toFixed(2)} (${w.top})`;
         rows.push({ name: `CPU per new event: ${cpu.perOpMs.toFixed(2)} ms (all processes)`, rps: cpu.cpuBoundRate, note: `${run.rps.toFixed(0)} req/s in this run; ${batch}; ${cpu.text}${cpuInsertOne ? `; raw insertOne: ${cpuInsertOne}` : ''}` });
         log(`CPU per new event: ${cpu.text}; ${batch}`);
+        // The floor: the CPU of the parts every new event is made of, each measured alone in this run. A design that
+        // keeps the gateway hop, a database row and a stream message per event cannot cost less; both cores at this
+        // cost bound the rate any such design can reach on this machine.
+        const [echo, row, pub] = [floorParts.get('echo'), floorParts.get('row'), floorParts.get('publish')];
+        if (echo !== undefined && row !== undefined && pub !== undefined) {
+          const floorMs = echo + row + pub;
+          const floorRate = (use.cores * 1000) / floorMs;
+          const over = `a new event costs ${(cpu.perOpMs / floorMs).toFixed(2)} x the floor (${(cpu.perOpMs - floorMs).toFixed(2)} ms more)`;
+          againstCeiling(
+            addRow(`floor of a new event: ${floorMs.toFixed(2)} CPU ms`, { rps: floorRate }, undefined, `echo hop ${echo.toFixed(2)} + a row of an insertMany of 100 ${row.toFixed(2)} + a JetStream publish ${pub.toFixed(2)} ms; ${use.cores} cores at this cost; ${over}`),
+            'insertOne x50',
+          );
+          evNew.note = `${evNew.note ? evNew.note + '; ' : ''}${((evNew.rps ?? 0) / floorRate).toFixed(2)} x the floor`;
+          log(`floor of a new event: ${floorMs.toFixed(2)} CPU ms (echo ${echo.toFixed(2)}, row ${row.toFixed(2)}, publish ${pub.toFixed(2)}): ${floorRate.toFixed(0)}/s; ${over}`);
+        }
       }
       addRow('POST /run/v1/events (replayed, 200)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: replayBody, expectStatus: 200 }, settings), atLeast(0.1));
       const half = Math.max(1, Math.round((evNew.rps ?? 2) / 2));
