@@ -46,6 +46,11 @@ export function runEventRepo(db: Connection, outbox: RunEventOutbox) {
   // marker per batch instead of an update per event once its event.created is published. The events are not stored
   // in the rows: after a crash the sweep rebuilds them from the row (same event ids, so JetStream drops repeats).
   const writer = groupInsert<RunEventDoc>(() => Model.collection, {
+    // One insert at a time: the next batch gathers while it runs, so batches are larger (about 20 rows instead of 15
+    // at full load) and the database's per-statement cost is shared by more events. Section runs of pnpm bench, two
+    // alternating pairs (docs/perf-notes.md, tenth round): new events 3,088 and 2,856 req/s against 2,668 and 2,563
+    // with two in flight.
+    maxInFlight: 1,
     outbox: {
       publisher: outbox.publisher,
       instance: outbox.instance,
