@@ -123,7 +123,8 @@ function addRow(name: string, r: LoadResult | { rps?: number; p50?: number; p99?
   }
   rows.push(row);
   const runs = 'runRates' in r && r.runRates && r.runRates.length > 1 ? ` (runs: ${r.runRates.map((x) => x.toFixed(0)).join(', ')})` : '';
-  log(`${name}: ${r.rps !== undefined ? r.rps.toFixed(0) + ' req/s' + runs + ', ' : ''}p50 ${r.p50} ms, p99 ${r.p99} ms${row.ratio !== undefined && !Number.isNaN(row.ratio) ? `, ${row.ratio.toFixed(3)} x B` : ''}${row.note ? ` (${row.note})` : ''}`);
+  const latency = r.p50 !== undefined || r.p99 !== undefined ? `p50 ${r.p50} ms, p99 ${r.p99} ms` : '';
+  log(`${name}: ${[r.rps !== undefined ? r.rps.toFixed(0) + ' req/s' + runs : '', latency].filter(Boolean).join(', ')}${row.ratio !== undefined && !Number.isNaN(row.ratio) ? `, ${row.ratio.toFixed(3)} x B` : ''}${row.note ? ` (${row.note})` : ''}`);
   return row;
 }
 const atLeast = (x: number) => ({ text: `>= ${x} x B`, ok: (r: Row) => (r.ratio ?? 0) >= x });
