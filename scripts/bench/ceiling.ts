@@ -1,10 +1,9 @@
 // The physical limit: what the database does for the MongoDB driver alone, no service in between, measured in the
 // same run and against the same database as the service rows, so each database path reads as a fraction of it.
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { repoRoot, withDatabase } from '@platform/testkit';
+import { withDatabase } from '@platform/testkit';
 import { percentiles } from './load';
+import { natsLib } from './nats';
 
 export interface LoopSettings {
   durationS: number;
@@ -137,16 +136,6 @@ export async function findCeiling(
     return { ...(await measureLoop(concurrency, settings, find)), returned };
   }, dbPrefix, concurrency);
 }
-
-// nats is a dependency of the testkit (pnpm does not hoist it to the root).
-interface NatsLib {
-  connect(o: { servers: string; name: string }): Promise<{
-    jetstreamManager(): Promise<{ streams: { add(c: Record<string, unknown>): Promise<unknown>; delete(name: string): Promise<boolean> } }>;
-    jetstream(): { publish(subject: string, data: Uint8Array, opts: { msgID: string }): Promise<unknown> };
-    close(): Promise<void>;
-  }>;
-}
-const natsLib = createRequire(join(repoRoot, 'libs', 'testkit', 'package.json'))('nats') as NatsLib;
 
 /**
  * JetStream publishes from `concurrency` callers (messages/s) into a file-backed stream of their own, each with its own

@@ -34,16 +34,7 @@ import { findCeiling, publishCeiling, writeCeilings, type Ceilings, type CpuRun 
 import { countStored, DELIVERY_COLLECTION, seedApiKeys, seedWriteHistory } from './seed';
 import { readDbWrites, writesBetween } from './db-writes';
 import { cpuBetween, cpuNote, cpuSnapshot } from './cpu';
-import { createRequire } from 'node:module';
-
-// nats is a dependency of the testkit (pnpm does not hoist it to the root).
-interface NatsLike {
-  connect(o: { servers: string; name: string }): Promise<{
-    jetstreamManager(): Promise<{ consumers: { list(stream: string): AsyncIterable<{ num_pending: number; num_ack_pending: number }> } }>;
-    close(): Promise<void>;
-  }>;
-}
-const natsLib = createRequire(join(repoRoot, 'libs', 'testkit', 'package.json'))('nats') as NatsLike;
+import { natsLib } from './nats';
 
 /** Waits (at most `maxMs`) until every durable consumer of the event stream has caught up, so a backlog left by one
  * measurement does not load the next. Returns the seconds it took. */
@@ -355,14 +346,15 @@ async function main() {
   /** CPU ms per operation of the parts every new event is made of (the floor row): the echo hop, a row of an
    * insertMany of 100, a JetStream publish. */
   const floorParts = new Map<'echo' | 'row' | 'publish', number>();
-  /** A CpuRun that records the CPU per operation of one more run under `part` (and logs it). */
-  const cpuPart = (part: 'echo' | 'row' | 'publish', what: string, label: (pid: number, comm: string) => string): CpuRun => async (run) => {
+  /** A CpuRun that reads the CPU around one more run, logs it per operation and hands it to `keep`. */
+  const cpuAround = (what: string, label: (pid: number, comm: string) => string, keep: (cpu: ReturnType<typeof cpuNote>) => void): CpuRun => async (run) => {
     const before = cpuSnapshot();
     const ops = await run();
     const cpu = cpuNote(cpuBetween(before, cpuSnapshot(), label), ops);
-    floorParts.set(part, cpu.perOpMs);
+    keep(cpu);
     log(`CPU per ${what}: ${cpu.text}`);
   };
+  const cpuPart = (part: 'echo' | 'row' | 'publish', what: string, label: (pid: number, comm: string) => string) => cpuAround(what, label, (cpu) => floorParts.set(part, cpu.perOpMs));
   try {
     await new Promise((r) => setTimeout(r, Number(env.BENCH_IDLE_WAIT_MS ?? 2000)));
     sampleIdle(stack);
@@ -402,13 +394,7 @@ async function main() {
     if (sections.has('ceiling')) {
       const driverLabel = (pid: number, comm: string) => (pid === process.pid ? 'driver (bench)' : comm);
       const c: Ceilings = await writeCeilings(shared.MONGO_URL, dbPrefix, settings, 50, {
-        insertOne: async (run) => {
-          const before = cpuSnapshot();
-          const ops = await run();
-          const cpu = cpuNote(cpuBetween(before, cpuSnapshot(), driverLabel), ops);
-          cpuInsertOne = cpu.text;
-          log(`CPU per raw insertOne: ${cpu.text}`);
-        },
+        insertOne: cpuAround('raw insertOne', driverLabel, (cpu) => (cpuInsertOne = cpu.text)),
         insertMany: cpuPart('row', 'document of an insertMany of 100', driverLabel),
       });
       addCeiling('insertOne x50', c.insertOne, 'documents/s, 50 concurrent callers');
