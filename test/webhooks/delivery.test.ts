@@ -282,6 +282,30 @@ describe('webhook event families', () => {
     expect(disabledReceiver.received).toHaveLength(0);
   });
 
+  test('when a destination is created or switched off, then the very next event of its project sees the change', async () => {
+    const first = await aReceiver();
+    const second = await aReceiver();
+    const p = aProject();
+    const feedback = (id: string) => ({ feedback: { id, conversationId: 'conv-1', type: 'positive', details: null, agentId: 'agent-x', createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() } });
+    const byFeedback = (id: string) => (r: { json?: any }) => r.json?.data?.feedback?.id === id;
+    const a = await createDestination(admin, p, { url: first.url, eventTypes: ['feedback.created'] });
+    // The dispatcher now knows the project's destinations (only the first).
+    await events.publish(feedbackCreated, p, feedback('fb-before'));
+    await first.waitFor(byFeedback('fb-before'));
+
+    // Published the moment the create answered, straight onto the stream: the dispatcher must not use its older list.
+    await createDestination(admin, p, { url: second.url, eventTypes: ['feedback.created'] });
+    await events.publish(feedbackCreated, p, feedback('fb-after-create'));
+    await second.waitFor(byFeedback('fb-after-create'));
+
+    const off = await admin.patch(`${projectPath(p)}/webhook-destinations/${a.id}`, { enabled: false });
+    expect(off.status).toBe(200);
+    await events.publish(feedbackCreated, p, feedback('fb-after-disable'));
+    // Had the dispatcher used its older list, both would have been sent the event at the same moment.
+    await second.waitFor(byFeedback('fb-after-disable'));
+    expect(first.received.filter(byFeedback('fb-after-disable'))).toHaveLength(0);
+  });
+
   test('when a destination posts to a chat channel and the chat app cannot take it, then each attempt is recorded with the reason and retried', async () => {
     const { p, postEvent } = await aProjectWithKey();
     const dest = await createDestination(admin, p, { chatappChannelId: 'C0TEST', eventTypes: ['event.created'] });

@@ -2,7 +2,7 @@ import { defineService, instanceId } from '@platform/runtime';
 import { outboxRelay } from '@platform/outbox';
 import { keyedHash, SecretBox } from '@platform/secrets';
 import { encode } from '@platform/bus';
-import { APP_CHANGED_SUBJECT, CREDENTIAL_REVOKED_SUBJECT, type CredentialRevoked } from '@platform/contracts';
+import { APP_CHANGED_SUBJECT, CREDENTIAL_REVOKED_SUBJECT, DESTINATIONS_CHANGED_SUBJECT, type CredentialRevoked, type DestinationsChanged } from '@platform/contracts';
 import { managementConfig } from './config';
 import { accessTokenRepo } from './access/access-token.repo';
 import { registerAccessHandlers } from './access/access.handlers';
@@ -77,6 +77,7 @@ export const management = defineService({
       box,
       allowLoopback: config.ALLOW_LOOPBACK_WEBHOOKS === 'true',
       secretGraceSeconds: config.WEBHOOK_SECRET_GRACE_SECONDS,
+      announceChanged: (scope) => nc.publish(DESTINATIONS_CHANGED_SUBJECT, encode({ tenantId: scope.tenantId, projectId: scope.projectId } satisfies DestinationsChanged)),
     });
     registerAgentHandlers(bus, agentDeps);
     registerSubAgentAttachmentHandlers(bus, agentDeps);

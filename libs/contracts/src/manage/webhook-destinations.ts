@@ -243,3 +243,13 @@ export const DisableDestinationForDeliveryRequest = z.object({
   reason: z.string().min(1).max(1000),
 });
 export const DisableDestinationForDeliveryReply = z.object({ disabled: z.boolean() });
+
+/**
+ * Core NATS subject (not stored), published by management after a destination of a project was created, changed or
+ * deleted, before the change is answered: `{tenantId, projectId}`. The dispatcher drops its copy of the project's
+ * destinations on it, so an event accepted after the answer is routed with the change. (The `webhook-destination.*`
+ * events are the durable record; they are published after the answer, so they cannot promise that.)
+ */
+export const DESTINATIONS_CHANGED_SUBJECT = 'internal.webhook-destinations.changed';
+export const DestinationsChanged = z.object({ tenantId: z.string(), projectId: z.string() });
+export type DestinationsChanged = z.infer<typeof DestinationsChanged>;

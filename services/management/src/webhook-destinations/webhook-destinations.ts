@@ -24,6 +24,8 @@ export interface WebhookDestinationDeps {
   allowLoopback: boolean;
   /** Default grace period of a rotated-out secret. */
   secretGraceSeconds: number;
+  /** Tells the dispatcher, before the change is answered, that the project's destinations changed. */
+  announceChanged: (scope: ProjectScope) => void;
 }
 
 const notFound = () => new AppError('not_found', 'Webhook destination not found');
@@ -74,6 +76,7 @@ export async function addWebhookDestination(deps: WebhookDestinationDeps, scope:
     (d) => [pendingEvent(webhookDestinationCreated, randomId(24), scope, { destination: toWebhookDestination(d) })],
   );
   if (!doc) throw new AppError('conflict', `A webhook destination with id "${id}" already exists`);
+  deps.announceChanged(scope);
   return { ...toWebhookDestination(doc), secret };
 }
 
@@ -107,7 +110,9 @@ export async function changeWebhookDestination(deps: WebhookDestinationDeps, sco
     set.url = nextUrl;
     set.chatappChannelId = nextChannel;
     const updated = await deps.destinations.update(scope, id, set, (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })], current);
-    if (updated) return toWebhookDestination(updated);
+    if (!updated) continue;
+    deps.announceChanged(scope);
+    return toWebhookDestination(updated);
   }
   throw new AppError('conflict', 'The webhook destination changed concurrently; retry');
 }
@@ -128,7 +133,9 @@ export async function rotateWebhookDestinationSecret(deps: WebhookDestinationDep
       updatedAt: now,
     };
     const updated = await deps.destinations.update(scope, id, set, (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })], current);
-    if (updated) return { id, secret, previousSecretExpiresAt: previousSecretExpiresAt?.toISOString() ?? null };
+    if (!updated) continue;
+    deps.announceChanged(scope);
+    return { id, secret, previousSecretExpiresAt: previousSecretExpiresAt?.toISOString() ?? null };
   }
   throw new AppError('conflict', 'The webhook destination changed concurrently; retry');
 }
@@ -144,7 +151,9 @@ export async function disableWebhookDestinationForDelivery(deps: WebhookDestinat
     if (!current.enabled) return true;
     const set: Partial<WebhookDestinationDoc> = { enabled: false, disabledReason: reason, updatedAt: new Date() };
     const updated = await deps.destinations.update(scope, id, set, (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })], current);
-    if (updated) return true;
+    if (!updated) continue;
+    deps.announceChanged(scope);
+    return true;
   }
   throw new AppError('conflict', 'The webhook destination changed concurrently; retry');
 }
@@ -152,6 +161,7 @@ export async function disableWebhookDestinationForDelivery(deps: WebhookDestinat
 export async function removeWebhookDestination(deps: WebhookDestinationDeps, scope: ProjectScope, id: string) {
   const removed = await deps.destinations.remove(scope, id, () => [pendingEvent(webhookDestinationDeleted, randomId(24), scope, { id })]);
   if (!removed) throw notFound();
+  deps.announceChanged(scope);
 }
 
 export async function listWebhookDestinationsPage(deps: WebhookDestinationDeps, scope: ProjectScope, q: { page: number; limit: number; agentId?: string }) {

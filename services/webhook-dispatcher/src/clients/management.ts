@@ -1,5 +1,6 @@
-import type { NatsConnection } from 'nats';
+import type { Msg, NatsConnection } from 'nats';
 import {
+  DESTINATIONS_CHANGED_SUBJECT,
   DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT,
   EVENT_SUBJECT_PREFIX,
   LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT,
@@ -29,22 +30,28 @@ interface CacheEntry {
 
 /**
  * The dispatcher's view of destinations: asked from management over NATS per project, remembered briefly,
- * and dropped at once when a destination-change event for that project passes on the bus.
+ * and dropped at once when management announces a change of that project's destinations.
  */
 export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlMs: number): CachedDestinations {
   const cache = new Map<string, CacheEntry>();
   // The subject's own tokens, so an event's project is found from its subject without reading the message.
   const keyOf = (s: ProjectScope) => `${subjectToken(s.tenantId)}.${subjectToken(s.projectId)}`;
-  const sub = nc.subscribe(`${EVENT_SUBJECT_PREFIX}.*.*.webhook-destination.>`);
-  void (async () => {
-    for await (const m of sub) {
-      try {
-        cache.delete(keyOf(decode<ProjectScope>(m.data)));
-      } catch {
-        cache.clear();
-      }
+  const drop = (_err: unknown, m: Msg) => {
+    try {
+      cache.delete(keyOf(decode<ProjectScope>(m.data)));
+    } catch {
+      cache.clear();
     }
-  })();
+  };
+  // Callbacks, not iterators: each message drops the entry while it is read off the connection, before any event
+  // message that came after it on the same connection is looked at. Management announces a change before answering
+  // it, so an event accepted after that answer never meets the older list; the `webhook-destination.*` events (published
+  // after the answer, from the outbox) drop it again.
+  const subs = [nc.subscribe(DESTINATIONS_CHANGED_SUBJECT, { callback: drop }), nc.subscribe(`${EVENT_SUBJECT_PREFIX}.*.*.webhook-destination.>`, { callback: drop })];
+  // Announcements sent while the connection was down are lost: nothing fetched before it came back is trusted.
+  void (async () => {
+    for await (const s of nc.status()) if (s.type === 'reconnect') cache.clear();
+  })().catch(() => undefined);
   const fetchList = (scope: ProjectScope) =>
     bus
       .requestWire(LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT, { principal: { kind: 'anonymous' }, params: { tenantId: scope.tenantId, projectId: scope.projectId } })
@@ -82,7 +89,7 @@ export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlM
       cache.delete(keyOf(scope));
     },
     stop() {
-      sub.unsubscribe();
+      for (const sub of subs) sub.unsubscribe();
     },
   };
   return source;
