@@ -135,12 +135,20 @@ test('when one of two management replicas and one of two gateways get SIGTERM, t
   const gateways = replicas('gateway').map((g) => g.url!);
   const ready = new Map(gateways.map((g) => [g, true]));
   let stop = false;
+  // Resolved after each round of checks: a client that finds no gateway ready waits for the next one, as it would in
+  // a balancer's queue. (Trying again at once never yields to the timers, so the checks, and the test, would stall.)
+  let roundDone!: () => void;
+  let round = new Promise<void>((r) => (roundDone = r));
   // The balancer: routes only to gateways whose /readyz answers 200, checking every 100 ms (its check period).
   const balancer = (async () => {
     while (!stop) {
       for (const g of gateways) ready.set(g, await http('GET', `${g}/readyz`).then((r) => r.status === 200, () => false));
+      const done = roundDone;
+      round = new Promise<void>((r) => (roundDone = r));
+      done();
       await new Promise((r) => setTimeout(r, 100));
     }
+    roundDone();
   })();
   const failures: string[] = [];
   let ok = 0;
@@ -148,6 +156,10 @@ test('when one of two management replicas and one of two gateways get SIGTERM, t
   const steady = async () => {
     while (!stop) {
       const live = gateways.filter((g) => ready.get(g));
+      if (!live.length) {
+        await round;
+        continue;
+      }
       const base = live[turn++ % live.length]!;
       const name = `hook-${turn}`;
       try {
