@@ -49,6 +49,8 @@ export interface LoadResult {
   completed?: number;
   /** Throughput of every run, in order (the log shows them beside the median). */
   runRates?: number[];
+  /** Answers with the expected status over every run (the warm-up left out). */
+  completedAll?: number;
 }
 
 export interface LoadSettings {
@@ -160,9 +162,10 @@ const median = (xs: number[]) => {
 };
 
 /** Warm-up, then `runs` runs; the run with the median throughput is reported (its own p50 and p99). */
-export async function measure(spec: LoadSpec, settings: LoadSettings): Promise<LoadResult> {
+export async function measure(spec: LoadSpec, settings: LoadSettings, around?: { start(): void }): Promise<LoadResult> {
   const connections = spec.connections ?? settings.connections;
   if (settings.warmupS > 0) await once(spec, settings.warmupS, connections);
+  around?.start();
   const results: RunResult[] = [];
   for (let i = 0; i < settings.runs; i++) results.push(await once(spec, settings.durationS, connections));
   const m = median(results.map((r) => r.rps));
@@ -176,6 +179,7 @@ export async function measure(spec: LoadSpec, settings: LoadSettings): Promise<L
     runs: settings.runs,
     completed: chosen.completed,
     runRates: results.map((r) => r.rps),
+    completedAll: results.reduce((n, r) => n + r.completed, 0),
   };
 }
 
