@@ -25,17 +25,18 @@ export const runAuth = defineService({
   uses: { redis: true },
   async start({ bus, config, redis, nc }) {
     const apps = appDirectory(bus, config.AUTH_CACHE_TTL_MS);
-    // Every replica drops a changed app at once (core NATS, no queue group).
-    const changes = nc.subscribe(APP_CHANGED_SUBJECT);
-    void (async () => {
-      for await (const m of changes) {
+    // Every replica drops a changed app at once (core NATS, no queue group). A callback, like the request handlers:
+    // the change is applied as it is read off the connection, before a request that came after it starts (with an
+    // iterator, a request in the same read could be authenticated first, against the app before the change).
+    const changes = nc.subscribe(APP_CHANGED_SUBJECT, {
+      callback: (_err, m) => {
         try {
           apps.apply(AppChanged.parse(decode(m.data)));
         } catch {
           apps.clear();
         }
-      }
-    })();
+      },
+    });
 
     const anonymous = anonymousTokens(secret(config.ANONYMOUS_SESSION_SECRET, config.SIGNING_KEY_SEED, 'anonymous-session'), config.ANONYMOUS_SESSION_TTL_SECONDS);
     const challenge: ChallengeDeps = {

@@ -101,18 +101,17 @@ type PrincipalCache = ReturnType<typeof principalCache>;
 
 /** Drops the cached principals of every credential a revocation on the bus names (all of them if it is unreadable). */
 function dropRevoked(nc: NatsConnection, cache: PrincipalCache) {
-  const sub = nc.subscribe(CREDENTIAL_REVOKED_SUBJECT);
-  void (async () => {
-    for await (const m of sub) {
+  // A callback: the revocation is applied as it is read off the connection, before anything read after it.
+  return nc.subscribe(CREDENTIAL_REVOKED_SUBJECT, {
+    callback: (_err, m) => {
       try {
         const r = decode<CredentialRevoked>(m.data);
         for (const id of [r.apiKeyId, r.accessTokenId, r.sessionId, r.analyticsKeyId]) if (id) cache.forget(id);
       } catch {
         cache.clear();
       }
-    }
-  })();
-  return sub;
+    },
+  });
 }
 
 interface ResolverDeps {
