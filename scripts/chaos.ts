@@ -636,6 +636,7 @@ async function main() {
       const e = env;
       const d = db;
       await fault(name, (s) => runEventsFault(name, e, (end) => d.restart(5000, end), s));
+      if (rows.some((r) => r.fault === name && typeof r.lost !== 'number')) say(`${name}: the private database's logs\n${d.logTail(40)}`);
     } catch (err) {
       failedRow(name, err);
     } finally {

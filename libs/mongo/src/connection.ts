@@ -23,6 +23,9 @@ export async function connectMongo(opts: MongoOptions): Promise<Connection> {
     dbName,
     maxPoolSize: opts.poolSize ?? 20,
     serverSelectionTimeoutMS: 5_000,
+    // No command waits forever on a connection that stopped answering (half-open after a network fault): the driver's
+    // default is no limit. One minute is far above any read or write of the platform (callers give up after seconds).
+    socketTimeoutMS: 60_000,
     // Indexes and collections are created by ensureIndexes() (only what is missing): on FerretDB a
     // createIndexes takes a global metadata lock, so restarts under load must not issue one needlessly.
     autoIndex: false,

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { trackChild } from './children';
@@ -7,6 +7,14 @@ import { repoRoot } from './infra';
 import { freePort, waitPort } from './ports';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function tail(file: string, lines: number): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
 
 export function ferretBinary(): string | undefined {
   for (const c of [process.env.FERRETDB_BIN, join(repoRoot, '.infra', 'bin', 'ferretdb')]) if (c && existsSync(c)) return c;
@@ -26,6 +34,8 @@ export interface PrivateDatabase {
   url: string;
   /** Stops PostgreSQL (immediate: like a crash) and FerretDB, waits, starts both again. */
   restart(downMs: number, end: () => void): Promise<void>;
+  /** The last lines of FerretDB's and PostgreSQL's logs (for a fault that went wrong). */
+  logTail(lines?: number): string;
   destroy(): void;
 }
 
@@ -59,6 +69,8 @@ export async function privateDatabase(opts: { log?: (line: string) => void } = {
   pgStart();
   sh(`${pg}/psql -h 127.0.0.1 -p ${pgPort} -U postgres -qc 'CREATE DATABASE ferretdb'`);
   let child: ChildProcess | undefined;
+  const ferretLog = join(dir, 'ferretdb.log');
+  const out = openSync(ferretLog, 'a');
   const ferretStart = async () => {
     child = spawn(
       ferret,
@@ -68,12 +80,23 @@ export async function privateDatabase(opts: { log?: (line: string) => void } = {
         `--listen-addr=127.0.0.1:${port}`,
         `--debug-addr=127.0.0.1:${debugPort}`,
         '--telemetry=disable',
-        '--log-level=error',
+        '--log-level=warn',
         `--state-dir=${dir}`,
       ],
-      { stdio: 'ignore' },
+      { stdio: ['ignore', out, out] },
     );
     trackChild(child);
+    const started = child;
+    // This FerretDB's own liveness (its debug listener), then its port: a port that merely accepts could be another
+    // socket that took the number while FerretDB was down, and a FerretDB that cannot listen exits.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (started.exitCode !== null || started.signalCode !== null) throw new Error(`FerretDB exited at start (${started.exitCode ?? started.signalCode}); its log: ${tail(ferretLog, 20)}`);
+      const live = await fetch(`http://127.0.0.1:${debugPort}/debug/livez`).then((r) => r.ok, () => false);
+      if (live) break;
+      if (Date.now() > deadline) throw new Error(`FerretDB did not come up in 30 s; its log: ${tail(ferretLog, 20)}`);
+      await sleep(50);
+    }
     await waitPort(port, 30_000);
   };
   const ferretStop = async () => {
@@ -93,8 +116,12 @@ export async function privateDatabase(opts: { log?: (line: string) => void } = {
       await ferretStart();
       end();
     },
+    logTail(lines = 20) {
+      return `FerretDB: ${tail(ferretLog, lines)}\nPostgreSQL: ${tail(join(dir, 'postgres.log'), lines)}`;
+    },
     destroy() {
       child?.kill('SIGKILL');
+      closeSync(out);
       try {
         pgStop();
       } catch {
