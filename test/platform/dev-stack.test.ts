@@ -14,7 +14,11 @@ let localDir: string;
 beforeAll(async () => {
   localDir = mkdtempSync(join(tmpdir(), 'dev-stack-'));
   const [gatewayPort, analyticsPort, chatappFakePort] = [await freePort(), await freePort(), await freePort()];
-  dev = await startDevStack({ localDir, gatewayPort, analyticsPort, chatappFakePort, healthPortBase: 20_000 + Math.floor(Math.random() * 20_000), logLevel: 'warn' });
+  // Nine health ports from a base, as `npm start` has them (3100+), below the kernel's ephemeral range (32768+): a port
+  // there can be the local end of any process's outgoing connection at that moment, and a service that cannot listen
+  // on its health port never becomes ready (this suite failed that way now and then: gateway, analytics).
+  const healthPortBase = 20_000 + Math.floor(Math.random() * 12_000);
+  dev = await startDevStack({ localDir, gatewayPort, analyticsPort, chatappFakePort, healthPortBase, logLevel: 'warn' });
 }, 240_000);
 afterAll(async () => {
   await dev?.stop();
