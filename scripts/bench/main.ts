@@ -237,10 +237,9 @@ async function dumpMetrics(stack: Stack, stage: string) {
   for (const p of stack.processes) if (p.healthUrl) writeFileSync(join(logDir, `${stage}-${procName(p)}.txt`), await (await fetch(`${p.healthUrl}/metrics`)).text());
 }
 
-/** `count` GET requests one after another (after one warm-up request), each allowed two minutes; at least three, and
- * no more once a minute has passed. */
 /**
- * Requests one at a time: at least `count` after a first one (not counted), and for at least `minMs`, at most a minute.
+ * GET requests one at a time, each allowed two minutes: at least `count` after a first one (not counted), and for at
+ * least `minMs`; none started after a minute once three are done.
  * A few milliseconds each, so a fixed count spans a few tens of milliseconds: one burst of background work (the
  * database's statistics after a bulk load) then decided the whole row; measured over seconds, it does not.
  */
