@@ -127,8 +127,16 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
         if (!res.headersSent) res.writeHead(500).end();
       }
     });
-    await new Promise<void>((r) => server!.listen(config.HEALTH_PORT, '0.0.0.0', r));
-    healthPort = (server.address() as AddressInfo).port;
+    try {
+      healthPort = await listenOn(server, config.HEALTH_PORT, '0.0.0.0', 'HEALTH_PORT');
+    } catch (err) {
+      // Nothing of a failed boot outlives it (a caller in the same process, a test, goes on).
+      await running.stop(0).catch(() => undefined);
+      await nc.close().catch(() => undefined);
+      await db?.close().catch(() => undefined);
+      redis?.disconnect();
+      throw err;
+    }
   }
   log.info({ instance: instanceId, healthPort }, `${def.name} started`);
 
@@ -231,6 +239,25 @@ export function runProcess(name: string, boot: () => Promise<Stoppable>): void {
         process.exit(1);
       },
     );
+}
+
+/**
+ * Starts `server` on `port` and answers the port it got. A port another process holds fails the start with a message
+ * that names the setting (`HEALTH_PORT 9102 (0.0.0.0) is already in use by another process; set HEALTH_PORT to a free
+ * port, or 0 for any`), instead of an unhandled 'error' event that ends the process with a stack and no word of ours.
+ */
+export function listenOn(server: http.Server, port: number, host: string, setting: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const failed = (err: NodeJS.ErrnoException) => {
+      const why = err.code === 'EADDRINUSE' ? 'is already in use by another process' : err.code === 'EACCES' ? 'may not be opened by this user' : `cannot be opened (${err.message})`;
+      reject(new Error(`${setting} ${port} (${host}) ${why}; set ${setting} to a free port, or 0 for any`));
+    };
+    server.once('error', failed);
+    server.listen(port, host, () => {
+      server.off('error', failed);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 }
 
 /** main.ts of a service: boot, then stop on SIGTERM/SIGINT within the grace period (`runProcess`). */

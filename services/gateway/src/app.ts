@@ -1,5 +1,4 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import express from 'express';
 import cors from 'cors';
@@ -22,6 +21,7 @@ import { mountAnalyticsView } from './routes/analytics-view';
 import { mountWebhooksView } from './routes/webhooks-view';
 import { mountApiDocs } from './routes/api-docs';
 import { rateLimiter } from './middleware/rate-limit';
+import { listenOn } from '@platform/runtime';
 
 const log = getLogger('gateway');
 
@@ -169,7 +169,7 @@ function analyticsApp(config: GatewayConfig, life: Lifecycle, mountOpts: MountOp
   });
 }
 
-async function listen(config: GatewayConfig, app: express.Express, port: number): Promise<Listener> {
+async function listen(config: GatewayConfig, app: express.Express, port: number, setting: string): Promise<Listener> {
   // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check often enough that a slow
   // client is cut off close to its timeout, not up to 30 s later.
   const server = http.createServer({ connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(config.HEADERS_TIMEOUT_MS / 4))) }, app);
@@ -177,14 +177,7 @@ async function listen(config: GatewayConfig, app: express.Express, port: number)
   server.requestTimeout = config.REQUEST_TIMEOUT_MS;
   server.keepAliveTimeout = 5000;
   server.on('clientError', answerClientError);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, config.GATEWAY_HOST, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  return { server, port: (server.address() as AddressInfo).port };
+  return { server, port: await listenOn(server, port, config.GATEWAY_HOST, setting) };
 }
 
 /** Health and metrics on their own port (HEALTH_PORT), like every service: /metrics is never on a public listener. */
@@ -203,8 +196,7 @@ async function listenHealth(port: number, life: Lifecycle): Promise<Listener> {
     res.type(m.contentType).send(m.body);
   });
   const server = http.createServer(healthApp);
-  await new Promise<void>((r) => server.listen(port, '0.0.0.0', r));
-  return { server, port: (server.address() as AddressInfo).port };
+  return { server, port: await listenOn(server, port, '0.0.0.0', 'HEALTH_PORT') };
 }
 
 /**
@@ -261,8 +253,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   const analytics = analyticsApp(config, life, mountOpts, nc);
 
   // The analytics listener opens first: once the main one answers /readyz, both are up.
-  const analyticsListener = await listen(config, analytics, config.ANALYTICS_PORT);
-  const mainListener = await listen(config, main, config.GATEWAY_PORT);
+  const analyticsListener = await listen(config, analytics, config.ANALYTICS_PORT, 'ANALYTICS_PORT');
+  const mainListener = await listen(config, main, config.GATEWAY_PORT, 'GATEWAY_PORT');
   const health = config.HEALTH_PORT !== undefined ? await listenHealth(config.HEALTH_PORT, life) : undefined;
   const port = mainListener.port;
   log.info({ port, analyticsPort: analyticsListener.port, healthPort: health?.port }, 'gateway listening');

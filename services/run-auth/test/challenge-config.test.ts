@@ -4,6 +4,8 @@ import { bootService, type StartedService } from '@platform/runtime';
 import { AppError } from '@platform/problems';
 import { randomId, randomSecret } from '@platform/secrets';
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { freePort, removeNatsStore, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { runAuth } from '../src/service';
 
@@ -95,5 +97,26 @@ describe('run-auth when Redis goes away', () => {
     await expect(problemOf(bus.call(getChallenge, { query: { appId: 'app_x' } }))).resolves.toEqual(unavailable);
     await expect(problemOf(bus.call(verifyChallenge, { query: { appId: 'app_x' }, body: { payload: 'x' } }))).resolves.toEqual(unavailable);
     await expect(problemOf(bus.call(getLegacyPowChallenge, {}))).resolves.toEqual(unavailable);
+  });
+});
+
+describe('a service whose health port another process holds', () => {
+  test('when HEALTH_PORT is taken, then the boot fails with a message that names the setting and the port', async () => {
+    const holder = http.createServer();
+    await new Promise<void>((r) => holder.listen(0, '0.0.0.0', r));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const boot = bootService(runAuth, {
+        NATS_URL: nats.url,
+        REDIS_URL: testStack().env.REDIS_URL,
+        REDIS_KEY_PREFIX: `test:rac-${randomId(8)}:`,
+        SIGNING_KEY_SEED: randomSecret(32),
+        HEALTH_PORT: String(port),
+        LOG_LEVEL: 'silent',
+      });
+      await expect(boot).rejects.toThrow(`HEALTH_PORT ${port} (0.0.0.0) is already in use by another process; set HEALTH_PORT to a free port, or 0 for any`);
+    } finally {
+      await new Promise((r) => holder.close(r));
+    }
   });
 });
