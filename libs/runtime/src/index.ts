@@ -243,7 +243,7 @@ export function runProcess(name: string, boot: () => Promise<Stoppable>): void {
 
 /**
  * Starts `server` on `port` and answers the port it got. A port another process holds fails the start with a message
- * that names the setting (`HEALTH_PORT 9102 (0.0.0.0) is already in use by another process; set HEALTH_PORT to a free
+ * that names the setting (`HEALTH_PORT 8081 (0.0.0.0) is already in use by another process; set HEALTH_PORT to a free
  * port, or 0 for any`), instead of an unhandled 'error' event that ends the process with a stack and no word of ours.
  */
 export function listenOn(server: http.Server, port: number, host: string, setting: string): Promise<number> {
