@@ -71,23 +71,40 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
   startProcessMetrics();
   const log = getLogger(`${def.name}.runtime`);
   const nc = await connectNats({ url: config.NATS_URL, name: `${def.name}:${instanceId}` });
-  const jsm = await nc.jetstreamManager({ timeout: 15_000 });
-  await ensureStream(jsm, platformEventsStream, config.JS_REPLICAS);
-  const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS);
-  const pub = publisher(nc);
   let db: Connection | undefined;
   let redis: Redis | undefined;
+  let started: Running | undefined;
+  /**
+   * A boot that fails part-way closes what it opened, so nothing of it outlives it: a caller in the same process (a
+   * test retrying a boot while Redis starts) would otherwise keep every attempt's NATS connection open.
+   */
+  const undone = async <T>(step: Promise<T>): Promise<T> => {
+    try {
+      return await step;
+    } catch (err) {
+      await started?.stop(0).catch(() => undefined);
+      await nc.close().catch(() => undefined);
+      await db?.close().catch(() => undefined);
+      redis?.disconnect();
+      throw err;
+    }
+  };
+  const jsm = await undone(nc.jetstreamManager({ timeout: 15_000 }));
+  await undone(ensureStream(jsm, platformEventsStream, config.JS_REPLICAS));
+  const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS);
+  const pub = publisher(nc);
   if (def.uses.mongo) {
-    db = await connectMongo({ url: config.MONGO_URL!, dbPrefix: config.MONGO_DB_PREFIX!, service: def.name, poolSize: config.MONGO_POOL_SIZE });
+    db = await undone(connectMongo({ url: config.MONGO_URL!, dbPrefix: config.MONGO_DB_PREFIX!, service: def.name, poolSize: config.MONGO_POOL_SIZE }));
   }
   if (def.uses.redis) {
     redis = new Redis(config.REDIS_URL!, { keyPrefix: config.REDIS_KEY_PREFIX, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true });
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
-    await redis.connect();
+    await undone(redis.connect());
   }
   const deps = { config, nc, bus, pub, db, redis } as Deps<z.infer<S>, U>;
-  const running = await def.start(deps);
-  if (db) for (const model of Object.values(db.models)) await ensureIndexes(model);
+  const running = await undone(def.start(deps));
+  started = running;
+  if (db) for (const model of Object.values(db.models)) await undone(ensureIndexes(model));
 
   let stopping = false;
   /** Answers within `ms` or counts as false: a dependency that hangs is not ready. */
@@ -127,16 +144,7 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
         if (!res.headersSent) res.writeHead(500).end();
       }
     });
-    try {
-      healthPort = await listenOn(server, config.HEALTH_PORT, '0.0.0.0', 'HEALTH_PORT');
-    } catch (err) {
-      // Nothing of a failed boot outlives it (a caller in the same process, a test, goes on).
-      await running.stop(0).catch(() => undefined);
-      await nc.close().catch(() => undefined);
-      await db?.close().catch(() => undefined);
-      redis?.disconnect();
-      throw err;
-    }
+    healthPort = await undone(listenOn(server, config.HEALTH_PORT, '0.0.0.0', 'HEALTH_PORT'));
   }
   log.info({ instance: instanceId, healthPort }, `${def.name} started`);
 
