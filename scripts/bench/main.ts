@@ -336,6 +336,8 @@ async function main() {
       ANALYTICS_PORT: String(analyticsPort),
       // A list of 100k rows takes longer than the default 10 s on FerretDB: report its time, not the gateway's 504.
       NATS_REQUEST_TIMEOUT_MS: '120000',
+      // BENCH_STACK_ENV: settings of every service as JSON, for trying one out (`{"RATE_LIMIT_ENABLED":"false"}`).
+      ...(env.BENCH_STACK_ENV ? (JSON.parse(env.BENCH_STACK_ENV) as Record<string, string>) : {}),
     },
     serviceNodeArgs: profiled ? Object.fromEntries(profiledServices.map((name) => [name, profiled])) : undefined,
     // /metrics of every process: database writes per delivered webhook and per ingested event.

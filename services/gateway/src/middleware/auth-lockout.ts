@@ -24,8 +24,20 @@ export function tooManyRequests(msLeft: number, detail: (retryAfter: number) => 
   return new AppError('too_many_requests', detail(retryAfter), { headers: { 'retry-after': String(retryAfter) } });
 }
 
-/** A presented credential, named by its SHA-256 (the secret itself never reaches Redis). */
-export const credentialHash = (credential: string) => hash('sha256', credential, 'base64url');
+const digests = new WeakMap<object, Map<string, string>>();
+
+/**
+ * A presented credential, named by its SHA-256 (the secret itself never reaches Redis or any cache). With `req`, the
+ * digest is computed once per request however many checks ask for it (the rate limit, the lockout, the auth cache).
+ */
+export function credentialHash(credential: string, req?: object): string {
+  if (!req) return hash('sha256', credential, 'base64url');
+  let known = digests.get(req);
+  if (!known) digests.set(req, (known = new Map()));
+  let digest = known.get(credential);
+  if (digest === undefined) known.set(credential, (digest = hash('sha256', credential, 'base64url')));
+  return digest;
+}
 
 const LOCAL_MARKS_MAX = 50_000;
 
@@ -54,7 +66,7 @@ export interface PresentedCredential {
 export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
   const byAddress = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:authfail`, points: opts.failuresPerIp, duration: opts.windowSeconds });
   const byCredential = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:authfail-cred`, points: opts.failuresPerCredential, duration: opts.windowSeconds });
-  const idOf = (c: PresentedCredential | undefined) => (c ? `${c.kind}:${credentialHash(c.token)}` : 'none');
+  const idOf = (c: PresentedCredential | undefined, req?: Request) => (c ? `${c.kind}:${credentialHash(c.token, req)}` : 'none');
   const knownKey = (id: string) => `${opts.keyPrefix}:known:${id}`;
   const seenKey = (ip: string, id: string) => `${opts.keyPrefix}:authfail-seen:${ip}:${id}`;
   // Credentials this gateway marked known lately: a busy credential is written to Redis about once per half lifetime.
@@ -77,7 +89,7 @@ export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
      */
     async admit(req: Request, credential: PresentedCredential | undefined, knownHere: () => boolean): Promise<void> {
       if (!opts.enabled) return;
-      const id = credential ? idOf(credential) : undefined;
+      const id = credential ? idOf(credential, req) : undefined;
       // A credential this gateway verified lately passes whatever the counters say: no need to read them.
       if (id && knownHere()) return;
       try {
@@ -95,7 +107,7 @@ export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
     /** A 401: counts as described above; the failure that crosses a limit is answered 429. */
     async failed(req: Request, credential: PresentedCredential | undefined): Promise<void> {
       if (!opts.enabled) return;
-      const id = idOf(credential);
+      const id = idOf(credential, req);
       const ip = address(req);
       marked.delete(id);
       try {

@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { Request } from 'express';
 import type { NatsConnection } from 'nats';
 import {
@@ -15,6 +14,7 @@ import {
 import { sessionId } from '@platform/secrets';
 import { decode, type ServiceBus } from '@platform/bus';
 import { AppError } from '@platform/problems';
+import { credentialHash } from './auth-lockout';
 
 /** Reads `Authorization: Bearer <token>`. */
 export function bearerToken(req: Request): string | undefined {
@@ -54,7 +54,8 @@ interface CacheEntry {
 /** The kinds of credential, as cache key prefixes: manage bearer, session cookie, run token, analytics key. */
 type CredentialKind = 'b' | 's' | 'r' | 'a';
 
-const keyOf = (kind: string, token: string) => `${kind}:${hash('sha256', token, 'base64url')}`;
+/** A credential's cache key: its kind and SHA-256 (the request's digest, computed once for it). */
+const keyOf = (kind: string, token: string, req?: Request) => `${kind}:${credentialHash(token, req)}`;
 
 /**
  * Principals of credentials verified lately, for `ttlMs` (a run token also until it expires), found by credential id
@@ -121,8 +122,8 @@ interface ResolverDeps {
 }
 
 /** A management bearer token or a session cookie, verified by management; null when it is not valid. */
-async function resolveManage({ bus, cache, onVerified }: ResolverDeps, cred: { bearer?: string; session?: string }, requestId: string): Promise<Principal | null> {
-  const key = cred.bearer ? keyOf('b', cred.bearer) : keyOf('s', cred.session!);
+async function resolveManage({ bus, cache, onVerified }: ResolverDeps, cred: { bearer?: string; session?: string }, requestId: string, req?: Request): Promise<Principal | null> {
+  const key = cred.bearer ? keyOf('b', cred.bearer, req) : keyOf('s', cred.session!, req);
   const hit = cache.cached(key);
   if (hit) return hit;
   const res = await bus.requestWire(RESOLVE_MANAGE_CREDENTIAL_SUBJECT, { principal: { kind: 'anonymous' }, body: cred }, { requestId });
@@ -141,7 +142,7 @@ async function resolveRun({ bus, cache, onVerified }: ResolverDeps, req: Request
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
   // App JWTs depend on the origin and app; only API keys are cached by token alone.
   const cacheable = token.startsWith('sk_');
-  const key = keyOf('r', token);
+  const key = keyOf('r', token, req);
   if (cacheable) {
     const hit = cache.cached(key);
     if (hit) return hit;
@@ -155,8 +156,8 @@ async function resolveRun({ bus, cache, onVerified }: ResolverDeps, req: Request
 }
 
 /** Analytics keys (`ak_…`) are verified by the analytics service and cached like API keys. */
-async function resolveAnalytics({ bus, cache, onVerified }: ResolverDeps, token: string, requestId: string): Promise<Principal> {
-  const key = keyOf('a', token);
+async function resolveAnalytics({ bus, cache, onVerified }: ResolverDeps, token: string, requestId: string, req?: Request): Promise<Principal> {
+  const key = keyOf('a', token, req);
   const hit = cache.cached(key);
   if (hit) return hit;
   const res = await bus.requestWire(VERIFY_ANALYTICS_KEY_SUBJECT, { principal: { kind: 'anonymous' }, body: { key: token } }, { requestId });
@@ -189,13 +190,13 @@ function credentialOf(op: AnyOperation, req: Request, cookieName: string): { kin
 }
 
 /** The bearer, admin and manage schemes: a management bearer token, or (manage only) a session cookie. */
-async function authenticateManage(deps: ResolverDeps, op: AnyOperation, bearer: string | undefined, session: string | undefined, requestId: string): Promise<Principal> {
+async function authenticateManage(deps: ResolverDeps, op: AnyOperation, req: Request, bearer: string | undefined, session: string | undefined, requestId: string): Promise<Principal> {
   let p: Principal | null = null;
   if (bearer) {
-    p = await resolveManage(deps, { bearer }, requestId);
+    p = await resolveManage(deps, { bearer }, requestId, req);
     if (!p) throw unauthorized('The bearer token is invalid, expired or revoked');
   } else if (session && op.auth === 'manage') {
-    p = await resolveManage(deps, { session }, requestId);
+    p = await resolveManage(deps, { session }, requestId, req);
     if (!p) throw unauthorized('The session is invalid or has expired');
   } else {
     throw unauthorized(op.auth === 'manage' ? 'Send a bearer token or a session cookie' : 'Send a bearer token');
@@ -217,17 +218,17 @@ async function authenticate(deps: ResolverDeps, cookieName: string, op: AnyOpera
     }
     case 'cookie': {
       if (!session) throw unauthorized(`This operation needs a session cookie (${cookieName})`);
-      const p = await resolveManage(deps, { session }, requestId);
+      const p = await resolveManage(deps, { session }, requestId, req);
       if (!p) throw unauthorized('The session is invalid or has expired');
       return p;
     }
     case 'bearer':
     case 'admin':
     case 'manage':
-      return authenticateManage(deps, op, bearer, session, requestId);
+      return authenticateManage(deps, op, req, bearer, session, requestId);
     case 'analytics': {
       if (!bearer) throw unauthorized('Authentication failed: send an analytics key as Authorization: Bearer ak_…');
-      return resolveAnalytics(deps, bearer, requestId);
+      return resolveAnalytics(deps, bearer, requestId, req);
     }
   }
 }
@@ -271,7 +272,7 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     /** Whether this gateway verified the credential lately (it is in the cache), without asking anyone. */
     knows(op: AnyOperation, req: Request): boolean {
       const c = credentialOf(op, req, opts.cookieName);
-      return c !== undefined && cache.cached(keyOf(c.kind, c.token)) !== undefined;
+      return c !== undefined && cache.cached(keyOf(c.kind, c.token, req)) !== undefined;
     },
     authorize,
     authorizeTenant,

@@ -21,13 +21,14 @@ export interface RateLimitOptions {
 }
 
 /**
- * One round trip for every counter of a request: each key is counted up, gets the window as its lifetime when it has
- * none, and answers its count and the milliseconds it has left (fixed windows, as a key's first hit starts them).
+ * One round trip for the counters of many requests: each key is counted up by its number of hits (ARGV[i + 1]), gets
+ * the window (ARGV[1]) as its lifetime when it has none, and answers its new count and the milliseconds it has left
+ * (fixed windows, as a key's first hit starts them).
  */
 const HITS_SCRIPT = `
 local out = {}
 for i, key in ipairs(KEYS) do
-  local n = redis.call('INCR', key)
+  local n = redis.call('INCRBY', key, ARGV[i + 1])
   local left = redis.call('PTTL', key)
   if left < 0 then
     redis.call('PEXPIRE', key, ARGV[1])
@@ -38,7 +39,72 @@ for i, key in ipairs(KEYS) do
 end
 return out`;
 
-type HitsClient = Redis & { platformRateHits(numberOfKeys: number, ...args: Array<string | number>): Promise<number[]> };
+type HitsClient = Redis & { platformRateTally(numberOfKeys: number, ...args: Array<string | number>): Promise<number[]> };
+
+/** A counter's value as one hit saw it: its place in the window and the milliseconds the window has left. */
+interface Hit {
+  count: number;
+  msLeft: number;
+}
+
+interface Tally {
+  hits: number;
+  waiting: Array<{ resolve(hit: Hit): void; reject(err: unknown): void }>;
+}
+
+/** Keys per script call at most (a busy gateway with many client addresses sends several calls a turn). */
+const KEYS_PER_CALL = 256;
+
+/**
+ * Counts hits on Redis counters, the hits of one turn of the event loop together: every key hit during the turn is
+ * counted up once by its number of hits, in one script call for all of them, and each hit learns the count it would
+ * have seen alone (the first of five hits on a key that stood at 10 sees 11, the last 15). So a request is refused
+ * exactly when it would have been with a command per request, for a round trip per turn instead (at 3,000 requests a
+ * second, one script call for about ten requests).
+ */
+export function counterTally(counters: HitsClient, windowMs: number) {
+  let turn = new Map<string, Tally>();
+  let scheduled = false;
+
+  const send = (keys: string[], tallies: Tally[]) => {
+    counters.platformRateTally(keys.length, ...keys, windowMs, ...tallies.map((t) => t.hits)).then(
+      (out) => {
+        tallies.forEach((t, i) => {
+          const total = out[2 * i]!;
+          const msLeft = out[2 * i + 1]!;
+          t.waiting.forEach((w, j) => {
+            w.resolve({ count: total - t.hits + j + 1, msLeft });
+          });
+        });
+      },
+      (err: unknown) => {
+        for (const t of tallies) for (const w of t.waiting) w.reject(err);
+      },
+    );
+  };
+  const flush = () => {
+    scheduled = false;
+    const batch = turn;
+    turn = new Map();
+    const keys = [...batch.keys()];
+    for (let i = 0; i < keys.length; i += KEYS_PER_CALL) {
+      const part = keys.slice(i, i + KEYS_PER_CALL);
+      send(part, part.map((k) => batch.get(k)!));
+    }
+  };
+
+  return (key: string): Promise<Hit> =>
+    new Promise<Hit>((resolve, reject) => {
+      let t = turn.get(key);
+      if (!t) turn.set(key, (t = { hits: 0, waiting: [] }));
+      t.hits++;
+      t.waiting.push({ resolve, reject });
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+}
 
 /**
  * Gateway-wide limits kept in Redis (so every gateway replica counts together): one counter per client IP and one per
@@ -47,10 +113,8 @@ type HitsClient = Redis & { platformRateHits(numberOfKeys: number, ...args: Arra
  * at most every 10 s): an outage of the counter store must not take the API down.
  */
 export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
-  // Both counters of a request in one script call (one command for Redis to run, no per-counter objects here).
-  if (!('platformRateHits' in redis)) redis.defineCommand('platformRateHits', { lua: HITS_SCRIPT });
-  const counters = redis as HitsClient;
-  const windowMs = opts.windowSeconds * 1000;
+  if (!('platformRateTally' in redis)) redis.defineCommand('platformRateTally', { lua: HITS_SCRIPT });
+  const hit = counterTally(redis as HitsClient, opts.windowSeconds * 1000);
   let lastWarning = 0;
   const warnUnreachable = (err: unknown) => {
     if (Date.now() - lastWarning > 10_000) {
@@ -75,18 +139,20 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
     async check(req: Request): Promise<void> {
       if (!opts.enabled) return;
       const credential = bearerToken(req) ?? cookieValue(req, opts.cookieName);
-      const keys = [`${opts.keyPrefix}:ip:${req.ip ?? 'unknown'}`];
-      if (credential) keys.push(`${opts.keyPrefix}:cred:${credentialHash(credential)}`);
-      let counts: number[];
+      let ip: Hit;
+      let cred: Hit | undefined;
       try {
-        counts = await counters.platformRateHits(keys.length, ...keys, windowMs);
+        [ip, cred] = await Promise.all([
+          hit(`${opts.keyPrefix}:ip:${req.ip ?? 'unknown'}`),
+          credential ? hit(`${opts.keyPrefix}:cred:${credentialHash(credential, req)}`) : undefined,
+        ]);
       } catch (err) {
         warnUnreachable(err);
         return;
       }
       // The address limit is reported first.
-      if (counts[0]! > opts.perIp) throw limited('client address', counts[1]!);
-      if (credential && counts[2]! > opts.perCredential) throw limited('credential', counts[3]!);
+      if (ip.count > opts.perIp) throw limited('client address', ip.msLeft);
+      if (cred && cred.count > opts.perCredential) throw limited('credential', cred.msLeft);
     },
     /** Failed-authentication lockout: `admit` before verifying, `failed` on a 401, `verified` on a fresh verification. */
     lockout,
