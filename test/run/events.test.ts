@@ -98,6 +98,8 @@ describe('POST /run/v1/events', () => {
       ['keys-1', properties, userProperties, metadata],
       ['keys-2', null, userProperties, null],
     ]);
+    // Every field as the API answered it, the empty ones (null) and updatedAt too, though the rows leave them out.
+    expect(stored.body.events).toEqual([first.body.data, second.body.data]);
     // And published as stored: event.created carries the same keys.
     try {
       await eventually(() => published.some((e) => e.data.event.id === 'keys-1'), 'event.created of keys-1', 15_000);
@@ -139,6 +141,11 @@ describe('POST /run/v1/events', () => {
     await run.post('/run/v1/events', { type: 'conv.tagged', conversationId: 'c2', userProperties: { userId: 'c2-user' } });
     const derived = await run.post('/run/v1/events', { type: 'msg.reacted', messageId: 'm2' });
     expect(derived.body.data.userProperties).toEqual({ userId: 'c2-user' });
+    // An event sent with userProperties: null has none, and does not hide the conversation's earlier ones from the next.
+    const cleared = await run.post('/run/v1/events', { type: 'conv.cleared', conversationId: 'c2', userProperties: null });
+    expect(cleared.body.data.userProperties).toBeNull();
+    const next = await run.post('/run/v1/events', { type: 'conv.next', conversationId: 'c2' });
+    expect(next.body.data.userProperties).toEqual({ userId: 'c2-user' });
     const none = await run.post('/run/v1/events', { type: 'lonely', conversationId: 'never-seen' });
     expect(none.body.data.userProperties).toBeNull();
   });

@@ -20,7 +20,8 @@ const schema = new mongoose.Schema(
     metadata: { type: mongoose.Schema.Types.Mixed, default: null },
     serverMetadata: { type: mongoose.Schema.Types.Mixed, required: true },
     createdAt: { type: Date, required: true },
-    updatedAt: { type: Date, required: true },
+    /** Absent from rows written by the compact form (run-event.repo.ts `storedRow`): a run event never changes. */
+    updatedAt: { type: Date },
     ...outboxFields,
     /**
      * The group-commit batch that stored it; the batch's outbox marker (which lists the batch's `_id`s) lives until its
@@ -36,6 +37,8 @@ const schema = new mongoose.Schema(
     /** Set only on outbox marker documents (never on an event). */
     outboxMarker: { type: Boolean, default: undefined, index: { sparse: true } },
   },
+  // Written through the driver (the group commit): the defaults above are not applied, and a field that is null is
+  // absent from the row (run-event.repo.ts `storedRow`); every read takes a missing field as null.
   { collection: 'runEvents', versionKey: false, minimize: false },
 );
 // The reads of a conversation's and of a message's events. Every index costs each insert its write: no other is kept.

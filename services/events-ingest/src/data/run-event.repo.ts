@@ -4,6 +4,7 @@ import { iso, loadedJson, scoped, scopedId, storedJson, type Connection } from '
 import { groupInsert, traced } from '@platform/outbox';
 import { runEventModel, type RunEventDoc } from './run-event.model';
 
+/** A stored run event (see `storedRow`: fields that are null, and updatedAt, may be absent). */
 export function toRunEvent(d: RunEventDoc): RunEvent {
   return {
     id: d.id,
@@ -18,8 +19,30 @@ export function toRunEvent(d: RunEventDoc): RunEvent {
     metadata: loadedJson(d.metadata ?? null),
     serverMetadata: d.serverMetadata,
     createdAt: iso(d.createdAt)!,
-    updatedAt: iso(d.updatedAt)!,
+    // A run event never changes: its rows since the compact form keep only createdAt.
+    updatedAt: iso(d.updatedAt ?? d.createdAt)!,
   };
+}
+
+const OPTIONAL_FIELDS = ['agentId', 'conversationId', 'messageId'] as const;
+const MAP_FIELDS = ['properties', 'userProperties', 'metadata'] as const;
+
+/**
+ * A run event as its row: what the event says and nothing that can be told from the rest. A field that is null is
+ * left out (read back as null), so is updatedAt (a run event never changes: it equals createdAt), and the dispatch flag
+ * when it is false. Each field FerretDB and PostgreSQL do not have to convert, store and index is work saved on every
+ * event (a typical event has a third of its optional fields empty). The user's maps may have keys the database refuses
+ * as field names (`$…`, `a.b`): such a map is stored as its JSON text.
+ */
+function storedRow(e: RunEventDoc, dispatch: boolean, trace: string | undefined): RunEventDoc {
+  const row: Partial<RunEventDoc> = { _id: e._id, id: e.id, tenantId: e.tenantId, projectId: e.projectId, type: e.type };
+  for (const f of OPTIONAL_FIELDS) if (e[f] != null) row[f] = e[f];
+  for (const f of MAP_FIELDS) if (e[f] != null) row[f] = storedJson(e[f]);
+  row.serverMetadata = e.serverMetadata;
+  row.createdAt = e.createdAt;
+  if (dispatch) row.outboxDispatch = true;
+  if (trace) row.outboxTrace = trace;
+  return row as RunEventDoc;
 }
 
 const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0, outboxDispatch: 0, outboxTrace: 0 };
@@ -77,18 +100,7 @@ export function runEventRepo(db: Connection, outbox: RunEventOutbox) {
       const event = toRunEvent(full);
       const events = traced(outbox.eventsOf(event, dispatch));
       const trace = events[0]?.traceparent;
-      // The user's maps may have keys the database refuses as field names (`$…`, `a.b`): such a map is stored as JSON text.
-      const outcome = await writer.insert(
-        {
-          ...full,
-          properties: storedJson(full.properties),
-          userProperties: storedJson(full.userProperties),
-          metadata: storedJson(full.metadata),
-          outboxDispatch: dispatch,
-          ...(trace ? { outboxTrace: trace } : {}),
-        },
-        events,
-      );
+      const outcome = await writer.insert(storedRow(full, dispatch, trace), events);
       if (outcome === 'inserted') {
         remember(_id, event);
         return { created: true, event };
