@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { connectNats, ensureStream, platformEventsStream, publisher } from '@platform/bus';
 import { connectMongo, type Connection } from '@platform/mongo';
 import { randomId } from '@platform/secrets';
+import { context, initTracing, trace } from '@platform/telemetry';
 import { eventually, removeNatsStore, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { runEventRepo } from '../src/data/run-event.repo';
 import { runEventEvents } from '../src/domain/run-events';
@@ -13,12 +15,20 @@ let nats: NatsServer;
 let nc: Awaited<ReturnType<typeof connectNats>>;
 let db: Connection;
 const received: Array<{ id: string; type: string; occurredAt: string; data: { event: { id: string; properties: unknown }; dispatch: boolean } }> = [];
+/** The traceparent header of each event.created received, by event id. */
+const traceparents = new Map<string, string | undefined>();
 
 beforeAll(async () => {
   nats = await startNatsServer();
   nc = await connectNats({ url: nats.url, name: 'run-event-outbox-test' });
   await ensureStream(await nc.jetstreamManager(), platformEventsStream);
-  nc.subscribe('evt.>', { callback: (_e, m) => received.push(JSON.parse(new TextDecoder().decode(m.data))) });
+  nc.subscribe('evt.>', {
+    callback: (_e, m) => {
+      const event = JSON.parse(new TextDecoder().decode(m.data));
+      received.push(event);
+      traceparents.set(event.id, m.headers?.get('traceparent') || undefined);
+    },
+  });
   db = await connectMongo({ url: testStack().env.MONGO_URL!, dbPrefix: 'test', service: `events-ingest-outbox-${randomId(6).toLowerCase()}` });
 });
 afterAll(async () => {
@@ -71,4 +81,31 @@ test('when events-ingest dies after storing events and before publishing them, t
       .map((e) => ({ id: e.id, occurredAt: e.envelope.occurredAt, event: (e.envelope.data as { event: unknown }).event, dispatch: (e.envelope.data as { dispatch: boolean }).dispatch }))
       .sort((a, b) => a.id.localeCompare(b.id)),
   );
+});
+
+test('when the sweep republishes events, then an event written under a sampled trace keeps that trace and one under an unsampled trace does not', async () => {
+  initTracing({ service: 'events-ingest-test' });
+  const tenantId = `t-${randomId(6).toLowerCase()}`;
+  const now = new Date();
+  const doc = (id: string) => ({ id, tenantId, projectId: 'p1', type: 'x', agentId: null, conversationId: null, messageId: null, properties: null, userProperties: null, metadata: null, serverMetadata: { authMethod: 'apiKey' }, createdAt: now, updatedAt: now });
+  const under = (traceFlags: number) => trace.setSpanContext(context.active(), { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex'), traceFlags });
+  const down = () => Promise.reject(new Error('NATS is gone'));
+  const dying = runEventRepo(db, { publisher: { publish: down, publishPending: down }, instance: 'dying-traced', eventsOf: runEventEvents });
+  const sampledCtx = under(1);
+  const unsampledCtx = under(0);
+  const [a, b] = [
+    await context.with(sampledCtx, () => dying.insertOnce(doc('sampled'), false)),
+    await context.with(unsampledCtx, () => dying.insertOnce(doc('unsampled'), false)),
+  ];
+  await dying.flush();
+  const ids = [a, b].map((s) => runEventEvents(s.event, false)[0]!.id);
+
+  const restarted = runEventRepo(db, { publisher: publisher(nc), instance: 'restarted-traced', eventsOf: runEventEvents });
+  await restarted.model.collection.updateMany({ outboxMarker: true, _id: { $regex: /^~outbox~dying-traced:/ } } as never, { $set: { createdAt: new Date(0) } });
+  await expect(restarted.sweep()).resolves.toBe(2);
+  await eventually(() => ids.every((id) => traceparents.has(id)), 'the two rebuilt event.created messages');
+  const sampledTrace = trace.getSpanContext(sampledCtx)!.traceId;
+  const unsampledTrace = trace.getSpanContext(unsampledCtx)!.traceId;
+  expect(traceparents.get(ids[0]!)).toBe(`00-${sampledTrace}-${trace.getSpanContext(sampledCtx)!.spanId}-01`);
+  expect(traceparents.get(ids[1]!) ?? '').not.toContain(unsampledTrace);
 });

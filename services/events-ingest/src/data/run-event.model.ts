@@ -8,7 +8,8 @@ import { outboxFields, type PendingEventsField } from '@platform/outbox';
 const schema = new mongoose.Schema(
   {
     _id: { type: String },
-    id: { type: String, required: true },
+    /** Absent from rows written by the compact form: the id is the end of `_id`. */
+    id: { type: String },
     tenantId: { type: String, required: true },
     projectId: { type: String, required: true },
     type: { type: String, required: true },

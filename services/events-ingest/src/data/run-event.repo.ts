@@ -7,7 +7,8 @@ import { runEventModel, type RunEventDoc } from './run-event.model';
 /** A stored run event (see `storedRow`: fields that are null, and updatedAt, may be absent). */
 export function toRunEvent(d: RunEventDoc): RunEvent {
   return {
-    id: d.id,
+    // The compact rows keep the id only in `_id` (`<tenant>:<project>:<id>`).
+    id: d.id ?? d._id.slice(d.tenantId.length + d.projectId.length + 2),
     tenantId: d.tenantId,
     projectId: d.projectId,
     type: d.type,
@@ -27,21 +28,26 @@ export function toRunEvent(d: RunEventDoc): RunEvent {
 const OPTIONAL_FIELDS = ['agentId', 'conversationId', 'messageId'] as const;
 const MAP_FIELDS = ['properties', 'userProperties', 'metadata'] as const;
 
+/** Whether a W3C traceparent (`00-<trace>-<span>-<flags>`) is of a sampled trace, one whose spans are exported. */
+const sampled = (traceparent: string) => (Number.parseInt(traceparent.slice(-2), 16) & 1) === 1;
+
 /**
- * A run event as its row: what the event says and nothing that can be told from the rest. A field that is null is
- * left out (read back as null), so is updatedAt (a run event never changes: it equals createdAt), and the dispatch flag
- * when it is false. Each field FerretDB and PostgreSQL do not have to convert, store and index is work saved on every
+ * A run event as its row: what the event says and nothing that can be told from the rest. The id is kept in `_id`
+ * only (`<tenant>:<project>:<id>`). A field that is null is left out (read back as null), so is updatedAt (a run
+ * event never changes: it equals createdAt), the dispatch flag when it is false, and the request's trace context
+ * unless its trace is sampled (an event republished by the sweep after a crash then starts a trace of its own: there
+ * were no exported spans to link it to). Each field FerretDB and PostgreSQL do not have to convert, store and index is work saved on every
  * event (a typical event has a third of its optional fields empty). The user's maps may have keys the database refuses
  * as field names (`$…`, `a.b`): such a map is stored as its JSON text.
  */
 function storedRow(e: RunEventDoc, dispatch: boolean, trace: string | undefined): RunEventDoc {
-  const row: Partial<RunEventDoc> = { _id: e._id, id: e.id, tenantId: e.tenantId, projectId: e.projectId, type: e.type };
+  const row: Partial<RunEventDoc> = { _id: e._id, tenantId: e.tenantId, projectId: e.projectId, type: e.type };
   for (const f of OPTIONAL_FIELDS) if (e[f] != null) row[f] = e[f];
   for (const f of MAP_FIELDS) if (e[f] != null) row[f] = storedJson(e[f]);
   row.serverMetadata = e.serverMetadata;
   row.createdAt = e.createdAt;
   if (dispatch) row.outboxDispatch = true;
-  if (trace) row.outboxTrace = trace;
+  if (trace && sampled(trace)) row.outboxTrace = trace;
   return row as RunEventDoc;
 }
 
@@ -92,7 +98,7 @@ export function runEventRepo(db: Connection, outbox: RunEventOutbox) {
     /** Waits until the events of every stored batch are published (at shutdown). */
     flush: () => writer.flush(),
     /** Inserts once; when the id exists returns the stored row untouched (`created: false`). */
-    async insertOnce(doc: Omit<RunEventDoc, '_id'>, dispatch: boolean): Promise<{ created: boolean; event: RunEvent }> {
+    async insertOnce(doc: Omit<RunEventDoc, '_id' | 'id'> & { id: string }, dispatch: boolean): Promise<{ created: boolean; event: RunEvent }> {
       const _id = scopedId(doc, doc.id);
       const known = recent.get(_id);
       if (known) return { created: false, event: known };
