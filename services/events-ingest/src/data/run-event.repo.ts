@@ -36,9 +36,9 @@ const sampled = (traceparent: string) => (Number.parseInt(traceparent.slice(-2),
  * only (`<tenant>:<project>:<id>`). A field that is null is left out (read back as null), so is updatedAt (a run
  * event never changes: it equals createdAt), the dispatch flag when it is false, and the request's trace context
  * unless its trace is sampled (an event republished by the sweep after a crash then starts a trace of its own: there
- * were no exported spans to link it to). Each field FerretDB and PostgreSQL do not have to convert, store and index is work saved on every
- * event (a typical event has a third of its optional fields empty). The user's maps may have keys the database refuses
- * as field names (`$…`, `a.b`): such a map is stored as its JSON text.
+ * were no exported spans to link it to). Each field not stored is one FerretDB does not convert and PostgreSQL does
+ * not store or index, for every event (docs/perf-notes.md, thirteenth round). The user's maps may have keys the
+ * database refuses as field names (`$…`, `a.b`): such a map is stored as its JSON text.
  */
 function storedRow(e: RunEventDoc, dispatch: boolean, trace: string | undefined): RunEventDoc {
   const row: Partial<RunEventDoc> = { _id: e._id, tenantId: e.tenantId, projectId: e.projectId, type: e.type };
