@@ -426,7 +426,8 @@ async function runEventsFault(name: string, env: Env, fault: (end: () => void) =
   const r = await load({ write: (i) => post(`${base()}/run/v1/events`, key, { id: `c-${i}`, type: 'chaos.tested' }), writeSafe: true }, fault, signal);
   say(`${name}: ${r.accepted.size} accepted; reading back`);
   const stored = await readRows(env.stack.env.MONGO_URL!, 'events-ingest', 'runEvents', { tenantId: p.tenantId, projectId: p.projectId });
-  const ids = stored.map((d) => String((d as { id?: string }).id));
+  // Rows keep the event id at the end of `_id` (`<tenant>:<project>:<id>`); rows of earlier releases also in `id`.
+  const ids = stored.map((d) => String((d as { id?: string }).id ?? d._id).split(':').pop()!);
   let delivered: Delivered[] | undefined;
   if (receiver) {
     const ours = (x: { json?: any }) => x.json?.tenantId === p.tenantId;
@@ -468,7 +469,8 @@ async function evalsFault(env: Env, signal: AbortSignal, name = 'SIGKILL evals (
   if (reads) step.read = (i) => get(`${url}/ev-${i}`, env.adminToken);
   const r = await load(step, fault, signal);
   const stored = await readRows(env.stack.env.MONGO_URL!, 'evals', 'datasetItems', { tenantId: p.tenantId, projectId: p.projectId });
-  const ids = stored.map((d) => String((d as { id?: string }).id));
+  // Rows keep the event id at the end of `_id` (`<tenant>:<project>:<id>`); rows of earlier releases also in `id`.
+  const ids = stored.map((d) => String((d as { id?: string }).id ?? d._id).split(':').pop()!);
   return rowOf(name, r, (i) => `ev-${i}`, ids);
 }
 

@@ -55,7 +55,10 @@ export async function measureLoop(concurrency: number, settings: LoopSettings, o
   return { rps: chosen.ops * perOp, p50: round(p.p50), p99: round(p.p99), errors: results.reduce((n, r) => n + r.errors, 0), unexpected: 0, runs: settings.runs };
 }
 
-/** A document shaped like a stored run event (runEvents: events-ingest's model, with its outbox fields). */
+/**
+ * A run event document as the API gives it, every field (`null`s and `updatedAt` too) and `_id` as the events table
+ * keys it. The events table's own rows are smaller since 2026-11-26 (events-ingest's `storedRow`).
+ */
 function eventLike(i: number) {
   const id = randomUUID();
   const now = new Date();

@@ -180,7 +180,7 @@ test('when the replica holding an event with an id stalls, then the event is ans
     await stack.kill(first!, 'SIGKILL');
   }
   const stored = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', (db) => db.collection('runEvents').find({ tenantId: p.tenantId, projectId: p.projectId }).toArray(), run.replace(/-/g, '_'));
-  expect(stored.map((d) => d.id)).toEqual(['deploy-1']);
+  expect(stored.map((d) => String(d._id).split(':').pop())).toEqual(['deploy-1']);
 }, 120_000);
 
 describe('Idempotency-Key', () => {
