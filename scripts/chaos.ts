@@ -380,6 +380,9 @@ async function readRows(mongoUrl: string, service: string, collection: string, f
   return withDatabase(mongoUrl, service, async (db) => db.collection(collection).find(filter).toArray(), dbPrefix);
 }
 
+/** A stored row's own id: its `id` field, or the end of a scoped `_id` (`<tenant>:<project>:<id>`, run events keep it only there). */
+const storedIdOf = (d: { id?: unknown; _id: unknown }) => (d.id != null ? String(d.id) : String(d._id).split(':').pop()!);
+
 interface Delivered {
   eventId: string;
   webhookId: string;
@@ -426,8 +429,7 @@ async function runEventsFault(name: string, env: Env, fault: (end: () => void) =
   const r = await load({ write: (i) => post(`${base()}/run/v1/events`, key, { id: `c-${i}`, type: 'chaos.tested' }), writeSafe: true }, fault, signal);
   say(`${name}: ${r.accepted.size} accepted; reading back`);
   const stored = await readRows(env.stack.env.MONGO_URL!, 'events-ingest', 'runEvents', { tenantId: p.tenantId, projectId: p.projectId });
-  // Rows keep the event id at the end of `_id` (`<tenant>:<project>:<id>`); rows of earlier releases also in `id`.
-  const ids = stored.map((d) => String((d as { id?: string }).id ?? d._id).split(':').pop()!);
+  const ids = stored.map(storedIdOf);
   let delivered: Delivered[] | undefined;
   if (receiver) {
     const ours = (x: { json?: any }) => x.json?.tenantId === p.tenantId;
@@ -457,7 +459,7 @@ async function managementFault(env: Env, signal: AbortSignal, name = 'SIGKILL ma
   if (reads) step.read = (i) => get(`${path}/fb-${i}`, env.adminToken);
   const r = await load(step, fault, signal);
   const stored = await readRows(env.stack.env.MONGO_URL!, 'management', 'feedback', { tenantId: p.tenantId, projectId: p.projectId });
-  const ids = stored.map((d) => String((d as { id?: string }).id ?? d._id).split(':').pop()!);
+  const ids = stored.map(storedIdOf);
   return rowOf(name, r, (i) => `fb-${i}`, ids);
 }
 
@@ -469,8 +471,7 @@ async function evalsFault(env: Env, signal: AbortSignal, name = 'SIGKILL evals (
   if (reads) step.read = (i) => get(`${url}/ev-${i}`, env.adminToken);
   const r = await load(step, fault, signal);
   const stored = await readRows(env.stack.env.MONGO_URL!, 'evals', 'datasetItems', { tenantId: p.tenantId, projectId: p.projectId });
-  // Rows keep the event id at the end of `_id` (`<tenant>:<project>:<id>`); rows of earlier releases also in `id`.
-  const ids = stored.map((d) => String((d as { id?: string }).id ?? d._id).split(':').pop()!);
+  const ids = stored.map(storedIdOf);
   return rowOf(name, r, (i) => `ev-${i}`, ids);
 }
 

@@ -62,7 +62,7 @@ const KEYS_PER_CALL = 256;
  * exactly when it would have been with a command per request, for a round trip per turn instead (at 3,000 requests a
  * second, one script call for about ten requests).
  */
-export function counterTally(counters: HitsClient, windowMs: number) {
+function counterTally(counters: HitsClient, windowMs: number) {
   let turn = new Map<string, Tally>();
   let scheduled = false;
 
