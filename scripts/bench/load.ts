@@ -1,7 +1,8 @@
 // Load generation: autocannon for closed-loop runs (fixed connections, each sends its next request when answered),
 // an open-loop pacer of our own for paced runs; a warm-up, several runs, the median run reported.
 import { appendFileSync } from 'node:fs';
-import http from 'node:http';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 // biome-ignore lint/style/noCommonJs: autocannon is a CommonJS package, loaded here with require
 const autocannon = require('autocannon') as (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 
@@ -25,8 +26,12 @@ export interface LoadSpec {
   url: string;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  /** A fixed body, or a function giving each request its own body (unique ids). */
+  /** A fixed body, or a function giving each request its own body (unique ids; closed-loop runs only). */
   body?: string | (() => string);
+  /** Each request's body in a paced run: this text with every `{{id}}` replaced by a new UUID. */
+  template?: string;
+  /** Filled by a paced run with `template`: each id's send time, wall clock in ms (performance.timeOrigin + now). */
+  sentAt?: Map<string, number>;
   connections?: number;
   /**
    * Requests per second, open loop: request i is due at i / rate s from the start and is sent then on a free connection
@@ -51,6 +56,8 @@ export interface LoadResult {
   runRates?: number[];
   /** Answers with the expected status over every run (the warm-up left out). */
   completedAll?: number;
+  /** A paced run: the pacer thread's own event-loop delay and GC pauses in the reported run. */
+  loader?: string;
 }
 
 export interface LoadSettings {
@@ -68,67 +75,60 @@ interface RunResult {
   errors: number;
   unexpected: number;
   completed: number;
+  /** A paced run: the pacer thread's own event-loop delay and GC pauses. */
+  loader?: string;
 }
 
 /**
  * Paced, open-loop: autocannon's `overallRate` lets each connection send its share of a second back to back and then
  * wait for the next second, so "100/s" arrives as a burst at the start of each second (at 50 connections, full load
  * for part of the second and none for the rest). Here requests are due evenly; a request that finds every connection
- * busy waits for one, and that wait is part of its latency.
+ * busy waits for one, and that wait is part of its latency. The pacer runs in a worker thread (paced-worker.mjs):
+ * the bench process's own garbage collection paused it for up to 36 ms during a paced row, time that was counted as
+ * the stack's latency.
  */
 async function paced(spec: LoadSpec, durationS: number, connections: number): Promise<RunResult> {
-  // BENCH_SLOW_LOG=<file>: the due time (wall clock) and latency of every paced request of BENCH_SLOW_MS (50) or more,
-  // to line them up with the logs of the stack and the database.
-  const slowLog = process.env.BENCH_SLOW_LOG ? { path: process.env.BENCH_SLOW_LOG, ms: Number(process.env.BENCH_SLOW_MS ?? 50), lines: [] as string[] } : undefined;
-  const url = new URL(spec.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const expected = spec.expectStatus ?? 200;
-  const interval = 1000 / spec.rate!;
-  const latencies: number[] = [];
-  const outcome = { errors: 0, unexpected: 0, completed: 0 };
-  const answers: Array<Promise<void>> = [];
-  const send = (due: number) =>
-    new Promise<void>((resolve) => {
-      const body = typeof spec.body === 'function' ? spec.body() : spec.body;
-      const headers: Record<string, string | number> = { ...(spec.headers ?? {}) };
-      if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: spec.method ?? 'GET', headers, timeout: 20_000 }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          const took = performance.now() - due;
-          latencies.push(took);
-          if (slowLog && took >= slowLog.ms) slowLog.lines.push(`${new Date(performance.timeOrigin + due).toISOString()} ${took.toFixed(1)} ${spec.url} ${spec.rate}/s`);
-          if (res.statusCode === expected) outcome.completed++;
-          else outcome.unexpected++;
-          resolve();
-        });
-      });
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', () => {
-        outcome.errors++;
-        resolve();
-      });
-      req.end(body);
-    });
-  const start = performance.now();
-  const total = Math.floor(durationS * spec.rate!);
-  await new Promise<void>((done) => {
-    let sent = 0;
-    const tick = () => {
-      const now = performance.now();
-      for (; sent < total && start + sent * interval <= now; sent++) answers.push(send(start + sent * interval));
-      if (sent >= total) return done();
-      setTimeout(tick, Math.max(0, start + sent * interval - performance.now()));
-    };
-    tick();
+  if (typeof spec.body === 'function') throw new Error('a paced run takes a body text or a template (bodies are made in the pacer\'s thread)');
+  // BENCH_SLOW_LOG=<file>: the due time (wall clock), latency and send delay of every paced request of BENCH_SLOW_MS
+  // (50) or more, and the pacer's own event-loop delay and GC pauses, to line them up with the stack's logs.
+  const slowLog = process.env.BENCH_SLOW_LOG;
+  const workerData = {
+    url: spec.url,
+    method: spec.method ?? 'GET',
+    headers: spec.headers ?? {},
+    body: typeof spec.body === 'string' ? spec.body : undefined,
+    template: spec.template,
+    rate: spec.rate,
+    durationS,
+    connections,
+    expectStatus: spec.expectStatus ?? 200,
+    slowMs: slowLog ? Number(process.env.BENCH_SLOW_MS ?? 50) : undefined,
+    recordIds: spec.sentAt !== undefined,
+  };
+  const worker = new Worker(join(__dirname, 'paced-worker.mjs'), { workerData });
+  const out = await new Promise<PacedOutcome>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the pacer's thread exited (${code}) before it answered`)));
   });
-  await Promise.all(answers);
-  if (slowLog?.lines.length) appendFileSync(slowLog.path, `${slowLog.lines.join('\n')}\n`);
-  const took = (performance.now() - start) / 1000;
-  agent.destroy();
-  const p = percentiles(latencies);
+  await worker.terminate();
+  for (const [id, at] of out.sentAt ?? []) spec.sentAt!.set(id, at);
+  if (slowLog) appendFileSync(slowLog, `${[...out.slow, `# ${out.loader}`].join('\n')}\n`);
+  const p = percentiles([...out.latencies]);
   const round = (x: number) => Math.round(x * 10) / 10;
-  return { rps: outcome.completed / Math.max(durationS, took), p50: round(p.p50), p99: round(p.p99), ...outcome };
+  return { rps: out.completed / Math.max(durationS, out.tookS), p50: round(p.p50), p99: round(p.p99), errors: out.errors, unexpected: out.unexpected, completed: out.completed, loader: out.loader };
+}
+
+/** What the pacer's thread posts back (paced-worker.mjs). */
+interface PacedOutcome {
+  latencies: Float64Array;
+  completed: number;
+  errors: number;
+  unexpected: number;
+  tookS: number;
+  slow: string[];
+  sentAt?: Array<[string, number]>;
+  loader: string;
 }
 
 async function once(spec: LoadSpec, durationS: number, connections: number): Promise<RunResult> {
@@ -180,6 +180,7 @@ export async function measure(spec: LoadSpec, settings: LoadSettings, around?: {
     completed: chosen.completed,
     runRates: results.map((r) => r.rps),
     completedAll: results.reduce((n, r) => n + r.completed, 0),
+    loader: chosen.loader,
   };
 }
 
