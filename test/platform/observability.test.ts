@@ -104,6 +104,20 @@ describe('metrics', () => {
   }, 120_000);
 });
 
+describe('credential cache', () => {
+  test('when 20 requests with a new API key arrive at once, then all are accepted and run-auth verifies the key once', async () => {
+    const p = aProject();
+    const { key } = await anApiKey(stack.admin, p, { agentId: 'cache-agent' });
+    const verifications = async () => sample(await scrape(proc('run-auth').healthUrl), 'nats_request_duration_seconds_count', { subject: 'svc.run-auth.authenticate' }) ?? 0;
+    const before = await verifications();
+    const run = client(stack.gatewayUrl, key);
+    const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => run.post('/run/v1/events', { id: `cache-${i}`, type: 'cache.tested' }).then((r) => r.status)));
+    expect(statuses).toEqual(Array(20).fill(201));
+    // The requests that found the key unknown waited for the one verification under way instead of sending their own.
+    expect((await verifications()) - before).toBe(1);
+  }, 60_000);
+});
+
 describe('log redaction', () => {
   test('when every kind of secret is sent through the API at debug level, then none of them appears in any log file', async () => {
     const admin = stack.admin;
