@@ -87,7 +87,7 @@ interface RunResult {
  * the bench process's own garbage collection paused it for up to 36 ms during a paced row, time that was counted as
  * the stack's latency.
  */
-async function paced(spec: LoadSpec, durationS: number, connections: number): Promise<RunResult> {
+async function paced(spec: LoadSpec, durationS: number, connections: number, warmupS: number): Promise<RunResult> {
   if (typeof spec.body === 'function') throw new Error('a paced run takes a body text or a template (bodies are made in the pacer\'s thread)');
   // BENCH_SLOW_LOG=<file>: the due time (wall clock), latency and send delay of every paced request of BENCH_SLOW_MS
   // (50) or more, and the pacer's own event-loop delay and GC pauses, to line them up with the stack's logs.
@@ -99,6 +99,7 @@ async function paced(spec: LoadSpec, durationS: number, connections: number): Pr
     body: typeof spec.body === 'string' ? spec.body : undefined,
     template: spec.template,
     rate: spec.rate,
+    warmupS,
     durationS,
     connections,
     expectStatus: spec.expectStatus ?? 200,
@@ -131,8 +132,8 @@ interface PacedOutcome {
   loader: string;
 }
 
-async function once(spec: LoadSpec, durationS: number, connections: number): Promise<RunResult> {
-  if (spec.rate) return paced(spec, durationS, connections);
+async function once(spec: LoadSpec, durationS: number, connections: number, pacedWarmupS = 0): Promise<RunResult> {
+  if (spec.rate) return paced(spec, durationS, connections, pacedWarmupS);
   const body = spec.body;
   const opts: Record<string, unknown> = {
     url: spec.url,
@@ -164,10 +165,11 @@ const median = (xs: number[]) => {
 /** Warm-up, then `runs` runs; the run with the median throughput is reported (its own p50 and p99). */
 export async function measure(spec: LoadSpec, settings: LoadSettings, around?: { start(): void }): Promise<LoadResult> {
   const connections = spec.connections ?? settings.connections;
-  if (settings.warmupS > 0) await once(spec, settings.warmupS, connections);
+  // A paced run's warm-up is its pacer's own first seconds, in each run (every run is a new thread: see paced-worker.mjs).
+  if (settings.warmupS > 0 && !spec.rate) await once(spec, settings.warmupS, connections);
   around?.start();
   const results: RunResult[] = [];
-  for (let i = 0; i < settings.runs; i++) results.push(await once(spec, settings.durationS, connections));
+  for (let i = 0; i < settings.runs; i++) results.push(await once(spec, settings.durationS, connections, settings.warmupS));
   const m = median(results.map((r) => r.rps));
   const chosen = results.find((r) => r.rps === m)!;
   return {

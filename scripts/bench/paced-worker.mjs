@@ -3,9 +3,10 @@
 // buffers: pauses of 26-36 ms measured during a paced row) and bookkeeping neither delay a request nor the reading of
 // its answer, and are not counted as the stack's latency.
 //
-// workerData: { url, method, headers, body, template, rate, durationS, connections, expectStatus, slowMs, recordIds }
+// workerData: { url, method, headers, body, template, rate, warmupS, durationS, connections, expectStatus, slowMs, recordIds }
 // Request i is due at i / rate s from the start and is sent then on a free connection (or waits for one); its latency
-// counts from when it was due. With `template`, each body is the template with every `{{id}}` replaced by a new UUID.
+// counts from when it was due. The first `warmupS` seconds are paced the same way and not counted: a new thread's code
+// is not compiled yet and its connections are not open (the first second of a cold pacer had latencies up to 133 ms). With `template`, each body is the template with every `{{id}}` replaced by a new UUID.
 // Posts back { latencies, completed, errors, unexpected, tookS, slow, sentAt, loader }.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -16,8 +17,11 @@ const spec = workerData;
 const url = new URL(spec.url);
 const agent = new http.Agent({ keepAlive: true, maxSockets: spec.connections });
 const interval = 1000 / spec.rate;
-const total = Math.floor(spec.durationS * spec.rate);
+const warmup = Math.floor((spec.warmupS ?? 0) * spec.rate);
+const total = warmup + Math.floor(spec.durationS * spec.rate);
 const latencies = new Float64Array(total);
+/** Whether the warm-up is over (answers of warm-up requests are not counted). */
+let measuring = false;
 let answered = 0;
 const outcome = { completed: 0, errors: 0, unexpected: 0 };
 /** Requests of `slowMs` or more: due time (wall clock), latency, how late the pacer sent it. */
@@ -31,20 +35,21 @@ const gcObserver = new PerformanceObserver((list) => {
   for (const e of list.getEntries()) gcPauses.push(e.duration);
 });
 
-function send(due) {
+function send(due, counted) {
   return new Promise((resolve) => {
     const late = performance.now() - due;
     let body = spec.body;
     if (spec.template !== undefined) {
       const id = randomUUID();
       body = spec.template.replaceAll('{{id}}', id);
-      sentAt?.push([id, performance.timeOrigin + performance.now()]);
+      if (counted) sentAt?.push([id, performance.timeOrigin + performance.now()]);
     }
     const headers = { ...spec.headers };
     if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: spec.method, headers, timeout: 20_000 }, (res) => {
       res.resume();
       res.on('end', () => {
+        if (!counted) return resolve();
         const took = performance.now() - due;
         latencies[answered++] = took;
         if (spec.slowMs !== undefined && took >= spec.slowMs) slow.push(`${new Date(performance.timeOrigin + due).toISOString()} ${took.toFixed(1)} ${spec.url} ${spec.rate}/s sent ${late.toFixed(1)} ms late`);
@@ -55,7 +60,7 @@ function send(due) {
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', () => {
-      outcome.errors++;
+      if (counted) outcome.errors++;
       resolve();
     });
     req.end(body);
@@ -63,17 +68,24 @@ function send(due) {
 }
 
 async function run() {
-  loopDelay.enable();
-  gcObserver.observe({ entryTypes: ['gc'] });
   const answers = [];
-  const start = performance.now();
+  let start = performance.now();
+  const begin = performance.now();
   await new Promise((done) => {
     let sent = 0;
     const tick = () => {
       const now = performance.now();
-      for (; sent < total && start + sent * interval <= now; sent++) answers.push(send(start + sent * interval));
+      for (; sent < total && begin + sent * interval <= now; sent++) {
+        if (sent === warmup) {
+          measuring = true;
+          start = begin + sent * interval;
+          loopDelay.enable();
+          gcObserver.observe({ entryTypes: ['gc'] });
+        }
+        answers.push(send(begin + sent * interval, measuring));
+      }
       if (sent >= total) return done();
-      setTimeout(tick, Math.max(0, start + sent * interval - performance.now()));
+      setTimeout(tick, Math.max(0, begin + sent * interval - performance.now()));
     };
     tick();
   });
