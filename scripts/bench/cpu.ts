@@ -27,7 +27,9 @@ export function cpuSnapshot(): CpuSnapshot {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const close = stat.lastIndexOf(')');
-      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      // Node 24 names its main thread `MainThread`, which is the process's name in /proc: call it node.
+      const name = stat.slice(stat.indexOf('(') + 1, close);
+      const comm = name === 'MainThread' ? 'node' : name;
       const rest = stat.slice(close + 2).split(' ');
       // Fields 14 and 15 of proc(5): utime, stime (rest starts at field 3).
       procs.set(Number(entry), { comm, ticks: Number(rest[11]) + Number(rest[12]) });
