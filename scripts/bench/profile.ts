@@ -8,7 +8,7 @@
 // call. Socket writes therefore weigh more here than in the process's CPU time (the bench's CPU rows).
 import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 interface CallFrame {
@@ -30,23 +30,22 @@ interface CpuProfile {
 }
 
 interface Place {
-  /** Where the code lives: a package name, a file of ours relative to the repository, or a node: module. */
+  /** Where the code lives: a package name, a file of ours (from its workspace folder), or a node: module. */
   source: string;
   /** The file (`<package>/<path>`, a file of ours, a node: module), with its 1-based line. */
   at: string;
   name: string;
 }
 
-const REPO = resolve(__dirname, '../..');
 const PACKAGE = /node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)\/(.*)$/;
+/** A file of ours in a bundle: from its workspace folder on (the last `services/<name>/` or `libs/<name>/`). */
+const WORKSPACE_FILE = /(?:^|.*\/)((?:services|libs)\/[^/]+\/.*)$/;
 
-/** A path as it reads in a summary: `<package>/<file inside it>` or a file of ours from the repository root. */
+/** A path as it reads in a summary: `<package>/<file inside it>`, a file of ours, else its last three parts. */
 function shortSource(path: string): { source: string; file: string } {
   const pkg = PACKAGE.exec(path);
   if (pkg) return { source: pkg[1]!, file: `${pkg[1]}/${pkg[2]}` };
-  const inRepo = isAbsolute(path) ? relative(REPO, path) : path;
-  // Outside this checkout (a profile read on another machine): from the workspace folder on, else the last three parts.
-  const file = inRepo.startsWith('..') ? (/\/((?:services|libs)\/[^/]+\/.*)$/.exec(path)?.[1] ?? path.split('/').slice(-3).join('/')) : inRepo;
+  const file = WORKSPACE_FILE.exec(path)?.[1] ?? path.split('/').slice(-3).join('/');
   return { source: file, file };
 }
 
@@ -66,7 +65,7 @@ function sourceMaps() {
       const file = url.startsWith('file:') ? fileURLToPath(url) : url;
       if (existsSync(`${file}.map`)) found = { map: new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))), dir: dirname(file) };
     } catch {
-      found = undefined;
+      // an unreadable map: the frame is named by the bundle
     }
     maps.set(url, found);
     return found;
