@@ -89,10 +89,31 @@ export interface Ceilings {
   updateOne: LoopResult;
 }
 
+/** The ceilings' events collection, as withDatabase's driver gives it. */
+type RawEvents = ReturnType<Parameters<Parameters<typeof withDatabase>[2]>[0]['collection']>;
+
 /**
- * The write ceilings, in a database of their own (`<prefix>_raw`) with the indexes events-ingest's `runEvents` has:
- * insertOne from `concurrency` callers (documents/s), insertMany of 100 documents from one caller (documents/s),
- * updateOne by `_id` from `concurrency` callers over the documents just inserted (updates/s).
+ * The ceilings' own events collection (`<prefix>_raw.runEvents`), with the indexes events-ingest's `runEvents` has in
+ * this run (it created them at start), open for `use` on a pool of `concurrency` connections.
+ */
+async function withRawEvents<T>(mongoUrl: string, dbPrefix: string, concurrency: number, use: (col: RawEvents) => Promise<T>): Promise<T> {
+  const indexes = await withDatabase(mongoUrl, 'events-ingest', async (db) => (await db.collection('runEvents').listIndexes().toArray()).filter((i) => i.name !== '_id_'), dbPrefix);
+  if (!indexes.length) throw new Error('events-ingest has no runEvents indexes in this run: start the stack before the ceilings');
+  return withDatabase(mongoUrl, 'raw', async (db) => {
+    await db.createCollection('runEvents').catch(() => undefined);
+    const col = db.collection<Record<string, unknown>>('runEvents');
+    for (const i of indexes) await col.createIndex(i.key, { ...(i.sparse ? { sparse: true } : {}), ...(i.unique ? { unique: true } : {}) });
+    return use(col);
+  }, dbPrefix, concurrency);
+}
+
+let inserted = 0;
+const insertOneOf = (col: RawEvents) => () => col.insertOne(eventLike(inserted++) as never);
+
+/**
+ * The write ceilings, in the ceilings' own events collection (withRawEvents): insertOne from `concurrency` callers
+ * (documents/s), insertMany of 100 documents from one caller (documents/s), updateOne by `_id` from `concurrency`
+ * callers over the documents just inserted (updates/s).
  */
 export async function writeCeilings(
   mongoUrl: string,
@@ -102,24 +123,36 @@ export async function writeCeilings(
   /** Called with one more run of insertOne and of insertMany (each answers the documents inserted), for CPU accounting. */
   around?: { insertOne?: CpuRun; insertMany?: CpuRun },
 ): Promise<Ceilings> {
-  // The same indexes as events-ingest's own collection in this run (it created them at start).
-  const indexes = await withDatabase(mongoUrl, 'events-ingest', async (db) => (await db.collection('runEvents').listIndexes().toArray()).filter((i) => i.name !== '_id_'), dbPrefix);
-  if (!indexes.length) throw new Error('events-ingest has no runEvents indexes in this run: start the stack before the ceilings');
-  return withDatabase(mongoUrl, 'raw', async (db) => {
-    await db.createCollection('runEvents').catch(() => undefined);
-    const col = db.collection<Record<string, unknown>>('runEvents');
-    for (const i of indexes) await col.createIndex(i.key, { ...(i.sparse ? { sparse: true } : {}), ...(i.unique ? { unique: true } : {}) });
-    let n = 0;
-    const insertOne = await measureLoop(concurrency, settings, () => col.insertOne(eventLike(n++) as never));
-    await around?.insertOne?.(async () => (await loopOnce(concurrency, settings.durationS, () => col.insertOne(eventLike(n++) as never))).times.length);
-    const many = () => col.insertMany(Array.from({ length: 100 }, () => eventLike(n++)) as never[], { ordered: false });
+  return withRawEvents(mongoUrl, dbPrefix, concurrency, async (col) => {
+    const one = insertOneOf(col);
+    const insertOne = await measureLoop(concurrency, settings, one);
+    await around?.insertOne?.(async () => (await loopOnce(concurrency, settings.durationS, one)).times.length);
+    const many = () => col.insertMany(Array.from({ length: 100 }, () => eventLike(inserted++)) as never[], { ordered: false });
     const insertMany = await measureLoop(1, settings, many, 100);
     await around?.insertMany?.(async () => (await loopOnce(1, settings.durationS, many)).times.length * 100);
     const ids = (await col.find({}, { projection: { _id: 1 } }).limit(5000).toArray()).map((d) => d._id);
     let u = 0;
     const updateOne = await measureLoop(concurrency, settings, () => col.updateOne({ _id: ids[u++ % ids.length] as never }, { $set: { updatedAt: new Date() } }));
     return { insertOne, insertMany, updateOne };
-  }, dbPrefix, concurrency);
+  });
+}
+
+/**
+ * The insertOne ceiling again, for measuring beside a row read against it: `use` gets `run(seconds)`, one run of
+ * insertOne from `concurrency` callers (documents/s), after a warm-up of `warmupS` that opens the pool's connections.
+ */
+export async function withInsertOneRuns<T>(
+  mongoUrl: string,
+  dbPrefix: string,
+  concurrency: number,
+  warmupS: number,
+  use: (run: (seconds: number) => Promise<number>) => Promise<T>,
+): Promise<T> {
+  return withRawEvents(mongoUrl, dbPrefix, concurrency, async (col) => {
+    const one = insertOneOf(col);
+    if (warmupS > 0) await loopOnce(concurrency, warmupS, one);
+    return use(async (seconds) => (await loopOnce(concurrency, seconds, one)).ops);
+  });
 }
 
 /** A find run by `concurrency` callers in a service's own database (the read a list endpoint makes), finds/s. */

@@ -157,7 +157,8 @@ async function once(spec: LoadSpec, durationS: number, connections: number, pace
   return { rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, unexpected, completed };
 }
 
-const median = (xs: number[]) => {
+/** The middle value (the upper one of an even count). */
+export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
 };

@@ -7,7 +7,8 @@
 // BENCH_GROWTH_LAG_SECONDS (length of the write-growth rows' paced lag runs, 30; quick 3),
 // BENCH_WEBHOOK_STEPS (paced rates of the webhook search, "100,200,300,400,600,800,1000"; quick "100,300"),
 // BENCH_SECTIONS (which parts run, default all: core, ceiling, manage, lag, events, analytics, replicas, webhookmax,
-// writegrowth, growth; the rows read against a ceiling need `ceiling` in the same run to show their fraction),
+// writegrowth, growth; the rows read against a ceiling need `ceiling` in the same run to show their fraction; `drift`,
+// not in the default, runs B alone BENCH_DRIFT_RUNS times, 18, to show how the machine's speed moves),
 // BENCH_IDLE_WAIT_MS (wait after start before the idle RSS sample, 2000), BENCH_DUMP_METRICS=1 (see dumpMetrics),
 // BENCH_SLOW_LOG=<file> (every paced request of BENCH_SLOW_MS, 50, or more: its due time and latency; see load.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -28,9 +29,9 @@ import {
   type Stack,
 } from '@platform/testkit';
 import { randomId } from '@platform/secrets';
-import { measure, percentiles, type LoadResult, type LoadSettings } from './load';
+import { measure, median, percentiles, type LoadResult, type LoadSettings, type LoadSpec } from './load';
 import { topFrames } from './profile';
-import { findCeiling, publishCeiling, writeCeilings, type Ceilings, type CpuRun } from './ceiling';
+import { findCeiling, publishCeiling, withInsertOneRuns, writeCeilings, type Ceilings, type CpuRun } from './ceiling';
 import { countStored, DELIVERY_COLLECTION, seedApiKeys, seedWriteHistory } from './seed';
 import { readDbWrites, writesBetween } from './db-writes';
 import { cpuBetween, cpuNote, cpuSnapshot } from './cpu';
@@ -147,6 +148,60 @@ function target(row: Row, text: string, ok: (r: Row) => boolean): Row {
   return row;
 }
 const ceilingAtLeast = (x: number) => (r: Row) => (r.ofCeiling ?? 0) >= x;
+
+/** A reference a row is read against (B, a database ceiling), measured again beside the row: one run, its rate. */
+interface Reference {
+  name: string;
+  run(): Promise<number>;
+}
+interface Paired {
+  result: LoadResult;
+  /** Per reference: its rate in each round, and the median of the rounds' ratios (row / reference). */
+  against: Map<string, { rates: number[]; ratio: number }>;
+}
+
+/**
+ * A row measured in turn with the references it is read against: `settings.runs` rounds, each one run of every
+ * reference and then one run of the row (the first after the row's warm-up). This machine's speed swings by a fifth
+ * within minutes at the same work per request (docs/performance.md, "How the ratios are measured"), so a ratio
+ * between runs minutes apart carries the swing; here each round's ratio is taken within the same half minute, and the
+ * row's ratio is the median round's. The row's own rate is its median run, as for every other row.
+ */
+async function measurePaired(spec: LoadSpec, refs: Reference[]): Promise<Paired> {
+  const runs: LoadResult[] = [];
+  const rates = new Map<string, number[]>(refs.map((r) => [r.name, []]));
+  for (let i = 0; i < settings.runs; i++) {
+    for (const ref of refs) rates.get(ref.name)!.push(await ref.run());
+    runs.push(await measure(spec, { ...settings, runs: 1, warmupS: i === 0 ? settings.warmupS : 0 }));
+  }
+  const m = median(runs.map((r) => r.rps));
+  const chosen = runs.find((r) => r.rps === m)!;
+  const result: LoadResult = {
+    ...chosen,
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    unexpected: runs.reduce((n, r) => n + r.unexpected, 0),
+    runs: runs.length,
+    runRates: runs.map((r) => r.rps),
+    completedAll: runs.reduce((n, r) => n + (r.completedAll ?? 0), 0),
+  };
+  const against = new Map([...rates].map(([name, xs]) => [name, { rates: xs, ratio: median(xs.map((x, i) => runs[i]!.rps / x)) }]));
+  return { result, against };
+}
+
+/** A row of measurePaired: its ratio to B and its fraction of a ceiling are those measured beside it. */
+function addPairedRow(name: string, paired: Paired, goal?: { text: string; ok: (row: Row) => boolean }): Row {
+  const row = addRow(name, paired.result);
+  const notes: string[] = [];
+  for (const [ref, { rates, ratio }] of paired.against) {
+    if (ref === 'B') row.ratio = ratio;
+    else row.ofCeiling = ratio;
+    notes.push(`${ratio.toFixed(ref === 'B' ? 3 : 2)} x ${ref} beside it (${ref} ${rates.map((x) => x.toFixed(0)).join(', ')})`);
+  }
+  row.note = [row.note, ...notes].filter(Boolean).join('; ');
+  log(`  ${name}: ${notes.join('; ')}`);
+  if (goal) target(row, goal.text, goal.ok);
+  return row;
+}
 
 /**
  * The node flags of the production image: deploy/Dockerfile's `NODE_OPTIONS="…"` and the V8 flags its entrypoint puts
@@ -401,6 +456,16 @@ async function main() {
     const b = await measure({ url: baseline.url }, settings);
     B = b.rps;
     addRow('B: bare node:http {"ok":true}', b);
+    // How this machine's speed moves from one run to the next: B alone, run after run, with its CPU per request.
+    if (sections.has('drift')) {
+      for (let i = 0; i < Number(env.BENCH_DRIFT_RUNS ?? 18); i++) {
+        const [at, before] = [new Date().toISOString().slice(11, 19), cpuSnapshot()];
+        const run = await measure({ url: baseline.url }, { ...settings, runs: 1, warmupS: 0 });
+        const cpu = cpuNote(cpuBetween(before, cpuSnapshot(), cpuLabel(stack)), run.completed ?? 1);
+        addRow(`B again, run ${i + 1}`, run, undefined, `from ${at}; ${cpu.text}`);
+      }
+    }
+    const besideB: Reference = { name: 'B', run: async () => (await measure({ url: baseline.url }, { ...settings, runs: 1, warmupS: 0 })).rps };
 
     // The physical limit: the database with the MongoDB driver alone (no services), same database, same run.
     if (sections.has('ceiling')) {
@@ -450,8 +515,8 @@ async function main() {
 
     await underLoad(stack, async () => {
       if (sections.has('core')) {
-      addRow('gateway GET /healthz (no NATS)', await measure({ url: `${gw}/healthz` }, settings), atLeast(0.35));
-      addRow('gateway -> NATS -> echo (GET /ping)', await measure({ url: `${gw}/ping` }, settings), atLeast(0.1));
+      addPairedRow('gateway GET /healthz (no NATS)', await measurePaired({ url: `${gw}/healthz` }, [besideB]), atLeast(0.35));
+      addPairedRow('gateway -> NATS -> echo (GET /ping)', await measurePaired({ url: `${gw}/ping` }, [besideB]), atLeast(0.1));
       await cpuPart('echo', 'echo (gateway -> NATS -> management)', cpuLabel(stack))(async () => {
         const run = await measure({ url: `${gw}/ping` }, { ...settings, warmupS: 0, runs: 1 });
         return run.completed ?? Math.round(run.rps * settings.durationS);
@@ -520,8 +585,18 @@ async function main() {
       let evNew: Row | undefined;
       if (sections.has('events') || sections.has('replicas')) {
       log(`settled in ${(await settle(nats.url)).toFixed(1)} s`);
-      evNew = addRow('POST /run/v1/events (new, 201)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, settings));
-      target(againstCeiling(evNew, 'insertOne x50'), '>= 1.0 x raw insertOne x50 and >= 0.05 x B', (r) => (r.ofCeiling ?? 0) >= 1 && (r.ratio ?? 0) >= 0.05);
+      // Read against B and the raw insertOne, both measured again beside it (measurePaired).
+      const newSpec: LoadSpec = { url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 };
+      const newPaired = sections.has('ceiling')
+        ? await withInsertOneRuns(shared.MONGO_URL, dbPrefix, 50, settings.warmupS, (insertOne) =>
+            measurePaired(newSpec, [besideB, { name: 'insertOne x50', run: () => insertOne(settings.durationS) }]),
+          )
+        : await measurePaired(newSpec, [besideB]);
+      evNew = addPairedRow('POST /run/v1/events (new, 201)', newPaired, {
+        text: '>= 1.0 x raw insertOne x50 and >= 0.05 x B',
+        ok: (r) => (r.ofCeiling ?? 0) >= 1 && (r.ratio ?? 0) >= 0.05,
+      });
+      if (!sections.has('ceiling')) evNew.note = `${evNew.note}; no ceiling "insertOne x50" in this run`;
       // Where the CPU goes while events are written as fast as they come: per process, per event.
       {
         const ingestUrls = healthUrlsOf('events-ingest');
@@ -552,7 +627,7 @@ async function main() {
           log(`floor of a new event: ${floorMs.toFixed(2)} CPU ms (echo ${echo.toFixed(2)}, row ${row.toFixed(2)}, publish ${pub.toFixed(2)}): ${floorRate.toFixed(0)}/s; ${over}`);
         }
       }
-      addRow('POST /run/v1/events (replayed, 200)', await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: replayBody, expectStatus: 200 }, settings), atLeast(0.1));
+      addPairedRow('POST /run/v1/events (replayed, 200)', await measurePaired({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: replayBody, expectStatus: 200 }, [besideB]), atLeast(0.1));
       const half = Math.max(1, Math.round((evNew.rps ?? 2) / 2));
       await dumpMetrics(stack, 'before-half');
       const halfRun = await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, template: newEventWithId('{{id}}'), rate: half, expectStatus: 201 }, { ...settings, warmupS: 1 });
