@@ -163,9 +163,9 @@ interface Paired {
 /**
  * A row measured in turn with the references it is read against: `settings.runs` rounds, each one run of every
  * reference and then one run of the row (the first after the row's warm-up). This machine's speed swings by a fifth
- * within minutes at the same work per request (docs/performance.md, "How the ratios with a target are measured"), so a ratio
- * between runs minutes apart carries the swing; here each round's ratio is taken within the same half minute, and the
- * row's ratio is the median round's. The row's own rate is its median run, as for every other row.
+ * within minutes at the same work per request (docs/performance.md, "How the ratios with a target are measured"),
+ * so a ratio between runs minutes apart carries the swing; here each round's ratio is taken within the same half
+ * minute, and the row's ratio is the median round's. The row's own rate is its median run, as for every other row.
  */
 async function measurePaired(spec: LoadSpec, refs: Reference[]): Promise<Paired> {
   const runs: LoadResult[] = [];
