@@ -71,6 +71,20 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, label: (pid: number, 
   };
 }
 
+/** Several measurements' CPU as one (their wall time, busy share and CPU ms by label added up). */
+export function cpuSum(uses: CpuUse[]): CpuUse {
+  const by = new Map<string, number>();
+  for (const u of uses) for (const [name, ms] of u.byLabel) by.set(name, (by.get(name) ?? 0) + ms);
+  const wallMs = uses.reduce((n, u) => n + u.wallMs, 0);
+  return {
+    wallMs,
+    cores: os.cpus().length,
+    busyShare: uses.reduce((n, u) => n + u.busyShare * u.wallMs, 0) / Math.max(1, wallMs),
+    byLabel: [...by].sort((x, y) => y[1] - x[1]),
+    totalMs: uses.reduce((n, u) => n + u.totalMs, 0),
+  };
+}
+
 /**
  * One line for a bench note: CPU ms per operation by process (the ones above 2 % of the total), the machine's busy
  * share, and the rate at which this much CPU per operation fills every core.
