@@ -189,14 +189,19 @@ async function measurePaired(spec: LoadSpec, refs: Reference[], around?: { start
   return { result, against };
 }
 
+/** How a paired ratio reads in a note: `0.053 x B beside it (B 32470, 29105, 32260)`. */
+function besideText(ref: string, { rates, ratio }: { rates: number[]; ratio: number }): string {
+  return `${ratio.toFixed(ref === 'B' ? 3 : 2)} x ${ref} beside it (${ref} ${rates.map((x) => x.toFixed(0)).join(', ')})`;
+}
+
 /** A row of measurePaired: its ratio to B and its fraction of a ceiling are those measured beside it. */
 function addPairedRow(name: string, paired: Paired, goal?: { text: string; ok: (row: Row) => boolean }): Row {
   const row = addRow(name, paired.result);
   const notes: string[] = [];
-  for (const [ref, { rates, ratio }] of paired.against) {
-    if (ref === 'B') row.ratio = ratio;
-    else row.ofCeiling = ratio;
-    notes.push(`${ratio.toFixed(ref === 'B' ? 3 : 2)} x ${ref} beside it (${ref} ${rates.map((x) => x.toFixed(0)).join(', ')})`);
+  for (const [ref, against] of paired.against) {
+    if (ref === 'B') row.ratio = against.ratio;
+    else row.ofCeiling = against.ratio;
+    notes.push(besideText(ref, against));
   }
   row.note = [row.note, ...notes].filter(Boolean).join('; ');
   log(`  ${name}: ${notes.join('; ')}`);
@@ -457,16 +462,18 @@ async function main() {
     const b = await measure({ url: baseline.url }, settings);
     B = b.rps;
     addRow('B: bare node:http {"ok":true}', b);
+    /** One more run of B, no warm-up (the baseline is warm). */
+    const runB = () => measure({ url: baseline.url }, { ...settings, runs: 1, warmupS: 0 });
     // How this machine's speed moves from one run to the next: B alone, run after run, with its CPU per request.
     if (sections.has('drift')) {
       for (let i = 0; i < Number(env.BENCH_DRIFT_RUNS ?? 18); i++) {
         const [at, before] = [new Date().toISOString().slice(11, 19), cpuSnapshot()];
-        const run = await measure({ url: baseline.url }, { ...settings, runs: 1, warmupS: 0 });
+        const run = await runB();
         const cpu = cpuNote(cpuBetween(before, cpuSnapshot(), cpuLabel(stack)), run.completed ?? 1);
         addRow(`B again, run ${i + 1}`, run, undefined, `from ${at}; ${cpu.text}`);
       }
     }
-    const besideB: Reference = { name: 'B', run: async () => (await measure({ url: baseline.url }, { ...settings, runs: 1, warmupS: 0 })).rps };
+    const besideB: Reference = { name: 'B', run: async () => (await runB()).rps };
 
     // The physical limit: the database with the MongoDB driver alone (no services), same database, same run.
     if (sections.has('ceiling')) {
@@ -720,7 +727,7 @@ async function main() {
         return { rate, ofB, lag, stored, cpu };
       };
       const empty = await measureWrites('before');
-      addRow('events new, before the write history', empty.rate, undefined, `${empty.stored}; ${empty.ofB.ratio.toFixed(3)} x B beside it (B ${empty.ofB.rates.map((x) => x.toFixed(0)).join(', ')}); ${cpuOfEvent(empty.cpu)}`);
+      addRow('events new, before the write history', empty.rate, undefined, `${empty.stored}; ${besideText('B', empty.ofB)}; ${cpuOfEvent(empty.cpu)}`);
       addRow('webhook lag at 100/s, before the write history', { p50: empty.lag.p50, p99: empty.lag.p99 }, undefined, `${empty.lag.received} of ${empty.lag.sent} received`);
       const s0 = Date.now();
       const hP = proj('history');
@@ -732,7 +739,7 @@ async function main() {
       // Both rates as ratios to the B beside them: the machine's minute moves a rate alone by a fifth (measurePaired).
       const growth = full.ofB.ratio / empty.ofB.ratio;
       target(rateRow, '>= 0.9 x before (x B beside each)', () => growth >= 0.9);
-      rateRow.note += `; ${full.ofB.ratio.toFixed(3)} x B beside it (B ${full.ofB.rates.map((x) => x.toFixed(0)).join(', ')}), ${growth.toFixed(2)} x before; the rate alone ${(full.rate.rps / empty.rate.rps).toFixed(2)} x before; ${cpuOfEvent(full.cpu)}, ${(full.cpu.perOpMs / empty.cpu.perOpMs).toFixed(2)} x before`;
+      rateRow.note += `; ${besideText('B', full.ofB)}, ${growth.toFixed(2)} x before; the rate alone ${(full.rate.rps / empty.rate.rps).toFixed(2)} x before; ${cpuOfEvent(full.cpu)}, ${(full.cpu.perOpMs / empty.cpu.perOpMs).toFixed(2)} x before`;
       const lagRow = addRow(`webhook lag at 100/s with ${writeGrowthSize} stored`, { p50: full.lag.p50, p99: full.lag.p99 }, undefined, `${full.lag.received} of ${full.lag.sent} received; p99 ${(full.lag.p99 / empty.lag.p99).toFixed(2)} x before`);
       target(lagRow, 'p99 <= 1.1 x before', (r) => (r.p99 ?? Infinity) <= 1.1 * empty.lag.p99 && full.lag.received >= full.lag.sent);
     }
