@@ -41,44 +41,140 @@ return out`;
 
 type HitsClient = Redis & { platformRateTally(numberOfKeys: number, ...args: Array<string | number>): Promise<number[]> };
 
-/** A counter's value as one hit saw it: its place in the window and the milliseconds the window has left. */
+/** What one hit learned: whether it is within the limit, and the milliseconds its window has left. */
 interface Hit {
-  count: number;
+  allowed: boolean;
   msLeft: number;
 }
 
+/** The hits of one key in one turn, and the hits it asks to count in advance (see `counterTally`). */
 interface Tally {
+  limit: number;
   hits: number;
   waiting: Array<{ resolve(hit: Hit): void; reject(err: unknown): void }>;
+  /** Sent only to top up the key's advance (no request waits on it). */
+  topUp: boolean;
+}
+
+/** One key as this gateway knows it: hits counted in Redis ahead of use, and the key's recent rate. */
+interface KeyState {
+  /** Hits already counted in Redis for this gateway and not yet used. */
+  credit: number;
+  /** When the window those hits belong to ends (Date.now() clock). */
+  until: number;
+  /** The last advance granted (a top-up is asked for when half of it is used). */
+  granted: number;
+  /** An advance is queued or in flight. */
+  asking: boolean;
+  /** The window ran out of hits: no advance is asked for before `until`. */
+  spent: boolean;
+  /** Hits since `since`, and the hits per millisecond measured before that. */
+  seen: number;
+  since: number;
+  rate: number;
 }
 
 /** Keys per script call at most (a busy gateway with many client addresses sends several calls a turn). */
 const KEYS_PER_CALL = 256;
+/** At most this share of a limit is counted ahead by one gateway: a limit under 100 is never counted ahead. */
+const ADVANCE_SHARE = 0.01;
+/** An advance covers about this long at the key's recent rate (a key under 4 hits a second gets none). */
+const ADVANCE_MS = 250;
+/** A key's rate is measured over at least this long. */
+const RATE_SAMPLE_MS = 50;
+/** Keys remembered at most (the oldest are dropped; their unused advance is then lost, never given twice). */
+const KEYS_KEPT = 10_000;
+/** A top-up whose window has more than this longer to run than the one known began a new window. */
+const NEW_WINDOW_SLACK_MS = 1_000;
 
 /**
- * Counts hits on Redis counters, the hits of one turn of the event loop together: every key hit during the turn is
- * counted up once by its number of hits, in one script call for all of them, and each hit learns the count it would
- * have seen alone (the first of five hits on a key that stood at 10 sees 11, the last 15). So a request is refused
- * exactly when it would have been with a command per request, for a round trip per turn instead (at 3,000 requests a
- * second, one script call for about ten requests).
+ * Counts hits on Redis counters, shared by every gateway. Two ways, both exact for a single gateway:
+ *
+ * - **Counted in turn.** The hits of one turn of the event loop are counted up together, one script call for all their
+ *   keys, and each hit learns the count it would have seen alone (the first of five hits on a key that stood at 10
+ *   sees 11, the last 15). A request is refused exactly when it would have been with a command per request.
+ * - **Counted in advance.** A busy key (over 4 hits a second here) also asks, in the same call, for the hits it will
+ *   likely see in the next quarter second, at most 1 % of the limit. Redis counts them at once; the hits that follow
+ *   are served from that advance without waiting for Redis, and a top-up is asked for in the background when half of
+ *   it is used. Redis is then off the request path of a busy client: at 2,000 requests a second on one key, about
+ *   eight script calls a second instead of one round trip per turn. A gateway never serves more hits than Redis
+ *   granted it (the grant is cut to what is left of the limit), so the limit is never exceeded; another gateway can be
+ *   refused early by at most the advances other gateways hold unused (1 % of the limit each), and an advance left
+ *   unused when its window ends is not carried over.
  */
 function counterTally(counters: HitsClient, windowMs: number) {
   let turn = new Map<string, Tally>();
   let scheduled = false;
+  const keys = new Map<string, KeyState>();
 
-  const send = (keys: string[], tallies: Tally[]) => {
-    counters.platformRateTally(keys.length, ...keys, windowMs, ...tallies.map((t) => t.hits)).then(
+  const stateOf = (key: string, now: number): KeyState => {
+    let s = keys.get(key);
+    if (!s) {
+      s = { credit: 0, until: 0, granted: 0, asking: false, spent: false, seen: 0, since: now, rate: 0 };
+      keys.set(key, s);
+      if (keys.size > KEYS_KEPT) keys.delete(keys.keys().next().value!);
+    }
+    return s;
+  };
+
+  /** The hits to count ahead for a key now: a quarter second at its rate, within 1 % of the limit, none once spent. */
+  const advanceFor = (s: KeyState, limit: number, now: number): number => {
+    const elapsed = now - s.since;
+    if (elapsed >= RATE_SAMPLE_MS) {
+      s.rate = s.seen / elapsed;
+      s.seen = 0;
+      s.since = now;
+    }
+    if (s.spent && now < s.until) return 0;
+    return Math.min(Math.floor(limit * ADVANCE_SHARE), Math.floor(s.rate * ADVANCE_MS));
+  };
+
+  const schedule = () => {
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  const tallyOf = (key: string, limit: number) => {
+    let t = turn.get(key);
+    if (!t) turn.set(key, (t = { limit, hits: 0, waiting: [], topUp: false }));
+    return t;
+  };
+
+  const settle = (key: string, t: Tally, extra: number, total: number, msLeft: number, now: number) => {
+    // Redis counted this turn's hits first, then the advance.
+    const base = total - extra;
+    t.waiting.forEach((w, j) => {
+      w.resolve({ allowed: base - t.hits + j + 1 <= t.limit, msLeft });
+    });
+    const s = keys.get(key);
+    if (!s) return;
+    if (extra > 0) s.asking = false;
+    const grant = Math.max(0, Math.min(extra, t.limit - base));
+    const newWindow = now >= s.until || msLeft > s.until - now + NEW_WINDOW_SLACK_MS;
+    if (newWindow) {
+      s.credit = 0;
+      s.spent = false;
+    }
+    s.until = now + msLeft;
+    s.credit += grant;
+    if (extra > 0) s.granted = grant;
+    if (grant < extra || base > t.limit) s.spent = true;
+  };
+
+  const send = (part: Array<[string, Tally, number]>) => {
+    const args = part.map(([, t, extra]) => t.hits + extra);
+    counters.platformRateTally(part.length, ...part.map(([k]) => k), windowMs, ...args).then(
       (out) => {
-        tallies.forEach((t, i) => {
-          const total = out[2 * i]!;
-          const msLeft = out[2 * i + 1]!;
-          t.waiting.forEach((w, j) => {
-            w.resolve({ count: total - t.hits + j + 1, msLeft });
-          });
-        });
+        const now = Date.now();
+        part.forEach(([key, t, extra], i) => settle(key, t, extra, out[2 * i]!, out[2 * i + 1]!, now));
       },
       (err: unknown) => {
-        for (const t of tallies) for (const w of t.waiting) w.reject(err);
+        for (const [key, t, extra] of part) {
+          const s = keys.get(key);
+          if (s && extra > 0) s.asking = false;
+          for (const w of t.waiting) w.reject(err);
+        }
       },
     );
   };
@@ -86,24 +182,41 @@ function counterTally(counters: HitsClient, windowMs: number) {
     scheduled = false;
     const batch = turn;
     turn = new Map();
-    const keys = [...batch.keys()];
-    for (let i = 0; i < keys.length; i += KEYS_PER_CALL) {
-      const part = keys.slice(i, i + KEYS_PER_CALL);
-      send(part, part.map((k) => batch.get(k)!));
+    const now = Date.now();
+    const calls: Array<[string, Tally, number]> = [];
+    for (const [key, t] of batch) {
+      const s = stateOf(key, now);
+      // A top-up asks for the advance; hits that found no credit ask for one too unless one is already on its way.
+      let extra = 0;
+      if (t.topUp || !s.asking) extra = advanceFor(s, t.limit, now);
+      if (extra > 0) s.asking = true;
+      else if (t.topUp) s.asking = false;
+      if (t.hits + extra > 0) calls.push([key, t, extra]);
     }
+    for (let i = 0; i < calls.length; i += KEYS_PER_CALL) send(calls.slice(i, i + KEYS_PER_CALL));
   };
 
-  return (key: string): Promise<Hit> =>
-    new Promise<Hit>((resolve, reject) => {
-      let t = turn.get(key);
-      if (!t) turn.set(key, (t = { hits: 0, waiting: [] }));
+  return (key: string, limit: number): Promise<Hit> => {
+    const now = Date.now();
+    const s = stateOf(key, now);
+    s.seen++;
+    if (now >= s.until) s.credit = 0;
+    if (s.credit > 0) {
+      s.credit--;
+      if (!s.asking && s.credit * 2 <= s.granted) {
+        s.asking = true;
+        tallyOf(key, limit).topUp = true;
+        schedule();
+      }
+      return Promise.resolve({ allowed: true, msLeft: s.until - now });
+    }
+    return new Promise<Hit>((resolve, reject) => {
+      const t = tallyOf(key, limit);
       t.hits++;
       t.waiting.push({ resolve, reject });
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      schedule();
     });
+  };
 }
 
 /**
@@ -143,16 +256,16 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
       let cred: Hit | undefined;
       try {
         [ip, cred] = await Promise.all([
-          hit(`${opts.keyPrefix}:ip:${req.ip ?? 'unknown'}`),
-          credential ? hit(`${opts.keyPrefix}:cred:${credentialHash(credential, req)}`) : undefined,
+          hit(`${opts.keyPrefix}:ip:${req.ip ?? 'unknown'}`, opts.perIp),
+          credential ? hit(`${opts.keyPrefix}:cred:${credentialHash(credential, req)}`, opts.perCredential) : undefined,
         ]);
       } catch (err) {
         warnUnreachable(err);
         return;
       }
       // The address limit is reported first.
-      if (ip.count > opts.perIp) throw limited('client address', ip.msLeft);
-      if (cred && cred.count > opts.perCredential) throw limited('credential', cred.msLeft);
+      if (!ip.allowed) throw limited('client address', ip.msLeft);
+      if (cred && !cred.allowed) throw limited('credential', cred.msLeft);
     },
     /** Failed-authentication lockout: `admit` before verifying, `failed` on a 401, `verified` on a fresh verification. */
     lockout,
