@@ -82,7 +82,7 @@ const ADVANCE_SHARE = 0.01;
 const ADVANCE_MS = 250;
 /** A key's rate is measured over at least this long. */
 const RATE_SAMPLE_MS = 50;
-/** Keys remembered at most (the oldest are dropped; their unused advance is then lost, never given twice). */
+/** Keys remembered at most (the longest idle are dropped; their unused advance is then lost, never given twice). */
 const KEYS_KEPT = 10_000;
 /** A top-up whose window has more than this longer to run than the one known began a new window. */
 const NEW_WINDOW_SLACK_MS = 1_000;
@@ -186,6 +186,9 @@ function counterTally(counters: HitsClient, windowMs: number) {
     const calls: Array<[string, Tally, number]> = [];
     for (const [key, t] of batch) {
       const s = stateOf(key, now);
+      // Kept in order of use, so the keys dropped first (over KEYS_KEPT) are the ones idle longest.
+      keys.delete(key);
+      keys.set(key, s);
       // A top-up asks for the advance; hits that found no credit ask for one too unless one is already on its way.
       let extra = 0;
       if (t.topUp || !s.asking) extra = advanceFor(s, t.limit, now);
