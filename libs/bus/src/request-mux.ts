@@ -24,6 +24,8 @@ export class RequestMux {
   private inbox?: string;
   private sub?: Subscription;
   private next = 0;
+  private queued: Array<{ token: string; subject: string; data: Uint8Array; reply: string; headers?: MsgHdrs }> = [];
+  private scheduled = false;
 
   constructor(private readonly nc: NatsConnection) {}
 
@@ -36,14 +38,41 @@ export class RequestMux {
         reject(natsError(ErrorCode.Timeout, 'TIMEOUT'));
       }, opts.timeout);
       this.pending.set(token, { resolve, reject, timer });
-      try {
-        this.nc.publish(subject, data, { reply: `${inbox}.${token}`, headers: opts.headers });
-      } catch (err) {
-        clearTimeout(timer);
-        this.pending.delete(token);
-        reject(err as Error);
+      this.queued.push({ token, subject, data, reply: `${inbox}.${token}`, headers: opts.headers });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.publishQueued);
       }
     });
+  }
+
+  /**
+   * The requests of one turn of the event loop leave together, after its I/O callbacks: nats.js writes its buffer to
+   * the socket once per microtask checkpoint, and Node runs one between the callbacks of two HTTP requests, so a
+   * request published at once cost nats.js, nats-server and the service one socket write each.
+   */
+  private readonly publishQueued = () => {
+    this.scheduled = false;
+    const batch = this.queued;
+    this.queued = [];
+    for (const q of batch) {
+      // Timed out, or failed with the connection, before it left.
+      if (!this.pending.has(q.token)) continue;
+      try {
+        this.nc.publish(q.subject, q.data, { reply: q.reply, headers: q.headers });
+      } catch (err) {
+        this.settle(q.token)?.reject(err as Error);
+      }
+    }
+  };
+
+  /** Takes a waiting request out (its timer stopped); undefined when it is no longer waiting. */
+  private settle(token: string): Pending | undefined {
+    const p = this.pending.get(token);
+    if (!p) return undefined;
+    this.pending.delete(token);
+    clearTimeout(p.timer);
+    return p;
   }
 
   private open(): string {
@@ -56,11 +85,8 @@ export class RequestMux {
   }
 
   private answer(inbox: string, msg: Msg): void {
-    const token = msg.subject.slice(inbox.length + 1);
-    const p = this.pending.get(token);
+    const p = this.settle(msg.subject.slice(inbox.length + 1));
     if (!p) return; // answered after its timeout, or a second answer
-    this.pending.delete(token);
-    clearTimeout(p.timer);
     const h = msg.headers;
     if (h?.hasError) {
       p.reject(h.code === 503 ? natsError('503', 'no responders') : natsError(String(h.code), h.description || `request failed with status ${h.code}`));

@@ -65,3 +65,31 @@ test('when the connection closes while a request waits, then the request fails w
     sub.unsubscribe();
   }
 });
+
+test('when requests are made from separate callbacks of one turn, then they leave in one socket write and each gets its own answer', async () => {
+  // The responder on a connection of its own: only the requests are written on `nc`.
+  const responder = await connectNats({ url: nats.url, name: 'request-mux-responder', maxReconnectAttempts: 0 });
+  responder.subscribe('mux.turn', { callback: (_err, msg) => msg.respond(text(`re:${read(msg.data)}`)) });
+  await responder.flush();
+  // nats.js writes its buffer once per microtask checkpoint (its transport's `send`); Node runs one after each callback,
+  // as it does between the callbacks of two HTTP requests.
+  const transport = (nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } }).protocol.transport;
+  const send = transport.send.bind(transport);
+  let writes = 0;
+  transport.send = (frame) => {
+    writes++;
+    send(frame);
+  };
+  const mux = new RequestMux(nc);
+  try {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => new Promise<string>((resolve, reject) => setImmediate(() => mux.request('mux.turn', text(String(i)), { timeout: 5000 }).then((m) => resolve(read(m.data)), reject)))),
+    );
+    expect(answers).toEqual(Array.from({ length: 20 }, (_, i) => `re:${i}`));
+    // One write for the 20 requests and one for the inbox subscription the first request opens (20 writes before).
+    expect(writes).toBeLessThanOrEqual(2);
+  } finally {
+    transport.send = send;
+    await responder.close();
+  }
+});
