@@ -167,7 +167,9 @@ function counterTally(counters: HitsClient, windowMs: number) {
     counters.platformRateTally(part.length, ...part.map(([k]) => k), windowMs, ...args).then(
       (out) => {
         const now = Date.now();
-        part.forEach(([key, t, extra], i) => settle(key, t, extra, out[2 * i]!, out[2 * i + 1]!, now));
+        part.forEach(([key, t, extra], i) => {
+          settle(key, t, extra, out[2 * i]!, out[2 * i + 1]!, now);
+        });
       },
       (err: unknown) => {
         for (const [key, t, extra] of part) {
