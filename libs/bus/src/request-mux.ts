@@ -33,10 +33,7 @@ export class RequestMux {
     const inbox = this.open();
     const token = (this.next++).toString(36);
     return new Promise<Msg>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(token);
-        reject(natsError(ErrorCode.Timeout, 'TIMEOUT'));
-      }, opts.timeout);
+      const timer = setTimeout(() => this.settle(token)?.reject(natsError(ErrorCode.Timeout, 'TIMEOUT')), opts.timeout);
       this.pending.set(token, { resolve, reject, timer });
       this.queued.push({ token, subject, data, reply: `${inbox}.${token}`, headers: opts.headers });
       if (!this.scheduled) {
@@ -96,11 +93,7 @@ export class RequestMux {
   }
 
   private failAll(err: Error): void {
-    for (const [token, p] of this.pending) {
-      clearTimeout(p.timer);
-      this.pending.delete(token);
-      p.reject(err);
-    }
+    for (const token of [...this.pending.keys()]) this.settle(token)?.reject(err);
   }
 
   /** The inbox subscription (for tests and shutdown). */

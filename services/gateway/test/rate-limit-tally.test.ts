@@ -59,43 +59,56 @@ async function burst(limits: ReturnType<typeof limiter>, ip: string, n: number):
   return results.filter((r) => r.status === 'fulfilled').length;
 }
 
-/** Script calls the limiters make on the shared client (counted on the real client; Redis still answers them). */
-function countScriptCalls(): { calls: number; restore(): void } {
+/** Runs `fn` and counts the script calls the limiters make on the shared client meanwhile (Redis still answers them). */
+async function countScriptCalls<T>(fn: () => Promise<T>): Promise<{ result: T; calls: number }> {
   const client = redis as unknown as { platformRateTally: (...args: unknown[]) => Promise<number[]> };
   const original = client.platformRateTally;
-  const counter = {
-    calls: 0,
-    restore: () => {
-      client.platformRateTally = original;
-    },
-  };
+  let calls = 0;
   client.platformRateTally = function (this: unknown, ...args: unknown[]) {
-    counter.calls++;
+    calls++;
     return original.apply(this, args);
   };
-  return counter;
+  try {
+    return { result: await fn(), calls };
+  } finally {
+    client.platformRateTally = original;
+  }
+}
+
+/**
+ * Runs `round` (it answers how many of its requests passed) until ten rounds in a row pass none: any advance left over
+ * is used up before that. Answers the requests passed and the rounds run.
+ */
+async function untilRefused(round: () => Promise<number>): Promise<{ passed: number; rounds: number }> {
+  let passed = 0;
+  let rounds = 0;
+  let refusedInARow = 0;
+  while (refusedInARow < 10) {
+    const n = await round();
+    rounds++;
+    passed += n;
+    refusedInARow = n === 0 ? refusedInARow + 1 : 0;
+  }
+  return { passed, rounds };
 }
 
 describe('a busy client counted in advance', () => {
   test('when one address sends requests without pause, then most are answered without a round trip to Redis and every one within the limit passes', async () => {
     const prefix = `rl-${randomId(8)}`;
     const limits = limiter(100_000, prefix);
-    const script = countScriptCalls();
     let sent = 0;
     let passed = 0;
-    try {
+    const { calls } = await countScriptCalls(async () => {
       // About 40 turns of 25 requests, over more than the 50 ms a key's rate is measured over.
       const started = Date.now();
       while (Date.now() - started < 200 || sent < 1_000) {
         passed += await burst(limits, '192.0.2.10', 25);
         sent += 25;
       }
-    } finally {
-      script.restore();
-    }
+    });
     expect(passed).toBe(sent);
     // A round trip per turn would be one call per 25 requests.
-    expect(script.calls).toBeLessThan(sent / 25 / 2);
+    expect(calls).toBeLessThan(sent / 25 / 2);
     // Redis counted every request served, and at most 1 % of the limit ahead of them.
     const counted = Number(await redis.get(`${prefix}:ip:192.0.2.10`));
     expect(counted).toBeGreaterThanOrEqual(sent);
@@ -104,44 +117,22 @@ describe('a busy client counted in advance', () => {
 
   test('when one address goes past its limit at full speed, then exactly the limit passes', async () => {
     const limits = limiter(50_000);
-    const script = countScriptCalls();
-    let passed = 0;
-    let bursts = 0;
-    let refusedInARow = 0;
-    try {
-      // Until ten whole bursts are refused: any advance left over is used up before that.
-      while (refusedInARow < 10) {
-        const n = await burst(limits, '192.0.2.11', 25);
-        bursts++;
-        passed += n;
-        refusedInARow = n === 0 ? refusedInARow + 1 : 0;
-      }
-    } finally {
-      script.restore();
-    }
-    expect(passed).toBe(50_000);
+    const { result, calls } = await countScriptCalls(() => untilRefused(() => burst(limits, '192.0.2.11', 25)));
+    expect(result.passed).toBe(50_000);
     // Served from advances for the most part (else a call per burst; an advance is 500 here, 20 bursts).
-    expect(script.calls).toBeLessThan(bursts / 4);
+    expect(calls).toBeLessThan(result.rounds / 4);
   });
 
   test('when two gateways share one address limit at full speed, then together they pass exactly the limit', async () => {
     const prefix = `rl-${randomId(8)}`;
     const [a, b] = [limiter(50_000, prefix), limiter(50_000, prefix)];
-    const script = countScriptCalls();
-    let passed = 0;
-    let rounds = 0;
-    let refusedInARow = 0;
-    try {
-      while (refusedInARow < 10) {
+    const { result, calls } = await countScriptCalls(() =>
+      untilRefused(async () => {
         const [na, nb] = await Promise.all([burst(a, '192.0.2.12', 25), burst(b, '192.0.2.12', 25)]);
-        rounds++;
-        passed += na + nb;
-        refusedInARow = na + nb === 0 ? refusedInARow + 1 : 0;
-      }
-    } finally {
-      script.restore();
-    }
-    expect(passed).toBe(50_000);
-    expect(script.calls).toBeLessThan(rounds / 2);
+        return na + nb;
+      }),
+    );
+    expect(result.passed).toBe(50_000);
+    expect(calls).toBeLessThan(result.rounds / 2);
   });
 });

@@ -51,9 +51,8 @@ interface Hit {
 interface Tally {
   limit: number;
   hits: number;
+  /** The hits of the turn waiting for their count (none when the key is in the turn only to top up its advance). */
   waiting: Array<{ resolve(hit: Hit): void; reject(err: unknown): void }>;
-  /** Sent only to top up the key's advance (no request waits on it). */
-  topUp: boolean;
 }
 
 /** One key as this gateway knows it: hits counted in Redis ahead of use, and the key's recent rate. */
@@ -64,7 +63,7 @@ interface KeyState {
   until: number;
   /** The last advance granted (a top-up is asked for when half of it is used). */
   granted: number;
-  /** An advance is queued or in flight. */
+  /** An advance is on its way from Redis (no other is asked for meanwhile). */
   asking: boolean;
   /** The window ran out of hits: no advance is asked for before `until`. */
   spent: boolean;
@@ -137,7 +136,7 @@ function counterTally(counters: HitsClient, windowMs: number) {
   };
   const tallyOf = (key: string, limit: number) => {
     let t = turn.get(key);
-    if (!t) turn.set(key, (t = { limit, hits: 0, waiting: [], topUp: false }));
+    if (!t) turn.set(key, (t = { limit, hits: 0, waiting: [] }));
     return t;
   };
 
@@ -191,11 +190,9 @@ function counterTally(counters: HitsClient, windowMs: number) {
       // Kept in order of use, so the keys dropped first (over KEYS_KEPT) are the ones idle longest.
       keys.delete(key);
       keys.set(key, s);
-      // A top-up asks for the advance; hits that found no credit ask for one too unless one is already on its way.
-      let extra = 0;
-      if (t.topUp || !s.asking) extra = advanceFor(s, t.limit, now);
+      // A top-up, or hits that found no credit, ask for an advance unless one is already on its way.
+      const extra = s.asking ? 0 : advanceFor(s, t.limit, now);
       if (extra > 0) s.asking = true;
-      else if (t.topUp) s.asking = false;
       if (t.hits + extra > 0) calls.push([key, t, extra]);
     }
     for (let i = 0; i < calls.length; i += KEYS_PER_CALL) send(calls.slice(i, i + KEYS_PER_CALL));
@@ -208,9 +205,9 @@ function counterTally(counters: HitsClient, windowMs: number) {
     if (now >= s.until) s.credit = 0;
     if (s.credit > 0) {
       s.credit--;
+      // Half of the advance used: the key goes into this turn's call, which asks for the next one.
       if (!s.asking && s.credit * 2 <= s.granted) {
-        s.asking = true;
-        tallyOf(key, limit).topUp = true;
+        tallyOf(key, limit);
         schedule();
       }
       return Promise.resolve({ allowed: true, msLeft: s.until - now });
