@@ -1,6 +1,7 @@
 import { connect } from 'nats';
 import { LIST_CONVERSATION_EVENTS_SUBJECT, eventCreated } from '@platform/contracts';
 import { subscribe, type EventOf } from '@platform/consumer';
+import { expectProblem } from '../support/expect-problem';
 import { adminClient, aProject, anApiKey, client, eventually, http, requestSubject, testStack, uniqueId, withDatabase } from '@platform/testkit';
 
 const stack = testStack();
@@ -32,6 +33,18 @@ describe('POST /run/v1/events', () => {
     }
     const raw = await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: run.token, raw: '{"type":', headers: { 'content-type': 'application/json' } });
     expect(raw.status).toBe(400);
+    const count = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', (db) => db.collection('runEvents').countDocuments({ tenantId: p.tenantId }));
+    expect(count).toBe(0);
+  });
+
+  test.each([
+    ['a nested string', { type: 'x', properties: { 'a/b~c': ['ok', 'y\u0000'] } }, '/properties/a~1b~0c/1'],
+    ['a key of a nested map', { type: 'x', metadata: { deep: { 'k\u0000': 'v' } } }, '/metadata/deep'],
+    ['a top-level string', { type: 'x\u0000' }, '/type'],
+  ])('when %s holds a NUL, then it answers 400 naming where, and stores nothing', async (_what, body, pointer) => {
+    const { p, run } = await runClient();
+    const res = await run.post('/run/v1/events', body);
+    expectProblem(res, 400, pointer);
     const count = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', (db) => db.collection('runEvents').countDocuments({ tenantId: p.tenantId }));
     expect(count).toBe(0);
   });

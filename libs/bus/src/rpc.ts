@@ -56,9 +56,10 @@ function respond(msg: Msg, out: WireReply, bodyFraming: boolean): void {
     msg.respond(encode(out.ok ? { ok: true, status: out.status, body: bodyOf(out), headers: out.headers } : out));
     return;
   }
+  // append, not set: the headers are new and each name is added once (nats.js's set first searches them to delete).
   const h = natsHeaders();
-  h.set(STATUS_HEADER, String(out.status));
-  if (out.headers && Object.keys(out.headers).length > 0) h.set(HEADERS_HEADER, JSON.stringify(out.headers));
+  h.append(STATUS_HEADER, String(out.status));
+  if (out.headers && Object.keys(out.headers).length > 0) h.append(HEADERS_HEADER, JSON.stringify(out.headers));
   const json = out.json ?? (out.body === undefined ? undefined : JSON.stringify(out.body));
   msg.respond(json === undefined ? new Uint8Array(0) : encodeText(json), { headers: h });
 }
@@ -294,10 +295,10 @@ export class ServiceBus {
     const parent = ctx.traceparent ? contextFromHeaders({ traceparent: ctx.traceparent }) : undefined;
     return inSpan(`send ${subject}`, { kind: SpanKind.CLIENT, parent, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } }, async () => {
       const h = natsHeaders();
-      h.set('x-request-id', ctx.requestId ?? current?.requestId ?? 'internal');
-      for (const [k, v] of Object.entries(traceHeaders())) h.set(k, v);
-      if (instance) h.set('x-instance', instance);
-      h.set(REPLY_FORMAT, 'body');
+      h.append('x-request-id', ctx.requestId ?? current?.requestId ?? 'internal');
+      for (const [k, v] of Object.entries(traceHeaders())) h.append(k, v);
+      if (instance) h.append('x-instance', instance);
+      h.append(REPLY_FORMAT, 'body');
       if (!natsReachable(this.nc)) {
         throw markUndelivered(new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } }), 'not-delivered');
       }

@@ -31,6 +31,8 @@ export function observe(listener: string) {
       span.setAttributes({ 'http.response.status_code': status, 'operation.id': operation });
       if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
+      // The request's own log line is a debug one: off (the default level) it costs no context and no object.
+      if (status < 500 && !log.isLevelEnabled('debug')) return;
       context.with(active, () =>
         runWithContext({ requestId, traceId: span.spanContext().traceId }, () =>
           status >= 500

@@ -1,4 +1,4 @@
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import getRawBody from 'raw-body';
 import secureJson from 'secure-json-parse';
 import { type AnyOperation, AUTH_METHODS, expressPath, type Principal, type RequestMeta, gatewayMayRepeat } from '@platform/contracts';
@@ -83,27 +83,43 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Deepest JSON nesting accepted (documents are stored as BSON, whose servers refuse about 100 levels). */
 export const MAX_JSON_DEPTH = 32;
 
+/** Where a value sits in the body: its parent's place and its key or index (the JSON pointer is built only for an error). */
+interface Place {
+  parent: Place | undefined;
+  key: string;
+}
+
+/** The JSON pointer (RFC 6901) of a place (`/` for the body itself), with one more key or index when given. */
+function pointerOf(place: Place | undefined, last?: string): string {
+  const keys = last === undefined ? [] : [last];
+  for (let p = place; p; p = p.parent) keys.push(p.key);
+  return keys.length ? `/${keys.reverse().map((k) => k.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}` : '/';
+}
+
+type Shape = { kind: 'ok' } | { kind: 'too_deep' } | { kind: 'nul'; pointer: string };
+
 /**
  * Walks a parsed body iteratively (hostile input cannot overflow the stack): `too_deep` when arrays/objects nest
- * deeper than `max`, `nul` (with the JSON pointer of the value or key) when a key or string holds U+0000.
+ * deeper than `max`, `nul` (with the JSON pointer of the value or key) when a key or string holds U+0000. Only arrays
+ * and objects are kept to visit, each with a link to its parent's place: the pointer is built only for the error.
  */
-function inspectJson(value: unknown, max: number): { kind: 'ok' } | { kind: 'too_deep' } | { kind: 'nul'; pointer: string } {
-  const stack: Array<[unknown, number, string]> = [[value, 1, '']];
-  const escapeKey = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+function inspectJson(value: unknown, max: number): Shape {
+  if (typeof value === 'string') return value.includes('\u0000') ? { kind: 'nul', pointer: '/' } : { kind: 'ok' };
+  if (value === null || typeof value !== 'object') return { kind: 'ok' };
+  const stack: Array<[object, number, Place | undefined]> = [[value, 1, undefined]];
   while (stack.length) {
-    const [v, d, at] = stack.pop()!;
-    if (typeof v === 'string') {
-      if (v.includes('\u0000')) return { kind: 'nul', pointer: at || '/' };
-      continue;
-    }
-    if (v === null || typeof v !== 'object') continue;
-    if (d > max) return { kind: 'too_deep' };
-    if (Array.isArray(v)) {
-      for (const [i, child] of v.entries()) stack.push([child, d + 1, `${at}/${i}`]);
-    } else {
-      for (const [k, child] of Object.entries(v as object)) {
-        if (k.includes('\u0000')) return { kind: 'nul', pointer: at || '/' };
-        stack.push([child, d + 1, `${at}/${escapeKey(k)}`]);
+    const [container, depth, at] = stack.pop()!;
+    if (depth > max) return { kind: 'too_deep' };
+    const keys = Array.isArray(container) ? undefined : Object.keys(container);
+    const count = keys ? keys.length : (container as unknown[]).length;
+    for (let i = 0; i < count; i++) {
+      const key = keys ? keys[i]! : undefined;
+      if (key !== undefined && key.includes('\u0000')) return { kind: 'nul', pointer: pointerOf(at) };
+      const child = key !== undefined ? (container as Record<string, unknown>)[key] : (container as unknown[])[i];
+      if (typeof child === 'string') {
+        if (child.includes('\u0000')) return { kind: 'nul', pointer: pointerOf(at, key ?? String(i)) };
+      } else if (child !== null && typeof child === 'object') {
+        stack.push([child, depth + 1, { parent: at, key: key ?? String(i) }]);
       }
     }
   }
@@ -206,14 +222,14 @@ const firstSegment = (path: string) => (path.split('/', 2)[1] ?? '').toLowerCase
  * by their first path segment (`manage`, `run`, …), each group in its own router, so a request is matched only
  * against its group's routes (express tries routes one by one: a `/run` call no longer walks past 100 `/manage` ones).
  */
-export function mountOperations(router: Router, operations: AnyOperation[], opts: MountOptions): void {
+export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperation[], opts: MountOptions): void {
   const groups = new Map<string, Router>();
   for (const op of operations) {
     const segment = firstSegment(op.path);
     if (!groups.has(segment)) groups.set(segment, express.Router({ strict: false }));
   }
   const groupOf = (path: string) => groups.get(firstSegment(path))!;
-  router.use((req, res, next) => {
+  app.use((req: Request, res: Response, next: NextFunction) => {
     const group = groups.get(firstSegment(req.path));
     if (group) group(req, res, next);
     else next();
