@@ -77,7 +77,11 @@ interface RunResult {
   completed: number;
   /** A paced run: the pacer thread's own event-loop delay and GC pauses. */
   loader?: string;
+  /** A paced run: every counted request's latency (ms). */
+  latencies?: Float64Array;
 }
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
 
 /**
  * Paced, open-loop: autocannon's `overallRate` lets each connection send its share of a second back to back and then
@@ -116,8 +120,7 @@ async function paced(spec: LoadSpec, durationS: number, connections: number, war
   for (const [id, at] of out.sentAt ?? []) spec.sentAt!.set(id, at);
   if (slowLog) appendFileSync(slowLog, `${[...out.slow, `# ${out.loader}`].join('\n')}\n`);
   const p = percentiles([...out.latencies]);
-  const round = (x: number) => Math.round(x * 10) / 10;
-  return { rps: out.completed / Math.max(durationS, out.tookS), p50: round(p.p50), p99: round(p.p99), errors: out.errors, unexpected: out.unexpected, completed: out.completed, loader: out.loader };
+  return { rps: out.completed / Math.max(durationS, out.tookS), p50: round1(p.p50), p99: round1(p.p99), errors: out.errors, unexpected: out.unexpected, completed: out.completed, loader: out.loader, latencies: out.latencies };
 }
 
 /** What the pacer's thread posts back (paced-worker.mjs). */
@@ -163,7 +166,11 @@ export const median = (xs: number[]) => {
   return s[Math.floor(s.length / 2)]!;
 };
 
-/** Warm-up, then `runs` runs; the run with the median throughput is reported (its own p50 and p99). */
+/**
+ * Warm-up, then `runs` runs; the run with the median throughput is reported (its own p50 and p99). A paced row's runs
+ * all have the rate they were given, so its percentiles are those of every request of every run: the median-rate run
+ * of a paced row would be whichever run happened to finish a few requests sooner.
+ */
 export async function measure(spec: LoadSpec, settings: LoadSettings, around?: { start(): void }): Promise<LoadResult> {
   const connections = spec.connections ?? settings.connections;
   // A paced run's warm-up is its pacer's own first seconds, in each run (every run is a new thread: see paced-worker.mjs).
@@ -173,10 +180,11 @@ export async function measure(spec: LoadSpec, settings: LoadSettings, around?: {
   for (let i = 0; i < settings.runs; i++) results.push(await once(spec, settings.durationS, connections, settings.warmupS));
   const m = median(results.map((r) => r.rps));
   const chosen = results.find((r) => r.rps === m)!;
+  const pooled = spec.rate ? percentiles(results.flatMap((r) => [...(r.latencies ?? [])])) : undefined;
   return {
     rps: m,
-    p50: chosen.p50,
-    p99: chosen.p99,
+    p50: pooled ? round1(pooled.p50) : chosen.p50,
+    p99: pooled ? round1(pooled.p99) : chosen.p99,
     errors: results.reduce((n, r) => n + r.errors, 0),
     unexpected: results.reduce((n, r) => n + r.unexpected, 0),
     runs: settings.runs,

@@ -639,7 +639,8 @@ async function main() {
       const half = Math.max(1, Math.round((evNew.rps ?? 2) / 2));
       await dumpMetrics(stack, 'before-half');
       const halfRun = await measure({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, template: newEventWithId('{{id}}'), rate: half, expectStatus: 201 }, { ...settings, warmupS: 1 });
-      addRow(`POST /run/v1/events at half its maximum (${half}/s)`, halfRun, { text: 'p99 <= 50 ms', ok: (r) => (r.p99 ?? Infinity) <= 50 }, halfRun.loader);
+      const halfNote = `p50 and p99 of every request of the ${halfRun.runs} runs; in one of them the ${halfRun.loader}`;
+      addRow(`POST /run/v1/events at half its maximum (${half}/s)`, halfRun, { text: 'p99 <= 50 ms', ok: (r) => (r.p99 ?? Infinity) <= 50 }, halfNote);
       await dumpMetrics(stack, 'after-half');
       }
 

@@ -1,0 +1,40 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { measure } from '../../scripts/bench/load';
+
+/**
+ * A server that answers the second hundred requests it gets 40 ms late and every other one at once: with three paced
+ * runs of 100 requests, the second run is the slow one (and, finishing last, the one with the lowest rate).
+ */
+async function serverSlowInSecondRun(): Promise<{ url: string; close(): Promise<void> }> {
+  let seen = 0;
+  const server = http.createServer((req, res) => {
+    const slow = seen >= 100 && seen < 200;
+    seen++;
+    req.resume();
+    req.on('end', () => setTimeout(() => res.end('{}'), slow ? 40 : 0));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+test('when a paced row has several runs, then its percentiles are those of every request of every run', async () => {
+  const server = await serverSlowInSecondRun();
+  try {
+    const r = await measure({ url: server.url, rate: 100, connections: 10 }, { durationS: 1, warmupS: 0, runs: 3, connections: 10 });
+    expect(r.completedAll).toBe(300);
+    // A third of the requests took 40 ms or more: the p99 is one of them, the p50 is not.
+    expect(r.p99).toBeGreaterThanOrEqual(40);
+    expect(r.p50).toBeLessThan(40);
+  } finally {
+    await server.close();
+  }
+}, 30_000);
