@@ -112,11 +112,11 @@ export function publisher(nc: NatsConnection, opts: { timeoutMs?: number } = {})
   const timeout = opts.timeoutMs ?? JS_API_TIMEOUT_MS;
   return {
     async publish(subject, data, msgId, hdrs) {
+      // The trace context travels with the event: without headers of the caller's, the active span's. Appended, not
+      // set: the headers are new and every name is added once (nats.js's set first searches them to delete).
       const h = natsHeaders();
-      // The trace context travels with the event: without headers of the caller's, the active span's.
-      for (const [k, v] of Object.entries(hdrs ? {} : traceHeaders())) h.set(k, v);
-      for (const [k, v] of Object.entries(hdrs ?? {})) h.set(k, v);
-      h.set('Nats-Msg-Id', msgId);
+      for (const [k, v] of Object.entries(hdrs ?? traceHeaders())) if (k.toLowerCase() !== 'nats-msg-id') h.append(k, v);
+      h.append('Nats-Msg-Id', msgId);
       const reply = await requests.request(subject, encode(data), { timeout, headers: h });
       const ack = decode<PubAck>(reply.data);
       if (ack.error) {

@@ -166,10 +166,11 @@ export function errorToWire(err: unknown, instance?: string, requestId?: string)
   return { ok: false, problem: buildProblem('internal_server_error', GENERIC_5XX_DETAIL, { instance, requestId }) };
 }
 
+/** A message's headers by lower-cased name, each its first value (read in one pass: nats.js's get searches every name). */
 function headerMap(h: MsgHdrs | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!h) return out;
-  for (const k of h.keys()) out[k.toLowerCase()] = h.get(k);
+  for (const [k, values] of h) if (values.length > 0) out[k.toLowerCase()] ??= values[0]!;
   return out;
 }
 
