@@ -99,8 +99,10 @@ function rateLimits(redis: Redis, config: GatewayConfig, cookieName: string) {
   });
 }
 
-/** What a listener adds to the common app: middleware every request passes (`before` the operations), or pages and
- * documents served `after` them (express walks its layers in order: an API request need not pass every page's route). */
+/**
+ * What a listener adds to the common app: middleware every request passes (`before` the operations), or pages and
+ * documents served `after` them (express walks its layers in order: an API request need not pass every page's route).
+ */
 interface ListenerParts {
   before?: (app: express.Express) => void;
   after?: (app: express.Express) => void;
