@@ -12,7 +12,8 @@ async function serverSlowInSecondRun(): Promise<{ url: string; close(): Promise<
     const slow = seen >= 100 && seen < 200;
     seen++;
     req.resume();
-    req.on('end', () => setTimeout(() => res.end('{}'), slow ? 40 : 0));
+    // The 40 ms are the latency the row must report, not a wait of the test's: nothing here waits on it to happen first.
+    req.on('end', () => (slow ? setTimeout(() => res.end('{}'), 40) : res.end('{}')));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,3 +1,5 @@
+import { headers as natsHeaders, type MsgHdrs } from 'nats';
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -12,6 +14,16 @@ export function encode(value: unknown): Uint8Array {
 
 export function decode<T = unknown>(data: Uint8Array): T {
   return JSON.parse(decoder.decode(data)) as T;
+}
+
+/**
+ * New message headers from named values (undefined ones left out). Each name occurs once in an object, so every value
+ * is appended: nats.js's `set` would first search the headers to delete the name.
+ */
+export function headersOf(values: Record<string, string | undefined>): MsgHdrs {
+  const h = natsHeaders();
+  for (const [name, value] of Object.entries(values)) if (value !== undefined) h.append(name, value);
+  return h;
 }
 
 /** Subject tokens cannot hold `.`, `*`, `>` or spaces: anything outside [A-Za-z0-9_-] is %-encoded. */

@@ -3,7 +3,6 @@ import {
   DeliverPolicy,
   RetentionPolicy,
   StorageType,
-  headers as natsHeaders,
   type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
@@ -14,7 +13,7 @@ import type { z } from 'zod';
 import { type EventDef, type EventEnvelope, PLATFORM_EVENTS_STREAM, EVENT_SUBJECT_PREFIX, type StoredPendingEvent } from '@platform/contracts';
 import { getLogger, runWithContext } from '@platform/logger';
 import { SpanKind, contextFromHeaders, counter, inSpan, trackConsumerPending, traceHeaders } from '@platform/telemetry';
-import { RawJson, decode, encode } from './codec';
+import { RawJson, decode, encode, headersOf } from './codec';
 import { RequestMux } from './request-mux';
 
 const log = getLogger('bus.jetstream');
@@ -112,11 +111,8 @@ export function publisher(nc: NatsConnection, opts: { timeoutMs?: number } = {})
   const timeout = opts.timeoutMs ?? JS_API_TIMEOUT_MS;
   return {
     async publish(subject, data, msgId, hdrs) {
-      // The trace context travels with the event: without headers of the caller's, the active span's. Appended, not
-      // set: the headers are new and every name is added once (nats.js's set first searches them to delete).
-      const h = natsHeaders();
-      for (const [k, v] of Object.entries(hdrs ?? traceHeaders())) if (k.toLowerCase() !== 'nats-msg-id') h.append(k, v);
-      h.append('Nats-Msg-Id', msgId);
+      // The trace context travels with the event: without headers of the caller's, the active span's.
+      const h = headersOf({ ...(hdrs ?? traceHeaders()), 'Nats-Msg-Id': msgId });
       const reply = await requests.request(subject, encode(data), { timeout, headers: h });
       const ack = decode<PubAck>(reply.data);
       if (ack.error) {

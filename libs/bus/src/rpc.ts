@@ -1,4 +1,4 @@
-import { headers as natsHeaders, type NatsConnection, type Msg, type Subscription, ErrorCode, type NatsError, type MsgHdrs } from 'nats';
+import { type NatsConnection, type Msg, type Subscription, ErrorCode, type NatsError, type MsgHdrs } from 'nats';
 import type { z } from 'zod';
 import {
   type AnyOperation,
@@ -11,7 +11,7 @@ import {
 import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProblem } from '@platform/problems';
 import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
 import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsRequestDuration, traceHeaders } from '@platform/telemetry';
-import { decode, encode } from './codec';
+import { decode, encode, headersOf } from './codec';
 import { natsReachable } from './connection';
 import { RequestMux } from './request-mux';
 import { markUndelivered, undeliveredFromNats, withRetries, type RetryPolicy } from './retry';
@@ -56,10 +56,10 @@ function respond(msg: Msg, out: WireReply, bodyFraming: boolean): void {
     msg.respond(encode(out.ok ? { ok: true, status: out.status, body: bodyOf(out), headers: out.headers } : out));
     return;
   }
-  // append, not set: the headers are new and each name is added once (nats.js's set first searches them to delete).
-  const h = natsHeaders();
-  h.append(STATUS_HEADER, String(out.status));
-  if (out.headers && Object.keys(out.headers).length > 0) h.append(HEADERS_HEADER, JSON.stringify(out.headers));
+  const h = headersOf({
+    [STATUS_HEADER]: String(out.status),
+    [HEADERS_HEADER]: out.headers && Object.keys(out.headers).length > 0 ? JSON.stringify(out.headers) : undefined,
+  });
   const json = out.json ?? (out.body === undefined ? undefined : JSON.stringify(out.body));
   msg.respond(json === undefined ? new Uint8Array(0) : encodeText(json), { headers: h });
 }
@@ -295,11 +295,7 @@ export class ServiceBus {
     // A caller-given traceparent (a message from elsewhere) is the parent; otherwise the active span is.
     const parent = ctx.traceparent ? contextFromHeaders({ traceparent: ctx.traceparent }) : undefined;
     return inSpan(`send ${subject}`, { kind: SpanKind.CLIENT, parent, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } }, async () => {
-      const h = natsHeaders();
-      h.append('x-request-id', ctx.requestId ?? current?.requestId ?? 'internal');
-      for (const [k, v] of Object.entries(traceHeaders())) h.append(k, v);
-      if (instance) h.append('x-instance', instance);
-      h.append(REPLY_FORMAT, 'body');
+      const h = headersOf({ 'x-request-id': ctx.requestId ?? current?.requestId ?? 'internal', ...traceHeaders(), 'x-instance': instance || undefined, [REPLY_FORMAT]: 'body' });
       if (!natsReachable(this.nc)) {
         throw markUndelivered(new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } }), 'not-delivered');
       }
