@@ -26,6 +26,14 @@ export function headersOf(values: Record<string, string | undefined>): MsgHdrs {
   return h;
 }
 
+/** A message's headers by lower-cased name, each its first value (read in one pass: nats.js's get searches every name). */
+export function headerMap(h: MsgHdrs | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!h) return out;
+  for (const [k, values] of h) if (values.length > 0) out[k.toLowerCase()] ??= values[0]!;
+  return out;
+}
+
 /** Subject tokens cannot hold `.`, `*`, `>` or spaces: anything outside [A-Za-z0-9_-] is %-encoded. */
 export function subjectToken(value: string): string {
   return value.replace(/[^A-Za-z0-9_-]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));

@@ -13,7 +13,7 @@ import type { z } from 'zod';
 import { type EventDef, type EventEnvelope, PLATFORM_EVENTS_STREAM, EVENT_SUBJECT_PREFIX, type StoredPendingEvent } from '@platform/contracts';
 import { getLogger, runWithContext } from '@platform/logger';
 import { SpanKind, contextFromHeaders, counter, inSpan, trackConsumerPending, traceHeaders } from '@platform/telemetry';
-import { RawJson, decode, encode, headersOf } from './codec';
+import { RawJson, decode, encode, headerMap, headersOf } from './codec';
 import { RequestMux } from './request-mux';
 
 const log = getLogger('bus.jetstream');
@@ -234,8 +234,7 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
       }
     }, Math.max(1_000, ackWaitMs / 3));
     beat.unref();
-    const hdrs: Record<string, string> = {};
-    for (const k of m.headers?.keys() ?? []) hdrs[k.toLowerCase()] = m.headers!.get(k);
+    const hdrs = headerMap(m.headers);
     try {
       await inSpan(`process ${opts.durable}`, { kind: SpanKind.CONSUMER, parent: contextFromHeaders(hdrs), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': m.subject, 'messaging.consumer.group.name': opts.durable } }, async () => {
         let raw: unknown;

@@ -1,4 +1,4 @@
-import { type NatsConnection, type Msg, type Subscription, ErrorCode, type NatsError, type MsgHdrs } from 'nats';
+import { type NatsConnection, type Msg, type Subscription, ErrorCode, type NatsError } from 'nats';
 import type { z } from 'zod';
 import {
   type AnyOperation,
@@ -11,7 +11,7 @@ import {
 import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProblem } from '@platform/problems';
 import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
 import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsRequestDuration, traceHeaders } from '@platform/telemetry';
-import { decode, encode, headersOf } from './codec';
+import { decode, encode, headerMap, headersOf } from './codec';
 import { natsReachable } from './connection';
 import { RequestMux } from './request-mux';
 import { markUndelivered, undeliveredFromNats, withRetries, type RetryPolicy } from './retry';
@@ -164,14 +164,6 @@ export function errorToWire(err: unknown, instance?: string, requestId?: string)
   }
   log.error({ err, requestId }, 'unhandled error in handler');
   return { ok: false, problem: buildProblem('internal_server_error', GENERIC_5XX_DETAIL, { instance, requestId }) };
-}
-
-/** A message's headers by lower-cased name, each its first value (read in one pass: nats.js's get searches every name). */
-function headerMap(h: MsgHdrs | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!h) return out;
-  for (const [k, values] of h) if (values.length > 0) out[k.toLowerCase()] ??= values[0]!;
-  return out;
 }
 
 export class ServiceBus {
