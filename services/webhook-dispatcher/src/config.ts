@@ -78,6 +78,6 @@ export const webhookDispatcherConfig = z.object({
     .min(100)
     .default(2000)
     .describe('How often the delivery counters added up in memory are written (one $inc upsert per destination and hour touched)'),
-  DESTINATION_CACHE_MS: z.coerce.number().int().min(0).default(2000).describe("How long a project's destinations are remembered (changes clear it at once)"),
+  DESTINATION_CACHE_MS: z.coerce.number().int().min(0).default(2000).describe("How long a project's destinations are used before they are asked for again (changes clear them at once; the list in hand is used while the new one is fetched)"),
 });
 export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherConfig>;

@@ -26,11 +26,15 @@ interface CacheEntry {
   at: number;
   value: Promise<DispatchDestination[]>;
   enabled?: boolean;
+  /** A newer list is being fetched to replace this one. */
+  refreshing?: boolean;
 }
 
 /**
- * The dispatcher's view of destinations: asked from management over NATS per project, remembered briefly,
- * and dropped at once when management announces a change of that project's destinations.
+ * The dispatcher's view of destinations: asked from management over NATS per project, and dropped at once when
+ * management announces a change of that project's destinations. A list older than `ttlMs` (a bound on how long a lost
+ * announcement can go unnoticed) is fetched again in the background while it is still used: a delivery never waits for
+ * management to list what it already knows, and one that is slow or stalled holds up no delivery.
  */
 export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlMs: number): CachedDestinations {
   const cache = new Map<string, CacheEntry>();
@@ -56,23 +60,49 @@ export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlM
     bus
       .requestWire(LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT, { principal: { kind: 'anonymous' }, params: { tenantId: scope.tenantId, projectId: scope.projectId } })
       .then((r) => ListDestinationsForDispatchReply.parse(r.body).destinations);
+  /** Fetches a project's list into a new entry; a failed fetch leaves no entry behind (the next lookup asks again). */
+  const load = (key: string, scope: ProjectScope): CacheEntry => {
+    const entry: CacheEntry = { at: Date.now(), value: fetchList(scope) };
+    cache.set(key, entry);
+    entry.value.then(
+      (list) => {
+        entry.enabled = list.some((d) => d.enabled);
+      },
+      () => {
+        if (cache.get(key) === entry) cache.delete(key);
+      },
+    );
+    return entry;
+  };
+  /**
+   * Replaces a list past its time with a fresh one, unless a change dropped it meanwhile (the fresh list may then be
+   * older than the change). A failed fetch drops it: the list is not used further without management's word.
+   */
+  const refresh = (key: string, scope: ProjectScope, stale: CacheEntry) => {
+    stale.refreshing = true;
+    const at = Date.now();
+    fetchList(scope).then(
+      (list) => {
+        if (cache.get(key) === stale) cache.set(key, { at, value: Promise.resolve(list), enabled: list.some((d) => d.enabled) });
+      },
+      () => {
+        if (cache.get(key) === stale) cache.delete(key);
+      },
+    );
+  };
   const source = {
     async forProject(scope: ProjectScope, opts: { fresh?: boolean } = {}): Promise<DispatchDestination[]> {
       const key = keyOf(scope);
       const hit = cache.get(key);
-      if (!opts.fresh && hit && Date.now() - hit.at < ttlMs) return hit.value;
-      const value = fetchList(scope);
-      const entry: CacheEntry = { at: Date.now(), value };
-      cache.set(key, entry);
-      value.then(
-        (list) => {
-          entry.enabled = list.some((d) => d.enabled);
-        },
-        () => {
-          if (cache.get(key) === entry) cache.delete(key);
-        },
-      );
-      return value;
+      if (!opts.fresh && hit) {
+        if (Date.now() - hit.at < ttlMs) return hit.value;
+        // Past its time but arrived: used while the fresh one is fetched.
+        if (hit.enabled !== undefined) {
+          if (!hit.refreshing) refresh(key, scope, hit);
+          return hit.value;
+        }
+      }
+      return load(key, scope).value;
     },
     noneEnabled(subject: string): boolean {
       const [prefix, tenant, project] = subject.split('.', 3);
