@@ -75,8 +75,9 @@ const settings: LoadSettings = {
 const lagSeconds = Number(env.BENCH_LAG_SECONDS ?? (quick ? 3 : 10));
 // The growth rows compare two p99s within 10 %: 3,000 deliveries a run, so one slow moment is not the p99 (of 1,000
 // deliveries, the 10th slowest is; such p99s moved by 0.84-1.12 x between runs of the same code). Even so one run a
-// side put the ratio anywhere from 0.47 to 1.25 x for nearly the same code (docs/perf-notes.md, twentieth round): a
-// slow minute of the machine on either side decided it. So each side is several runs, and the median p99 is compared.
+// side put the ratio anywhere from 0.47 to 1.25 x for nearly the same code. So each side is several runs, and the
+// median p99 is compared: one slow run is not the side's figure. The runs of a side still move together when the
+// machine's speed drifts over minutes (docs/perf-notes.md, twentieth round: 1.11 and 0.79 x in two runs of it).
 const growthLagSeconds = Number(env.BENCH_GROWTH_LAG_SECONDS ?? (quick ? 3 : 30));
 const growthLagRuns = Math.max(1, Number(env.BENCH_GROWTH_LAG_RUNS ?? (quick ? 1 : 3)));
 const growthSizes = (env.BENCH_GROWTH ?? (quick ? '1000' : '1000,10000,100000')).split(',').map(Number).filter((n) => n > 0).sort((a, b) => a - b);
@@ -333,7 +334,6 @@ async function must<T = any>(p: Promise<{ status: number; body: T }>, status: nu
   return r.body;
 }
 
-/** Runs `count` async jobs with `concurrency` at once. */
 /**
  * Several lag runs of one side of a growth row as one: the median of their p50s and of their p99s (a slow minute in one
  * run is not the side's figure), every delivery counted, and each run's p99 listed.
@@ -346,6 +346,7 @@ function medianLag(lags: Array<{ sent: number; received: number; p50: number; p9
   return { sent, received, p50: median(lags.map((l) => l.p50)), p99: median(p99s), text };
 }
 
+/** Runs `count` async jobs with `concurrency` at once. */
 async function pool(count: number, concurrency: number, job: (i: number) => Promise<unknown>) {
   let next = 0;
   await Promise.all(
