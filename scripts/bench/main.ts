@@ -5,7 +5,8 @@
 // event write path, with --cpu-prof on the gateway, events-ingest and the dispatcher; prints their top frames), BENCH_KEEP_DATA=1,
 // BENCH_WRITE_GROWTH (events and deliveries stored before the write-growth row, 100000; quick 2000),
 // BENCH_GROWTH_LAG_SECONDS (length of each of the write-growth rows' paced lag runs, 30; quick 3),
-// BENCH_GROWTH_LAG_RUNS (lag runs on each side of the write-growth rows, the median p99 compared, 3; quick 1),
+// BENCH_GROWTH_LAG_RUNS (lag runs on each of the write-growth rows' two stacks, in turn, the median p99s compared, 3;
+// quick 1),
 // BENCH_WEBHOOK_STEPS (paced rates of the webhook search, "100,200,300,400,600,800,1000"; quick "100,300"),
 // BENCH_SECTIONS (which parts run, default all: core, ceiling, manage, lag, events, analytics, replicas, webhookmax,
 // writegrowth, growth; the rows read against a ceiling need `ceiling` in the same run to show their fraction; `drift`,
@@ -75,9 +76,8 @@ const settings: LoadSettings = {
 const lagSeconds = Number(env.BENCH_LAG_SECONDS ?? (quick ? 3 : 10));
 // The growth rows compare two p99s within 10 %: 3,000 deliveries a run, so one slow moment is not the p99 (of 1,000
 // deliveries, the 10th slowest is; such p99s moved by 0.84-1.12 x between runs of the same code). Even so one run a
-// side put the ratio anywhere from 0.47 to 1.25 x for nearly the same code. So each side is several runs, and the
-// median p99 is compared: one slow run is not the side's figure. The runs of a side still move together when the
-// machine's speed drifts over minutes (docs/perf-notes.md, twentieth round: 1.11 and 0.79 x in two runs of it).
+// side put the ratio anywhere from 0.47 to 1.25 x for nearly the same code. So each side is several runs, taken in
+// turn with the other side's (see the write-growth section), and the median p99s are compared.
 const growthLagSeconds = Number(env.BENCH_GROWTH_LAG_SECONDS ?? (quick ? 3 : 30));
 const growthLagRuns = Math.max(1, Number(env.BENCH_GROWTH_LAG_RUNS ?? (quick ? 1 : 3)));
 const growthSizes = (env.BENCH_GROWTH ?? (quick ? '1000' : '1000,10000,100000')).split(',').map(Number).filter((n) => n > 0).sort((a, b) => a - b);
@@ -180,9 +180,16 @@ async function measurePaired(spec: LoadSpec, refs: Reference[], around?: { start
     runs.push(await measure(spec, { ...settings, runs: 1, warmupS: i === 0 ? settings.warmupS : 0 }, around));
     around?.end();
   }
+  const result = medianRun(runs);
+  const against = new Map([...rates].map(([name, xs]) => [name, { rates: xs, ratio: median(xs.map((x, i) => runs[i]!.rps / x)) }]));
+  return { result, against };
+}
+
+/** Runs of one row made one at a time (in turn with others) as the row: its median run, every error counted. */
+function medianRun(runs: LoadResult[]): LoadResult {
   const m = median(runs.map((r) => r.rps));
   const chosen = runs.find((r) => r.rps === m)!;
-  const result: LoadResult = {
+  return {
     ...chosen,
     errors: runs.reduce((n, r) => n + r.errors, 0),
     unexpected: runs.reduce((n, r) => n + r.unexpected, 0),
@@ -190,8 +197,6 @@ async function measurePaired(spec: LoadSpec, refs: Reference[], around?: { start
     runRates: runs.map((r) => r.rps),
     completedAll: runs.reduce((n, r) => n + (r.completedAll ?? 0), 0),
   };
-  const against = new Map([...rates].map(([name, xs]) => [name, { rates: xs, ratio: median(xs.map((x, i) => runs[i]!.rps / x)) }]));
-  return { result, against };
 }
 
 /** How a paired ratio reads in a note: `0.053 x B beside it (B 32470, 29105, 32260)`. */
@@ -269,8 +274,10 @@ const memory = new Map<string, { idle: number; load: number }>();
 const procName = (p: Stack['processes'][number]) => (p.index ? `${p.name}#${p.index + 1}` : p.name);
 /** What a process is, for the CPU rows: a process of the stack by its service, this process (autocannon runs in it),
  * else its command name (postgres, ferretdb, nats-server, redis-server). */
-function cpuLabel(stack: Stack) {
+/** Names a process of `stack` (or of `others`, stacks idle beside it) by its service, the bench as the load generator. */
+function cpuLabel(stack: Stack, others: Stack[] = []) {
   const byPid = new Map(stack.processes.map((p) => [p.child.pid, procName(p)]));
+  for (const p of others.flatMap((o) => o.processes)) byPid.set(p.child.pid, `${procName(p)} (another stack)`);
   return (pid: number, comm: string) => byPid.get(pid) ?? (pid === process.pid ? 'load generator' : comm);
 }
 /** Idle RSS of the processes not sampled yet (a replica started later is sampled once it has settled). */
@@ -398,33 +405,39 @@ async function main() {
   const profiled = profileMode ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : undefined;
   log(`node flags of the services: ${productionNodeArgs().join(' ') || '(none)'}`);
   log(`run ${runId}: ${settings.runs} run(s) of ${settings.durationS} s after ${settings.warmupS} s warm-up, ${settings.connections} connections; logs in ${logDir}`);
-  const stack = await startStack({
-    infra: { ...shared, NATS_URL: nats.url },
-    services: SERVICES,
-    logDir,
-    // As the production image runs them: the node flags of deploy/Dockerfile (BENCH_NODE_OPTIONS overrides).
-    nodeArgs: productionNodeArgs(),
-    env: {
-      ...secrets,
-      NODE_ENV: 'production',
-      MONGO_DB_PREFIX: dbPrefix,
-      LOG_LEVEL: env.BENCH_LOG_LEVEL ?? 'warn',
-      REDIS_KEY_PREFIX: `bench:${runId}:`,
-      // The limits stay on (their Redis round trip is part of the path), set high enough never to answer 429.
-      RATE_LIMIT_PER_IP: '1000000000',
-      RATE_LIMIT_PER_CREDENTIAL: '1000000000',
-      ALLOW_LOOPBACK_WEBHOOKS: 'true',
-      WEBHOOK_PARTITION: `bench-${runId}`,
-      ANALYTICS_PORT: String(analyticsPort),
-      // A list of 100k rows takes longer than the default 10 s on FerretDB: report its time, not the gateway's 504.
-      NATS_REQUEST_TIMEOUT_MS: '120000',
-      // BENCH_STACK_ENV: settings of every service as JSON, for trying one out (`{"RATE_LIMIT_ENABLED":"false"}`).
-      ...(env.BENCH_STACK_ENV ? (JSON.parse(env.BENCH_STACK_ENV) as Record<string, string>) : {}),
-    },
-    serviceNodeArgs: profiled ? Object.fromEntries(profiledServices.map((name) => [name, profiled])) : undefined,
-    // /metrics of every process: database writes per delivered webhook and per ingested event.
-    healthPorts: true,
-  });
+  /**
+   * The services as the production image runs them, on `natsUrl`; `name` sets their database prefix, Redis key prefix
+   * and webhook partition apart from another stack's (the write-growth rows run a second one).
+   */
+  const startBenchStack = async (natsUrl: string, name: string, analyticsPort: number, serviceNodeArgs?: Record<string, string[]>) =>
+    startStack({
+      infra: { ...shared, NATS_URL: natsUrl },
+      services: SERVICES,
+      logDir: name ? join(logDir, name) : logDir,
+      // As the production image runs them: the node flags of deploy/Dockerfile (BENCH_NODE_OPTIONS overrides).
+      nodeArgs: productionNodeArgs(),
+      env: {
+        ...secrets,
+        NODE_ENV: 'production',
+        MONGO_DB_PREFIX: name ? `${dbPrefix}_${name}` : dbPrefix,
+        LOG_LEVEL: env.BENCH_LOG_LEVEL ?? 'warn',
+        REDIS_KEY_PREFIX: name ? `bench:${runId}:${name}:` : `bench:${runId}:`,
+        // The limits stay on (their Redis round trip is part of the path), set high enough never to answer 429.
+        RATE_LIMIT_PER_IP: '1000000000',
+        RATE_LIMIT_PER_CREDENTIAL: '1000000000',
+        ALLOW_LOOPBACK_WEBHOOKS: 'true',
+        WEBHOOK_PARTITION: name ? `bench-${runId}-${name}` : `bench-${runId}`,
+        ANALYTICS_PORT: String(analyticsPort),
+        // A list of 100k rows takes longer than the default 10 s on FerretDB: report its time, not the gateway's 504.
+        NATS_REQUEST_TIMEOUT_MS: '120000',
+        // BENCH_STACK_ENV: settings of every service as JSON, for trying one out (`{"RATE_LIMIT_ENABLED":"false"}`).
+        ...(env.BENCH_STACK_ENV ? (JSON.parse(env.BENCH_STACK_ENV) as Record<string, string>) : {}),
+      },
+      serviceNodeArgs,
+      // /metrics of every process: database writes per delivered webhook and per ingested event.
+      healthPorts: true,
+    });
+  const stack = await startBenchStack(nats.url, '', analyticsPort, profiled ? Object.fromEntries(profiledServices.map((name) => [name, profiled])) : undefined);
   const gw = stack.gatewayUrl;
   const analyticsUrl = `http://127.0.0.1:${analyticsPort}`;
   const admin = client(gw, secrets.ADMIN_TOKEN);
@@ -508,15 +521,16 @@ async function main() {
 
     /** Events paced at `rate`/s for `seconds` into a project with one webhook destination (a local receiver); the
      * lag is from the event's request to the delivery's receipt (startLagReceiver). */
-    const webhookLag = async (name: string, rate: number, seconds: number) => {
+    /** Paced new events of a project with a webhook destination, on the main stack or `on` another one. */
+    const webhookLag = async (name: string, rate: number, seconds: number, on: { gw: string; admin: typeof admin } = { gw, admin }) => {
       const receiver = await startLagReceiver();
       try {
         const wP = proj(name);
-        const wKey = (await must(admin.post(`${path(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
-        await must(admin.post(`${path(wP)}/webhook-destinations`, { name: 'bench', url: receiver.url, eventTypes: ['event.created'] }), 201, 'webhook destination');
+        const wKey = (await must(on.admin.post(`${path(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
+        await must(on.admin.post(`${path(wP)}/webhook-destinations`, { name: 'bench', url: receiver.url, eventTypes: ['event.created'] }), 201, 'webhook destination');
         const run = await measure(
           {
-            url: `${gw}/run/v1/events`,
+            url: `${on.gw}/run/v1/events`,
             method: 'POST',
             headers: { authorization: `Bearer ${wKey}` },
             template: newEventWithId('{{id}}'),
@@ -721,49 +735,86 @@ async function main() {
       rows.push({ name: 'webhooks: highest paced rate with lag p99 <= 1 s', rps: best, target: '>= 300 events/s', met: best >= 300, note: steps.join('; ') });
     }
 
-    // Writes as the event and delivery collections grow: the event write rate and the webhook lag with
-    // BENCH_WRITE_GROWTH events and as many finished deliveries already stored, against the same rows before.
+    // Writes as the event and delivery collections grow: the event write rate and the webhook lag on two stacks of the
+    // same services, each with its own NATS and database, one of them holding BENCH_WRITE_GROWTH events and as many
+    // finished deliveries stored beforehand, measured in turn (a run on one, the same run on the other, in rounds).
+    // Until 2026-11-27 one stack was measured before and after storing them: the two sides were minutes apart, and the
+    // machine's drift over minutes moved the lag ratio from 0.79 to 1.11 x between two runs of the same code
+    // (docs/perf-notes.md, twentieth round). In turn, both sides share every minute.
+    // Two new stacks, not the one of the other rows: its tables already hold the events of every row before.
     if (sections.has('writegrowth')) {
-      const cpuOfEvent = (c: ReturnType<typeof cpuNote>) => `CPU per event ${c.text}`;
-      const measureWrites = async (label: string) => {
-        log(`settled in ${(await settle(nats.url)).toFixed(1)} s`);
-        // The CPU of the runs (not the warm-up, not B's runs), per event: whether a slower rate is the stack doing more
-        // per event as the tables grow, or the machine giving it less (the rate of this row moves by 10-15 % from run
-        // to run). B is measured beside the rate (measurePaired), and the target compares the two rates as ratios to it.
-        let cpuStart = cpuSnapshot();
-        const uses: CpuUse[] = [];
-        const paired = await measurePaired({ url: `${gw}/run/v1/events`, method: 'POST', headers: runH, body: newEvent, expectStatus: 201 }, [besideB], {
-          start: () => (cpuStart = cpuSnapshot()),
-          end: () => uses.push(cpuBetween(cpuStart, cpuSnapshot(), cpuLabel(stack))),
-        });
-        const rate = paired.result;
-        const ofB = paired.against.get('B')!;
-        const cpu = cpuNote(cpuSum(uses), rate.completedAll ?? 0);
-        const lags: Array<Awaited<ReturnType<typeof webhookLag>>> = [];
-        for (let i = 1; i <= growthLagRuns; i++) {
-          log(`settled in ${(await settle(nats.url)).toFixed(1)} s`);
-          lags.push(await webhookLag(`wgrowth-${label}-${i}`, 100, growthLagSeconds));
+      const started: Array<{ stack: Stack; nats: { url: string; stop(): Promise<void> } }> = [];
+      try {
+        for (const name of ['empty', 'grown']) {
+          const own = await startNatsServer();
+          started.push({ nats: own, stack: await startBenchStack(own.url, name, await freePort()).catch(async (err: unknown) => { await own.stop(); throw err; }) });
         }
-        const lag = medianLag(lags);
-        const stored = `${await countStored(shared.MONGO_URL, dbPrefix, 'events-ingest', 'runEvents')} events, ${await countStored(shared.MONGO_URL, dbPrefix, 'webhook-dispatcher', DELIVERY_COLLECTION)} deliveries stored`;
-        return { rate, ofB, lag, stored, cpu };
-      };
-      const empty = await measureWrites('before');
-      addRow('events new, before the write history', empty.rate, undefined, `${empty.stored}; ${besideText('B', empty.ofB)}; ${cpuOfEvent(empty.cpu)}`);
-      addRow('webhook lag at 100/s, before the write history', { p50: empty.lag.p50, p99: empty.lag.p99 }, undefined, empty.lag.text);
-      const s0 = Date.now();
-      const hP = proj('history');
-      await seedWriteHistory(shared.MONGO_URL, dbPrefix, { ...hP, partition: `bench-${runId}`, destinationId: 'dst-history' }, writeGrowthSize);
-      const seedS = (Date.now() - s0) / 1000;
-      await new Promise((r) => setTimeout(r, quick ? 6_000 : 12_000)); // the database's statistics of the new rows
-      const full = await measureWrites('after');
-      const rateRow = addRow(`events new with ${writeGrowthSize} events and deliveries stored`, full.rate, undefined, `${full.stored}; seeded in ${seedS.toFixed(1)} s`);
-      // Both rates as ratios to the B beside them: the machine's minute moves a rate alone by a fifth (measurePaired).
-      const growth = full.ofB.ratio / empty.ofB.ratio;
-      target(rateRow, '>= 0.9 x before (x B beside each)', () => growth >= 0.9);
-      rateRow.note += `; ${besideText('B', full.ofB)}, ${growth.toFixed(2)} x before; the rate alone ${(full.rate.rps / empty.rate.rps).toFixed(2)} x before; ${cpuOfEvent(full.cpu)}, ${(full.cpu.perOpMs / empty.cpu.perOpMs).toFixed(2)} x before`;
-      const lagRow = addRow(`webhook lag at 100/s with ${writeGrowthSize} stored`, { p50: full.lag.p50, p99: full.lag.p99 }, undefined, `${full.lag.text}; p99 ${(full.lag.p99 / empty.lag.p99).toFixed(2)} x before`);
-      target(lagRow, 'p99 <= 1.1 x before', (r) => (r.p99 ?? Infinity) <= 1.1 * empty.lag.p99 && full.lag.received >= full.lag.sent);
+        const sides = (['empty', 'grown'] as const).map((name, k) => {
+          const s = started[k]!;
+          return { name, stack: s.stack, gw: s.stack.gatewayUrl, admin: client(s.stack.gatewayUrl, secrets.ADMIN_TOKEN), natsUrl: s.nats.url, prefix: `${dbPrefix}_${name}` };
+        });
+        const wP = proj('wgrowth');
+        const keys: string[] = [];
+        for (const side of sides) keys.push((await must(side.admin.post(`${path(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string);
+        const s0 = Date.now();
+        await seedWriteHistory(shared.MONGO_URL, sides[1]!.prefix, { ...proj('history'), partition: `bench-${runId}-grown`, destinationId: 'dst-history' }, writeGrowthSize);
+        const seedS = (Date.now() - s0) / 1000;
+        await new Promise((r) => setTimeout(r, quick ? 6_000 : 12_000)); // the database's statistics of the new rows
+        // The rate: `settings.runs` rounds of one run on each stack (the first of each after its warm-up), with the CPU
+        // of each run per event: whether a slower rate is the stack doing more per event, or the machine giving it less.
+        const runs = sides.map(() => [] as LoadResult[]);
+        const uses = sides.map(() => [] as CpuUse[]);
+        // Each round's first run follows the other stack's run (or the rows before): the order alternates from round to
+        // round (empty then grown, grown then empty, ...), so whatever one run leaves behind falls on each side alike.
+        const inTurn = (i: number) => (i % 2 === 0 ? [0, 1] : [1, 0]).map((k) => [k, sides[k]!] as const);
+        for (let i = 0; i < settings.runs; i++) {
+          for (const [k, side] of inTurn(i)) {
+            log(`settled in ${(await settle(side.natsUrl)).toFixed(1)} s`);
+            let cpuStart = cpuSnapshot();
+            const spec: LoadSpec = { url: `${side.gw}/run/v1/events`, method: 'POST', headers: { authorization: `Bearer ${keys[k]}` }, body: newEvent, expectStatus: 201 };
+            runs[k]!.push(await measure(spec, { ...settings, runs: 1, warmupS: i === 0 ? settings.warmupS : 0 }, { start: () => (cpuStart = cpuSnapshot()) }));
+            uses[k]!.push(cpuBetween(cpuStart, cpuSnapshot(), cpuLabel(side.stack, [sides[1 - k]!.stack, stack])));
+          }
+        }
+        // The webhook lag: rounds of one paced run on each stack, in the same alternating order.
+        const lagRuns = sides.map(() => [] as Array<Awaited<ReturnType<typeof webhookLag>>>);
+        for (let i = 0; i < growthLagRuns; i++) {
+          for (const [k, side] of inTurn(i)) {
+            log(`settled in ${(await settle(side.natsUrl)).toFixed(1)} s`);
+            lagRuns[k]!.push(await webhookLag(`wgrowth-${side.name}-${i + 1}`, 100, growthLagSeconds, side));
+          }
+        }
+        const [empty, full] = await Promise.all(
+          sides.map(async (side, k) => {
+            const rate = medianRun(runs[k]!);
+            const stored = `${await countStored(shared.MONGO_URL, side.prefix, 'events-ingest', 'runEvents')} events, ${await countStored(shared.MONGO_URL, side.prefix, 'webhook-dispatcher', DELIVERY_COLLECTION)} deliveries stored`;
+            return { rate, cpu: cpuNote(cpuSum(uses[k]!), rate.completedAll ?? 0), lag: medianLag(lagRuns[k]!), stored };
+          }),
+        );
+        const rounds = `rates in turn (empty / grown) ${runs[0]!.map((r, i) => `${r.rps.toFixed(0)} / ${runs[1]![i]!.rps.toFixed(0)}`).join(', ')}`;
+        const cpuOfEvent = (c: ReturnType<typeof cpuNote>) => `CPU per event ${c.text}`;
+        addRow('events new, empty database (in turn with the row below)', empty!.rate, undefined, `${empty!.stored}; ${cpuOfEvent(empty!.cpu)}`);
+        addRow('webhook lag at 100/s, empty database (in turn with the row below)', { p50: empty!.lag.p50, p99: empty!.lag.p99 }, undefined, empty!.lag.text);
+        // The ratio of each round's two runs, and the median of those: each pair shares its minute.
+        const growth = median(runs[0]!.map((r, i) => runs[1]![i]!.rps / r.rps));
+        const rateRow = addRow(`events new with ${writeGrowthSize} events and deliveries stored`, full!.rate, undefined, `${full!.stored}; seeded in ${seedS.toFixed(1)} s; ${rounds}; ${growth.toFixed(2)} x the empty database (median round); ${cpuOfEvent(full!.cpu)}, ${(full!.cpu.perOpMs / empty!.cpu.perOpMs).toFixed(2)} x the empty database's`);
+        target(rateRow, '>= 0.9 x the empty database (in turn)', () => growth >= 0.9);
+        // As for the rate: each round's two p99s as a ratio, and the median of those (the rows show each side's median p99).
+        const lagRatios = lagRuns[0]!.map((l, i) => lagRuns[1]![i]!.p99 / l.p99);
+        const lagGrowth = median(lagRatios);
+        const lagRow = addRow(
+          `webhook lag at 100/s with ${writeGrowthSize} stored`,
+          { p50: full!.lag.p50, p99: full!.lag.p99 },
+          undefined,
+          `${full!.lag.text}; p99 ${lagGrowth.toFixed(2)} x the empty database's (median round; rounds ${lagRatios.map((x) => x.toFixed(2)).join(', ')})`,
+        );
+        target(lagRow, 'p99 <= 1.1 x the empty database (in turn)', () => lagGrowth <= 1.1 && full!.lag.received >= full!.lag.sent);
+      } finally {
+        for (const s of started) {
+          await s.stack.stop();
+          await s.nats.stop();
+        }
+      }
     }
 
     // Growth: list and get latency as a project fills (and other tenants hold as many rows).
@@ -833,7 +884,9 @@ async function main() {
     baseline.child.kill();
     await nats.stop();
     if (env.BENCH_KEEP_DATA !== '1') {
-      for (const s of [...SERVICES, 'raw']) await withDatabase(shared.MONGO_URL, s, (db) => db.dropDatabase(), dbPrefix).catch(() => undefined);
+      for (const prefix of [dbPrefix, `${dbPrefix}_empty`, `${dbPrefix}_grown`]) {
+        for (const s of [...SERVICES, 'raw']) await withDatabase(shared.MONGO_URL, s, (db) => db.dropDatabase(), prefix).catch(() => undefined);
+      }
     }
     report(mem, floor, startedAt, growthNote);
     if (profileMode) {
