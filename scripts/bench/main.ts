@@ -407,7 +407,7 @@ async function main() {
   log(`run ${runId}: ${settings.runs} run(s) of ${settings.durationS} s after ${settings.warmupS} s warm-up, ${settings.connections} connections; logs in ${logDir}`);
   /**
    * The services as the production image runs them, on `natsUrl`; `name` sets their database prefix, Redis key prefix
-   * and webhook partition apart from another stack's (the write-growth rows run a second one).
+   * and webhook partition apart from the other stacks' (the write-growth rows run two more).
    */
   const startBenchStack = async (natsUrl: string, name: string, analyticsPort: number, serviceNodeArgs?: Record<string, string[]>) =>
     startStack({
