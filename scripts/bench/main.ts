@@ -5,8 +5,7 @@
 // event write path, with --cpu-prof on the gateway, events-ingest and the dispatcher; prints their top frames), BENCH_KEEP_DATA=1,
 // BENCH_WRITE_GROWTH (events and deliveries stored before the write-growth row, 100000; quick 2000),
 // BENCH_GROWTH_LAG_SECONDS (length of each of the write-growth rows' paced lag runs, 30; quick 3),
-// BENCH_GROWTH_LAG_RUNS (lag runs on each of the write-growth rows' two stacks, in turn, the median p99s compared, 3;
-// quick 1),
+// BENCH_GROWTH_LAG_RUNS (rounds of lag runs on the write-growth rows' two stacks, in turn, 3; quick 1),
 // BENCH_WEBHOOK_STEPS (paced rates of the webhook search, "100,200,300,400,600,800,1000"; quick "100,300"),
 // BENCH_SECTIONS (which parts run, default all: core, ceiling, manage, lag, events, analytics, replicas, webhookmax,
 // writegrowth, growth; the rows read against a ceiling need `ceiling` in the same run to show their fraction; `drift`,
@@ -77,7 +76,7 @@ const lagSeconds = Number(env.BENCH_LAG_SECONDS ?? (quick ? 3 : 10));
 // The growth rows compare two p99s within 10 %: 3,000 deliveries a run, so one slow moment is not the p99 (of 1,000
 // deliveries, the 10th slowest is; such p99s moved by 0.84-1.12 x between runs of the same code). Even so one run a
 // side put the ratio anywhere from 0.47 to 1.25 x for nearly the same code. So each side is several runs, taken in
-// turn with the other side's (see the write-growth section), and the median p99s are compared.
+// turn with the other side's, and the rounds' ratios are read (see the write-growth section).
 const growthLagSeconds = Number(env.BENCH_GROWTH_LAG_SECONDS ?? (quick ? 3 : 30));
 const growthLagRuns = Math.max(1, Number(env.BENCH_GROWTH_LAG_RUNS ?? (quick ? 1 : 3)));
 const growthSizes = (env.BENCH_GROWTH ?? (quick ? '1000' : '1000,10000,100000')).split(',').map(Number).filter((n) => n > 0).sort((a, b) => a - b);
@@ -93,6 +92,11 @@ const outDir = join(repoRoot, '.bench');
 const logDir = join(outDir, 'logs', runId);
 const profDir = join(outDir, 'profiles', runId);
 const dbPrefix = `bench_${runId}`;
+/** The database prefix and webhook partition of the stack named `name` ('' for the stack of most rows). */
+const dbPrefixOf = (name: string) => (name ? `${dbPrefix}_${name}` : dbPrefix);
+const partitionOf = (name: string) => (name ? `bench-${runId}-${name}` : `bench-${runId}`);
+/** The stacks the write-growth rows start besides the main one. */
+const GROWTH_STACKS = ['empty', 'grown'] as const;
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 interface Row {
@@ -419,14 +423,14 @@ async function main() {
       env: {
         ...secrets,
         NODE_ENV: 'production',
-        MONGO_DB_PREFIX: name ? `${dbPrefix}_${name}` : dbPrefix,
+        MONGO_DB_PREFIX: dbPrefixOf(name),
         LOG_LEVEL: env.BENCH_LOG_LEVEL ?? 'warn',
         REDIS_KEY_PREFIX: name ? `bench:${runId}:${name}:` : `bench:${runId}:`,
         // The limits stay on (their Redis round trip is part of the path), set high enough never to answer 429.
         RATE_LIMIT_PER_IP: '1000000000',
         RATE_LIMIT_PER_CREDENTIAL: '1000000000',
         ALLOW_LOOPBACK_WEBHOOKS: 'true',
-        WEBHOOK_PARTITION: name ? `bench-${runId}-${name}` : `bench-${runId}`,
+        WEBHOOK_PARTITION: partitionOf(name),
         ANALYTICS_PORT: String(analyticsPort),
         // A list of 100k rows takes longer than the default 10 s on FerretDB: report its time, not the gateway's 504.
         NATS_REQUEST_TIMEOUT_MS: '120000',
@@ -745,45 +749,57 @@ async function main() {
     if (sections.has('writegrowth')) {
       const started: Array<{ stack: Stack; nats: { url: string; stop(): Promise<void> } }> = [];
       try {
-        for (const name of ['empty', 'grown']) {
+        for (const name of GROWTH_STACKS) {
           const own = await startNatsServer();
-          started.push({ nats: own, stack: await startBenchStack(own.url, name, await freePort()).catch(async (err: unknown) => { await own.stop(); throw err; }) });
+          try {
+            started.push({ nats: own, stack: await startBenchStack(own.url, name, await freePort()) });
+          } catch (err) {
+            await own.stop();
+            throw err;
+          }
         }
-        const sides = (['empty', 'grown'] as const).map((name, k) => {
+        const sides = GROWTH_STACKS.map((name, k) => {
           const s = started[k]!;
-          return { name, stack: s.stack, gw: s.stack.gatewayUrl, admin: client(s.stack.gatewayUrl, secrets.ADMIN_TOKEN), natsUrl: s.nats.url, prefix: `${dbPrefix}_${name}` };
+          return { name, stack: s.stack, gw: s.stack.gatewayUrl, admin: client(s.stack.gatewayUrl, secrets.ADMIN_TOKEN), natsUrl: s.nats.url, prefix: dbPrefixOf(name) };
         });
         const wP = proj('wgrowth');
         const keys: string[] = [];
         for (const side of sides) keys.push((await must(side.admin.post(`${path(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string);
         const s0 = Date.now();
-        await seedWriteHistory(shared.MONGO_URL, sides[1]!.prefix, { ...proj('history'), partition: `bench-${runId}-grown`, destinationId: 'dst-history' }, writeGrowthSize);
+        await seedWriteHistory(shared.MONGO_URL, sides[1]!.prefix, { ...proj('history'), partition: partitionOf('grown'), destinationId: 'dst-history' }, writeGrowthSize);
         const seedS = (Date.now() - s0) / 1000;
         await new Promise((r) => setTimeout(r, quick ? 6_000 : 12_000)); // the database's statistics of the new rows
         // The rate: `settings.runs` rounds of one run on each stack (the first of each after its warm-up), with the CPU
         // of each run per event: whether a slower rate is the stack doing more per event, or the machine giving it less.
         const runs = sides.map(() => [] as LoadResult[]);
         const uses = sides.map(() => [] as CpuUse[]);
-        // Each round's first run follows the other stack's run (or the rows before): the order alternates from round to
-        // round (empty then grown, grown then empty, ...), so whatever one run leaves behind falls on each side alike.
-        const inTurn = (i: number) => (i % 2 === 0 ? [0, 1] : [1, 0]).map((k) => [k, sides[k]!] as const);
-        for (let i = 0; i < settings.runs; i++) {
-          for (const [k, side] of inTurn(i)) {
-            log(`settled in ${(await settle(side.natsUrl)).toFixed(1)} s`);
-            let cpuStart = cpuSnapshot();
-            const spec: LoadSpec = { url: `${side.gw}/run/v1/events`, method: 'POST', headers: { authorization: `Bearer ${keys[k]}` }, body: newEvent, expectStatus: 201 };
-            runs[k]!.push(await measure(spec, { ...settings, runs: 1, warmupS: i === 0 ? settings.warmupS : 0 }, { start: () => (cpuStart = cpuSnapshot()) }));
-            uses[k]!.push(cpuBetween(cpuStart, cpuSnapshot(), cpuLabel(side.stack, [sides[1 - k]!.stack, stack])));
+        // `rounds` rounds of one run on each stack, each after its stack's consumers have settled. Each round's first run
+        // follows the other stack's run (or the rows before): the order alternates from round to round (empty then grown,
+        // grown then empty, ...), so whatever one run leaves behind falls on each side alike.
+        const inTurn = async (rounds: number, run: (k: number, side: (typeof sides)[number], round: number) => Promise<void>) => {
+          for (let i = 0; i < rounds; i++) {
+            for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+              log(`settled in ${(await settle(sides[k]!.natsUrl)).toFixed(1)} s`);
+              await run(k, sides[k]!, i);
+            }
           }
-        }
-        // The webhook lag: rounds of one paced run on each stack, in the same alternating order.
+        };
+        /** The median of the rounds' ratios, grown over empty: each ratio is of two runs that share their minute. */
+        const roundRatios = (empty: number[], grown: number[]) => {
+          const ratios = empty.map((x, i) => grown[i]! / x);
+          return { ratios, median: median(ratios) };
+        };
+        await inTurn(settings.runs, async (k, side, i) => {
+          let cpuStart = cpuSnapshot();
+          const spec: LoadSpec = { url: `${side.gw}/run/v1/events`, method: 'POST', headers: { authorization: `Bearer ${keys[k]}` }, body: newEvent, expectStatus: 201 };
+          runs[k]!.push(await measure(spec, { ...settings, runs: 1, warmupS: i === 0 ? settings.warmupS : 0 }, { start: () => (cpuStart = cpuSnapshot()) }));
+          uses[k]!.push(cpuBetween(cpuStart, cpuSnapshot(), cpuLabel(side.stack, [sides[1 - k]!.stack, stack])));
+        });
+        // The webhook lag: rounds of one paced run on each stack.
         const lagRuns = sides.map(() => [] as Array<Awaited<ReturnType<typeof webhookLag>>>);
-        for (let i = 0; i < growthLagRuns; i++) {
-          for (const [k, side] of inTurn(i)) {
-            log(`settled in ${(await settle(side.natsUrl)).toFixed(1)} s`);
-            lagRuns[k]!.push(await webhookLag(`wgrowth-${side.name}-${i + 1}`, 100, growthLagSeconds, side));
-          }
-        }
+        await inTurn(growthLagRuns, async (k, side, i) => {
+          lagRuns[k]!.push(await webhookLag(`wgrowth-${side.name}-${i + 1}`, 100, growthLagSeconds, side));
+        });
         const [empty, full] = await Promise.all(
           sides.map(async (side, k) => {
             const rate = medianRun(runs[k]!);
@@ -795,13 +811,11 @@ async function main() {
         const cpuOfEvent = (c: ReturnType<typeof cpuNote>) => `CPU per event ${c.text}`;
         addRow('events new, empty database (in turn with the row below)', empty!.rate, undefined, `${empty!.stored}; ${cpuOfEvent(empty!.cpu)}`);
         addRow('webhook lag at 100/s, empty database (in turn with the row below)', { p50: empty!.lag.p50, p99: empty!.lag.p99 }, undefined, empty!.lag.text);
-        // The ratio of each round's two runs, and the median of those: each pair shares its minute.
-        const growth = median(runs[0]!.map((r, i) => runs[1]![i]!.rps / r.rps));
+        const growth = roundRatios(runs[0]!.map((r) => r.rps), runs[1]!.map((r) => r.rps)).median;
         const rateRow = addRow(`events new with ${writeGrowthSize} events and deliveries stored`, full!.rate, undefined, `${full!.stored}; seeded in ${seedS.toFixed(1)} s; ${rounds}; ${growth.toFixed(2)} x the empty database (median round); ${cpuOfEvent(full!.cpu)}, ${(full!.cpu.perOpMs / empty!.cpu.perOpMs).toFixed(2)} x the empty database's`);
         target(rateRow, '>= 0.9 x the empty database (in turn)', () => growth >= 0.9);
-        // As for the rate: each round's two p99s as a ratio, and the median of those (the rows show each side's median p99).
-        const lagRatios = lagRuns[0]!.map((l, i) => lagRuns[1]![i]!.p99 / l.p99);
-        const lagGrowth = median(lagRatios);
+        // The rows show each side's median p99; the target reads the rounds' ratios, as for the rate.
+        const { ratios: lagRatios, median: lagGrowth } = roundRatios(lagRuns[0]!.map((l) => l.p99), lagRuns[1]!.map((l) => l.p99));
         const lagRow = addRow(
           `webhook lag at 100/s with ${writeGrowthSize} stored`,
           { p50: full!.lag.p50, p99: full!.lag.p99 },
@@ -884,7 +898,7 @@ async function main() {
     baseline.child.kill();
     await nats.stop();
     if (env.BENCH_KEEP_DATA !== '1') {
-      for (const prefix of [dbPrefix, `${dbPrefix}_empty`, `${dbPrefix}_grown`]) {
+      for (const prefix of ['', ...GROWTH_STACKS].map(dbPrefixOf)) {
         for (const s of [...SERVICES, 'raw']) await withDatabase(shared.MONGO_URL, s, (db) => db.dropDatabase(), prefix).catch(() => undefined);
       }
     }
