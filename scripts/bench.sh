@@ -11,4 +11,4 @@ if [ -z "${NATS_URL:-}" ] || [ -z "${REDIS_URL:-}" ] || [ -z "${MONGO_URL:-}" ];
   bash scripts/infra.sh up
 fi
 node scripts/build-service.mjs
-exec pnpm exec tsx scripts/bench/main.ts "$@"
+exec node --import tsx scripts/bench/main.ts "$@"

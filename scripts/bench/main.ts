@@ -22,11 +22,15 @@ import {
   ensureInfra,
   freePort,
   localSecrets,
+  reapOrphans,
+  removeNatsStore,
   repoRoot,
   startNatsServer,
   startStack,
-  withDatabase,
+  trackChild,
   client,
+  dropDatabases,
+  type NatsServer,
   type Stack,
 } from '@platform/testkit';
 import { randomId } from '@platform/secrets';
@@ -37,6 +41,7 @@ import { countStored, DELIVERY_COLLECTION, seedApiKeys, seedWriteHistory } from 
 import { readDbWrites, writesBetween } from './db-writes';
 import { cpuBetween, cpuNote, cpuSnapshot, cpuSum, type CpuUse } from './cpu';
 import { natsLib } from './nats';
+import { atTeardown, forgetRun, recordRun, sweepEarlierRuns, teardown, teardownOnSignals } from './teardown';
 
 /** Waits (at most `maxMs`) until every durable consumer of the event stream has caught up, so a backlog left by one
  * measurement does not load the next. Returns the seconds it took. */
@@ -240,6 +245,7 @@ function productionNodeArgs(): string[] {
 async function startBaseline(): Promise<{ url: string; child: ChildProcess }> {
   const code = `const s=require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'application/json'});r.end('{"ok":true}')});s.listen(0,'127.0.0.1',()=>console.log(s.address().port))`;
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  trackChild(child);
   const port = await new Promise<number>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
   return { url: `http://127.0.0.1:${port}/`, child };
 }
@@ -249,15 +255,20 @@ async function startBaseline(): Promise<{ url: string; child: ChildProcess }> {
  * the libraries every service is built on (mongoose with the MongoDB driver, nats, express, ioredis) loaded.
  */
 async function memoryFloor(): Promise<Array<{ name: string; idleMb: number }>> {
-  const from = join(repoRoot, 'services', 'management', 'package.json');
-  const libs = `const r=require('node:module').createRequire(${JSON.stringify(from)});globalThis.k=['mongoose','nats','express','ioredis'].map((m)=>r(m));`;
+  // Each library from a package that depends on it (pnpm links a package's dependencies into its own node_modules).
+  const owners = { mongoose: 'libs/mongo', nats: 'libs/bus', express: 'services/gateway', ioredis: 'libs/runtime' };
+  const loads = Object.entries(owners).map(([lib, dir]) => `require('node:module').createRequire(${JSON.stringify(join(repoRoot, dir, 'package.json'))})(${JSON.stringify(lib)})`);
+  const libs = `globalThis.k=[${loads.join(',')}];`;
   const out: Array<{ name: string; idleMb: number }> = [];
   for (const [name, code] of [
     ['floor: node alone', ''],
     ['floor: node + mongoose, nats, express, ioredis (no code of ours)', libs],
   ] as const) {
     const child = spawn(process.execPath, [...productionNodeArgs(), '-e', `${code}setTimeout(()=>console.log('ready'),1500);setTimeout(()=>{},60000)`], { stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise((resolve) => child.stdout!.once('data', resolve));
+    await new Promise((resolve, reject) => {
+      child.stdout!.once('data', resolve);
+      child.once('exit', (code) => reject(new Error(`the process of the row "${name}" exited (${code}) before it was ready`)));
+    });
     out.push({ name, idleMb: Math.round(rssMb(child.pid)) });
     child.kill();
   }
@@ -399,11 +410,37 @@ async function startLagReceiver() {
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, sent, lags, received, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
+/** A NATS server of the run, stopped and its store removed at the run's end (or at once by the returned function). */
+async function runNatsServer(): Promise<NatsServer & { done(): Promise<void> }> {
+  const server = await startNatsServer();
+  const done = atTeardown(`NATS server on port ${server.port}`, async () => {
+    await server.stop();
+    removeNatsStore(server);
+  });
+  return { ...server, done };
+}
+
 async function main() {
   mkdirSync(logDir, { recursive: true });
   const shared = ensureInfra();
-  const nats = await startNatsServer();
+  // Ctrl-C and SIGTERM stop what this run started (every start below registers its undoing with atTeardown).
+  teardownOnSignals(log);
+  // What earlier runs killed outright left behind: their processes (and NATS stores), then their databases.
+  const reaped = reapOrphans();
+  if (reaped) log(`stopped ${reaped} process(es) left behind by earlier runs`);
+  const runsDir = join(outDir, 'runs');
+  const swept = await sweepEarlierRuns(runsDir, shared.MONGO_URL);
+  if (swept.length) log(`dropped the databases of ${swept.length} earlier run(s) that ended without dropping them: ${swept.join(', ')}`);
+  const keepData = env.BENCH_KEEP_DATA === '1';
+  recordRun(runsDir, runId, { pid: process.pid, dbPrefix, keep: keepData });
+  atTeardown('databases', async () => {
+    if (keepData) return log(`databases kept (BENCH_KEEP_DATA=1): ${dbPrefix}_*; drop them yourself, pnpm bench leaves them alone`);
+    await dropDatabases(shared.MONGO_URL, dbPrefix);
+    forgetRun(runsDir, runId);
+  });
+  const nats = await runNatsServer();
   const baseline = await startBaseline();
+  atTeardown('baseline server', () => baseline.child.kill());
   const secrets = localSecrets();
   const analyticsPort = await freePort();
   const profiled = profileMode ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : undefined;
@@ -442,6 +479,7 @@ async function main() {
       healthPorts: true,
     });
   const stack = await startBenchStack(nats.url, '', analyticsPort, profiled ? Object.fromEntries(profiledServices.map((name) => [name, profiled])) : undefined);
+  atTeardown('stack', () => stack.stop());
   const gw = stack.gatewayUrl;
   const analyticsUrl = `http://127.0.0.1:${analyticsPort}`;
   const admin = client(gw, secrets.ADMIN_TOKEN);
@@ -747,16 +785,13 @@ async function main() {
     // (docs/perf-notes.md, twentieth round). In turn, both sides share every minute.
     // Two new stacks, not the one of the other rows: its tables already hold the events of every row before.
     if (sections.has('writegrowth')) {
-      const started: Array<{ stack: Stack; nats: { url: string; stop(): Promise<void> } }> = [];
+      const started: Array<{ stack: Stack; nats: { url: string }; done(): Promise<void> }> = [];
       try {
         for (const name of GROWTH_STACKS) {
-          const own = await startNatsServer();
-          try {
-            started.push({ nats: own, stack: await startBenchStack(own.url, name, await freePort()) });
-          } catch (err) {
-            await own.stop();
-            throw err;
-          }
+          const own = await runNatsServer();
+          const stackOf = await startBenchStack(own.url, name, await freePort());
+          const stopped = atTeardown(`stack ${name}`, () => stackOf.stop());
+          started.push({ nats: own, stack: stackOf, done: () => stopped().then(own.done) });
         }
         const sides = GROWTH_STACKS.map((name, k) => {
           const s = started[k]!;
@@ -824,10 +859,7 @@ async function main() {
         );
         target(lagRow, 'p99 <= 1.1 x the empty database (in turn)', () => lagGrowth <= 1.1 && full!.lag.received >= full!.lag.sent);
       } finally {
-        for (const s of started) {
-          await s.stack.stop();
-          await s.nats.stop();
-        }
+        for (const s of started) await s.done();
       }
     }
 
@@ -883,24 +915,21 @@ async function main() {
     if (!growthSizes.includes(100_000)) growthNote += '; 100k step not run (BENCH_GROWTH=1000,10000,100000 adds it)';
   } finally {
     const mem = [...memory.entries()].map(([name, m]) => ({ name, idleMb: Math.round(m.idle), loadMb: Math.round(m.load) }));
-    const floor = await memoryFloor();
-    if (profileMode) {
-      // The profiles are written when the processes exit: give them all the time they need.
-      const profiledProcs = stack.processes.filter((p) => profiledServices.includes(p.name));
-      await Promise.all(profiledProcs.map(async (p) => {
-        const t0 = Date.now();
-        p.child.kill('SIGTERM');
-        await Promise.race([p.exited, new Promise((r) => setTimeout(r, 90_000))]);
-        log(`${p.name} exited after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-      }));
-    }
-    await stack.stop();
-    baseline.child.kill();
-    await nats.stop();
-    if (env.BENCH_KEEP_DATA !== '1') {
-      for (const prefix of ['', ...GROWTH_STACKS].map(dbPrefixOf)) {
-        for (const s of [...SERVICES, 'raw']) await withDatabase(shared.MONGO_URL, s, (db) => db.dropDatabase(), prefix).catch(() => undefined);
+    let floor: Awaited<ReturnType<typeof memoryFloor>>;
+    try {
+      floor = await memoryFloor();
+      if (profileMode) {
+        // The profiles are written when the processes exit: give them all the time they need.
+        const profiledProcs = stack.processes.filter((p) => profiledServices.includes(p.name));
+        await Promise.all(profiledProcs.map(async (p) => {
+          const t0 = Date.now();
+          p.child.kill('SIGTERM');
+          await Promise.race([p.exited, new Promise((r) => setTimeout(r, 90_000))]);
+          log(`${p.name} exited after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        }));
       }
+    } finally {
+      await teardown(log);
     }
     report(mem, floor, startedAt, growthNote);
     if (profileMode) {

@@ -9,7 +9,8 @@ import { repoRoot } from './infra';
  */
 const dir = join(repoRoot, '.infra', 'run', 'children');
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid is running. */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -18,11 +19,12 @@ function alive(pid: number): boolean {
   }
 }
 
-export function trackChild(child: ChildProcess): void {
+/** `leaves`: a directory the process writes (a NATS server's store), removed too when the process is reaped. */
+export function trackChild(child: ChildProcess, leaves?: string): void {
   if (!child.pid) return;
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${child.pid}.json`);
-  writeFileSync(file, JSON.stringify({ pid: child.pid, owner: process.pid }));
+  writeFileSync(file, JSON.stringify({ pid: child.pid, owner: process.pid, ...(leaves ? { leaves } : {}) }));
   child.once('exit', () => rmSync(file, { force: true }));
 }
 
@@ -38,12 +40,15 @@ export function reapOrphans(): number {
   for (const f of files) {
     const file = join(dir, f);
     try {
-      const { pid, owner } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; owner: number };
-      if (!alive(owner) && alive(pid)) {
+      const { pid, owner, leaves } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; owner: number; leaves?: string };
+      if (!processAlive(owner) && processAlive(pid)) {
         process.kill(pid, 'SIGKILL');
         reaped++;
       }
-      if (!alive(owner)) rmSync(file, { force: true });
+      if (!processAlive(owner)) {
+        if (leaves) rmSync(leaves, { recursive: true, force: true });
+        rmSync(file, { force: true });
+      }
     } catch {
       rmSync(file, { force: true });
     }

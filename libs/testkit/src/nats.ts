@@ -27,6 +27,7 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
   const storeDir = mkdtempSync(join(tmpdir(), 'nats-js-'));
   const server = serverProcess(port, () =>
     spawn('nats-server', ['-c', join(repoRoot, 'deploy', 'nats.conf'), '-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' }),
+    storeDir,
   );
   await server.start();
   return { url: `nats://127.0.0.1:${port}`, port, storeDir, stop: server.stop, start: server.start };

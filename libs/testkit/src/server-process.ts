@@ -10,12 +10,12 @@ export interface ServerProcess {
 }
 
 /** A local server process (nats-server, redis-server) that tests stop and start again on the same port. */
-export function serverProcess(port: number, spawnIt: () => ChildProcess): ServerProcess {
+export function serverProcess(port: number, spawnIt: () => ChildProcess, leaves?: string): ServerProcess {
   let child: ChildProcess | undefined;
   return {
     async start() {
       child = spawnIt();
-      trackChild(child);
+      trackChild(child, leaves);
       await waitPort(port);
     },
     async stop(hard = false) {
