@@ -41,7 +41,7 @@ import { countStored, DELIVERY_COLLECTION, seedApiKeys, seedWriteHistory } from 
 import { readDbWrites, writesBetween } from './db-writes';
 import { cpuBetween, cpuNote, cpuSnapshot, cpuSum, type CpuUse } from './cpu';
 import { natsLib } from './nats';
-import { atTeardown, forgetRun, recordRun, sweepEarlierRuns, teardown, teardownOnSignals } from './teardown';
+import { atTeardown, forgetRun, interrupted, recordRun, sweepEarlierRuns, teardown, teardownOnSignals } from './teardown';
 
 /** Waits (at most `maxMs`) until every durable consumer of the event stream has caught up, so a backlog left by one
  * measurement does not load the next. Returns the seconds it took. */
@@ -971,9 +971,13 @@ function report(mem: Array<{ name: string; idleMb: number; loadMb: number }>, fl
   log(`written to .bench/bench-${runId}.json and .bench/latest.md`);
 }
 
+// After a signal its handler exits, once the teardown is done (the rows still running fail as their stack goes away).
 main().then(
-  () => process.exit(0),
+  () => {
+    if (!interrupted()) process.exit(0);
+  },
   (err) => {
+    if (interrupted()) return;
     console.error(err);
     process.exit(1);
   },

@@ -8,6 +8,8 @@ type Step = () => unknown;
 
 /** Steps still to run, newest last; each runs once. */
 const steps: Array<{ name: string; run: () => Promise<void> }> = [];
+/** Steps started, by `teardown` or by the section that registered them (awaited by `teardown` too). */
+const started: Array<Promise<unknown>> = [];
 
 /**
  * Registers what undoes something just started (stop a process, drop the run's databases). Steps run newest first,
@@ -18,11 +20,12 @@ export function atTeardown(name: string, step: Step): () => Promise<void> {
   const entry = {
     name,
     run: () => {
-      done ??= (async () => {
+      if (!done) {
         const i = steps.indexOf(entry);
         if (i >= 0) steps.splice(i, 1);
-        await step();
-      })();
+        done = (async () => void (await step()))();
+        started.push(done.catch(() => undefined));
+      }
       return done;
     },
   };
@@ -30,29 +33,42 @@ export function atTeardown(name: string, step: Step): () => Promise<void> {
   return entry.run;
 }
 
-/** Runs every step not run yet, newest first; a step that fails is reported and the others still run. */
-export async function teardown(report: (msg: string) => void): Promise<void> {
-  while (steps.length) {
-    const step = steps[steps.length - 1]!;
-    try {
-      await step.run();
-    } catch (err) {
-      report(`teardown: ${step.name} failed: ${(err as Error).message}`);
+let tearingDown: Promise<void> | undefined;
+
+/**
+ * Runs every step not run yet, newest first, and waits for the ones already under way; a step that fails is reported
+ * and the others still run. Called twice (the run ends while a signal's teardown runs), both wait for the one teardown.
+ */
+export function teardown(report: (msg: string) => void): Promise<void> {
+  tearingDown ??= (async () => {
+    while (steps.length) {
+      const step = steps[steps.length - 1]!;
+      try {
+        await step.run();
+      } catch (err) {
+        report(`teardown: ${step.name} failed: ${(err as Error).message}`);
+      }
     }
-  }
+    await Promise.all(started);
+  })();
+  return tearingDown;
 }
+
+let signalled = false;
+
+/** Whether a signal ended the run: its handler exits the process once the teardown is done, nobody else should. */
+export const interrupted = () => signalled;
 
 /**
  * On SIGINT or SIGTERM: tears down and exits with 128 + the signal's number (130, 143). Signals that come while that
- * runs do not cut it short: Ctrl-C reaches this process twice, from the terminal and relayed by tsx, which runs it.
+ * runs do not cut it short (Ctrl-C pressed again, or sent to the whole process group and relayed by a parent).
  * (A run killed outright is cleared by the next run: `sweepEarlierRuns` and testkit's `reapOrphans`.)
  */
 export function teardownOnSignals(report: (msg: string) => void): void {
-  let stopping = false;
   const on = (signal: NodeJS.Signals, code: number) =>
     process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
+      if (signalled) return;
+      signalled = true;
       report(`${signal}: stopping the run's processes and dropping its databases`);
       void teardown(report).finally(() => process.exit(code));
     });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mongoose from 'mongoose';
 import { ensureInfra, processAlive, repoRoot } from '@platform/testkit';
-import { recordRun, sweepEarlierRuns } from '../../scripts/bench/teardown';
+import { atTeardown, recordRun, sweepEarlierRuns, teardown } from '../../scripts/bench/teardown';
 
 const { MongoClient } = mongoose.mongo;
 const mongoUrl = () => ensureInfra().MONGO_URL;
@@ -96,3 +96,27 @@ test('when pnpm bench is interrupted (Ctrl-C), then it stops every process it st
   expect(await databaseNames(`${record.dbPrefix}_`)).toEqual([]);
   expect(existsSync(join(repoRoot, '.bench', 'runs', `${runId}.json`))).toBe(false);
 }, 180_000);
+
+test('when the run ends while a signal\'s teardown is under way, then both wait for every step, each run once, newest first', async () => {
+  const order: string[] = [];
+  let release!: () => void;
+  const stackStopping = new Promise<void>((resolve) => (release = resolve));
+  atTeardown('databases', () => order.push('databases'));
+  const stopStack = atTeardown('stack', async () => {
+    order.push('stack stopping');
+    await stackStopping;
+    order.push('stack stopped');
+  });
+  const bySignal = teardown(() => undefined);
+  let endDone = false;
+  const byEnd = teardown(() => undefined).then(() => (endDone = true));
+  // Every callback queued so far has run: the stack is still stopping, nothing else has started.
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(order).toEqual(['stack stopping']);
+  expect(endDone).toBe(false);
+
+  release();
+  await Promise.all([bySignal, byEnd, stopStack()]);
+
+  expect(order).toEqual(['stack stopping', 'stack stopped', 'databases']);
+});
