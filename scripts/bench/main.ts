@@ -23,14 +23,11 @@ import {
   freePort,
   localSecrets,
   reapOrphans,
-  removeNatsStore,
   repoRoot,
-  startNatsServer,
-  startStack,
+  startPrivateStack,
   trackChild,
   client,
   dropDatabases,
-  type NatsServer,
   type Stack,
 } from '@platform/testkit';
 import { randomId } from '@platform/secrets';
@@ -410,16 +407,6 @@ async function startLagReceiver() {
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, sent, lags, received, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-/** A NATS server of the run, stopped and its store removed at the run's end (or at once by the returned function). */
-async function runNatsServer(): Promise<NatsServer & { done(): Promise<void> }> {
-  const server = await startNatsServer();
-  const done = atTeardown(`NATS server on port ${server.port}`, async () => {
-    await server.stop();
-    removeNatsStore(server);
-  });
-  return { ...server, done };
-}
-
 async function main() {
   mkdirSync(logDir, { recursive: true });
   const shared = ensureInfra();
@@ -433,12 +420,13 @@ async function main() {
   if (swept.length) log(`dropped the databases of ${swept.length} earlier run(s) that ended without dropping them: ${swept.join(', ')}`);
   const keepData = env.BENCH_KEEP_DATA === '1';
   recordRun(runsDir, runId, { pid: process.pid, dbPrefix, keep: keepData });
+  // Last of all: each stack drops its own databases as it stops; this drops the ceilings' too, and forgets the run
+  // only once none of its databases is left.
   atTeardown('databases', async () => {
     if (keepData) return log(`databases kept (BENCH_KEEP_DATA=1): ${dbPrefix}_*; drop them yourself, pnpm bench leaves them alone`);
     await dropDatabases(shared.MONGO_URL, dbPrefix);
     forgetRun(runsDir, runId);
   });
-  const nats = await runNatsServer();
   const baseline = await startBaseline();
   atTeardown('baseline server', () => baseline.child.kill());
   const secrets = localSecrets();
@@ -447,12 +435,18 @@ async function main() {
   log(`node flags of the services: ${productionNodeArgs().join(' ') || '(none)'}`);
   log(`run ${runId}: ${settings.runs} run(s) of ${settings.durationS} s after ${settings.warmupS} s warm-up, ${settings.connections} connections; logs in ${logDir}`);
   /**
-   * The services as the production image runs them, on `natsUrl`; `name` sets their database prefix, Redis key prefix
-   * and webhook partition apart from the other stacks' (the write-growth rows run two more).
+   * The services as the production image runs them, with a nats-server of their own; `name` sets their database
+   * prefix, Redis key prefix and webhook partition apart from the other stacks' (the write-growth rows run two more).
+   * A private stack: its stop (at the run's end, or at once through the returned `done`) stops its processes and its
+   * nats-server, removes the server's store and drops its databases.
    */
-  const startBenchStack = async (natsUrl: string, name: string, analyticsPort: number, serviceNodeArgs?: Record<string, string[]>) =>
-    startStack({
-      infra: { ...shared, NATS_URL: natsUrl },
+  const startBenchStack = async (name: string, analyticsPort: number, serviceNodeArgs?: Record<string, string[]>) => {
+    const own = await startPrivateStack({
+      name: name || 'bench',
+      infra: { REDIS_URL: shared.REDIS_URL, MONGO_URL: shared.MONGO_URL },
+      secrets,
+      dbPrefix: dbPrefixOf(name),
+      keepDatabases: keepData,
       services: SERVICES,
       logDir: name ? join(logDir, name) : logDir,
       // As the production image runs them: the node flags of deploy/Dockerfile (BENCH_NODE_OPTIONS overrides).
@@ -460,7 +454,6 @@ async function main() {
       env: {
         ...secrets,
         NODE_ENV: 'production',
-        MONGO_DB_PREFIX: dbPrefixOf(name),
         LOG_LEVEL: env.BENCH_LOG_LEVEL ?? 'warn',
         REDIS_KEY_PREFIX: name ? `bench:${runId}:${name}:` : `bench:${runId}:`,
         // The limits stay on (their Redis round trip is part of the path), set high enough never to answer 429.
@@ -478,8 +471,10 @@ async function main() {
       // /metrics of every process: database writes per delivered webhook and per ingested event.
       healthPorts: true,
     });
-  const stack = await startBenchStack(nats.url, '', analyticsPort, profiled ? Object.fromEntries(profiledServices.map((name) => [name, profiled])) : undefined);
-  atTeardown('stack', () => stack.stop());
+    return { stack: own, done: atTeardown(`stack ${name || 'main'}`, () => own.stop()) };
+  };
+  const { stack } = await startBenchStack('', analyticsPort, profiled ? Object.fromEntries(profiledServices.map((name) => [name, profiled])) : undefined);
+  const nats = { url: stack.natsUrl };
   const gw = stack.gatewayUrl;
   const analyticsUrl = `http://127.0.0.1:${analyticsPort}`;
   const admin = client(gw, secrets.ADMIN_TOKEN);
@@ -785,17 +780,12 @@ async function main() {
     // (docs/perf-notes.md, twentieth round). In turn, both sides share every minute.
     // Two new stacks, not the one of the other rows: its tables already hold the events of every row before.
     if (sections.has('writegrowth')) {
-      const started: Array<{ stack: Stack; nats: { url: string }; done(): Promise<void> }> = [];
+      const started: Array<Awaited<ReturnType<typeof startBenchStack>>> = [];
       try {
-        for (const name of GROWTH_STACKS) {
-          const own = await runNatsServer();
-          const stackOf = await startBenchStack(own.url, name, await freePort());
-          const stopped = atTeardown(`stack ${name}`, () => stackOf.stop());
-          started.push({ nats: own, stack: stackOf, done: () => stopped().then(own.done) });
-        }
+        for (const name of GROWTH_STACKS) started.push(await startBenchStack(name, await freePort()));
         const sides = GROWTH_STACKS.map((name, k) => {
           const s = started[k]!;
-          return { name, stack: s.stack, gw: s.stack.gatewayUrl, admin: client(s.stack.gatewayUrl, secrets.ADMIN_TOKEN), natsUrl: s.nats.url, prefix: dbPrefixOf(name) };
+          return { name, stack: s.stack, gw: s.stack.gatewayUrl, admin: client(s.stack.gatewayUrl, secrets.ADMIN_TOKEN), natsUrl: s.stack.natsUrl, prefix: dbPrefixOf(name) };
         });
         const wP = proj('wgrowth');
         const keys: string[] = [];
