@@ -1,9 +1,25 @@
 import { createInbox, ErrorCode, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
+import { encode, headersOf } from './codec';
+
+/** What a request is answered with: the reply's payload and headers. */
+export interface Answer {
+  data: Uint8Array;
+  headers?: Pick<MsgHdrs, 'get'>;
+}
+
+/** The headers of one reply of a coalesced answer (read with `get`, as a message's are; "" when absent). */
+class ReplyHeaders {
+  constructor(private readonly values: Record<string, string>) {}
+  get(name: string): string {
+    return this.values[name] ?? '';
+  }
+}
 
 interface Pending {
-  resolve(msg: Msg): void;
+  resolve(msg: Answer): void;
   reject(err: Error): void;
   timer: NodeJS.Timeout;
+  timeout: number;
 }
 
 /** An error with the nats.js code the callers classify (`natsErrorToAppError`, `undeliveredFromNats`). */
@@ -24,18 +40,36 @@ export class RequestMux {
   private inbox?: string;
   private sub?: Subscription;
   private next = 0;
-  private queued: Array<{ token: string; subject: string; data: Uint8Array; reply: string; headers?: MsgHdrs }> = [];
+  private queued: Queued[] = [];
   private scheduled = false;
+  /** Coalesced messages waiting for their answer, by reply token. */
+  private readonly batches = new Map<string, Batch>();
+  /** Subjects whose coalesced form nobody serves (a service of an older release), until when not to try it again. */
+  private readonly refused = new Map<string, number>();
 
   constructor(private readonly nc: NatsConnection) {}
 
-  request(subject: string, data: Uint8Array, opts: { timeout: number; headers?: MsgHdrs }): Promise<Msg> {
+  request(subject: string, data: Uint8Array, opts: { timeout: number; headers?: MsgHdrs }): Promise<Answer> {
+    return this.enqueue(opts.timeout, (token, reply) => ({ token, subject, data, reply, headers: opts.headers }));
+  }
+
+  /**
+   * A request that may leave in one message with the other requests of this turn to the same subject: they are sent
+   * as one JSON array on `<subject>.coalesced` (see `coalescedSubject`), and the service answers them in one message
+   * (`frameCoalescedReply`). Each request keeps its own timeout and answer. Used where the service serves the
+   * coalesced subject too; while nobody does (an older release), the requests are sent one by one.
+   */
+  requestCoalesced(subject: string, item: { body: unknown; headers: Record<string, string> }, opts: { timeout: number }): Promise<Answer> {
+    return this.enqueue(opts.timeout, (token, reply) => ({ token, subject, reply, item }));
+  }
+
+  private enqueue(timeout: number, queued: (token: string, reply: string) => Queued): Promise<Answer> {
     const inbox = this.open();
     const token = (this.next++).toString(36);
-    return new Promise<Msg>((resolve, reject) => {
-      const timer = setTimeout(() => this.settle(token)?.reject(natsError(ErrorCode.Timeout, 'TIMEOUT')), opts.timeout);
-      this.pending.set(token, { resolve, reject, timer });
-      this.queued.push({ token, subject, data, reply: `${inbox}.${token}`, headers: opts.headers });
+    return new Promise<Answer>((resolve, reject) => {
+      const timer = setTimeout(() => this.settle(token)?.reject(natsError(ErrorCode.Timeout, 'TIMEOUT')), timeout);
+      this.pending.set(token, { resolve, reject, timer, timeout });
+      this.queued.push(queued(token, `${inbox}.${token}`));
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(this.publishQueued);
@@ -52,16 +86,128 @@ export class RequestMux {
     this.scheduled = false;
     const batch = this.queued;
     this.queued = [];
+    let coalesced: Map<string, Queued[]> | undefined;
     for (const q of batch) {
       // Timed out, or failed with the connection, before it left.
       if (!this.pending.has(q.token)) continue;
-      try {
-        this.nc.publish(q.subject, q.data, { reply: q.reply, headers: q.headers });
-      } catch (err) {
-        this.settle(q.token)?.reject(err as Error);
+      if (q.item && this.mayCoalesce(q.subject)) {
+        coalesced ??= new Map();
+        const same = coalesced.get(q.subject);
+        if (same) same.push(q);
+        else coalesced.set(q.subject, [q]);
+      } else {
+        this.publishOne(q);
       }
     }
+    if (coalesced) for (const [subject, items] of coalesced) this.publishCoalesced(subject, items);
   };
+
+  private mayCoalesce(subject: string): boolean {
+    const until = this.refused.get(subject);
+    if (until === undefined) return true;
+    if (Date.now() < until) return false;
+    this.refused.delete(subject);
+    return true;
+  }
+
+  private publishOne(q: Queued): void {
+    try {
+      if (q.item) this.nc.publish(q.subject, encode(q.item.body), { reply: q.reply, headers: headersOf(q.item.headers) });
+      else this.nc.publish(q.subject, q.data!, { reply: q.reply, headers: q.headers });
+    } catch (err) {
+      this.settle(q.token)?.reject(err as Error);
+    }
+  }
+
+  /**
+   * The coalesced requests of one subject, in messages of at most half the server's largest payload (a request larger
+   * than that leaves alone, as it would have).
+   */
+  private publishCoalesced(subject: string, queued: Queued[]): void {
+    if (queued.length === 1) {
+      this.publishOne(queued[0]!);
+      return;
+    }
+    const limit = Math.floor((this.nc.info?.max_payload ?? 1024 * 1024) / 2);
+    const parts = queued.map((q) => JSON.stringify({ r: q.reply, h: q.item!.headers, d: q.item!.body }));
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: most messages are far under the limit and need no counting.
+    if (parts.reduce((n, p) => n + p.length + 1, 2) * 3 <= limit) {
+      this.publishBatch(subject, queued, `[${parts.join(',')}]`);
+      return;
+    }
+    let chunk: string[] = [];
+    let items: Queued[] = [];
+    let bytes = 2;
+    const send = () => {
+      if (items.length === 1) this.publishOne(items[0]!);
+      else if (items.length > 1) this.publishBatch(subject, items, `[${chunk.join(',')}]`);
+      chunk = [];
+      items = [];
+      bytes = 2;
+    };
+    queued.forEach((q, i) => {
+      const part = parts[i]!;
+      const size = Buffer.byteLength(part) + 1;
+      if (size > limit) {
+        this.publishOne(q);
+        return;
+      }
+      if (bytes + size > limit) send();
+      chunk.push(part);
+      items.push(q);
+      bytes += size;
+    });
+    send();
+  }
+
+  private publishBatch(subject: string, items: Queued[], payload: string): void {
+    const inbox = this.open();
+    // Upper case: a single request's token is base 36 in lower case.
+    const token = `C${(this.next++).toString(36)}`;
+    // Kept until answered, or as long as its longest-waiting request (each request has its own timer as well).
+    const timer = setTimeout(() => this.batches.delete(token), Math.max(...items.map((q) => this.pending.get(q.token)?.timeout ?? 0)));
+    this.batches.set(token, { subject, items, timer });
+    try {
+      this.nc.publish(coalescedSubject(subject), encoder.encode(payload), { reply: `${inbox}.${token}` });
+    } catch (err) {
+      this.endBatch(token);
+      for (const q of items) this.settle(q.token)?.reject(err as Error);
+    }
+  }
+
+  private endBatch(token: string): Batch | undefined {
+    const b = this.batches.get(token);
+    if (!b) return undefined;
+    this.batches.delete(token);
+    clearTimeout(b.timer);
+    return b;
+  }
+
+  /**
+   * The answer to a coalesced message: each request's reply, framed by `frameCoalescedReply`. "No responders" means no
+   * service serves the coalesced form yet: its requests are sent again one by one, and the subject's requests go one by
+   * one for a while. (A service that answers its requests one by one sends nothing here.)
+   */
+  private answerBatch(batch: Batch, msg: Msg): void {
+    const h = msg.headers;
+    if (h?.hasError) {
+      if (h.code === 503) this.refused.set(batch.subject, Date.now() + REFUSED_MS);
+      for (const q of batch.items) {
+        if (!this.pending.has(q.token)) continue;
+        if (h.code === 503) this.publishOne(q);
+        else this.settle(q.token)?.reject(natsError(String(h.code), h.description || `request failed with status ${h.code}`));
+      }
+      return;
+    }
+    const replies = readCoalescedReply(msg.data);
+    batch.items.forEach((q, i) => {
+      const answer = replies?.[i];
+      const p = this.settle(q.token);
+      if (!p) return;
+      if (answer) p.resolve(answer);
+      else p.reject(new Error(`the coalesced answer on ${batch.subject} has no reply for request ${i + 1} of ${batch.items.length}`));
+    });
+  }
 
   /** Takes a waiting request out (its timer stopped); undefined when it is no longer waiting. */
   private settle(token: string): Pending | undefined {
@@ -82,7 +228,13 @@ export class RequestMux {
   }
 
   private answer(inbox: string, msg: Msg): void {
-    const p = this.settle(msg.subject.slice(inbox.length + 1));
+    const token = msg.subject.slice(inbox.length + 1);
+    if (token.startsWith('C')) {
+      const batch = this.endBatch(token);
+      if (batch) this.answerBatch(batch, msg);
+      return;
+    }
+    const p = this.settle(token);
     if (!p) return; // answered after its timeout, or a second answer
     const h = msg.headers;
     if (h?.hasError) {
@@ -93,6 +245,7 @@ export class RequestMux {
   }
 
   private failAll(err: Error): void {
+    for (const token of [...this.batches.keys()]) this.endBatch(token);
     for (const token of [...this.pending.keys()]) this.settle(token)?.reject(err);
   }
 
@@ -100,4 +253,74 @@ export class RequestMux {
   get subscription(): Subscription | undefined {
     return this.sub;
   }
+}
+
+interface Queued {
+  token: string;
+  subject: string;
+  reply: string;
+  /** A request sent as it is. */
+  data?: Uint8Array;
+  headers?: MsgHdrs;
+  /** A request that may be coalesced: its body and headers, encoded when it leaves. */
+  item?: { body: unknown; headers: Record<string, string> };
+}
+
+interface Batch {
+  subject: string;
+  items: Queued[];
+  timer: NodeJS.Timeout;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+/** How long a subject whose coalesced form had no responders is sent one request at a time. */
+const REFUSED_MS = 5_000;
+
+/** The subject a service serves the coalesced requests of `subject` on. */
+export const coalescedSubject = (subject: string) => `${subject}.coalesced`;
+
+/** One request of a coalesced message: the reply subject it would have had alone, its headers and its body. */
+export interface CoalescedRequest {
+  r: string;
+  h: Record<string, string>;
+  d: unknown;
+}
+
+/**
+ * The answer to a coalesced message: a line of JSON with each reply's headers and payload length, in the requests'
+ * order, then the payloads one after another (each exactly what the reply alone would have carried).
+ */
+export function frameCoalescedReply(replies: Array<{ headers?: Record<string, string>; data: Uint8Array }>): Uint8Array {
+  const head = encoder.encode(`${JSON.stringify(replies.map((r) => (r.headers ? { h: r.headers, n: r.data.length } : { n: r.data.length })))}\n`);
+  const out = new Uint8Array(head.length + replies.reduce((n, r) => n + r.data.length, 0));
+  out.set(head, 0);
+  let at = head.length;
+  for (const r of replies) {
+    out.set(r.data, at);
+    at += r.data.length;
+  }
+  return out;
+}
+
+/** The replies of `frameCoalescedReply`; undefined when the payload is not such a frame. */
+export function readCoalescedReply(data: Uint8Array): Answer[] | undefined {
+  const end = data.indexOf(0x0a);
+  if (end < 0) return undefined;
+  let meta: Array<{ h?: Record<string, string>; n: number }>;
+  try {
+    meta = JSON.parse(decoder.decode(data.subarray(0, end))) as typeof meta;
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(meta)) return undefined;
+  let at = end + 1;
+  const out: Answer[] = [];
+  for (const m of meta) {
+    const n = typeof m?.n === 'number' && m.n >= 0 ? m.n : -1;
+    if (n < 0 || at + n > data.length) return undefined;
+    out.push({ data: data.subarray(at, at + n), headers: m.h ? new ReplyHeaders(m.h) : undefined });
+    at += n;
+  }
+  return out;
 }

@@ -10,10 +10,10 @@ import {
 } from '@platform/contracts';
 import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProblem } from '@platform/problems';
 import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
-import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsRequestDuration, traceHeaders } from '@platform/telemetry';
+import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsCoalescedRequests, natsRequestDuration, traceHeaders } from '@platform/telemetry';
 import { decode, encode, headerMap, headersOf } from './codec';
 import { natsReachable } from './connection';
-import { RequestMux } from './request-mux';
+import { type Answer, type CoalescedRequest, coalescedSubject, frameCoalescedReply, RequestMux } from './request-mux';
 import { markUndelivered, undeliveredFromNats, withRetries, type RetryPolicy } from './retry';
 
 const log = getLogger('bus.rpc');
@@ -51,23 +51,21 @@ const STATUS_HEADER = 'platform-status';
 const HEADERS_HEADER = 'platform-headers';
 const utf8 = new TextDecoder();
 
-function respond(msg: Msg, out: WireReply, bodyFraming: boolean): void {
+/** A reply's payload and headers: one JSON `WireReply`, or with body framing a success's body and its status in headers. */
+function replyParts(out: WireReply, bodyFraming: boolean): { data: Uint8Array; headers?: Record<string, string> } {
   if (!out.ok || !bodyFraming) {
-    msg.respond(encode(out.ok ? { ok: true, status: out.status, body: bodyOf(out), headers: out.headers } : out));
-    return;
+    return { data: encode(out.ok ? { ok: true, status: out.status, body: bodyOf(out), headers: out.headers } : out) };
   }
-  const h = headersOf({
-    [STATUS_HEADER]: String(out.status),
-    [HEADERS_HEADER]: out.headers && Object.keys(out.headers).length > 0 ? JSON.stringify(out.headers) : undefined,
-  });
+  const headers: Record<string, string> = { [STATUS_HEADER]: String(out.status) };
+  if (out.headers && Object.keys(out.headers).length > 0) headers[HEADERS_HEADER] = JSON.stringify(out.headers);
   const json = out.json ?? (out.body === undefined ? undefined : JSON.stringify(out.body));
-  msg.respond(json === undefined ? new Uint8Array(0) : encodeText(json), { headers: h });
+  return { data: json === undefined ? new Uint8Array(0) : encodeText(json), headers };
 }
 
 const textEncoder = new TextEncoder();
 const encodeText = (s: string) => textEncoder.encode(s);
 
-function replyOf(msg: Msg): WireReply {
+function replyOf(msg: Answer): WireReply {
   const status = msg.headers?.get(STATUS_HEADER);
   if (!status) return decode<WireReply>(msg.data);
   const headers = msg.headers?.get(HEADERS_HEADER);
@@ -121,6 +119,8 @@ export interface ServiceBusOptions {
   attemptTimeoutMs?: number;
   /** Subjects that are always safe to repeat (lookups), for callers that do not say. */
   repeatableSubjects?: ReadonlySet<string>;
+  /** Subjects whose concurrent requests travel together (operations declared `coalesce`; see RequestMux.requestCoalesced). */
+  coalescedSubjects?: ReadonlySet<string>;
 }
 
 export interface CallResult<T = unknown> {
@@ -183,18 +183,26 @@ export class ServiceBus {
 
   /** Serves an operation on its subject with queue group = service name, so replicas share the load. */
   handle<O extends AnyOperation>(op: O, handler: Handler<O>): void {
-    this.serve(op.subject, async (wire, hdrs) => {
+    this.serve(
+      op.subject,
+      async (wire, hdrs) => {
       const requestId = hdrs['x-request-id'] ?? 'internal';
       const principal = Principal.parse(wire.principal ?? { kind: 'anonymous' });
       const input = parseOperationInput(op, wire);
       const result = await handler(input, { principal, meta: wire.meta ?? {}, requestId, traceparent: currentTraceparent() ?? hdrs['traceparent'] });
       if (result instanceof Reply) return { ok: true, status: result.status, body: result.body, headers: result.headers };
       return { ok: true, status: op.reply.status, body: result };
-    });
+      },
+      { coalesced: op.coalesce === true },
+    );
   }
 
-  /** Serves a raw subject (queue group = service) with request-context restore and error mapping. */
-  serve(subject: string, fn: (wire: WireRequest, headers: Record<string, string>, msg: Msg) => Promise<WireReply>): void {
+  /**
+   * Serves a raw subject (queue group = service) with request-context restore and error mapping. With `coalesced`,
+   * also the subject's coalesced requests (several in one message, see RequestMux.requestCoalesced): each is served as
+   * if it had come alone, and their replies leave together once all are ready.
+   */
+  serve(subject: string, fn: ServeFn, opts: { coalesced?: boolean } = {}): void {
     // A callback, not an async iterator: no promise per message before the handler starts.
     const sub = this.nc.subscribe(subject, {
       queue: this.service,
@@ -204,49 +212,97 @@ export class ServiceBus {
       },
     });
     this.subs.push(sub);
+    if (!opts.coalesced) return;
+    const many = this.nc.subscribe(coalescedSubject(subject), {
+      queue: this.service,
+      callback: (err, msg) => {
+        if (err) log.warn({ err: err.message, subject }, 'subscription ended with an error');
+        else void this.dispatchCoalesced(subject, msg, fn);
+      },
+    });
+    this.subs.push(many);
   }
 
-  private async dispatch(subject: string, msg: Msg, fn: (wire: WireRequest, headers: Record<string, string>, msg: Msg) => Promise<WireReply>) {
+  private async dispatch(subject: string, msg: Msg, fn: ServeFn) {
+    const hdrs = headerMap(msg.headers);
+    const out = await this.serveOne(subject, hdrs, () => decode<WireRequest>(msg.data), fn);
+    if (!msg.reply) return;
+    try {
+      const { data, headers } = replyParts(out, hdrs[REPLY_FORMAT] === 'body');
+      msg.respond(data, headers ? { headers: headersOf(headers) } : undefined);
+    } catch (err) {
+      log.warn({ err }, 'could not send reply');
+    }
+  }
+
+  /**
+   * Requests that came in one message: served concurrently, answered in one message (`frameCoalescedReply`), or each
+   * on its own reply subject when together they would pass the server's largest payload.
+   */
+  private async dispatchCoalesced(subject: string, msg: Msg, fn: ServeFn) {
+    let items: CoalescedRequest[];
+    try {
+      items = decode<CoalescedRequest[]>(msg.data);
+      if (!Array.isArray(items)) throw new Error('not an array');
+    } catch (err) {
+      log.warn({ err: (err as Error).message, subject }, 'coalesced request that is not a JSON array of requests; dropped');
+      return;
+    }
+    natsCoalescedRequests().observe({ subject }, items.length);
+    const outs = await Promise.all(items.map((item) => this.serveOne(subject, item?.h ?? {}, () => item.d as WireRequest, fn)));
+    const parts = outs.map((out, i) => replyParts(out, items[i]?.h?.[REPLY_FORMAT] === 'body'));
+    try {
+      const size = parts.reduce((n, p) => n + p.data.length + 64, 0);
+      if (msg.reply && size < (this.nc.info?.max_payload ?? 1024 * 1024)) {
+        msg.respond(frameCoalescedReply(parts));
+        return;
+      }
+      parts.forEach((p, i) => {
+        const reply = items[i]?.r;
+        if (reply) this.nc.publish(reply, p.data, p.headers ? { headers: headersOf(p.headers) } : undefined);
+      });
+    } catch (err) {
+      log.warn({ err }, 'could not send reply');
+    }
+  }
+
+  /** One request: its span, log context, handler and reply (an error becomes its problem), and the request metrics. */
+  private async serveOne(subject: string, hdrs: Record<string, string>, wireOf: () => WireRequest, fn: ServeFn): Promise<WireReply> {
     this.inFlight++;
     const started = process.hrtime.bigint();
-    const hdrs = headerMap(msg.headers);
     let outcome = 'ok';
     // The caller's trace context (W3C traceparent header) is the parent of this service's span.
     const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'request.id': hdrs['x-request-id'] ?? 'internal' };
-    await inSpan(subject, { kind: SpanKind.SERVER, parent: contextFromHeaders(hdrs), attributes }, async (span) => {
-      const ctx: RequestContext = { requestId: hdrs['x-request-id'] ?? 'internal' };
-      if (hdrs['x-tenant-id']) ctx.tenantId = hdrs['x-tenant-id'];
-      if (hdrs['x-project-id']) ctx.projectId = hdrs['x-project-id'];
-      const traceId = currentTraceId() ?? hdrs['traceparent']?.split('-')[1];
-      if (traceId) ctx.traceId = traceId;
-      await runWithContext(ctx, async () => {
-        let out: WireReply;
-        try {
-          const wire = decode<WireRequest>(msg.data);
-          // Debug only; bodies and secret-looking values are redacted by the logger.
-          log.debug({ subject, input: wire }, 'request received');
-          out = await fn(wire, hdrs, msg);
-        } catch (err) {
-          out = errorToWire(err, hdrs['x-instance'], ctx.requestId);
-        }
-        if (!out.ok) {
-          outcome = out.problem.status >= 500 ? 'error' : 'rejected';
-          span.setAttribute('problem.status', out.problem.status);
-          if (out.problem.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        }
-        if (msg.reply) {
+    try {
+      return await inSpan(subject, { kind: SpanKind.SERVER, parent: contextFromHeaders(hdrs), attributes }, async (span) => {
+        const ctx: RequestContext = { requestId: hdrs['x-request-id'] ?? 'internal' };
+        if (hdrs['x-tenant-id']) ctx.tenantId = hdrs['x-tenant-id'];
+        if (hdrs['x-project-id']) ctx.projectId = hdrs['x-project-id'];
+        const traceId = currentTraceId() ?? hdrs['traceparent']?.split('-')[1];
+        if (traceId) ctx.traceId = traceId;
+        return runWithContext(ctx, async () => {
+          let out: WireReply;
           try {
-            respond(msg, out, hdrs[REPLY_FORMAT] === 'body');
+            const wire = wireOf();
+            // Debug only; bodies and secret-looking values are redacted by the logger.
+            log.debug({ subject, input: wire }, 'request received');
+            out = await fn(wire, hdrs);
           } catch (err) {
-            log.warn({ err }, 'could not send reply');
+            out = errorToWire(err, hdrs['x-instance'], ctx.requestId);
           }
-        }
+          if (!out.ok) {
+            outcome = out.problem.status >= 500 ? 'error' : 'rejected';
+            span.setAttribute('problem.status', out.problem.status);
+            if (out.problem.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          }
+          return out;
+        });
       });
-    }).finally(() => {
+    } finally {
       natsRequestDuration().observe({ subject, outcome }, Number(process.hrtime.bigint() - started) / 1e9);
       this.inFlight--;
       if (this.inFlight === 0 && this.drainedResolve) this.drainedResolve();
-    });
+    }
   }
 
   /** Calls an operation's owning service and returns its reply; a problem reply becomes an AppError. */
@@ -287,12 +343,15 @@ export class ServiceBus {
     // A caller-given traceparent (a message from elsewhere) is the parent; otherwise the active span is.
     const parent = ctx.traceparent ? contextFromHeaders({ traceparent: ctx.traceparent }) : undefined;
     return inSpan(`send ${subject}`, { kind: SpanKind.CLIENT, parent, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } }, async () => {
-      const h = headersOf({ 'x-request-id': ctx.requestId ?? current?.requestId ?? 'internal', ...traceHeaders(), 'x-instance': instance || undefined, [REPLY_FORMAT]: 'body' });
+      const values = { 'x-request-id': ctx.requestId ?? current?.requestId ?? 'internal', ...traceHeaders(), 'x-instance': instance || undefined, [REPLY_FORMAT]: 'body' };
       if (!natsReachable(this.nc)) {
         throw markUndelivered(new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } }), 'not-delivered');
       }
+      const timeout = ctx.timeoutMs ?? this.defaultTimeoutMs;
       try {
-        const msg = await this.requests.request(subject, encode(wire), { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs, headers: h });
+        const msg = this.options.coalescedSubjects?.has(subject)
+          ? await this.requests.requestCoalesced(subject, { body: wire, headers: definedValues(values) }, { timeout })
+          : await this.requests.request(subject, encode(wire), { timeout, headers: headersOf(values) });
         return replyOf(msg);
       } catch (err) {
         throw markUndelivered(natsErrorToAppError(err, subject), undeliveredFromNats(err));
@@ -317,6 +376,16 @@ export class ServiceBus {
     }
   }
 }
+
+/** The named values that are set (a header record without the undefined ones). */
+function definedValues(values: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(values)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/** What serves a raw subject: the request and its headers (by lower-cased name) in, the reply out. */
+type ServeFn = (wire: WireRequest, headers: Record<string, string>) => Promise<WireReply>;
 
 export function natsErrorToAppError(err: unknown, subject: string): AppError {
   const code = (err as NatsError)?.code;

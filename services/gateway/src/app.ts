@@ -4,7 +4,7 @@ import express from 'express';
 import cors from 'cors';
 import { Redis } from 'ioredis';
 import type { NatsConnection } from 'nats';
-import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, REPEATABLE_SUBJECTS } from '@platform/contracts';
+import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, COALESCED_SUBJECTS, REPEATABLE_SUBJECTS } from '@platform/contracts';
 import { connectNats, ServiceBus } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
 import { AppError } from '@platform/problems';
@@ -69,6 +69,7 @@ async function openBus(config: GatewayConfig) {
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS, {
     attemptTimeoutMs: config.RETRY_ATTEMPT_TIMEOUT_MS ?? Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 2),
     repeatableSubjects: REPEATABLE_SUBJECTS,
+    coalescedSubjects: COALESCED_SUBJECTS,
   });
   return { nc, bus };
 }

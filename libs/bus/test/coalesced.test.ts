@@ -1,0 +1,129 @@
+import { AppError } from '@platform/problems';
+import { startNatsServer, type NatsServer } from '@platform/testkit';
+import type { NatsConnection, Subscription } from 'nats';
+import { connectNats, ServiceBus } from '../src';
+import { coalescedSubject } from '../src/request-mux';
+
+let nats: NatsServer;
+let serviceNc: NatsConnection;
+let callerNc: NatsConnection;
+let service: ServiceBus;
+let caller: ServiceBus;
+
+const COALESCED = 'coalesce.echo';
+const LARGE = 'coalesce.large';
+const PLAIN_ONLY = 'coalesce.old';
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  serviceNc = await connectNats({ url: nats.url, name: 'coalesced-service', maxReconnectAttempts: 0 });
+  callerNc = await connectNats({ url: nats.url, name: 'coalesced-caller', maxReconnectAttempts: 0 });
+  service = new ServiceBus(serviceNc, 'coalesce-test', 5000);
+  // Even numbers are created (201, with a header), odd ones are refused (409): each request gets its own outcome.
+  service.serve(
+    COALESCED,
+    async (wire, headers) => {
+      const n = (wire.body as { n: number }).n;
+      if (n % 2 === 1) throw new AppError('conflict', `odd ${n}`);
+      return { ok: true, status: 201, body: { n, requestId: headers['x-request-id'] }, headers: { location: `/things/${n}` } };
+    },
+    { coalesced: true },
+  );
+  // Each reply 0.4 x the largest payload: one fits, four together do not.
+  service.serve(LARGE, async (wire) => ({ ok: true, status: 200, body: { n: (wire.body as { n: number }).n, pad: 'x'.repeat(largePad()) } }), { coalesced: true });
+  // A service of an older release: the plain subject only.
+  service.serve(PLAIN_ONLY, async (wire) => ({ ok: true, status: 200, body: { n: (wire.body as { n: number }).n } }));
+  await serviceNc.flush();
+  caller = new ServiceBus(callerNc, 'gateway', 5000, { coalescedSubjects: new Set([COALESCED, LARGE, PLAIN_ONLY]) });
+});
+
+afterAll(async () => {
+  await callerNc?.close();
+  await serviceNc?.close();
+  await nats?.stop();
+});
+
+/** Counts the messages sent on a subject (a plain subscription sees each one besides the service's queue group). */
+async function counting(subject: string): Promise<{ count: () => number; sub: Subscription }> {
+  let n = 0;
+  const sub = serviceNc.subscribe(subject, { callback: () => n++ });
+  await serviceNc.flush();
+  return { count: () => n, sub };
+}
+
+const largePad = () => Math.floor(serviceNc.info!.max_payload * 0.4);
+
+const request = (subject: string, n: number) => caller.requestRaw(subject, { principal: { kind: 'anonymous' }, body: { n } }, { requestId: `req-${n}` });
+
+test('when requests to a coalesced subject are made in one turn, then they travel in one message and each gets its own reply', async () => {
+  const together = await counting(coalescedSubject(COALESCED));
+  const alone = await counting(COALESCED);
+  try {
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, n) => request(COALESCED, n)));
+    replies.forEach((reply, n) => {
+      if (n % 2 === 0) expect(reply).toEqual({ ok: true, status: 201, json: JSON.stringify({ n, requestId: `req-${n}` }), headers: { location: `/things/${n}` } });
+      else expect(reply).toMatchObject({ ok: false, problem: { status: 409, detail: `odd ${n}` } });
+    });
+    await callerNc.flush();
+    await serviceNc.flush();
+    expect(together.count()).toBe(1);
+    expect(alone.count()).toBe(0);
+  } finally {
+    together.sub.unsubscribe();
+    alone.sub.unsubscribe();
+  }
+});
+
+test('when a request is alone in its turn, then it travels as a plain request', async () => {
+  const together = await counting(coalescedSubject(COALESCED));
+  const alone = await counting(COALESCED);
+  try {
+    expect(await request(COALESCED, 2)).toMatchObject({ ok: true, status: 201 });
+    await serviceNc.flush();
+    expect([together.count(), alone.count()]).toEqual([0, 1]);
+  } finally {
+    together.sub.unsubscribe();
+    alone.sub.unsubscribe();
+  }
+});
+
+test('when the service serves only the plain subject (an older release), then every request is still answered, and later ones go one by one', async () => {
+  // Counted at the caller: a subscription on the coalesced subject would be a responder, and the point is that there is none.
+  const published: string[] = [];
+  const publish = callerNc.publish.bind(callerNc);
+  callerNc.publish = (subject, ...rest) => {
+    published.push(subject);
+    publish(subject, ...rest);
+  };
+  try {
+    const first = await Promise.all(Array.from({ length: 5 }, (_, n) => request(PLAIN_ONLY, n)));
+    expect(first.map((r) => r.ok && JSON.parse(r.json!).n)).toEqual([0, 1, 2, 3, 4]);
+    const second = await Promise.all(Array.from({ length: 5 }, (_, n) => request(PLAIN_ONLY, 10 + n)));
+    expect(second.map((r) => r.ok && JSON.parse(r.json!).n)).toEqual([10, 11, 12, 13, 14]);
+    // The coalesced subject was tried once; "no responders" sent its requests alone, and the next turn's went alone.
+    expect(published.filter((s) => s === coalescedSubject(PLAIN_ONLY))).toHaveLength(1);
+    expect(published.filter((s) => s === PLAIN_ONLY)).toHaveLength(10);
+  } finally {
+    callerNc.publish = publish;
+  }
+});
+
+test('when the replies together would pass the largest payload the server takes, then each is sent on its own and all arrive', async () => {
+  const together = await counting(coalescedSubject(LARGE));
+  try {
+    const replies = await Promise.all(Array.from({ length: 4 }, (_, n) => request(LARGE, n)));
+    expect(replies.map((r) => r.ok && JSON.parse(r.json!).n)).toEqual([0, 1, 2, 3]);
+    expect(replies.every((r) => r.ok && JSON.parse(r.json!).pad.length === largePad())).toBe(true);
+    await serviceNc.flush();
+    expect(together.count()).toBe(1);
+  } finally {
+    together.sub.unsubscribe();
+  }
+});
+
+test('when a message on a coalesced subject is not a list of requests, then it is dropped and the service goes on serving', async () => {
+  callerNc.publish(coalescedSubject(COALESCED), new TextEncoder().encode('{"not":"a list"}'));
+  await callerNc.flush();
+  const replies = await Promise.all([request(COALESCED, 4), request(COALESCED, 6)]);
+  expect(replies.map((r) => r.ok && r.status)).toEqual([201, 201]);
+});
