@@ -9,7 +9,9 @@
 // BENCH_WEBHOOK_STEPS (paced rates of the webhook search, "100,200,300,400,600,800,1000"; quick "100,300"),
 // BENCH_SECTIONS (which parts run, default all: core, ceiling, manage, lag, events, analytics, replicas, webhookmax,
 // writegrowth, growth; the rows read against a ceiling need `ceiling` in the same run to show their fraction; `drift`,
-// not in the default, runs B alone BENCH_DRIFT_RUNS times, 18, to show how the machine's speed moves),
+// not in the default, runs B alone BENCH_DRIFT_RUNS times, 18, to show how the machine's speed moves; `ab`, not in the
+// default, compares new events on two stacks, the second with the settings of BENCH_AB_ENV (JSON), in
+// BENCH_AB_ROUNDS rounds, 5),
 // BENCH_IDLE_WAIT_MS (wait after start before the idle RSS sample, 2000), BENCH_DUMP_METRICS=1 (see dumpMetrics),
 // BENCH_SLOW_LOG=<file> (every paced request of BENCH_SLOW_MS, 50, or more: its due time and latency; see load.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -440,7 +442,7 @@ async function main() {
    * A private stack: its stop (at the run's end, or at once through the returned `done`) stops its processes and its
    * nats-server, removes the server's store and drops its databases.
    */
-  const startBenchStack = async (name: string, analyticsPort: number, serviceNodeArgs?: Record<string, string[]>) => {
+  const startBenchStack = async (name: string, analyticsPort: number, serviceNodeArgs?: Record<string, string[]>, extraEnv: Record<string, string> = {}) => {
     const own = await startPrivateStack({
       name: name || 'bench',
       infra: { REDIS_URL: shared.REDIS_URL, MONGO_URL: shared.MONGO_URL },
@@ -466,6 +468,7 @@ async function main() {
         NATS_REQUEST_TIMEOUT_MS: '120000',
         // BENCH_STACK_ENV: settings of every service as JSON, for trying one out (`{"RATE_LIMIT_ENABLED":"false"}`).
         ...(env.BENCH_STACK_ENV ? (JSON.parse(env.BENCH_STACK_ENV) as Record<string, string>) : {}),
+        ...extraEnv,
       },
       serviceNodeArgs,
       // /metrics of every process: database writes per delivered webhook and per ingested event.
@@ -770,6 +773,51 @@ async function main() {
         best = rate;
       }
       rows.push({ name: 'webhooks: highest paced rate with lag p99 <= 1 s', rps: best, target: '>= 300 events/s', met: best >= 300, note: steps.join('; ') });
+    }
+
+    // BENCH_SECTIONS=ab (not in the default): whether a setting makes new events faster. The new-event row on two
+    // stacks of the same services, the second with BENCH_AB_ENV (JSON settings) added, BENCH_AB_ROUNDS rounds (5) of
+    // one run on each, the order alternating: both sides share every minute of the machine, whose speed moves by a
+    // fifth within a run (docs/perf-notes.md, sixteenth round), so a ratio of the two is read where single runs of
+    // each, minutes apart, are not.
+    if (sections.has('ab')) {
+      const abEnv = JSON.parse(env.BENCH_AB_ENV ?? '{}') as Record<string, string>;
+      const rounds = Math.max(1, Number(env.BENCH_AB_ROUNDS ?? (quick ? 1 : 5)));
+      const started: Array<Awaited<ReturnType<typeof startBenchStack>>> = [];
+      try {
+        started.push(await startBenchStack('a', await freePort()));
+        started.push(await startBenchStack('b', await freePort(), undefined, abEnv));
+        const sides = started.map((s) => s.stack);
+        const abP = proj('ab');
+        const keys: string[] = [];
+        for (const side of sides) keys.push((await must(client(side.gatewayUrl, secrets.ADMIN_TOKEN).post(`${path(abP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string);
+        const rates = sides.map(() => [] as number[]);
+        const uses = sides.map(() => [] as CpuUse[]);
+        const counts = sides.map(() => 0);
+        for (let i = 0; i < rounds; i++) {
+          for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+            const side = sides[k]!;
+            await settle(side.natsUrl);
+            let cpuStart = cpuSnapshot();
+            const spec: LoadSpec = { url: `${side.gatewayUrl}/run/v1/events`, method: 'POST', headers: { authorization: `Bearer ${keys[k]}` }, body: newEvent, expectStatus: 201 };
+            const r = await measure(spec, { ...settings, runs: 1, warmupS: i < 2 ? settings.warmupS : 0 }, { start: () => (cpuStart = cpuSnapshot()) });
+            uses[k]!.push(cpuBetween(cpuStart, cpuSnapshot(), cpuLabel(side, [sides[1 - k]!, stack])));
+            rates[k]!.push(r.rps);
+            counts[k]! += r.completedAll ?? 0;
+            log(`A/B round ${i + 1}, ${k === 0 ? 'a' : 'b'}: ${r.rps.toFixed(0)} req/s`);
+          }
+        }
+        const ratios = rates[0]!.map((a, i) => rates[1]![i]! / a);
+        const cpu = sides.map((_, k) => cpuNote(cpuSum(uses[k]!), counts[k]!));
+        rows.push({
+          name: `A/B: events new, b (${JSON.stringify(abEnv)}) over a (the same services)`,
+          rps: median(rates[1]!),
+          note: `${median(ratios).toFixed(3)} x a (median round; rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}); rates a ${rates[0]!.map((x) => x.toFixed(0)).join(', ')}; b ${rates[1]!.map((x) => x.toFixed(0)).join(', ')}; CPU per event a ${cpu[0]!.text}; b ${cpu[1]!.text}`,
+        });
+        log(`A/B: b over a ${median(ratios).toFixed(3)} (rounds ${ratios.map((x) => x.toFixed(2)).join(', ')})`);
+      } finally {
+        for (const s of started) await s.done();
+      }
     }
 
     // Writes as the event and delivery collections grow: the event write rate and the webhook lag on two stacks of the

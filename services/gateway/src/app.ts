@@ -69,7 +69,7 @@ async function openBus(config: GatewayConfig) {
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS, {
     attemptTimeoutMs: config.RETRY_ATTEMPT_TIMEOUT_MS ?? Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 2),
     repeatableSubjects: REPEATABLE_SUBJECTS,
-    coalescedSubjects: COALESCED_SUBJECTS,
+    coalescedSubjects: config.COALESCE_REQUESTS ? COALESCED_SUBJECTS : undefined,
   });
   return { nc, bus };
 }
