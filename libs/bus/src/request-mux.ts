@@ -291,16 +291,13 @@ export interface CoalescedRequest {
  * The answer to a coalesced message: a line of JSON with each reply's headers and payload length, in the requests'
  * order, then the payloads one after another (each exactly what the reply alone would have carried).
  */
-export function frameCoalescedReply(replies: Array<{ headers?: Record<string, string>; data: Uint8Array }>): Uint8Array {
-  const head = encoder.encode(`${JSON.stringify(replies.map((r) => (r.headers ? { h: r.headers, n: r.data.length } : { n: r.data.length })))}\n`);
-  const out = new Uint8Array(head.length + replies.reduce((n, r) => n + r.data.length, 0));
-  out.set(head, 0);
-  let at = head.length;
-  for (const r of replies) {
-    out.set(r.data, at);
-    at += r.data.length;
-  }
-  return out;
+export function frameCoalescedReply(replies: Array<{ headers?: Record<string, string>; text: string }>): Uint8Array {
+  const meta = replies.map((r) => {
+    const n = Buffer.byteLength(r.text);
+    return r.headers ? { h: r.headers, n } : { n };
+  });
+  // One encoding of the whole frame: the payloads are text (JSON) already.
+  return encoder.encode(`${JSON.stringify(meta)}\n${replies.map((r) => r.text).join('')}`);
 }
 
 /** The replies of `frameCoalescedReply`; undefined when the payload is not such a frame. */

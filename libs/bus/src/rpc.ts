@@ -51,15 +51,18 @@ const STATUS_HEADER = 'platform-status';
 const HEADERS_HEADER = 'platform-headers';
 const utf8 = new TextDecoder();
 
-/** A reply's payload and headers: one JSON `WireReply`, or with body framing a success's body and its status in headers. */
-function replyParts(out: WireReply, bodyFraming: boolean): { data: Uint8Array; headers?: Record<string, string> } {
+/**
+ * A reply's payload (as text) and headers: one JSON `WireReply`, or with body framing a success's body and its status
+ * in headers.
+ */
+function replyParts(out: WireReply, bodyFraming: boolean): { text: string; headers?: Record<string, string> } {
   if (!out.ok || !bodyFraming) {
-    return { data: encode(out.ok ? { ok: true, status: out.status, body: bodyOf(out), headers: out.headers } : out) };
+    return { text: JSON.stringify(out.ok ? { ok: true, status: out.status, body: bodyOf(out), headers: out.headers } : out) };
   }
   const headers: Record<string, string> = { [STATUS_HEADER]: String(out.status) };
   if (out.headers && Object.keys(out.headers).length > 0) headers[HEADERS_HEADER] = JSON.stringify(out.headers);
   const json = out.json ?? (out.body === undefined ? undefined : JSON.stringify(out.body));
-  return { data: json === undefined ? new Uint8Array(0) : encodeText(json), headers };
+  return { text: json ?? '', headers };
 }
 
 const textEncoder = new TextEncoder();
@@ -228,8 +231,8 @@ export class ServiceBus {
     const out = await this.serveOne(subject, hdrs, () => decode<WireRequest>(msg.data), fn);
     if (!msg.reply) return;
     try {
-      const { data, headers } = replyParts(out, hdrs[REPLY_FORMAT] === 'body');
-      msg.respond(data, headers ? { headers: headersOf(headers) } : undefined);
+      const { text, headers } = replyParts(out, hdrs[REPLY_FORMAT] === 'body');
+      msg.respond(encodeText(text), headers ? { headers: headersOf(headers) } : undefined);
     } catch (err) {
       log.warn({ err }, 'could not send reply');
     }
@@ -252,14 +255,14 @@ export class ServiceBus {
     const outs = await Promise.all(items.map((item) => this.serveOne(subject, item?.h ?? {}, () => item.d as WireRequest, fn)));
     const parts = outs.map((out, i) => replyParts(out, items[i]?.h?.[REPLY_FORMAT] === 'body'));
     try {
-      const size = parts.reduce((n, p) => n + p.data.length + 64, 0);
-      if (msg.reply && size < (this.nc.info?.max_payload ?? 1024 * 1024)) {
-        msg.respond(frameCoalescedReply(parts));
+      const framed = frameCoalescedReply(parts);
+      if (msg.reply && framed.length <= (this.nc.info?.max_payload ?? 1024 * 1024)) {
+        msg.respond(framed);
         return;
       }
       parts.forEach((p, i) => {
         const reply = items[i]?.r;
-        if (reply) this.nc.publish(reply, p.data, p.headers ? { headers: headersOf(p.headers) } : undefined);
+        if (reply) this.nc.publish(reply, encodeText(p.text), p.headers ? { headers: headersOf(p.headers) } : undefined);
       });
     } catch (err) {
       log.warn({ err }, 'could not send reply');
