@@ -1,4 +1,4 @@
-import { startNatsServer, type NatsServer } from '@platform/testkit';
+import { removeNatsStore, startNatsServer, type NatsServer } from '@platform/testkit';
 import { connectNats } from '../src';
 import { RequestMux } from '../src/request-mux';
 
@@ -13,6 +13,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await nc?.close();
   await nats?.stop();
+  if (nats) removeNatsStore(nats);
 });
 
 const text = (s: string) => new TextEncoder().encode(s);
