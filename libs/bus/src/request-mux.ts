@@ -129,7 +129,22 @@ export class RequestMux {
       return;
     }
     const limit = Math.floor((this.nc.info?.max_payload ?? 1024 * 1024) / 2);
-    const parts = queued.map((q) => JSON.stringify({ r: q.reply, h: q.item!.headers, d: q.item!.body }));
+    // A body JSON cannot hold fails its own request (as `encode` would have), not the others' or the process.
+    const parts: string[] = [];
+    const sendable: Queued[] = [];
+    for (const q of queued) {
+      try {
+        parts.push(JSON.stringify({ r: q.reply, h: q.item!.headers, d: q.item!.body }));
+        sendable.push(q);
+      } catch (err) {
+        this.settle(q.token)?.reject(err as Error);
+      }
+    }
+    queued = sendable;
+    if (queued.length <= 1) {
+      if (queued[0]) this.publishOne(queued[0]);
+      return;
+    }
     // A UTF-16 code unit is at most 3 bytes of UTF-8: most messages are far under the limit and need no counting.
     if (parts.reduce((n, p) => n + p.length + 1, 2) * 3 <= limit) {
       this.publishBatch(subject, queued, `[${parts.join(',')}]`);

@@ -128,3 +128,10 @@ test('when a message on a coalesced subject is not a list of requests, then it i
   const replies = await Promise.all([request(COALESCED, 4), request(COALESCED, 6)]);
   expect(replies.map((r) => r.ok && r.status)).toEqual([201, 201]);
 });
+
+test('when one request of a turn has a body JSON cannot hold, then that request fails alone and the others are answered', async () => {
+  const bad = caller.requestRaw(COALESCED, { principal: { kind: 'anonymous' }, body: { n: 10n } });
+  const good = [request(COALESCED, 12), request(COALESCED, 14)];
+  await expect(bad).rejects.toBeInstanceOf(AppError);
+  expect((await Promise.all(good)).map((r) => r.ok && r.status)).toEqual([201, 201]);
+});
