@@ -58,6 +58,8 @@ export interface LoadResult {
   completedAll?: number;
   /** A paced run: the pacer thread's own event-loop delay and GC pauses in the reported run. */
   loader?: string;
+  /** Paced runs: how many errors and unexpected answers of each kind (`status 503`, `ECONNRESET`, `timeout`), over every run. */
+  errorKinds?: Record<string, number>;
 }
 
 export interface LoadSettings {
@@ -75,6 +77,7 @@ interface RunResult {
   errors: number;
   unexpected: number;
   completed: number;
+  errorKinds?: Record<string, number>;
   /** A paced run: the pacer thread's own event-loop delay and GC pauses. */
   loader?: string;
   /** A paced run: every counted request's latency (ms). */
@@ -120,7 +123,7 @@ async function paced(spec: LoadSpec, durationS: number, connections: number, war
   for (const [id, at] of out.sentAt ?? []) spec.sentAt!.set(id, at);
   if (slowLog) appendFileSync(slowLog, `${[...out.slow, `# ${out.loader}`].join('\n')}\n`);
   const p = percentiles([...out.latencies]);
-  return { rps: out.completed / Math.max(durationS, out.tookS), p50: round1(p.p50), p99: round1(p.p99), errors: out.errors, unexpected: out.unexpected, completed: out.completed, loader: out.loader, latencies: out.latencies };
+  return { rps: out.completed / Math.max(durationS, out.tookS), p50: round1(p.p50), p99: round1(p.p99), errors: out.errors, unexpected: out.unexpected, errorKinds: out.kinds, completed: out.completed, loader: out.loader, latencies: out.latencies };
 }
 
 /** What the pacer's thread posts back (paced-worker.mjs). */
@@ -129,6 +132,7 @@ interface PacedOutcome {
   completed: number;
   errors: number;
   unexpected: number;
+  kinds?: Record<string, number>;
   tookS: number;
   slow: string[];
   sentAt?: Array<[string, number]>;
@@ -187,12 +191,20 @@ export async function measure(spec: LoadSpec, settings: LoadSettings, around?: {
     p99: pooled ? round1(pooled.p99) : chosen.p99,
     errors: results.reduce((n, r) => n + r.errors, 0),
     unexpected: results.reduce((n, r) => n + r.unexpected, 0),
+    errorKinds: sumKinds(results.map((r) => r.errorKinds)),
     runs: settings.runs,
     completed: chosen.completed,
     runRates: results.map((r) => r.rps),
     completedAll: results.reduce((n, r) => n + r.completed, 0),
     loader: chosen.loader,
   };
+}
+
+/** The error kinds of several runs added up; undefined when there were none. */
+function sumKinds(all: Array<Record<string, number> | undefined>): Record<string, number> | undefined {
+  const out: Record<string, number> = {};
+  for (const kinds of all) for (const [k, n] of Object.entries(kinds ?? {})) out[k] = (out[k] ?? 0) + n;
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** Latency percentiles of plain numbers (ms). */

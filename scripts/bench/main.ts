@@ -121,7 +121,8 @@ let B = NaN;
 function addRow(name: string, r: LoadResult | { rps?: number; p50?: number; p99?: number }, target?: { text: string; ok: (row: Row) => boolean }, note?: string) {
   const row: Row = { name, rps: r.rps, p50: r.p50, p99: r.p99, ratio: r.rps !== undefined ? r.rps / B : undefined, note };
   const bad = 'errors' in r ? r.errors + r.unexpected : 0;
-  if (bad) row.note = `${row.note ? row.note + '; ' : ''}${bad} errors or unexpected statuses`;
+  const kinds = 'errorKinds' in r && r.errorKinds ? ` (${Object.entries(r.errorKinds).map(([k, n]) => `${k}: ${n}`).join(', ')})` : '';
+  if (bad) row.note = `${row.note ? row.note + '; ' : ''}${bad} errors or unexpected statuses${kinds}`;
   if (target) {
     row.target = target.text;
     row.met = target.ok(row) && !bad;

@@ -26,6 +26,9 @@ const latencies = new Float64Array(total);
 let measuring = false;
 let answered = 0;
 const outcome = { completed: 0, errors: 0, unexpected: 0 };
+/** What each error or unexpected answer was: `status <code>`, or the socket error's code (`timeout` past 20 s). */
+const kinds = {};
+const count = (kind) => (kinds[kind] = (kinds[kind] ?? 0) + 1);
 /** Requests of `slowMs` or more: due time (wall clock), latency, how late the pacer sent it. */
 const slow = [];
 /** id -> wall-clock time (ms) the request was sent, when `recordIds` (the webhook lag rows). */
@@ -72,13 +75,19 @@ function send(due, counted) {
         latencies[answered++] = took;
         if (spec.slowMs !== undefined && took >= spec.slowMs) slow.push(`${new Date(performance.timeOrigin + due).toISOString()} ${took.toFixed(1)} ${spec.url} ${spec.rate}/s sent ${late.toFixed(1)} ms late`);
         if (res.statusCode === spec.expectStatus) outcome.completed++;
-        else outcome.unexpected++;
+        else {
+          outcome.unexpected++;
+          count(`status ${res.statusCode}`);
+        }
         resolve();
       });
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => {
-      if (counted) outcome.errors++;
+    req.on('error', (err) => {
+      if (counted) {
+        outcome.errors++;
+        count(err.code ?? err.message);
+      }
       resolve();
     });
     req.end(body);
@@ -115,7 +124,7 @@ async function run() {
   const ms = (ns) => (ns / 1e6).toFixed(1);
   const loader = `load generator (worker thread, ${priority}): event-loop delay p99 ${ms(loopDelay.percentile(99))} ms, max ${ms(loopDelay.max)} ms; ${gcPauses.length} GC pauses, longest ${Math.max(0, ...gcPauses).toFixed(1)} ms`;
   const result = latencies.slice(0, answered);
-  parentPort.postMessage({ latencies: result, ...outcome, tookS, slow, sentAt, loader }, [result.buffer]);
+  parentPort.postMessage({ latencies: result, ...outcome, kinds, tookS, slow, sentAt, loader }, [result.buffer]);
 }
 
 void run();

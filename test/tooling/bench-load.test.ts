@@ -39,3 +39,28 @@ test('when a paced row has several runs, then its percentiles are those of every
     await server.close();
   }
 }, 30_000);
+
+test('when a paced run gets errors and unexpected statuses, then the row says how many of each kind', async () => {
+  // Every 10th request is refused with 503, every 25th has its socket destroyed without an answer.
+  let seen = 0;
+  const server = http.createServer((req, res) => {
+    const n = ++seen;
+    req.resume();
+    req.on('end', () => {
+      if (n % 25 === 0) req.socket.destroy();
+      else if (n % 10 === 0) res.writeHead(503).end('{}');
+      else res.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  try {
+    const r = await measure({ url: `http://127.0.0.1:${port}/`, rate: 100, connections: 10 }, { durationS: 1, warmupS: 0, runs: 2, connections: 10 });
+    // 200 requests: 20 multiples of 10, 8 of 25, 4 of both (destroyed).
+    expect(r.errorKinds).toEqual({ 'status 503': 16, ECONNRESET: 8 });
+    expect([r.unexpected, r.errors]).toEqual([16, 8]);
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}, 30_000);

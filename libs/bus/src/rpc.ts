@@ -189,12 +189,12 @@ export class ServiceBus {
     this.serve(
       op.subject,
       async (wire, hdrs) => {
-      const requestId = hdrs['x-request-id'] ?? 'internal';
-      const principal = Principal.parse(wire.principal ?? { kind: 'anonymous' });
-      const input = parseOperationInput(op, wire);
-      const result = await handler(input, { principal, meta: wire.meta ?? {}, requestId, traceparent: currentTraceparent() ?? hdrs['traceparent'] });
-      if (result instanceof Reply) return { ok: true, status: result.status, body: result.body, headers: result.headers };
-      return { ok: true, status: op.reply.status, body: result };
+        const requestId = hdrs['x-request-id'] ?? 'internal';
+        const principal = Principal.parse(wire.principal ?? { kind: 'anonymous' });
+        const input = parseOperationInput(op, wire);
+        const result = await handler(input, { principal, meta: wire.meta ?? {}, requestId, traceparent: currentTraceparent() ?? hdrs['traceparent'] });
+        if (result instanceof Reply) return { ok: true, status: result.status, body: result.body, headers: result.headers };
+        return { ok: true, status: op.reply.status, body: result };
       },
       { coalesced: op.coalesce === true },
     );
