@@ -776,6 +776,27 @@ async function main() {
       rows.push({ name: 'webhooks: highest paced rate with lag p99 <= 1 s', rps: best, target: '>= 300 events/s', met: best >= 300, note: steps.join('; ') });
     }
 
+    /**
+     * `rounds` rounds of one run on each of two stacks (given by their NATS URLs), each after its stack's consumers have
+     * settled. Each round's first run follows the other stack's run (or the rows before): the order alternates from
+     * round to round (0 then 1, 1 then 0, ...), so whatever one run leaves behind falls on each side alike.
+     */
+    const inTurn = async (natsUrls: string[], rounds: number, run: (k: number, round: number) => Promise<void>) => {
+      for (let i = 0; i < rounds; i++) {
+        for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+          log(`settled in ${(await settle(natsUrls[k]!)).toFixed(1)} s`);
+          await run(k, i);
+        }
+      }
+    };
+    /** One run of new events on `on` (after its warm-up in the first round) and its CPU per process (`others` named so). */
+    const newEventsOn = async (on: Stack, key: string, round: number, others: Stack[]) => {
+      let cpuStart = cpuSnapshot();
+      const spec: LoadSpec = { url: `${on.gatewayUrl}/run/v1/events`, method: 'POST', headers: { authorization: `Bearer ${key}` }, body: newEvent, expectStatus: 201 };
+      const result = await measure(spec, { ...settings, runs: 1, warmupS: round === 0 ? settings.warmupS : 0 }, { start: () => (cpuStart = cpuSnapshot()) });
+      return { result, use: cpuBetween(cpuStart, cpuSnapshot(), cpuLabel(on, others)) };
+    };
+
     // BENCH_SECTIONS=ab (not in the default): whether a setting makes new events faster. The new-event row on two
     // stacks of the same services, the second with BENCH_AB_ENV (JSON settings) added, BENCH_AB_ROUNDS rounds (5) of
     // one run on each, the order alternating: both sides share every minute of the machine, whose speed moves by a
@@ -795,19 +816,17 @@ async function main() {
         const rates = sides.map(() => [] as number[]);
         const uses = sides.map(() => [] as CpuUse[]);
         const counts = sides.map(() => 0);
-        for (let i = 0; i < rounds; i++) {
-          for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
-            const side = sides[k]!;
-            await settle(side.natsUrl);
-            let cpuStart = cpuSnapshot();
-            const spec: LoadSpec = { url: `${side.gatewayUrl}/run/v1/events`, method: 'POST', headers: { authorization: `Bearer ${keys[k]}` }, body: newEvent, expectStatus: 201 };
-            const r = await measure(spec, { ...settings, runs: 1, warmupS: i < 2 ? settings.warmupS : 0 }, { start: () => (cpuStart = cpuSnapshot()) });
-            uses[k]!.push(cpuBetween(cpuStart, cpuSnapshot(), cpuLabel(side, [sides[1 - k]!, stack])));
-            rates[k]!.push(r.rps);
-            counts[k]! += r.completedAll ?? 0;
-            log(`A/B round ${i + 1}, ${k === 0 ? 'a' : 'b'}: ${r.rps.toFixed(0)} req/s`);
-          }
-        }
+        await inTurn(
+          sides.map((side) => side.natsUrl),
+          rounds,
+          async (k, i) => {
+            const { result, use } = await newEventsOn(sides[k]!, keys[k]!, i, [sides[1 - k]!, stack]);
+            uses[k]!.push(use);
+            rates[k]!.push(result.rps);
+            counts[k]! += result.completedAll ?? 0;
+            log(`A/B round ${i + 1}, ${k === 0 ? 'a' : 'b'}: ${result.rps.toFixed(0)} req/s`);
+          },
+        );
         const ratios = rates[0]!.map((a, i) => rates[1]![i]! / a);
         const cpu = sides.map((_, k) => cpuNote(cpuSum(uses[k]!), counts[k]!));
         rows.push({
@@ -847,32 +866,21 @@ async function main() {
         // of each run per event: whether a slower rate is the stack doing more per event, or the machine giving it less.
         const runs = sides.map(() => [] as LoadResult[]);
         const uses = sides.map(() => [] as CpuUse[]);
-        // `rounds` rounds of one run on each stack, each after its stack's consumers have settled. Each round's first run
-        // follows the other stack's run (or the rows before): the order alternates from round to round (empty then grown,
-        // grown then empty, ...), so whatever one run leaves behind falls on each side alike.
-        const inTurn = async (rounds: number, run: (k: number, side: (typeof sides)[number], round: number) => Promise<void>) => {
-          for (let i = 0; i < rounds; i++) {
-            for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
-              log(`settled in ${(await settle(sides[k]!.natsUrl)).toFixed(1)} s`);
-              await run(k, sides[k]!, i);
-            }
-          }
-        };
+        const natsUrls = sides.map((side) => side.natsUrl);
         /** The median of the rounds' ratios, grown over empty: each ratio is of two runs that share their minute. */
         const roundRatios = (empty: number[], grown: number[]) => {
           const ratios = empty.map((x, i) => grown[i]! / x);
           return { ratios, median: median(ratios) };
         };
-        await inTurn(settings.runs, async (k, side, i) => {
-          let cpuStart = cpuSnapshot();
-          const spec: LoadSpec = { url: `${side.gw}/run/v1/events`, method: 'POST', headers: { authorization: `Bearer ${keys[k]}` }, body: newEvent, expectStatus: 201 };
-          runs[k]!.push(await measure(spec, { ...settings, runs: 1, warmupS: i === 0 ? settings.warmupS : 0 }, { start: () => (cpuStart = cpuSnapshot()) }));
-          uses[k]!.push(cpuBetween(cpuStart, cpuSnapshot(), cpuLabel(side.stack, [sides[1 - k]!.stack, stack])));
+        await inTurn(natsUrls, settings.runs, async (k, i) => {
+          const { result, use } = await newEventsOn(sides[k]!.stack, keys[k]!, i, [sides[1 - k]!.stack, stack]);
+          runs[k]!.push(result);
+          uses[k]!.push(use);
         });
         // The webhook lag: rounds of one paced run on each stack.
         const lagRuns = sides.map(() => [] as Array<Awaited<ReturnType<typeof webhookLag>>>);
-        await inTurn(growthLagRuns, async (k, side, i) => {
-          lagRuns[k]!.push(await webhookLag(`wgrowth-${side.name}-${i + 1}`, 100, growthLagSeconds, side));
+        await inTurn(natsUrls, growthLagRuns, async (k, i) => {
+          lagRuns[k]!.push(await webhookLag(`wgrowth-${sides[k]!.name}-${i + 1}`, 100, growthLagSeconds, sides[k]!));
         });
         const [empty, full] = await Promise.all(
           sides.map(async (side, k) => {

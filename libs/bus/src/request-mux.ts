@@ -22,6 +22,20 @@ interface Pending {
   timeout: number;
 }
 
+/** The entry of `key`, taken out of `map` with its timer stopped; undefined when it is not there (any more). */
+function takeTimed<T extends { timer: NodeJS.Timeout }>(map: Map<string, T>, key: string): T | undefined {
+  const entry = map.get(key);
+  if (!entry) return undefined;
+  map.delete(key);
+  clearTimeout(entry.timer);
+  return entry;
+}
+
+/** The error of a reply that is a NATS status (503: no responders). */
+function statusError(h: MsgHdrs): Error {
+  return h.code === 503 ? natsError('503', 'no responders') : natsError(String(h.code), h.description || `request failed with status ${h.code}`);
+}
+
 /** An error with the nats.js code the callers classify (`natsErrorToAppError`, `undeliveredFromNats`). */
 function natsError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
@@ -129,27 +143,6 @@ export class RequestMux {
       return;
     }
     const limit = Math.floor((this.nc.info?.max_payload ?? 1024 * 1024) / 2);
-    // A body JSON cannot hold fails its own request (as `encode` would have), not the others' or the process.
-    const parts: string[] = [];
-    const sendable: Queued[] = [];
-    for (const q of queued) {
-      try {
-        parts.push(JSON.stringify({ r: q.reply, h: q.item!.headers, d: q.item!.body }));
-        sendable.push(q);
-      } catch (err) {
-        this.settle(q.token)?.reject(err as Error);
-      }
-    }
-    queued = sendable;
-    if (queued.length <= 1) {
-      if (queued[0]) this.publishOne(queued[0]);
-      return;
-    }
-    // A UTF-16 code unit is at most 3 bytes of UTF-8: most messages are far under the limit and need no counting.
-    if (parts.reduce((n, p) => n + p.length + 1, 2) * 3 <= limit) {
-      this.publishBatch(subject, queued, `[${parts.join(',')}]`);
-      return;
-    }
     let chunk: string[] = [];
     let items: Queued[] = [];
     let bytes = 2;
@@ -160,18 +153,25 @@ export class RequestMux {
       items = [];
       bytes = 2;
     };
-    queued.forEach((q, i) => {
-      const part = parts[i]!;
+    for (const q of queued) {
+      let part: string;
+      try {
+        part = JSON.stringify({ r: q.reply, h: q.item!.headers, d: q.item!.body });
+      } catch (err) {
+        // A body JSON cannot hold fails its own request (as `encode` would have), not the others' or the process.
+        this.settle(q.token)?.reject(err as Error);
+        continue;
+      }
       const size = Buffer.byteLength(part) + 1;
       if (size > limit) {
         this.publishOne(q);
-        return;
+        continue;
       }
       if (bytes + size > limit) send();
       chunk.push(part);
       items.push(q);
       bytes += size;
-    });
+    }
     send();
   }
 
@@ -190,14 +190,6 @@ export class RequestMux {
     }
   }
 
-  private endBatch(token: string): Batch | undefined {
-    const b = this.batches.get(token);
-    if (!b) return undefined;
-    this.batches.delete(token);
-    clearTimeout(b.timer);
-    return b;
-  }
-
   /**
    * The answer to a coalesced message: each request's reply, framed by `frameCoalescedReply`. "No responders" means no
    * service serves the coalesced form yet: its requests are sent again one by one, and the subject's requests go one by
@@ -210,7 +202,7 @@ export class RequestMux {
       for (const q of batch.items) {
         if (!this.pending.has(q.token)) continue;
         if (h.code === 503) this.publishOne(q);
-        else this.settle(q.token)?.reject(natsError(String(h.code), h.description || `request failed with status ${h.code}`));
+        else this.settle(q.token)?.reject(statusError(h));
       }
       return;
     }
@@ -226,11 +218,12 @@ export class RequestMux {
 
   /** Takes a waiting request out (its timer stopped); undefined when it is no longer waiting. */
   private settle(token: string): Pending | undefined {
-    const p = this.pending.get(token);
-    if (!p) return undefined;
-    this.pending.delete(token);
-    clearTimeout(p.timer);
-    return p;
+    return takeTimed(this.pending, token);
+  }
+
+  /** Takes a coalesced message that waits for its answer out (its timer stopped). */
+  private endBatch(token: string): Batch | undefined {
+    return takeTimed(this.batches, token);
   }
 
   private open(): string {
@@ -253,7 +246,7 @@ export class RequestMux {
     if (!p) return; // answered after its timeout, or a second answer
     const h = msg.headers;
     if (h?.hasError) {
-      p.reject(h.code === 503 ? natsError('503', 'no responders') : natsError(String(h.code), h.description || `request failed with status ${h.code}`));
+      p.reject(statusError(h));
       return;
     }
     p.resolve(msg);

@@ -206,24 +206,21 @@ export class ServiceBus {
    * if it had come alone, and their replies leave together once all are ready.
    */
   serve(subject: string, fn: ServeFn, opts: { coalesced?: boolean } = {}): void {
+    this.listen(subject, subject, (msg) => this.dispatch(subject, msg, fn));
+    if (opts.coalesced) this.listen(coalescedSubject(subject), subject, (msg) => this.dispatchCoalesced(subject, msg, fn));
+  }
+
+  /** Subscribes in the service's queue group, so replicas share the load. */
+  private listen(on: string, subject: string, onMessage: (msg: Msg) => Promise<void>): void {
     // A callback, not an async iterator: no promise per message before the handler starts.
-    const sub = this.nc.subscribe(subject, {
+    const sub = this.nc.subscribe(on, {
       queue: this.service,
       callback: (err, msg) => {
         if (err) log.warn({ err: err.message, subject }, 'subscription ended with an error');
-        else void this.dispatch(subject, msg, fn);
+        else void onMessage(msg);
       },
     });
     this.subs.push(sub);
-    if (!opts.coalesced) return;
-    const many = this.nc.subscribe(coalescedSubject(subject), {
-      queue: this.service,
-      callback: (err, msg) => {
-        if (err) log.warn({ err: err.message, subject }, 'subscription ended with an error');
-        else void this.dispatchCoalesced(subject, msg, fn);
-      },
-    });
-    this.subs.push(many);
   }
 
   private async dispatch(subject: string, msg: Msg, fn: ServeFn) {
