@@ -30,6 +30,17 @@ describe('installing the chat app', () => {
     expect(new URL(withHook.headers.get('location')!).searchParams.get('scope')!.split(',')).toContain('incoming-webhook');
   });
 
+  test('when the gateway sits behind a proxy that forwards an https request, then the redirect_uri it builds is https (a trusted peer)', async () => {
+    // The test reaches the gateway over loopback, which TRUST_PROXY trusts by default.
+    const res = await fetch(`${stack.gatewayUrl}${CHAT}/install?tenant_id=acme`, { redirect: 'manual', headers: { 'x-forwarded-proto': 'https, http' } });
+    expect(res.status).toBe(302);
+    const redirectUri = new URL(res.headers.get('location')!).searchParams.get('redirect_uri');
+    expect(redirectUri).toBe(`https://${new URL(stack.gatewayUrl).host}${CHAT}/oauth_redirect`);
+    // The same connection's next request without the header is plain http again.
+    const plain = await fetch(`${stack.gatewayUrl}${CHAT}/install?tenant_id=acme`, { redirect: 'manual' });
+    expect(new URL(plain.headers.get('location')!).searchParams.get('redirect_uri')).toBe(`${stack.gatewayUrl}${CHAT}/oauth_redirect`);
+  });
+
   test('when a script asks install and the callback for JSON, then each answers 200 with where a browser would be redirected', async () => {
     const asJson = { redirect: 'manual' as const, headers: { accept: 'application/json' } };
     const res = await fetch(`${stack.gatewayUrl}${CHAT}/install?tenant_id=acme&project_id=demo`, asJson);

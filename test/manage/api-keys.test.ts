@@ -104,6 +104,8 @@ describe('API keys', () => {
     const url = `${stack.gatewayUrl}${projectPath(p)}/api-keys`;
     expectProblem(await http('POST', url, { token: stack.adminToken, raw: '{"agentId":', headers: { 'content-type': 'application/json' } }), 400);
     expectProblem(await http('POST', url, { token: stack.adminToken, raw: 'agentId=a1&name=n', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415);
+    // A type that only starts like JSON's is not JSON.
+    expectProblem(await http('POST', url, { token: stack.adminToken, raw: '{"agentId":"a1","name":"n"}', headers: { 'content-type': 'application/jsonl' } }), 415);
     expect((await admin.get(`${projectPath(p)}/api-keys`)).body.pagination.total).toBe(0);
   });
 
