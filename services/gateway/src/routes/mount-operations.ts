@@ -23,8 +23,11 @@ export function routeOrder(a: AnyOperation, b: AnyOperation): number {
   return sb.length - sa.length;
 }
 
-/** `application/json`, with or without parameters, is answered without type-is parsing the header (every event is one). */
-const PLAIN_JSON = /^application\/json\s*(?:;|$)/i;
+/**
+ * The two forms clients send (`application/json`, with or without `charset=utf-8`) are recognised without type-is
+ * parsing the header on every request; anything else (other parameters, `+json` types, malformed ones) goes to type-is.
+ */
+const PLAIN_JSON = /^application\/json(?:;\s*charset="?utf-8"?)?$/i;
 
 function isJson(req: Request): boolean {
   const type = req.headers['content-type'];
@@ -40,7 +43,7 @@ const trustedPeers = new WeakMap<object, boolean>();
  * except that the peer's address is checked against `trust proxy` once per connection instead of on every request
  * (parsing it was about 2 % of the gateway's time under load).
  */
-export function protocolOf(req: Request): string {
+function protocolOf(req: Request): string {
   const socket = req.socket as Request['socket'] & { encrypted?: boolean };
   const own = socket.encrypted ? 'https' : 'http';
   let trusted = trustedPeers.get(socket);
