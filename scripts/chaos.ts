@@ -38,7 +38,6 @@ import {
   ensureInfra,
   freePort,
   projectPath,
-  removeNatsStore,
   repoRoot,
   startNatsServer,
   startPrivateStack,
@@ -677,10 +676,9 @@ async function main() {
       failedRow(name, err);
     } finally {
       await stopStack('cluster', env);
-      // Killed outright (this cluster's data is thrown away); stop() returns at once for the node killed earlier.
+      // Killed outright (this cluster's data is thrown away, its store removed); stopping returns at once for the node killed earlier.
       for (const n of nodes) {
-        await bounded(`stop cluster node ${n.port}`, 15_000, () => n.stop(true)).catch((err) => failedRow(`stop cluster node ${n.port}`, err));
-        removeNatsStore(n);
+        await bounded(`stop cluster node ${n.port}`, 15_000, () => n.destroy(true)).catch((err) => failedRow(`stop cluster node ${n.port}`, err));
       }
     }
   }

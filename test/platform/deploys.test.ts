@@ -10,7 +10,6 @@ import {
   http,
   localSecrets,
   projectPath,
-  removeNatsStore,
   repoRoot,
   startNatsServer,
   startStack,
@@ -68,10 +67,7 @@ afterAll(async () => {
   for (const p of stack?.processes ?? []) p.child.kill('SIGCONT');
   await tap?.close();
   await stack?.stop();
-  if (nats) {
-    await nats.stop();
-    removeNatsStore(nats);
-  }
+  await nats?.destroy();
 });
 
 const replicas = (name: string) => stack.processes.filter((p) => p.name === name);

@@ -1,5 +1,5 @@
 import { AppError } from '@platform/problems';
-import { removeNatsStore, startNatsServer, type NatsServer } from '@platform/testkit';
+import { startNatsServer, type NatsServer } from '@platform/testkit';
 import type { NatsConnection, Subscription } from 'nats';
 import { connectNats, ServiceBus } from '../src';
 import { coalescedSubject } from '../src/request-mux';
@@ -40,8 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await callerNc?.close();
   await serviceNc?.close();
-  await nats?.stop();
-  if (nats) removeNatsStore(nats);
+  await nats?.destroy();
 });
 
 /** Counts the messages sent on a subject (a plain subscription sees each one besides the service's queue group). */

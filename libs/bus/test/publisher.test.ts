@@ -1,5 +1,5 @@
 import { DiscardPolicy, type JetStreamManager } from 'nats';
-import { removeNatsStore, startNatsServer, type NatsServer } from '@platform/testkit';
+import { startNatsServer, type NatsServer } from '@platform/testkit';
 import { connectNats, ensureStream, platformEventsStream, publisher } from '../src';
 
 let nats: NatsServer;
@@ -15,8 +15,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await nc?.close();
-  await nats?.stop();
-  if (nats) removeNatsStore(nats);
+  await nats?.destroy();
 });
 
 test('when an event is published twice with the same id, then the stream keeps it once, with its headers, and says the second was a duplicate', async () => {

@@ -1,5 +1,5 @@
 import { AppError } from '@platform/problems';
-import { removeNatsStore, startNatsServer, type NatsServer } from '@platform/testkit';
+import { startNatsServer, type NatsServer } from '@platform/testkit';
 import { connectNats, decode, encode, ServiceBus, type WireReply } from '../src';
 
 let nats: NatsServer;
@@ -20,8 +20,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await nc?.close();
-  await nats?.stop();
-  if (nats) removeNatsStore(nats);
+  await nats?.destroy();
 });
 
 test('when a service answers a request of this release, then the body arrives as its JSON text with status and headers, and requestWire parses it', async () => {

@@ -1,4 +1,4 @@
-import { removeNatsStore, startNatsServer, type NatsServer } from '@platform/testkit';
+import { startNatsServer, type NatsServer } from '@platform/testkit';
 import { connectNats } from '../src';
 import { RequestMux } from '../src/request-mux';
 
@@ -12,8 +12,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await nc?.close();
-  await nats?.stop();
-  if (nats) removeNatsStore(nats);
+  await nats?.destroy();
 });
 
 const text = (s: string) => new TextEncoder().encode(s);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import { connectNats, ensureStream, publisher } from '@platform/bus';
 import { eventCreated, eventSubject, pendingEvent, type PendingEvent } from '@platform/contracts';
-import { ensureInfra, removeNatsStore, startNatsServer, type NatsServer } from '@platform/testkit';
+import { ensureInfra, startNatsServer, type NatsServer } from '@platform/testkit';
 import { groupInsert, type GroupCollection } from '../src';
 
 type Row = { _id: string; n: number; pendingEvents?: Record<string, PendingEvent>; outboxBatch?: string };
@@ -25,8 +25,7 @@ afterAll(async () => {
   await conn?.db?.dropDatabase();
   await conn?.close();
   await nc?.close();
-  await nats?.stop();
-  if (nats) removeNatsStore(nats);
+  await nats?.destroy();
 });
 
 test('when more documents are queued than the batches in flight take, then flush returns once every one is stored and its event published', async () => {

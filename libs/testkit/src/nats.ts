@@ -14,6 +14,8 @@ export interface NatsServer {
   stop(hard?: boolean): Promise<void>;
   /** Starts it again on the same port and store (after stop). */
   start(): Promise<void>;
+  /** Stops the server for good and removes its store (also when stopping fails). */
+  destroy(hard?: boolean): Promise<void>;
 }
 
 /** A private nats-server with JetStream for one test run (so parallel runs never share queue groups). */
@@ -30,11 +32,14 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
     storeDir,
   );
   await server.start();
-  return { url: `nats://127.0.0.1:${port}`, port, storeDir, stop: server.stop, start: server.start };
-}
-
-export function removeNatsStore(server: NatsServer): void {
-  rmSync(server.storeDir, { recursive: true, force: true });
+  const destroy = async (hard?: boolean) => {
+    try {
+      await server.stop(hard);
+    } finally {
+      rmSync(storeDir, { recursive: true, force: true });
+    }
+  };
+  return { url: `nats://127.0.0.1:${port}`, port, storeDir, stop: server.stop, start: server.start, destroy };
 }
 
 /**

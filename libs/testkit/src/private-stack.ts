@@ -3,7 +3,7 @@ import { randomId } from '@platform/secrets';
 import { dropDatabases } from './db';
 import { client, type Client } from './http';
 import { ensureInfra, repoRoot, type InfraEnv } from './infra';
-import { removeNatsStore, startNatsServer, type NatsServer } from './nats';
+import { startNatsServer, type NatsServer } from './nats';
 import { startRedisServer, type RedisServer } from './redis';
 import { localSecrets, startStack, type ServiceProcess, type Stack, type StackOptions } from './stack';
 
@@ -98,8 +98,7 @@ export async function startPrivateStack(opts: PrivateStackOptions): Promise<Priv
       if (redis) await step('stop redis', () => redis!.stop());
       if (nats) {
         const n = nats;
-        await step('stop nats', () => n.stop());
-        removeNatsStore(n);
+        await step('stop nats', () => n.destroy());
       }
       const url = mongoUrl;
       if (url && !keepDatabases && !process.env.TEST_KEEP_DB) await step(`drop ${dbPrefix}_*`, () => bounded(60_000, dropDatabases(url, dbPrefix)));

@@ -2,7 +2,7 @@ import { connectNats, ServiceBus } from '@platform/bus';
 import { getCredentialGatewayJwks, getPlatformCatalog, rotateCredentialGatewayKey, type JwkSet } from '@platform/contracts';
 import { bootService, type StartedService } from '@platform/runtime';
 import { randomSecret } from '@platform/secrets';
-import { removeNatsStore, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { credentialGateway } from '../src/service';
 
 /**
@@ -36,8 +36,7 @@ async function boot(): Promise<Instance> {
     async close() {
       await nc.close();
       await svc.stop();
-      await nats.stop();
-      removeNatsStore(nats);
+      await nats.destroy();
     },
   };
 }

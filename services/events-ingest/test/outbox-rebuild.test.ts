@@ -3,7 +3,7 @@ import { connectNats, ensureStream, platformEventsStream, publisher } from '@pla
 import { connectMongo, type Connection } from '@platform/mongo';
 import { randomId } from '@platform/secrets';
 import { context, initTracing, trace } from '@platform/telemetry';
-import { eventually, removeNatsStore, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { runEventRepo } from '../src/data/run-event.repo';
 import { runEventEvents } from '../src/domain/run-events';
 
@@ -35,8 +35,7 @@ afterAll(async () => {
   await db?.db?.dropDatabase();
   await db?.close();
   await nc?.close();
-  await nats?.stop();
-  if (nats) removeNatsStore(nats);
+  await nats?.destroy();
 });
 
 test('when events-ingest dies after storing events and before publishing them, then the sweep publishes the same event.created messages a live writer would have', async () => {

@@ -2,7 +2,7 @@ import { connectNats, ensureStream, platformEventsStream, publisher } from '@pla
 import { connectMongo, type Connection } from '@platform/mongo';
 import { outboxRelay, type OutboxRelay } from '@platform/outbox';
 import { randomId } from '@platform/secrets';
-import { eventually, removeNatsStore, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { agentModel } from '../src/agents/agent.model';
 import { agentRepo } from '../src/agents/agent.repo';
 
@@ -28,8 +28,7 @@ afterAll(async () => {
   await relay?.stop();
   await db?.close();
   await nc?.close();
-  await nats?.stop();
-  if (nats) removeNatsStore(nats);
+  await nats?.destroy();
 });
 
 test('when a writer read a revision whose successor was written and pruned since, then its write is refused (null) and the latest revision keeps every change', async () => {

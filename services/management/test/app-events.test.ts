@@ -3,7 +3,7 @@ import { appDeleted, appUpdated, pendingEvent } from '@platform/contracts';
 import { connectMongo, type Connection } from '@platform/mongo';
 import { outboxRelay } from '@platform/outbox';
 import { randomId } from '@platform/secrets';
-import { eventually, removeNatsStore, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { appRepo } from '../src/apps/app.repo';
 import { appEventModel, type AppDoc } from '../src/apps/app.model';
 
@@ -26,8 +26,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.close();
   await nc?.close();
-  await nats?.stop();
-  if (nats) removeNatsStore(nats);
+  await nats?.destroy();
 });
 
 function anAppDoc(revision = 1): AppDoc {

@@ -6,7 +6,7 @@ import { randomId, randomSecret } from '@platform/secrets';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { freePort, removeNatsStore, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { freePort, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { runAuth } from '../src/service';
 
 /** run-auth booted in-process on its own NATS with the challenge service and the legacy PoW switched off. */
@@ -33,8 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await nc?.close();
   await svc?.stop();
-  await nats?.stop();
-  if (nats) removeNatsStore(nats);
+  await nats?.destroy();
 });
 
 async function problemOf(p: Promise<unknown>): Promise<{ status: number; detail: string }> {
