@@ -51,25 +51,17 @@ export interface WriteHistory {
   destinationId: string;
 }
 
-/** One stored run event (events-ingest: services/events-ingest/src/data/run-event.model.ts), its events published
- * (no outbox fields left). */
+/** One stored run event as events-ingest stores it (a packed row: services/events-ingest/src/data/run-event.repo.ts
+ * `storedRow`), its events published (no outbox fields left). */
 function runEventDoc(h: WriteHistory, at: Date) {
-  const id = randomUUID();
   return {
-    _id: `${h.tenantId}:${h.projectId}:${id}`,
-    id,
+    _id: `${h.tenantId}:${h.projectId}:${randomUUID()}`,
     tenantId: h.tenantId,
     projectId: h.projectId,
-    type: 'bench.event',
-    agentId: null,
     conversationId: 'c-1',
-    messageId: null,
-    properties: { n: 1 },
-    userProperties: { id: 'u-1' },
-    metadata: null,
-    serverMetadata: { authMethod: 'apiKey' },
+    userProperties: JSON.stringify({ id: 'u-1' }),
     createdAt: at,
-    updatedAt: at,
+    body: JSON.stringify({ type: 'bench.event', properties: { n: 1 }, serverMetadata: { authMethod: 'apiKey' } }),
   };
 }
 

@@ -108,3 +108,32 @@ test('when the sweep republishes events, then an event written under a sampled t
   expect(traceparents.get(ids[0]!)).toBe(`00-${sampledTrace}-${trace.getSpanContext(sampledCtx)!.spanId}-01`);
   expect(traceparents.get(ids[1]!) ?? '').not.toContain(unsampledTrace);
 });
+
+test('when rows were stored by a release that kept every field apart, then a replay answers each as it was stored and the sweep rebuilds its event.created', async () => {
+  const tenantId = `t-${randomId(6).toLowerCase()}`;
+  const createdAt = new Date('2026-11-01T10:00:00.000Z');
+  const batch = `earlier-${randomId(6).toLowerCase()}:1`;
+  const ids = [`${tenantId}:p1:old-1`, `${tenantId}:p1:old-2`];
+  // Rows and marker as the release before the packed rows wrote them (its writer died before publishing).
+  await db.collection('runEvents').insertMany([
+    { _id: `~outbox~${batch}`, outboxMarker: true, createdAt: new Date(0), ids },
+    { _id: ids[0], tenantId, projectId: 'p1', type: 'x', agentId: 'agent-1', conversationId: 'c-1', properties: { plan: 'pro' }, userProperties: { id: 'u-1' }, serverMetadata: { authMethod: 'apiKey' }, createdAt, outboxDispatch: true, outboxBatch: batch },
+    { _id: ids[1], tenantId, projectId: 'p1', type: 'y', properties: JSON.stringify({ '$odd.key': 1 }), serverMetadata: { authMethod: 'session' }, createdAt, outboxBatch: batch },
+  ] as never[]);
+  const repo = runEventRepo(db, { publisher: publisher(nc), instance: 'after-upgrade', eventsOf: runEventEvents });
+  const base = { tenantId, projectId: 'p1', agentId: null, conversationId: null, messageId: null, properties: { other: true }, userProperties: null, metadata: null, serverMetadata: { authMethod: 'apiKey' }, createdAt: new Date(), updatedAt: new Date() };
+  const replays = [await repo.insertOnce({ ...base, id: 'old-1', type: 'changed' }, false), await repo.insertOnce({ ...base, id: 'old-2', type: 'changed' }, false)];
+  const stored = [
+    { id: 'old-1', tenantId, projectId: 'p1', type: 'x', agentId: 'agent-1', conversationId: 'c-1', messageId: null, properties: { plan: 'pro' }, userProperties: { id: 'u-1' }, metadata: null, serverMetadata: { authMethod: 'apiKey' }, createdAt: createdAt.toISOString(), updatedAt: createdAt.toISOString() },
+    { id: 'old-2', tenantId, projectId: 'p1', type: 'y', agentId: null, conversationId: null, messageId: null, properties: { '$odd.key': 1 }, userProperties: null, metadata: null, serverMetadata: { authMethod: 'session' }, createdAt: createdAt.toISOString(), updatedAt: createdAt.toISOString() },
+  ];
+  expect(replays).toEqual(stored.map((event) => ({ created: false, event })));
+
+  await expect(repo.sweep()).resolves.toBe(2);
+  const expected = stored.map((event, i) => runEventEvents(event, i === 0)[0]!);
+  const ours = () => received.filter((m) => expected.some((e) => e.id === m.id));
+  await eventually(() => ours().length === 2, 'the two rebuilt event.created messages');
+  expect(ours().map((m) => ({ event: m.data.event, dispatch: m.data.dispatch })).sort((a, b) => a.event.id.localeCompare(b.event.id))).toEqual(
+    stored.map((event, i) => ({ event, dispatch: i === 0 })),
+  );
+});

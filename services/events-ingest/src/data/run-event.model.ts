@@ -12,14 +12,20 @@ const schema = new mongoose.Schema(
     id: { type: String },
     tenantId: { type: String, required: true },
     projectId: { type: String, required: true },
-    type: { type: String, required: true },
+    /** In `body` in packed rows (run-event.repo.ts `storedRow`); a field of its own in rows of earlier releases. */
+    type: { type: String },
     agentId: { type: String, default: null },
     conversationId: { type: String, default: null },
     messageId: { type: String, default: null },
     properties: { type: mongoose.Schema.Types.Mixed, default: null },
     userProperties: { type: mongoose.Schema.Types.Mixed, default: null },
     metadata: { type: mongoose.Schema.Types.Mixed, default: null },
-    serverMetadata: { type: mongoose.Schema.Types.Mixed, required: true },
+    serverMetadata: { type: mongoose.Schema.Types.Mixed },
+    /**
+     * A packed row's JSON text of what no read filters or sorts by: type, agentId, properties, metadata, serverMetadata
+     * and the outbox's dispatch flag and trace context. Absent from rows of earlier releases, which keep them as fields.
+     */
+    body: { type: String },
     createdAt: { type: Date, required: true },
     /** Absent from rows written by the compact form (run-event.repo.ts `storedRow`): a run event never changes. */
     updatedAt: { type: Date },
@@ -54,7 +60,7 @@ export type RunEventDoc = StoredDoc<typeof schema, string, PendingEventsField & 
   properties: Record<string, unknown> | string | null;
   userProperties: Record<string, unknown> | string | null;
   metadata: Record<string, unknown> | string | null;
-  serverMetadata: { authMethod: string } & Record<string, unknown>;
+  serverMetadata?: { authMethod: string } & Record<string, unknown>;
 }>;
 
 export function runEventModel(db: Connection): Model<RunEventDoc> {
