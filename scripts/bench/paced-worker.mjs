@@ -71,13 +71,11 @@ const requestBytes = (body) =>
 const idle = [];
 /** Requests due with every connection busy: sent as connections free up, oldest first. */
 const queue = [];
-let open = 0;
 
 /** Every open connection (the watchdog looks for requests past their time). */
 const connections = new Set();
 
 function newConnection() {
-  open++;
   const socket = net.connect({ host: url.hostname, port: Number(url.port) });
   socket.setNoDelay(true);
   const conn = { socket, job: undefined, buf: null, dead: false, timedOut: false };
@@ -89,7 +87,6 @@ function newConnection() {
   const gone = (err) => {
     if (conn.dead) return;
     conn.dead = true;
-    open--;
     connections.delete(conn);
     const i = idle.indexOf(conn);
     if (i >= 0) idle.splice(i, 1);
@@ -171,7 +168,7 @@ function pump() {
   while (queue.length) {
     let conn = idle.pop();
     if (!conn) {
-      if (open >= spec.connections) return;
+      if (connections.size >= spec.connections) return;
       conn = newConnection();
     }
     const job = queue.shift();

@@ -88,8 +88,8 @@ function storedRow(e: NewRunEvent, dispatch: boolean, trace: string | undefined)
 
 const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0, outboxDispatch: 0, outboxTrace: 0 };
 
-/** A new run event before it is stored: every field of the API's event, with its row key. */
-type NewRunEvent = { _id: string; id: string; tenantId: string; projectId: string; type: string; agentId: string | null; conversationId: string | null; messageId: string | null; properties: Record<string, unknown> | null; userProperties: Record<string, unknown> | null; metadata: Record<string, unknown> | null; serverMetadata: ServerMetadata; createdAt: Date; updatedAt: Date };
+/** A new run event before it is stored: the API's event with its times as dates, and its row key. */
+type NewRunEvent = Omit<RunEvent, 'createdAt' | 'updatedAt'> & { _id: string; createdAt: Date; updatedAt: Date };
 
 export type RunEventRepo = ReturnType<typeof runEventRepo>;
 
@@ -144,21 +144,7 @@ export function runEventRepo(db: Connection, outbox: RunEventOutbox) {
       const known = recent.get(_id);
       if (known) return { created: false, event: known };
       const full: NewRunEvent = { _id, ...doc };
-      const event: RunEvent = {
-        id: doc.id,
-        tenantId: doc.tenantId,
-        projectId: doc.projectId,
-        type: doc.type,
-        agentId: doc.agentId,
-        conversationId: doc.conversationId,
-        messageId: doc.messageId,
-        properties: doc.properties,
-        userProperties: doc.userProperties,
-        metadata: doc.metadata,
-        serverMetadata: doc.serverMetadata,
-        createdAt: doc.createdAt.toISOString(),
-        updatedAt: doc.updatedAt.toISOString(),
-      };
+      const event: RunEvent = { ...doc, createdAt: doc.createdAt.toISOString(), updatedAt: doc.updatedAt.toISOString() };
       const events = traced(outbox.eventsOf(event, dispatch));
       const trace = events[0]?.traceparent;
       const outcome = await writer.insert(storedRow(full, dispatch, trace), events);
