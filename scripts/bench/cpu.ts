@@ -10,8 +10,10 @@ const TICK_MS = 10;
 
 export interface CpuSnapshot {
   at: number;
-  /** Busy and total ticks of the whole machine (/proc/stat). */
+  /** Busy, stolen and total ticks of the whole machine (/proc/stat). */
   busy: number;
+  /** Time the hypervisor ran something else while this machine had work for a core (`steal`). */
+  steal: number;
   total: number;
   /** Ticks used so far by each process. */
   procs: Map<number, { comm: string; ticks: number }>;
@@ -21,6 +23,7 @@ export function cpuSnapshot(): CpuSnapshot {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   const total = fields.reduce((a, b) => a + b, 0);
   const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  const steal = fields[7] ?? 0;
   const procs = new Map<number, { comm: string; ticks: number }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -37,14 +40,16 @@ export function cpuSnapshot(): CpuSnapshot {
       /* the process ended meanwhile */
     }
   }
-  return { at: Date.now(), busy: total - idle, total, procs };
+  return { at: Date.now(), busy: total - idle - steal, steal, total, procs };
 }
 
 export interface CpuUse {
   wallMs: number;
   cores: number;
-  /** Share of the whole machine that was busy. */
+  /** Share of the whole machine that was busy (steal not counted). */
   busyShare: number;
+  /** Share of the whole machine's time the hypervisor gave to others while it had work (steal). */
+  stealShare: number;
   /** CPU ms by label, largest first. */
   byLabel: Array<[string, number]>;
   /** CPU ms of every process together. */
@@ -66,6 +71,7 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, label: (pid: number, 
     wallMs: b.at - a.at,
     cores: os.cpus().length,
     busyShare: (b.busy - a.busy) / Math.max(1, b.total - a.total),
+    stealShare: (b.steal - a.steal) / Math.max(1, b.total - a.total),
     byLabel: [...by].sort((x, y) => y[1] - x[1]),
     totalMs,
   };
@@ -80,9 +86,15 @@ export function cpuSum(uses: CpuUse[]): CpuUse {
     wallMs,
     cores: os.cpus().length,
     busyShare: uses.reduce((n, u) => n + u.busyShare * u.wallMs, 0) / Math.max(1, wallMs),
+    stealShare: uses.reduce((n, u) => n + u.stealShare * u.wallMs, 0) / Math.max(1, wallMs),
     byLabel: [...by].sort((x, y) => y[1] - x[1]),
     totalMs: uses.reduce((n, u) => n + u.totalMs, 0),
   };
+}
+
+/** The hypervisor's share when it took any (a virtual machine whose host is busy runs slower for it, in every row). */
+export function stealText(use: Pick<CpuUse, 'stealShare'>): string {
+  return use.stealShare >= 0.005 ? ` and ${(use.stealShare * 100).toFixed(0)} % stolen by the host` : '';
 }
 
 /**
@@ -93,6 +105,6 @@ export function cpuNote(use: CpuUse, ops: number): { perOpMs: number; cpuBoundRa
   const perOpMs = use.totalMs / Math.max(1, ops);
   const cpuBoundRate = (use.cores * 1000) / Math.max(1e-9, perOpMs);
   const parts = use.byLabel.filter(([, ms]) => ms >= use.totalMs * 0.02).map(([name, ms]) => `${name} ${(ms / Math.max(1, ops)).toFixed(2)}`);
-  const text = `${perOpMs.toFixed(2)} CPU ms per operation (${parts.join(', ')}); machine ${(use.busyShare * 100).toFixed(0)} % busy of ${use.cores} cores; ${use.cores} cores at this cost: ${cpuBoundRate.toFixed(0)}/s`;
+  const text = `${perOpMs.toFixed(2)} CPU ms per operation (${parts.join(', ')}); machine ${(use.busyShare * 100).toFixed(0)} % busy of ${use.cores} cores${stealText(use)}; ${use.cores} cores at this cost: ${cpuBoundRate.toFixed(0)}/s`;
   return { perOpMs, cpuBoundRate, text };
 }

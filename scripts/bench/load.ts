@@ -32,6 +32,8 @@ export interface LoadSpec {
   template?: string;
   /** Filled by a paced run with `template`: each id's send time, wall clock in ms (performance.timeOrigin + now). */
   sentAt?: Map<string, number>;
+  /** The same for the requests of the paced run's warm-up (not counted in its latencies). */
+  warmSentAt?: Map<string, number>;
   connections?: number;
   /**
    * Requests per second, open loop: request i is due at i / rate s from the start and is sent then on a free connection
@@ -121,6 +123,7 @@ async function paced(spec: LoadSpec, durationS: number, connections: number, war
   });
   await worker.terminate();
   for (const [id, at] of out.sentAt ?? []) spec.sentAt!.set(id, at);
+  for (const [id, at] of out.warmSentAt ?? []) spec.warmSentAt?.set(id, at);
   if (slowLog) appendFileSync(slowLog, `${[...out.slow, `# ${out.loader}`].join('\n')}\n`);
   const p = percentiles([...out.latencies]);
   return { rps: out.completed / Math.max(durationS, out.tookS), p50: round1(p.p50), p99: round1(p.p99), errors: out.errors, unexpected: out.unexpected, errorKinds: out.kinds, completed: out.completed, loader: out.loader, latencies: out.latencies };
@@ -136,6 +139,7 @@ interface PacedOutcome {
   tookS: number;
   slow: string[];
   sentAt?: Array<[string, number]>;
+  warmSentAt?: Array<[string, number]>;
   loader: string;
 }
 

@@ -7,7 +7,7 @@
 // Request i is due at i / rate s from the start and is sent then on a free connection (or waits for one); its latency
 // counts from when it was due. The first `warmupS` seconds are paced the same way and not counted: a new thread's code
 // is not compiled yet and its connections are not open (the first second of a cold pacer had latencies up to 133 ms). With `template`, each body is the template with every `{{id}}` replaced by a new UUID.
-// Posts back { latencies, completed, errors, unexpected, tookS, slow, sentAt, loader }.
+// Posts back { latencies, completed, errors, unexpected, tookS, slow, sentAt, warmSentAt, loader }.
 import { randomUUID } from 'node:crypto';
 import { readlinkSync } from 'node:fs';
 import net from 'node:net';
@@ -30,6 +30,8 @@ const count = (kind) => (kinds[kind] = (kinds[kind] ?? 0) + 1);
 const slow = [];
 /** id -> wall-clock time (ms) the request was sent, when `recordIds` (the webhook lag rows). */
 const sentAt = spec.recordIds ? [] : undefined;
+/** The same for the warm-up's requests (not counted: the lag rows report them apart). */
+const warmSentAt = spec.recordIds ? [] : undefined;
 const TIMEOUT_MS = 20_000;
 
 /**
@@ -196,7 +198,7 @@ function send(due, counted) {
     if (spec.template !== undefined) {
       const id = randomUUID();
       body = spec.template.replaceAll('{{id}}', id);
-      if (counted) sentAt?.push([id, performance.timeOrigin + performance.now()]);
+      if (spec.recordIds) (counted ? sentAt : warmSentAt).push([id, performance.timeOrigin + performance.now()]);
     }
     queue.push({ due, counted, resolve, bytes: requestBytes(body), late: 0, sentAt: 0 });
     pump();
@@ -235,7 +237,7 @@ async function run() {
   const ms = (ns) => (ns / 1e6).toFixed(1);
   const loader = `load generator (worker thread, ${priority}): event-loop delay p99 ${ms(loopDelay.percentile(99))} ms, max ${ms(loopDelay.max)} ms; ${gcPauses.length} GC pauses, longest ${Math.max(0, ...gcPauses).toFixed(1)} ms`;
   const result = latencies.slice(0, answered);
-  parentPort.postMessage({ latencies: result, ...outcome, kinds, tookS, slow, sentAt, loader }, [result.buffer]);
+  parentPort.postMessage({ latencies: result, ...outcome, kinds, tookS, slow, sentAt, warmSentAt, loader }, [result.buffer]);
 }
 
 void run();

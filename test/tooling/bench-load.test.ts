@@ -64,3 +64,33 @@ test('when a paced run gets errors and unexpected statuses, then the row says ho
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }, 30_000);
+
+test('when a paced run with a body template warms up first, then the ids it sent are told apart: the warm-up ones not counted, the others counted', async () => {
+  // Each body the server gets names its id; the warm-up's 50 go first (they are due first).
+  const received: string[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string }).id);
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const sentAt = new Map<string, number>();
+  const warmSentAt = new Map<string, number>();
+  try {
+    const r = await measure(
+      { url: `http://127.0.0.1:${port}/`, method: 'POST', template: '{"id":"{{id}}"}', sentAt, warmSentAt, rate: 50, connections: 5 },
+      { durationS: 1, warmupS: 1, runs: 1, connections: 5 },
+    );
+    expect(r.completedAll).toBe(50);
+    expect([warmSentAt.size, sentAt.size]).toEqual([50, 50]);
+    expect(new Set(received)).toEqual(new Set([...warmSentAt.keys(), ...sentAt.keys()]));
+    expect(Math.max(...warmSentAt.values())).toBeLessThanOrEqual(Math.min(...sentAt.values()));
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}, 30_000);
