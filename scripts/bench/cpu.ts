@@ -15,8 +15,8 @@ export interface CpuSnapshot {
   /** Time the hypervisor ran something else while this machine had work for a core (`steal`). */
   steal: number;
   total: number;
-  /** Ticks used so far by each process. */
-  procs: Map<number, { comm: string; ticks: number }>;
+  /** Ticks used so far by each process, and its read and write system calls (/proc/<pid>/io: syscr, syscw). */
+  procs: Map<number, { comm: string; ticks: number; reads: number; writes: number }>;
 }
 
 export function cpuSnapshot(): CpuSnapshot {
@@ -24,7 +24,7 @@ export function cpuSnapshot(): CpuSnapshot {
   const total = fields.reduce((a, b) => a + b, 0);
   const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
   const steal = fields[7] ?? 0;
-  const procs = new Map<number, { comm: string; ticks: number }>();
+  const procs = new Map<number, { comm: string; ticks: number; reads: number; writes: number }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -35,7 +35,16 @@ export function cpuSnapshot(): CpuSnapshot {
       const comm = name === 'MainThread' ? 'node' : name;
       const rest = stat.slice(close + 2).split(' ');
       // Fields 14 and 15 of proc(5): utime, stime (rest starts at field 3).
-      procs.set(Number(entry), { comm, ticks: Number(rest[11]) + Number(rest[12]) });
+      // Read and write system calls (sockets included): each read is about one wake-up for a message, each write one
+      // for its receiver.
+      let io = '';
+      try {
+        io = readFileSync(`/proc/${entry}/io`, 'utf8');
+      } catch {
+        /* another user's process: its CPU still counts, its calls are unknown */
+      }
+      const calls = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(io)?.[1] ?? 0);
+      procs.set(Number(entry), { comm, ticks: Number(rest[11]) + Number(rest[12]), reads: calls('syscr'), writes: calls('syscw') });
     } catch {
       /* the process ended meanwhile */
     }
@@ -54,16 +63,24 @@ export interface CpuUse {
   byLabel: Array<[string, number]>;
   /** CPU ms of every process together. */
   totalMs: number;
+  /** Read and write system calls by label. */
+  calls: Map<string, { reads: number; writes: number }>;
 }
 
 /** CPU used between two snapshots, per label (`label(pid, comm)`; processes that started in between count whole). */
 export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, label: (pid: number, comm: string) => string): CpuUse {
   const by = new Map<string, number>();
+  const calls = new Map<string, { reads: number; writes: number }>();
   let totalMs = 0;
   for (const [pid, p] of b.procs) {
-    const ms = (p.ticks - (a.procs.get(pid)?.ticks ?? 0)) * TICK_MS;
-    if (ms <= 0) continue;
+    const before = a.procs.get(pid);
     const name = label(pid, p.comm);
+    const c = calls.get(name) ?? { reads: 0, writes: 0 };
+    c.reads += p.reads - (before?.reads ?? 0);
+    c.writes += p.writes - (before?.writes ?? 0);
+    calls.set(name, c);
+    const ms = (p.ticks - (before?.ticks ?? 0)) * TICK_MS;
+    if (ms <= 0) continue;
     by.set(name, (by.get(name) ?? 0) + ms);
     totalMs += ms;
   }
@@ -74,13 +91,21 @@ export function cpuBetween(a: CpuSnapshot, b: CpuSnapshot, label: (pid: number, 
     stealShare: (b.steal - a.steal) / Math.max(1, b.total - a.total),
     byLabel: [...by].sort((x, y) => y[1] - x[1]),
     totalMs,
+    calls,
   };
 }
 
 /** Several measurements' CPU as one (their wall time, busy share and CPU ms by label added up). */
 export function cpuSum(uses: CpuUse[]): CpuUse {
   const by = new Map<string, number>();
-  for (const u of uses) for (const [name, ms] of u.byLabel) by.set(name, (by.get(name) ?? 0) + ms);
+  const calls = new Map<string, { reads: number; writes: number }>();
+  for (const u of uses) {
+    for (const [name, ms] of u.byLabel) by.set(name, (by.get(name) ?? 0) + ms);
+    for (const [name, c] of u.calls) {
+      const sum = calls.get(name) ?? { reads: 0, writes: 0 };
+      calls.set(name, { reads: sum.reads + c.reads, writes: sum.writes + c.writes });
+    }
+  }
   const wallMs = uses.reduce((n, u) => n + u.wallMs, 0);
   return {
     wallMs,
@@ -89,6 +114,7 @@ export function cpuSum(uses: CpuUse[]): CpuUse {
     stealShare: uses.reduce((n, u) => n + u.stealShare * u.wallMs, 0) / Math.max(1, wallMs),
     byLabel: [...by].sort((x, y) => y[1] - x[1]),
     totalMs: uses.reduce((n, u) => n + u.totalMs, 0),
+    calls,
   };
 }
 
@@ -105,6 +131,13 @@ export function cpuNote(use: CpuUse, ops: number): { perOpMs: number; cpuBoundRa
   const perOpMs = use.totalMs / Math.max(1, ops);
   const cpuBoundRate = (use.cores * 1000) / Math.max(1e-9, perOpMs);
   const parts = use.byLabel.filter(([, ms]) => ms >= use.totalMs * 0.02).map(([name, ms]) => `${name} ${(ms / Math.max(1, ops)).toFixed(2)}`);
-  const text = `${perOpMs.toFixed(2)} CPU ms per operation (${parts.join(', ')}); machine ${(use.busyShare * 100).toFixed(0)} % busy of ${use.cores} cores${stealText(use)}; ${use.cores} cores at this cost: ${cpuBoundRate.toFixed(0)}/s`;
+  // The same processes' read and write system calls per operation (reads/writes), where they made any.
+  const io = use.byLabel
+    .filter(([, ms]) => ms >= use.totalMs * 0.02)
+    .flatMap(([name]) => {
+      const c = use.calls.get(name);
+      return c && c.reads + c.writes > 0 ? [`${name} ${(c.reads / Math.max(1, ops)).toFixed(2)}/${(c.writes / Math.max(1, ops)).toFixed(2)}`] : [];
+    });
+  const text = `${perOpMs.toFixed(2)} CPU ms per operation (${parts.join(', ')}); read/write system calls per operation (${io.join(', ')}); machine ${(use.busyShare * 100).toFixed(0)} % busy of ${use.cores} cores${stealText(use)}; ${use.cores} cores at this cost: ${cpuBoundRate.toFixed(0)}/s`;
   return { perOpMs, cpuBoundRate, text };
 }
