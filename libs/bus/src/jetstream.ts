@@ -159,11 +159,15 @@ export interface ConsumeOptions<T> {
   handler: (data: T, msg: JsMsg) => Promise<void | { laterMs: number }>;
   /**
    * Messages this answers true for (from what the process already knows, without reading the payload) have nothing
-   * to do here: they are acknowledged unread, with no span and no slot, the acknowledgements of one pull batch in one
-   * socket write (counted in `jetstream_messages_skipped_total`).
+   * to do here: they are acknowledged unread, with no span and no slot, together in one socket write 20 ms after the
+   * first of them (counted in `jetstream_messages_skipped_total`).
    */
   skip?: (msg: JsMsg) => boolean;
 }
+
+/** Skipped messages are acknowledged this long after the first of them (ms), or at once when this many wait. */
+const SKIP_ACK_LINGER_MS = 20;
+const SKIP_ACK_BATCH = 256;
 
 const skippedMessages = () => counter('jetstream_messages_skipped_total', 'Messages a consumer acknowledged unread because it had nothing to do with them', ['durable']);
 
@@ -275,11 +279,16 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     }
   };
 
-  // Skipped messages are acknowledged together once the messages at hand are iterated: nats.js writes each
-  // acknowledgement given in its own microtask turn to the socket on its own (a write per message).
+  // Skipped messages are acknowledged together, a short while after the first of them: nats.js writes each
+  // acknowledgement given in its own microtask turn to the socket on its own, and under a light load messages come one
+  // at a time, so acknowledging each once iterated cost the consumer a write and nats-server a read per message. Nothing
+  // waits on these acknowledgements; they only keep the messages from being redelivered after ack_wait.
   let skipped: JsMsg[] = [];
+  let skipTimer: NodeJS.Timeout | undefined;
   const skippedCount = opts.skip ? skippedMessages().labels(opts.durable) : undefined;
   const ackSkipped = () => {
+    clearTimeout(skipTimer);
+    skipTimer = undefined;
     const batch = skipped;
     skipped = [];
     for (const m of batch) {
@@ -301,7 +310,9 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
             continue;
           }
           if (opts.skip?.(m)) {
-            if (skipped.push(m) === 1) setImmediate(ackSkipped);
+            const n = skipped.push(m);
+            if (n >= SKIP_ACK_BATCH) ackSkipped();
+            else if (n === 1) skipTimer = setTimeout(ackSkipped, SKIP_ACK_LINGER_MS);
             continue;
           }
           while (inFlight >= concurrency) await new Promise<void>((r) => (slot = r));
@@ -321,6 +332,7 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     async stop(graceMs = 20_000) {
       stopping = true;
       untrack();
+      ackSkipped();
       try {
         messages?.stop();
       } catch {
