@@ -607,7 +607,9 @@ async function main() {
         const lag = percentiles(receiver.lags());
         const warmed = percentiles(receiver.warmLags());
         const warmup = `the ${LAG_WARMUP_S} s before it, not counted: ${receiver.warm.size} events, lag p50 ${warmed.p50.toFixed(1)} ms, p99 ${warmed.p99.toFixed(1)} ms`;
-        return { run, sent, received: receiver.received(), p50: lag.p50, p99: lag.p99, warmup, warmP99: warmed.p99 };
+        // Everything the run made the stack do, the warm-up's events included (the write counts are of both).
+        const all = { sent: sent + receiver.warm.size, received: receiver.received() + receiver.warmLags().length };
+        return { run, sent, received: receiver.received(), p50: lag.p50, p99: lag.p99, warmup, warmP99: warmed.p99, all };
       } finally {
         await receiver.close();
       }
@@ -675,10 +677,10 @@ async function main() {
       addRow('webhook delivery lag at 100 events/s (request -> receipt)', { p50: lag.p50, p99: lag.p99 }, { text: 'p99 <= 500 ms', ok: (r) => (r.p99 ?? Infinity) <= 500 }, `${lag.received} of ${lag.sent} received; ${lag.warmup}`);
       const dw = writesBetween(before.d, after.d);
       const iw = writesBetween(before.i, after.i);
-      const perDelivery = dw.total / Math.max(1, lag.received);
-      const perEvent = iw.total / Math.max(1, lag.sent);
-      rows.push({ name: `database writes per delivered webhook: ${perDelivery.toFixed(2)}`, target: '<= 2', met: lag.received > 0 && perDelivery <= 2, note: `webhook-dispatcher, ${dw.total} write commands for ${lag.received} deliveries: ${dw.top}` });
-      rows.push({ name: `database writes per ingested event: ${perEvent.toFixed(2)}`, note: `events-ingest, ${iw.total} write commands for ${lag.sent} events: ${iw.top}` });
+      const perDelivery = dw.total / Math.max(1, lag.all.received);
+      const perEvent = iw.total / Math.max(1, lag.all.sent);
+      rows.push({ name: `database writes per delivered webhook: ${perDelivery.toFixed(2)}`, target: '<= 2', met: lag.received > 0 && perDelivery <= 2, note: `webhook-dispatcher, ${dw.total} write commands for ${lag.all.received} deliveries (the warm-up's included): ${dw.top}` });
+      rows.push({ name: `database writes per ingested event: ${perEvent.toFixed(2)}`, note: `events-ingest, ${iw.total} write commands for ${lag.all.sent} events (the warm-up's included): ${iw.top}` });
       log(`writes per delivered webhook ${perDelivery.toFixed(2)} (${dw.top}); per ingested event ${perEvent.toFixed(2)} (${iw.top})`);
       }
 
