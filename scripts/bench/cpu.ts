@@ -19,6 +19,20 @@ export interface CpuSnapshot {
   procs: Map<number, { comm: string; ticks: number; reads: number; writes: number }>;
 }
 
+/** The machine's stolen and total ticks so far (/proc/stat), for the steal share of a stretch of time. */
+export function stealTicks(): { steal: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { steal: fields[7] ?? 0, total: fields.reduce((a, b) => a + b, 0) };
+}
+
+/** The share of the machine's time stolen by the host while `job` ran. */
+export async function withSteal<T>(job: () => Promise<T>): Promise<{ value: T; steal: number }> {
+  const a = stealTicks();
+  const value = await job();
+  const b = stealTicks();
+  return { value, steal: (b.steal - a.steal) / Math.max(1, b.total - a.total) };
+}
+
 export function cpuSnapshot(): CpuSnapshot {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   const total = fields.reduce((a, b) => a + b, 0);

@@ -38,7 +38,7 @@ import { topFrames } from './profile';
 import { findCeiling, publishCeiling, withInsertOneRuns, writeCeilings, type Ceilings, type CpuRun } from './ceiling';
 import { countStored, DELIVERY_COLLECTION, seedApiKeys, seedWriteHistory } from './seed';
 import { readDbWrites, writesBetween } from './db-writes';
-import { cpuBetween, cpuNote, cpuSnapshot, cpuSum, type CpuUse } from './cpu';
+import { cpuBetween, cpuNote, cpuSnapshot, cpuSum, withSteal, type CpuUse } from './cpu';
 import { natsLib } from './nats';
 import { atTeardown, forgetRun, interrupted, recordRun, sweepEarlierRuns, teardown, teardownOnSignals } from './teardown';
 
@@ -177,6 +177,8 @@ interface Paired {
   result: LoadResult;
   /** Per reference: its rate in each round, and the median of the rounds' ratios (row / reference). */
   against: Map<string, { rates: number[]; ratio: number }>;
+  /** The host's steal during each of the row's runs, and during the reference runs of each round. */
+  steal: { row: number[]; beside: number[] };
 }
 
 /**
@@ -189,14 +191,20 @@ interface Paired {
 async function measurePaired(spec: LoadSpec, refs: Reference[], around?: { start(): void; end(): void }): Promise<Paired> {
   const runs: LoadResult[] = [];
   const rates = new Map<string, number[]>(refs.map((r) => [r.name, []]));
+  const steal = { row: [] as number[], beside: [] as number[] };
   for (let i = 0; i < settings.runs; i++) {
-    for (const ref of refs) rates.get(ref.name)!.push(await ref.run());
-    runs.push(await measure(spec, { ...settings, runs: 1, warmupS: i === 0 ? settings.warmupS : 0 }, around));
+    const beside = await withSteal(async () => {
+      for (const ref of refs) rates.get(ref.name)!.push(await ref.run());
+    });
+    steal.beside.push(beside.steal);
+    const own = await withSteal(() => measure(spec, { ...settings, runs: 1, warmupS: i === 0 ? settings.warmupS : 0 }, around));
+    runs.push(own.value);
+    steal.row.push(own.steal);
     around?.end();
   }
   const result = medianRun(runs);
   const against = new Map([...rates].map(([name, xs]) => [name, { rates: xs, ratio: median(xs.map((x, i) => runs[i]!.rps / x)) }]));
-  return { result, against };
+  return { result, against, steal };
 }
 
 /** Runs of one row made one at a time (in turn with others) as the row: its median run, every error counted. */
@@ -227,6 +235,10 @@ function addPairedRow(name: string, paired: Paired, goal?: { text: string; ok: (
     else row.ofCeiling = against.ratio;
     notes.push(besideText(ref, against));
   }
+  // A host that takes a core now and then slows a path through many processes more than a loop of two, so a round
+  // whose row ran with steal and whose references did not is not a like-for-like pair.
+  const pct = (xs: number[]) => xs.map((x) => `${(x * 100).toFixed(0)} %`).join(', ');
+  if ([...paired.steal.row, ...paired.steal.beside].some((x) => x >= 0.005)) notes.push(`host steal during its runs ${pct(paired.steal.row)}, during the runs beside them ${pct(paired.steal.beside)}`);
   row.note = [row.note, ...notes].filter(Boolean).join('; ');
   log(`  ${name}: ${notes.join('; ')}`);
   if (goal) target(row, goal.text, goal.ok);
