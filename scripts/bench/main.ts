@@ -618,7 +618,8 @@ async function main() {
         while (receiver.received() < sent && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
         const lag = percentiles(receiver.lags());
         const warmed = percentiles(receiver.warmLags());
-        const warmup = `the ${LAG_WARMUP_S} s before it, not counted: ${receiver.warm.size} events, lag p50 ${warmed.p50.toFixed(1)} ms, p99 ${warmed.p99.toFixed(1)} ms`;
+        const failed = Object.entries(run.errorKinds ?? {}).map(([kind, n]) => `${n} ${kind}`);
+        const warmup = `the ${LAG_WARMUP_S} s before it, not counted: ${receiver.warm.size} events, lag p50 ${warmed.p50.toFixed(1)} ms, p99 ${warmed.p99.toFixed(1)} ms${failed.length ? `; requests not answered 201: ${failed.join(', ')}` : ''}`;
         // Everything the run made the stack do, the warm-up's events included (the write counts are of both).
         const all = { sent: sent + receiver.warm.size, received: receiver.received() + receiver.warmLags().length };
         return { run, sent, received: receiver.received(), p50: lag.p50, p99: lag.p99, warmup, warmP99: warmed.p99, all };
