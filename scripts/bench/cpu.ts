@@ -19,25 +19,22 @@ export interface CpuSnapshot {
   procs: Map<number, { comm: string; ticks: number; reads: number; writes: number }>;
 }
 
-/** The machine's stolen and total ticks so far (/proc/stat), for the steal share of a stretch of time. */
-export function stealTicks(): { steal: number; total: number } {
+/** The whole machine's ticks so far (/proc/stat): in all, idle (iowait included) and stolen by the host. */
+function machineTicks(): { total: number; idle: number; steal: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return { steal: fields[7] ?? 0, total: fields.reduce((a, b) => a + b, 0) };
+  return { total: fields.reduce((a, b) => a + b, 0), idle: (fields[3] ?? 0) + (fields[4] ?? 0), steal: fields[7] ?? 0 };
 }
 
 /** The share of the machine's time stolen by the host while `job` ran. */
 export async function withSteal<T>(job: () => Promise<T>): Promise<{ value: T; steal: number }> {
-  const a = stealTicks();
+  const a = machineTicks();
   const value = await job();
-  const b = stealTicks();
+  const b = machineTicks();
   return { value, steal: (b.steal - a.steal) / Math.max(1, b.total - a.total) };
 }
 
 export function cpuSnapshot(): CpuSnapshot {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const total = fields.reduce((a, b) => a + b, 0);
-  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
-  const steal = fields[7] ?? 0;
+  const { total, idle, steal } = machineTicks();
   const procs = new Map<number, { comm: string; ticks: number; reads: number; writes: number }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -133,7 +130,7 @@ export function cpuSum(uses: CpuUse[]): CpuUse {
 }
 
 /** The hypervisor's share when it took any (a virtual machine whose host is busy runs slower for it, in every row). */
-export function stealText(use: Pick<CpuUse, 'stealShare'>): string {
+function stealText(use: Pick<CpuUse, 'stealShare'>): string {
   return use.stealShare >= 0.005 ? ` and ${(use.stealShare * 100).toFixed(0)} % stolen by the host` : '';
 }
 
@@ -144,11 +141,10 @@ export function stealText(use: Pick<CpuUse, 'stealShare'>): string {
 export function cpuNote(use: CpuUse, ops: number): { perOpMs: number; cpuBoundRate: number; text: string } {
   const perOpMs = use.totalMs / Math.max(1, ops);
   const cpuBoundRate = (use.cores * 1000) / Math.max(1e-9, perOpMs);
-  const parts = use.byLabel.filter(([, ms]) => ms >= use.totalMs * 0.02).map(([name, ms]) => `${name} ${(ms / Math.max(1, ops)).toFixed(2)}`);
+  const shown = use.byLabel.filter(([, ms]) => ms >= use.totalMs * 0.02);
+  const parts = shown.map(([name, ms]) => `${name} ${(ms / Math.max(1, ops)).toFixed(2)}`);
   // The same processes' read and write system calls per operation (reads/writes), where they made any.
-  const io = use.byLabel
-    .filter(([, ms]) => ms >= use.totalMs * 0.02)
-    .flatMap(([name]) => {
+  const io = shown.flatMap(([name]) => {
       const c = use.calls.get(name);
       return c && c.reads + c.writes > 0 ? [`${name} ${(c.reads / Math.max(1, ops)).toFixed(2)}/${(c.writes / Math.max(1, ops)).toFixed(2)}`] : [];
     });

@@ -82,7 +82,7 @@ const connections = new Set();
 function newConnection() {
   const socket = net.connect({ host: url.hostname, port: Number(url.port) });
   socket.setNoDelay(true);
-  const conn = { socket, job: undefined, buf: null, dead: false, timedOut: false, idleSince: 0 };
+  const conn = { socket, job: undefined, buf: null, dead: false, timedOut: false, idleSince: 0, gone: undefined };
   connections.add(conn);
   socket.on('data', (chunk) => {
     conn.buf = conn.buf ? Buffer.concat([conn.buf, chunk]) : chunk;
@@ -102,6 +102,7 @@ function newConnection() {
   };
   socket.on('error', gone);
   socket.on('close', () => gone());
+  conn.gone = gone;
   return conn;
 }
 
@@ -190,15 +191,7 @@ function pump() {
 // race, not the stack's answer (a run at 100/s on 10 connections leaves most of them idle for seconds).
 const watchdog = setInterval(() => {
   const now = performance.now();
-  for (let i = idle.length - 1; i >= 0; i--) {
-    const conn = idle[i];
-    if (now - conn.idleSince > IDLE_CLOSE_MS) {
-      idle.splice(i, 1);
-      conn.dead = true;
-      connections.delete(conn);
-      conn.socket.destroy();
-    }
-  }
+  for (const conn of [...idle]) if (now - conn.idleSince > IDLE_CLOSE_MS) conn.gone();
   for (const conn of connections) {
     if (conn.job && now - conn.job.sentAt > TIMEOUT_MS) {
       conn.timedOut = true;
