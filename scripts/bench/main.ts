@@ -10,8 +10,8 @@
 // BENCH_SECTIONS (which parts run, default all: core, ceiling, manage, lag, events, analytics, replicas, webhookmax,
 // writegrowth, growth; the rows read against a ceiling need `ceiling` in the same run to show their fraction; `drift`,
 // not in the default, runs B alone BENCH_DRIFT_RUNS times, 18, to show how the machine's speed moves; `ab`, not in the
-// default, compares new events on two stacks, the second with the settings of BENCH_AB_ENV (JSON), in
-// BENCH_AB_ROUNDS rounds, 5),
+// default, compares new events on two stacks, the second with the settings of BENCH_AB_ENV (JSON) and the node flags
+// of BENCH_AB_NODE_ARGS (JSON, by service), in BENCH_AB_ROUNDS rounds, 5),
 // BENCH_IDLE_WAIT_MS (wait after start before the idle RSS sample, 2000), BENCH_DUMP_METRICS=1 (see dumpMetrics),
 // BENCH_SLOW_LOG=<file> (every paced request of BENCH_SLOW_MS, 50, or more: its due time and latency; see load.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -851,7 +851,10 @@ async function main() {
       const started: Array<Awaited<ReturnType<typeof startBenchStack>>> = [];
       try {
         started.push(await startBenchStack('a', await freePort()));
-        started.push(await startBenchStack('b', await freePort(), undefined, abEnv));
+        // BENCH_AB_NODE_ARGS: node flags added for some of b's services, as JSON (`{"gateway":["--max-semi-space-size=16"]}`);
+        // they follow the image's flags on the command line, so a flag given again there wins.
+        const abNodeArgs = JSON.parse(env.BENCH_AB_NODE_ARGS ?? '{}') as Record<string, string[]>;
+        started.push(await startBenchStack('b', await freePort(), abNodeArgs, abEnv));
         const sides = started.map((s) => s.stack);
         const abP = proj('ab');
         const keys: string[] = [];
@@ -873,7 +876,7 @@ async function main() {
         const ratios = rates[0]!.map((a, i) => rates[1]![i]! / a);
         const cpu = sides.map((_, k) => cpuNote(cpuSum(uses[k]!), counts[k]!));
         rows.push({
-          name: `A/B: events new, b (${JSON.stringify(abEnv)}) over a (the same services)`,
+          name: `A/B: events new, b (${JSON.stringify(abEnv)}${Object.keys(abNodeArgs).length ? `, node flags ${JSON.stringify(abNodeArgs)}` : ''}) over a (the same services)`,
           rps: median(rates[1]!),
           note: `${median(ratios).toFixed(3)} x a (median round; rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}); rates a ${rates[0]!.map((x) => x.toFixed(0)).join(', ')}; b ${rates[1]!.map((x) => x.toFixed(0)).join(', ')}; CPU per event a ${cpu[0]!.text}; b ${cpu[1]!.text}`,
         });
