@@ -17,6 +17,13 @@ let db: Connection;
 const received: Array<{ id: string; type: string; occurredAt: string; data: { event: { id: string; properties: unknown }; dispatch: boolean } }> = [];
 /** The traceparent header of each event.created received, by event id. */
 const traceparents = new Map<string, string | undefined>();
+/** Every repo a test made: flushed before the database closes, so no marker delete is left to run against a closed client. */
+const repos: Array<ReturnType<typeof runEventRepo>> = [];
+const repoOf = (...args: Parameters<typeof runEventRepo>) => {
+  const repo = runEventRepo(...args);
+  repos.push(repo);
+  return repo;
+};
 
 beforeAll(async () => {
   nats = await startNatsServer();
@@ -32,6 +39,7 @@ beforeAll(async () => {
   db = await connectMongo({ url: testStack().env.MONGO_URL!, dbPrefix: 'test', service: `events-ingest-outbox-${randomId(6).toLowerCase()}` });
 });
 afterAll(async () => {
+  await Promise.all(repos.map((r) => r.flush()));
   await db?.db?.dropDatabase();
   await db?.close();
   await nc?.close();
@@ -57,14 +65,14 @@ test('when events-ingest dies after storing events and before publishing them, t
     updatedAt: now,
   });
   const down = () => Promise.reject(new Error('NATS is gone'));
-  const dying = runEventRepo(db, { publisher: { publish: down, publishPending: down }, instance: 'dying', eventsOf: runEventEvents });
+  const dying = repoOf(db, { publisher: { publish: down, publishPending: down }, instance: 'dying', eventsOf: runEventEvents });
   const stored = [await dying.insertOnce(doc('e1', { plan: 'pro' }), true), await dying.insertOnce(doc('e2', { '$odd.key': 1 }), false)];
   await dying.flush();
   expect(stored.map((s) => s.created)).toEqual([true, true]);
   // what a live writer publishes for these rows
   const expected = stored.map((s, i) => runEventEvents(s.event, i === 0)[0]!);
 
-  const restarted = runEventRepo(db, { publisher: publisher(nc), instance: 'restarted', eventsOf: runEventEvents });
+  const restarted = repoOf(db, { publisher: publisher(nc), instance: 'restarted', eventsOf: runEventEvents });
   await expect(restarted.sweep()).resolves.toBe(0); // the batch is younger than the sweep's grace
   const raw = await restarted.model.collection.find({ tenantId }).toArray();
   expect(raw.some((r) => 'pendingEvents' in r)).toBe(false);
@@ -89,7 +97,7 @@ test('when the sweep republishes events, then an event written under a sampled t
   const doc = (id: string) => ({ id, tenantId, projectId: 'p1', type: 'x', agentId: null, conversationId: null, messageId: null, properties: null, userProperties: null, metadata: null, serverMetadata: { authMethod: 'apiKey' }, createdAt: now, updatedAt: now });
   const under = (traceFlags: number) => trace.setSpanContext(context.active(), { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex'), traceFlags });
   const down = () => Promise.reject(new Error('NATS is gone'));
-  const dying = runEventRepo(db, { publisher: { publish: down, publishPending: down }, instance: 'dying-traced', eventsOf: runEventEvents });
+  const dying = repoOf(db, { publisher: { publish: down, publishPending: down }, instance: 'dying-traced', eventsOf: runEventEvents });
   const sampledCtx = under(1);
   const unsampledCtx = under(0);
   const [a, b] = [
@@ -99,7 +107,7 @@ test('when the sweep republishes events, then an event written under a sampled t
   await dying.flush();
   const ids = [a, b].map((s) => runEventEvents(s.event, false)[0]!.id);
 
-  const restarted = runEventRepo(db, { publisher: publisher(nc), instance: 'restarted-traced', eventsOf: runEventEvents });
+  const restarted = repoOf(db, { publisher: publisher(nc), instance: 'restarted-traced', eventsOf: runEventEvents });
   await restarted.model.collection.updateMany({ outboxMarker: true, _id: { $regex: /^~outbox~dying-traced:/ } } as never, { $set: { createdAt: new Date(0) } });
   await expect(restarted.sweep()).resolves.toBe(2);
   await eventually(() => ids.every((id) => traceparents.has(id)), 'the two rebuilt event.created messages');
@@ -120,7 +128,7 @@ test('when rows were stored by a release that kept every field apart, then a rep
     { _id: ids[0], tenantId, projectId: 'p1', type: 'x', agentId: 'agent-1', conversationId: 'c-1', properties: { plan: 'pro' }, userProperties: { id: 'u-1' }, serverMetadata: { authMethod: 'apiKey' }, createdAt, outboxDispatch: true, outboxBatch: batch },
     { _id: ids[1], tenantId, projectId: 'p1', type: 'y', properties: JSON.stringify({ '$odd.key': 1 }), serverMetadata: { authMethod: 'session' }, createdAt, outboxBatch: batch },
   ] as never[]);
-  const repo = runEventRepo(db, { publisher: publisher(nc), instance: 'after-upgrade', eventsOf: runEventEvents });
+  const repo = repoOf(db, { publisher: publisher(nc), instance: 'after-upgrade', eventsOf: runEventEvents });
   const base = { tenantId, projectId: 'p1', agentId: null, conversationId: null, messageId: null, properties: { other: true }, userProperties: null, metadata: null, serverMetadata: { authMethod: 'apiKey' }, createdAt: new Date(), updatedAt: new Date() };
   const replays = [await repo.insertOnce({ ...base, id: 'old-1', type: 'changed' }, false), await repo.insertOnce({ ...base, id: 'old-2', type: 'changed' }, false)];
   const stored = [
