@@ -841,19 +841,18 @@ async function main() {
     };
 
     // BENCH_SECTIONS=ab (not in the default): whether a setting makes new events faster. The new-event row on two
-    // stacks of the same services, the second with BENCH_AB_ENV (JSON settings) added, BENCH_AB_ROUNDS rounds (5) of
-    // one run on each, the order alternating: both sides share every minute of the machine, whose speed moves by a
-    // fifth within a run (docs/perf-notes.md, sixteenth round), so a ratio of the two is read where single runs of
-    // each, minutes apart, are not.
+    // stacks of the same services, the second with BENCH_AB_ENV (JSON settings) and BENCH_AB_NODE_ARGS (node flags by
+    // service, as JSON: `{"gateway":["--max-semi-space-size=16"]}`, after the image's flags, so a flag given again there
+    // wins) added, BENCH_AB_ROUNDS rounds (5) of one run on each, the order alternating: both sides share every minute
+    // of the machine, whose speed moves by a fifth within a run (docs/perf-notes.md, sixteenth round), so a ratio of the
+    // two is read where single runs of each, minutes apart, are not.
     if (sections.has('ab')) {
       const abEnv = JSON.parse(env.BENCH_AB_ENV ?? '{}') as Record<string, string>;
+      const abNodeArgs = JSON.parse(env.BENCH_AB_NODE_ARGS ?? '{}') as Record<string, string[]>;
       const rounds = Math.max(1, Number(env.BENCH_AB_ROUNDS ?? (quick ? 1 : 5)));
       const started: Array<Awaited<ReturnType<typeof startBenchStack>>> = [];
       try {
         started.push(await startBenchStack('a', await freePort()));
-        // BENCH_AB_NODE_ARGS: node flags added for some of b's services, as JSON (`{"gateway":["--max-semi-space-size=16"]}`);
-        // they follow the image's flags on the command line, so a flag given again there wins.
-        const abNodeArgs = JSON.parse(env.BENCH_AB_NODE_ARGS ?? '{}') as Record<string, string[]>;
         started.push(await startBenchStack('b', await freePort(), abNodeArgs, abEnv));
         const sides = started.map((s) => s.stack);
         const abP = proj('ab');
