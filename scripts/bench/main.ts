@@ -260,6 +260,15 @@ function productionNodeArgs(): string[] {
   return `${m[1]} ${v8?.[1] ?? ''}`.split(/\s+/).filter(Boolean);
 }
 
+/**
+ * The environment the production image gives the C library of every process: deploy/Dockerfile's `MALLOC_ARENA_MAX=…`
+ * (BENCH_STACK_ENV can set it otherwise).
+ */
+function productionProcessEnv(): Record<string, string> {
+  const m = /MALLOC_ARENA_MAX=(\d+)/.exec(readFileSync(join(repoRoot, 'deploy', 'Dockerfile'), 'utf8'));
+  return m ? { MALLOC_ARENA_MAX: m[1]! } : {};
+}
+
 /** The baseline: a bare node:http server answering {"ok":true}, in its own process. */
 async function startBaseline(): Promise<{ url: string; child: ChildProcess }> {
   const code = `const s=require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'application/json'});r.end('{"ok":true}')});s.listen(0,'127.0.0.1',()=>console.log(s.address().port))`;
@@ -283,7 +292,10 @@ async function memoryFloor(): Promise<Array<{ name: string; idleMb: number }>> {
     ['floor: node alone', ''],
     ['floor: node + mongoose, nats, express, ioredis (no code of ours)', libs],
   ] as const) {
-    const child = spawn(process.execPath, [...productionNodeArgs(), '-e', `${code}setTimeout(()=>console.log('ready'),1500);setTimeout(()=>{},60000)`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...productionNodeArgs(), '-e', `${code}setTimeout(()=>console.log('ready'),1500);setTimeout(()=>{},60000)`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...productionProcessEnv() },
+    });
     await new Promise((resolve, reject) => {
       child.stdout!.once('data', resolve);
       child.once('exit', (code) => reject(new Error(`the process of the row "${name}" exited (${code}) before it was ready`)));
@@ -461,7 +473,7 @@ async function main() {
   const secrets = localSecrets();
   const analyticsPort = await freePort();
   const profiled = profileMode ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : undefined;
-  log(`node flags of the services: ${productionNodeArgs().join(' ') || '(none)'}`);
+  log(`node flags of the services: ${productionNodeArgs().join(' ') || '(none)'}; ${Object.entries(productionProcessEnv()).map(([k, v]) => `${k}=${v}`).join(' ') || 'no C library settings'}`);
   log(`run ${runId}: ${settings.runs} run(s) of ${settings.durationS} s after ${settings.warmupS} s warm-up, ${settings.connections} connections; logs in ${logDir}`);
   /**
    * The services as the production image runs them, with a nats-server of their own; `name` sets their database
@@ -478,9 +490,11 @@ async function main() {
       keepDatabases: keepData,
       services: SERVICES,
       logDir: name ? join(logDir, name) : logDir,
-      // As the production image runs them: the node flags of deploy/Dockerfile (BENCH_NODE_OPTIONS overrides).
+      // As the production image runs them: the node flags and C library settings of deploy/Dockerfile (BENCH_NODE_OPTIONS
+      // and BENCH_STACK_ENV override them).
       nodeArgs: productionNodeArgs(),
       env: {
+        ...productionProcessEnv(),
         ...secrets,
         NODE_ENV: 'production',
         LOG_LEVEL: env.BENCH_LOG_LEVEL ?? 'warn',
