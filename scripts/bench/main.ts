@@ -136,7 +136,7 @@ function addRow(name: string, r: LoadResult | { rps?: number; p50?: number; p99?
   }
   rows.push(row);
   const runs = 'runRates' in r && r.runRates && r.runRates.length > 1 ? ` (runs: ${r.runRates.map((x) => x.toFixed(0)).join(', ')})` : '';
-  const latency = r.p50 !== undefined || r.p99 !== undefined ? `p50 ${r.p50} ms, p99 ${r.p99} ms` : '';
+  const latency = [r.p50 !== undefined ? `p50 ${r.p50} ms` : '', r.p99 !== undefined ? `p99 ${r.p99} ms` : ''].filter(Boolean).join(', ');
   log(`${name}: ${[r.rps !== undefined ? r.rps.toFixed(0) + ' req/s' + runs : '', latency].filter(Boolean).join(', ')}${row.ratio !== undefined && !Number.isNaN(row.ratio) ? `, ${row.ratio.toFixed(3)} x B` : ''}${row.note ? ` (${row.note})` : ''}`);
   return row;
 }
