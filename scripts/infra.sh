@@ -19,6 +19,9 @@ PG_PORT="${INFRA_PG_PORT:-15432}"
 FERRET_PORT="${INFRA_FERRET_PORT:-27117}"
 FERRET_DEBUG_PORT="${INFRA_FERRET_DEBUG_PORT:-18088}"
 FERRET_VERSION="v1.24.2"
+# The one NATS server version everywhere: this script, the test kit, CI, the local images, Compose and the manifests.
+NATS_VERSION="$(cat "$ROOT/deploy/nats/VERSION")"
+NATS_AUTH_DIR="${NATS_AUTH_DIR:-$ROOT/.local/nats}"
 
 log() { printf '[infra] %s\n' "$*" >&2; }
 
@@ -60,15 +63,34 @@ wait_port() { # host port name
   log "$3 did not open $1:$2 (see $LOGS/$3.log)"; tail -20 "$LOGS/$3.log" >&2 || true; exit 1
 }
 
+# nats-server from the Go module proxy (Debian's 2.9 lacks the JetStream permission features the bus relies on).
+build_nats() {
+  if [ -x "$BIN/nats-server" ] && [ "$("$BIN/nats-server" --version 2>/dev/null)" = "nats-server: $NATS_VERSION" ]; then return; fi
+  command -v go >/dev/null || { log "Go is needed to build nats-server $NATS_VERSION"; exit 1; }
+  log "building nats-server $NATS_VERSION from the Go module proxy (about 40 s, once)"
+  GOBIN="$BIN" go install "github.com/nats-io/nats-server/v2@$NATS_VERSION"
+}
+
+# Credentials: keys kept in $NATS_AUTH_DIR (git-ignored), the server's auth.conf and a .creds file per identity,
+# issued again on every start from deploy/nats/permissions.json; server.conf = deploy/nats.conf + auth.conf.
+nats_credentials() {
+  local want; want=$(cat "$ROOT/deploy/nats/permissions.json" "$ROOT/deploy/nats.conf" | sha256sum | cut -c1-16)
+  [ -f "$NATS_AUTH_DIR/.issued" ] && [ "$(cat "$NATS_AUTH_DIR/.issued")" = "$want" ] && return
+  (cd "$ROOT" && node --import tsx scripts/nats-credentials.ts init --dir "$NATS_AUTH_DIR") >&2
+  { cat "$ROOT/deploy/nats.conf"; printf '\ninclude "auth.conf"\n'; } >"$NATS_AUTH_DIR/server.conf"
+  echo "$want" >"$NATS_AUTH_DIR/.issued"
+}
+
 start_nats() {
-  command -v nats-server >/dev/null || apt_install nats-server
+  build_nats
+  nats_credentials
   if alive nats; then return; fi
   port_free "$NATS_PORT" nats-server INFRA_NATS_PORT
   mkdir -p "$DATA/nats"
-  nats-server -c "$ROOT/deploy/nats.conf" -js -sd "$DATA/nats" -a 127.0.0.1 -p "$NATS_PORT" -m $((NATS_PORT + 1000)) >"$LOGS/nats.log" 2>&1 &
+  "$BIN/nats-server" -c "$NATS_AUTH_DIR/server.conf" -js -sd "$DATA/nats" -a 127.0.0.1 -p "$NATS_PORT" -m $((NATS_PORT + 1000)) >"$LOGS/nats.log" 2>&1 &
   echo $! >"$RUN/nats.pid"
   wait_port 127.0.0.1 "$NATS_PORT" nats
-  log "nats-server (JetStream) on 127.0.0.1:$NATS_PORT"
+  log "nats-server $NATS_VERSION (JetStream, JWT authentication) on 127.0.0.1:$NATS_PORT"
 }
 
 start_redis() {
@@ -157,6 +179,7 @@ up() {
   fi
   cat >"$INFRA/env" <<ENV
 NATS_URL=nats://127.0.0.1:$NATS_PORT
+NATS_AUTH_DIR=$NATS_AUTH_DIR
 REDIS_URL=redis://127.0.0.1:$REDIS_PORT
 MONGO_URL=$mongo_url
 ENV

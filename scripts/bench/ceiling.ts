@@ -1,9 +1,9 @@
 // The physical limit: what the database does for the MongoDB driver alone, no service in between, measured in the
 // same run and against the same database as the service rows, so each database path reads as a fraction of it.
 import { randomUUID } from 'node:crypto';
-import { withDatabase } from '@platform/testkit';
+import { connectAs, withDatabase } from '@platform/testkit';
 import { percentiles } from './load';
-import { natsLib } from './nats';
+
 
 export interface LoopSettings {
   durationS: number;
@@ -179,11 +179,11 @@ export async function findCeiling(
  * publishes every stored event the same way). No consumer reads the stream.
  */
 export async function publishCeiling(natsUrl: string, runId: string, settings: LoopSettings, concurrency = 50, around?: CpuRun): Promise<LoopResult> {
-  const nc = await natsLib.connect({ servers: natsUrl, name: 'bench-publish-ceiling' });
+  const nc = await connectAs(natsUrl, 'admin', { name: 'bench-publish-ceiling' });
   const stream = `BENCH_RAW_${runId.toUpperCase()}`;
   const jsm = await nc.jetstreamManager();
   try {
-    await jsm.streams.add({ name: stream, subjects: [`bench-raw.${runId}.>`], storage: 'file', duplicate_window: 120 * 1e9 });
+    await jsm.streams.add({ name: stream, subjects: [`bench-raw.${runId}.>`], storage: 'file' as never /* StorageType.File; nats is not a dependency of the root */, duplicate_window: 120 * 1e9 });
     const js = nc.jetstream();
     const encoder = new TextEncoder();
     let n = 0;

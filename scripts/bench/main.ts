@@ -27,6 +27,7 @@ import {
   reapOrphans,
   repoRoot,
   startPrivateStack,
+  connectAs,
   trackChild,
   client,
   dropDatabases,
@@ -39,14 +40,14 @@ import { findCeiling, publishCeiling, withInsertOneRuns, writeCeilings, type Cei
 import { countStored, DELIVERY_COLLECTION, seedApiKeys, seedWriteHistory } from './seed';
 import { readDbWrites, writesBetween } from './db-writes';
 import { cpuBetween, cpuNote, cpuSnapshot, cpuSum, withSteal, type CpuUse } from './cpu';
-import { natsLib } from './nats';
+
 import { atTeardown, forgetRun, interrupted, recordRun, sweepEarlierRuns, teardown, teardownOnSignals } from './teardown';
 
 /** Waits (at most `maxMs`) until every durable consumer of the event stream has caught up, so a backlog left by one
  * measurement does not load the next. Returns the seconds it took. */
 async function settle(natsUrl: string, maxMs = 120_000): Promise<number> {
   const t0 = Date.now();
-  const nc = await natsLib.connect({ servers: natsUrl, name: 'bench-settle' });
+  const nc = await connectAs(natsUrl, 'admin', { name: 'bench-settle' });
   try {
     const jsm = await nc.jetstreamManager();
     for (;;) {

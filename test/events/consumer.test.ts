@@ -1,8 +1,8 @@
-import { connect, type NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
 import { publisher } from '@platform/bus';
 import { PLATFORM_EVENTS_STREAM, eventCreated, eventSubject, pendingEvent, type RunEvent } from '@platform/contracts';
 import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
-import { aProject, eventually, testStack, uniqueId } from '@platform/testkit';
+import { connectAs, aProject, eventually, testStack, uniqueId } from '@platform/testkit';
 
 /** libs/consumer against the test stack's NATS: the typed durable consumer internal services build on. */
 const stack = testStack();
@@ -10,7 +10,7 @@ let nc: NatsConnection;
 const subs: Subscription[] = [];
 
 beforeAll(async () => {
-  nc = await connect({ servers: stack.env.NATS_URL! });
+  nc = await connectAs(stack.env.NATS_URL!, 'admin');
 });
 afterAll(async () => {
   await Promise.all(subs.map((s) => s.stop(1000)));

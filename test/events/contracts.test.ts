@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
-import { connect, type NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
 import { buildAsyncApi, allEvents, eventKey, eventSubject, webhookDeliveryFailed, webhookDeliverySucceeded } from '@platform/contracts';
 import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
-import { adminApi, aProject, eventually, repoRoot, startReceiver, testStack, uniqueId, type Receiver } from '@platform/testkit';
+import { connectAs, adminApi, aProject, eventually, repoRoot, startReceiver, testStack, uniqueId, type Receiver } from '@platform/testkit';
 
 const stack = testStack();
 const api = adminApi(stack);
@@ -13,7 +13,7 @@ const subs: Subscription[] = [];
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  nc = await connect({ servers: stack.env.NATS_URL! });
+  nc = await connectAs(stack.env.NATS_URL!, 'admin');
 });
 afterAll(async () => {
   await Promise.all(subs.map((s) => s.stop(1000)));

@@ -1,14 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { connect, type NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
 import { APP_CHANGED_SUBJECT, GET_APP_FOR_AUTH_SUBJECT } from '@platform/contracts';
-import { aKeyPair, anApp, aProject, aTenantToken, adminClient, client, eventually, projectPath, testStack } from '@platform/testkit';
+import { connectAs, aKeyPair, anApp, aProject, aTenantToken, adminClient, client, eventually, projectPath, testStack } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
 let nc: NatsConnection;
 
 beforeAll(async () => {
-  nc = await connect({ servers: stack.env.NATS_URL });
+  nc = await connectAs(stack.env.NATS_URL, 'admin');
 });
 afterAll(async () => {
   await nc.close();

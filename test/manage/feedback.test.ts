@@ -1,6 +1,6 @@
-import { AckPolicy, DeliverPolicy, connect, type NatsConnection } from 'nats';
+import { AckPolicy, DeliverPolicy, type NatsConnection } from 'nats';
 import { eventSubject, feedbackCreated, parseEventData, PLATFORM_EVENTS_STREAM, type EventEnvelope } from '@platform/contracts';
-import { adminClient, aProject, aTenantToken, client, eventually, projectPath, testStack } from '@platform/testkit';
+import { connectAs, adminClient, aProject, aTenantToken, client, eventually, projectPath, testStack } from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 
 const stack = testStack();
@@ -8,7 +8,7 @@ const admin = adminClient(stack);
 let nc: NatsConnection;
 
 beforeAll(async () => {
-  nc = await connect({ servers: stack.env.NATS_URL });
+  nc = await connectAs(stack.env.NATS_URL, 'admin');
 });
 afterAll(async () => {
   await nc.close();

@@ -1,26 +1,7 @@
 import { join } from 'node:path';
-import { connect, type NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
 import { createFeedback, createRunEvent, ping } from '@platform/contracts';
-import {
-  adminClient,
-  aProject,
-  anApiKey,
-  ensureInfra,
-  eventually,
-  http,
-  localSecrets,
-  projectPath,
-  repoRoot,
-  startNatsServer,
-  startStack,
-  uniqueId,
-  withDatabase,
-  type Client,
-  type HttpResult,
-  type NatsServer,
-  type ServiceProcess,
-  type Stack,
-} from '@platform/testkit';
+import { connectAs, adminClient, aProject, anApiKey, ensureInfra, eventually, http, localSecrets, projectPath, repoRoot, startNatsServer, startStack, uniqueId, withDatabase, type Client, type HttpResult, type NatsServer, type ServiceProcess, type Stack } from '@platform/testkit';
 import { platformClient } from '@platform/client';
 import { sample, scrape } from '../support/metrics';
 
@@ -60,7 +41,7 @@ beforeAll(async () => {
     },
   });
   admin = adminClient({ gatewayUrl: stack.gatewayUrl, adminToken: secrets.ADMIN_TOKEN! });
-  tap = await connect({ servers: nats.url, name: 'deploys-tap' });
+  tap = await connectAs(nats.url, 'admin', { name: 'deploys-tap' });
 }, 300_000);
 
 afterAll(async () => {

@@ -1,8 +1,8 @@
-import { connect } from 'nats';
+
 import { LIST_CONVERSATION_EVENTS_SUBJECT, eventCreated } from '@platform/contracts';
 import { subscribe, type EventOf } from '@platform/consumer';
 import { expectProblem } from '../support/expect-problem';
-import { adminClient, aProject, anApiKey, client, eventually, http, requestSubject, testStack, uniqueId, withDatabase } from '@platform/testkit';
+import { connectAs, adminClient, aProject, anApiKey, client, eventually, http, requestSubject, testStack, uniqueId, withDatabase } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -92,7 +92,7 @@ describe('POST /run/v1/events', () => {
 
   test('when property keys start with $ or hold dots, then the event is stored and read back with the same keys', async () => {
     const { p, run } = await runClient();
-    const nc = await connect({ servers: stack.env.NATS_URL! });
+    const nc = await connectAs(stack.env.NATS_URL!, 'admin');
     const published: Array<EventOf<typeof eventCreated>> = [];
     const sub = await subscribe(nc, eventCreated, { durable: uniqueId('keys').replace(/\./g, '_'), tenantId: p.tenantId }, (e) => void published.push(e));
     const properties = { $price: 3, 'a.b': { 'c.d': [{ $in: 'x' }] }, plain: 'yes' };

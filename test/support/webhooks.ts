@@ -1,9 +1,9 @@
 import { Webhook } from 'standardwebhooks';
-import { connect, type NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
 import { publisher } from '@platform/bus';
 import { envelope, eventSubject, type EventDef } from '@platform/contracts';
 import { randomId } from '@platform/secrets';
-import { eventually, projectPath, startPrivateStack, type Client, type ReceivedRequest } from '@platform/testkit';
+import { connectAs, eventually, projectPath, startPrivateStack, type Client, type ReceivedRequest } from '@platform/testkit';
 
 type Project = { tenantId: string; projectId: string };
 
@@ -52,7 +52,7 @@ export async function eventuallyLogged(admin: Client, p: Project, destinationId:
 
 /** Publishes platform events to JetStream the way their owning services do (envelope, subject, Nats-Msg-Id). */
 export async function eventPublisher(natsUrl: string) {
-  const nc: NatsConnection = await connect({ servers: natsUrl, name: 'webhook-tests' });
+  const nc: NatsConnection = await connectAs(natsUrl, 'admin', { name: 'webhook-tests' });
   const pub = publisher(nc);
   return {
     async publish<T>(def: EventDef, p: Project, data: T, id = `ev-${randomId(12)}`) {

@@ -1,6 +1,6 @@
-import { connect, type NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
 import { PLATFORM_EVENTS_STREAM } from '@platform/contracts';
-import { anApiKey, aProject, client, eventually, projectPath, startPrivateStack, startReceiver, type PrivateStack, type Receiver } from '@platform/testkit';
+import { connectAs, anApiKey, aProject, client, eventually, projectPath, startPrivateStack, startReceiver, type PrivateStack, type Receiver } from '@platform/testkit';
 import { sample, scrape } from '../support/metrics';
 
 /**
@@ -21,7 +21,7 @@ beforeAll(async () => {
     healthPorts: true,
     env: { ALLOW_LOOPBACK_WEBHOOKS: 'true', DESTINATION_CACHE_MS: '600000' },
   });
-  nc = await connect({ servers: stack.natsUrl });
+  nc = await connectAs(stack.natsUrl, 'admin');
 }, 240_000);
 
 afterAll(async () => {

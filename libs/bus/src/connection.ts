@@ -1,4 +1,5 @@
-import { connect, type NatsConnection, type ConnectionOptions } from 'nats';
+import { readFileSync } from 'node:fs';
+import { connect, credsAuthenticator, type NatsConnection, type ConnectionOptions } from 'nats';
 import { getLogger } from '@platform/logger';
 
 const log = getLogger('bus.connection');
@@ -6,21 +7,49 @@ const log = getLogger('bus.connection');
 export interface ConnectOptions {
   url: string;
   name: string;
+  /**
+   * Path of the identity's `.creds` file (user JWT and seed). The client's reply subjects start with the identity's
+   * own inbox prefix (`_INBOX_<identity>`), the only inbox its permissions let it read.
+   */
+  credsFile: string;
+  /** CA certificate (PEM) of a TLS server with a private CA. */
+  tlsCaFile?: string;
   /** Keep trying forever (default) so a service survives NATS restarts. */
   maxReconnectAttempts?: number;
 }
 
 const disconnected = new WeakSet<NatsConnection>();
+const inboxes = new WeakMap<NatsConnection, string>();
 
 /** False while the connection is lost and reconnecting (callers answer 503 at once instead of waiting a timeout). */
 export function natsReachable(nc: NatsConnection): boolean {
   return !disconnected.has(nc) && !nc.isClosed();
 }
 
+/** The prefix of the connection's reply subjects (`_INBOX_<identity>`, or nats.js's default `_INBOX`). */
+export function inboxPrefixOf(nc: NatsConnection): string {
+  return inboxes.get(nc) ?? '_INBOX';
+}
+
+/** The identity (user name) and inbox prefix of a `.creds` file. */
+export function credsIdentity(creds: string): { name: string; inboxPrefix: string } {
+  const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+)\s*-+END NATS USER JWT/.exec(creds)?.[1];
+  if (!jwt) throw new Error('not a NATS .creds file (no user JWT)');
+  const claims = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { name?: string };
+  if (!claims.name) throw new Error('the .creds file\'s user JWT has no name');
+  return { name: claims.name, inboxPrefix: `_INBOX_${claims.name}` };
+}
+
 export async function connectNats(opts: ConnectOptions): Promise<NatsConnection> {
+  const creds = readFileSync(opts.credsFile, 'utf8');
+  const { inboxPrefix } = credsIdentity(creds);
+  const servers = opts.url.split(',').map((s) => s.trim());
   const options: ConnectionOptions = {
-    servers: opts.url.split(',').map((s) => s.trim()),
+    servers,
     name: opts.name,
+    authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
+    inboxPrefix,
+    ...(opts.tlsCaFile ? { tls: { caFile: opts.tlsCaFile } } : servers.some((s) => s.startsWith('tls://')) ? { tls: {} } : {}),
     maxReconnectAttempts: opts.maxReconnectAttempts ?? -1,
     reconnectTimeWait: 250,
     waitOnFirstConnect: true,
@@ -31,6 +60,7 @@ export async function connectNats(opts: ConnectOptions): Promise<NatsConnection>
     noAsyncTraces: true,
   };
   const nc = await connect(options);
+  inboxes.set(nc, inboxPrefix);
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect') disconnected.add(nc);

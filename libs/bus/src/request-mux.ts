@@ -1,5 +1,6 @@
 import { createInbox, ErrorCode, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
 import { encode, headersOf } from './codec';
+import { inboxPrefixOf } from './connection';
 
 /** What a request is answered with: the reply's payload and headers. */
 export interface Answer {
@@ -228,7 +229,7 @@ export class RequestMux {
 
   private open(): string {
     if (this.inbox) return this.inbox;
-    const inbox = createInbox();
+    const inbox = createInbox(inboxPrefixOf(this.nc));
     this.sub = this.nc.subscribe(`${inbox}.*`, { callback: (err, msg) => (err ? this.failAll(err) : this.answer(inbox, msg)) });
     this.inbox = inbox;
     void this.nc.closed().then(() => this.failAll(natsError(ErrorCode.ConnectionClosed, 'CONNECTION_CLOSED')));

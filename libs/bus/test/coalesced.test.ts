@@ -1,7 +1,7 @@
 import { AppError } from '@platform/problems';
-import { startNatsServer, type NatsServer } from '@platform/testkit';
+import { connectAs, startNatsServer, type NatsServer } from '@platform/testkit';
 import type { NatsConnection, Subscription } from 'nats';
-import { connectNats, ServiceBus } from '../src';
+import { ServiceBus } from '../src';
 import { coalescedSubject } from '../src/request-mux';
 
 let nats: NatsServer;
@@ -16,8 +16,8 @@ const PLAIN_ONLY = 'coalesce.old';
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  serviceNc = await connectNats({ url: nats.url, name: 'coalesced-service', maxReconnectAttempts: 0 });
-  callerNc = await connectNats({ url: nats.url, name: 'coalesced-caller', maxReconnectAttempts: 0 });
+  serviceNc = await connectAs(nats.url, 'admin', { name: 'coalesced-service', maxReconnectAttempts: 0 });
+  callerNc = await connectAs(nats.url, 'admin', { name: 'coalesced-caller', maxReconnectAttempts: 0 });
   service = new ServiceBus(serviceNc, 'coalesce-test', 5000);
   // Even numbers are created (201, with a header), odd ones are refused (409): each request gets its own outcome.
   service.serve(

@@ -1,6 +1,6 @@
 import { DiscardPolicy, type JetStreamManager } from 'nats';
-import { startNatsServer, type NatsServer } from '@platform/testkit';
-import { connectNats, ensureStream, platformEventsStream, publisher } from '../src';
+import { connectAs, startNatsServer, type NatsServer } from '@platform/testkit';
+import { type connectNats, ensureStream, platformEventsStream, publisher } from '../src';
 
 let nats: NatsServer;
 let nc: Awaited<ReturnType<typeof connectNats>>;
@@ -8,7 +8,7 @@ let jsm: JetStreamManager;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connectNats({ url: nats.url, name: 'publisher-test', maxReconnectAttempts: 0 });
+  nc = await connectAs(nats.url, 'admin', { name: 'publisher-test', maxReconnectAttempts: 0 });
   jsm = await nc.jetstreamManager();
   await ensureStream(jsm, platformEventsStream);
 });

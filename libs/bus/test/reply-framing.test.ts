@@ -1,6 +1,6 @@
 import { AppError } from '@platform/problems';
-import { startNatsServer, type NatsServer } from '@platform/testkit';
-import { connectNats, decode, encode, ServiceBus, type WireReply } from '../src';
+import { connectAs, startNatsServer, type NatsServer } from '@platform/testkit';
+import { type connectNats, decode, encode, ServiceBus, type WireReply } from '../src';
 
 let nats: NatsServer;
 let nc: Awaited<ReturnType<typeof connectNats>>;
@@ -8,7 +8,7 @@ let bus: ServiceBus;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connectNats({ url: nats.url, name: 'reply-framing-test', maxReconnectAttempts: 0 });
+  nc = await connectAs(nats.url, 'admin', { name: 'reply-framing-test', maxReconnectAttempts: 0 });
   bus = new ServiceBus(nc, 'framing-test', 5000);
   bus.serve('framing.ok', async (wire) => ({ ok: true, status: 201, body: { echo: wire.body, at: new Date(0) }, headers: { location: '/things/1' } }));
   bus.serve('framing.empty', async () => ({ ok: true, status: 204 }));

@@ -1,5 +1,5 @@
-import { startNatsServer, type NatsServer } from '@platform/testkit';
-import { connectNats } from '../src';
+import { connectAs, startNatsServer, type NatsServer } from '@platform/testkit';
+import type { connectNats } from '../src';
 import { RequestMux } from '../src/request-mux';
 
 let nats: NatsServer;
@@ -7,7 +7,7 @@ let nc: Awaited<ReturnType<typeof connectNats>>;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connectNats({ url: nats.url, name: 'request-mux-test', maxReconnectAttempts: 0 });
+  nc = await connectAs(nats.url, 'admin', { name: 'request-mux-test', maxReconnectAttempts: 0 });
 });
 
 afterAll(async () => {
@@ -52,7 +52,7 @@ test('when the responder never answers, then the request fails with TIMEOUT and 
 });
 
 test('when the connection closes while a request waits, then the request fails with CONNECTION_CLOSED', async () => {
-  const own = await connectNats({ url: nats.url, name: 'request-mux-close', maxReconnectAttempts: 0 });
+  const own = await connectAs(nats.url, 'admin', { name: 'request-mux-close', maxReconnectAttempts: 0 });
   const sub = nc.subscribe('mux.never', { callback: () => undefined });
   await nc.flush(); // the server knows of the listener before the other connection sends
   try {
@@ -68,7 +68,7 @@ test('when the connection closes while a request waits, then the request fails w
 
 test('when requests are made from separate callbacks of one turn, then they leave in one socket write and each gets its own answer', async () => {
   // The responder on a connection of its own: only the requests are written on `nc`.
-  const responder = await connectNats({ url: nats.url, name: 'request-mux-responder', maxReconnectAttempts: 0 });
+  const responder = await connectAs(nats.url, 'admin', { name: 'request-mux-responder', maxReconnectAttempts: 0 });
   responder.subscribe('mux.turn', { callback: (_err, msg) => msg.respond(text(`re:${read(msg.data)}`)) });
   await responder.flush();
   // nats.js writes its buffer once per microtask checkpoint (its transport's `send`); Node runs one after each callback,

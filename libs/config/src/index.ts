@@ -16,7 +16,12 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: Record<string,
 
 /** Shared env fields every service has. */
 export const baseConfig = z.object({
-  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222').describe('NATS server URL(s), comma separated'),
+  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222').describe('NATS server URL(s), comma separated (tls://… for TLS)'),
+  NATS_CREDS: z
+    .string()
+    .min(1)
+    .describe('Path of this process\'s NATS credentials (.creds file: user JWT and seed; `pnpm nats:credentials init` writes one per service). Required: the bus admits no anonymous client'),
+  NATS_TLS_CA_FILE: z.string().min(1).optional().describe('CA certificate (PEM) that signed the NATS server\'s certificate; set it to verify a TLS server with a private CA'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level'),
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional().describe('Port of the service\'s own /healthz, /readyz and /metrics listener (0 picks a free port; unset disables it)'),
   NATS_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(10000).describe('How long a NATS request waits for a reply'),

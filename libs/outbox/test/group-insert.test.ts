@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import { connectNats, ensureStream, publisher } from '@platform/bus';
+import { ensureStream, publisher } from '@platform/bus';
 import { eventCreated, eventSubject, pendingEvent, type PendingEvent } from '@platform/contracts';
-import { ensureInfra, startNatsServer, type NatsServer } from '@platform/testkit';
+import { connectAs, ensureInfra, startNatsServer, type NatsServer } from '@platform/testkit';
 import { groupInsert, type GroupCollection } from '../src';
 
 type Row = { _id: string; n: number; pendingEvents?: Record<string, PendingEvent>; outboxBatch?: string };
@@ -10,12 +10,12 @@ type Row = { _id: string; n: number; pendingEvents?: Record<string, PendingEvent
 const scope = { tenantId: `t-${randomUUID()}`, projectId: 'p1' };
 const subject = eventSubject(eventCreated, scope.tenantId, scope.projectId);
 let nats: NatsServer;
-let nc: Awaited<ReturnType<typeof connectNats>>;
+let nc: Awaited<ReturnType<typeof connectAs>>;
 let conn: mongoose.Connection;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connectNats({ url: nats.url, name: 'outbox-test', maxReconnectAttempts: 0 });
+  nc = await connectAs(nats.url, 'admin', { name: 'outbox-test', maxReconnectAttempts: 0 });
   await ensureStream(await nc.jetstreamManager(), { name: 'OUTBOX_TEST', subjects: [subject] });
   conn = mongoose.createConnection(ensureInfra().MONGO_URL, { dbName: `outbox_test_${process.pid}_${Date.now()}`, maxPoolSize: 4 });
   await conn.asPromise();

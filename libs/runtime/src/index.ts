@@ -70,7 +70,7 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
   initTracing({ service: def.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
   startProcessMetrics();
   const log = getLogger(`${def.name}.runtime`);
-  const nc = await connectNats({ url: config.NATS_URL, name: `${def.name}:${instanceId}` });
+  const nc = await connectNats({ url: config.NATS_URL, name: `${def.name}:${instanceId}`, credsFile: config.NATS_CREDS, tlsCaFile: config.NATS_TLS_CA_FILE });
   let db: Connection | undefined;
   let redis: Redis | undefined;
   let started: Running | undefined;

@@ -1,4 +1,5 @@
-import { connect, type NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
+import { connectAs } from './nats-auth';
 import { randomId } from '@platform/secrets';
 import type { Client } from './http';
 import { projectPath } from './fixtures';
@@ -61,7 +62,7 @@ export async function aStoredSkill(admin: Client, p: { tenantId: string; project
 
 /** Calls an internal NATS subject of the test stack the way services do, returning the wire reply. */
 export async function internalRequest(subject: string, body: unknown): Promise<{ ok: boolean; status?: number; body?: any; problem?: any }> {
-  const nc = await connect({ servers: testStack().env.NATS_URL!, name: 'test-internal-request' });
+  const nc = await connectAs(testStack().env.NATS_URL!, 'admin', { name: 'test-internal-request' });
   try {
     const m = await nc.request(subject, new TextEncoder().encode(JSON.stringify({ principal: { kind: 'anonymous' }, body })), { timeout: 5000 });
     return JSON.parse(new TextDecoder().decode(m.data));
@@ -72,7 +73,7 @@ export async function internalRequest(subject: string, body: unknown): Promise<{
 
 /** Collects the events published on `subject` (a core NATS subscription) until closed. */
 export async function collectEvents(subject: string): Promise<{ events: any[]; ready: Promise<void>; close(): Promise<void> }> {
-  const nc: NatsConnection = await connect({ servers: testStack().env.NATS_URL!, name: 'test-events' });
+  const nc: NatsConnection = await connectAs(testStack().env.NATS_URL!, 'admin', { name: 'test-events' });
   const events: any[] = [];
   const sub = nc.subscribe(subject);
   void (async () => {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { natsCredsFile } from './nats-auth';
 import { trackChild } from './children';
 import { repoRoot } from './infra';
 import { freePort } from './ports';
@@ -18,7 +19,7 @@ export async function startGatewayProcess(baseEnv: Record<string, string>, env: 
   const port = await freePort();
   const log = createWriteStream(join(repoRoot, '.infra', `${logName}-${port}.log`), { flags: 'a' });
   const child = spawn(process.execPath, ['--enable-source-maps', join(repoRoot, 'services', 'gateway', 'dist', 'main.js')], {
-    env: { ...process.env, ...baseEnv, ANALYTICS_PORT: String(await freePort()), ...env, GATEWAY_PORT: String(port), SERVICE_NAME: 'gateway' },
+    env: { ...process.env, ...baseEnv, NATS_CREDS: natsCredsFile('gateway'), ANALYTICS_PORT: String(await freePort()), ...env, GATEWAY_PORT: String(port), SERVICE_NAME: 'gateway' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   trackChild(child);

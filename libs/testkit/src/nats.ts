@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports';
-import { repoRoot } from './infra';
+import { connectAs, natsServerBin, natsServerConfig } from './nats-auth';
 import { serverProcess } from './server-process';
 
 export interface NatsServer {
@@ -21,14 +21,14 @@ export interface NatsServer {
 /** A private nats-server with JetStream for one test run (so parallel runs never share queue groups). */
 export async function startNatsServer(opts: { port?: number; args?: string[] } = {}): Promise<NatsServer> {
   try {
-    execFileSync('nats-server', ['--version'], { stdio: 'ignore' });
+    execFileSync(natsServerBin(), ['--version'], { stdio: 'ignore' });
   } catch {
     throw new Error('nats-server is not installed: run scripts/infra.sh up first');
   }
   const port = opts.port ?? (await freePort());
   const storeDir = mkdtempSync(join(tmpdir(), 'nats-js-'));
   const server = serverProcess(port, () =>
-    spawn('nats-server', ['-c', join(repoRoot, 'deploy', 'nats.conf'), '-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' }),
+    spawn(natsServerBin(), ['-c', natsServerConfig(), '-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' }),
     storeDir,
   );
   await server.start();
@@ -46,9 +46,8 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
  * Sends one internal request (the `{principal, body}` wire of `bus.requestWire`) on a subject and returns the
  * decoded reply (`{ok, status, body}` or `{ok:false, problem}`), for tests of internal subjects.
  */
-export async function requestSubject<T = any>(natsUrl: string, subject: string, body: unknown, timeoutMs = 10_000): Promise<T> {
-  const { connect } = await import('nats');
-  const nc = await connect({ servers: natsUrl, name: 'test-request' });
+export async function requestSubject<T = any>(natsUrl: string, subject: string, body: unknown, timeoutMs = 10_000, identity = 'admin'): Promise<T> {
+  const nc = await connectAs(natsUrl, identity, { name: 'test-request', maxReconnectAttempts: 0 });
   try {
     const msg = await nc.request(subject, new TextEncoder().encode(JSON.stringify({ principal: { kind: 'anonymous' }, body })), { timeout: timeoutMs });
     return JSON.parse(new TextDecoder().decode(msg.data)) as T;

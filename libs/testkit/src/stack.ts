@@ -3,7 +3,8 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { freePort } from './ports';
 import { join } from 'node:path';
 import { trackChild } from './children';
-import { connect, type NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
+import { connectAs, natsCredsFile } from './nats-auth';
 import { healthSubject } from '@platform/contracts';
 import { randomSecret } from '@platform/secrets';
 import { repoRoot, type InfraEnv } from './infra';
@@ -125,7 +126,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       url = `http://127.0.0.1:${own.GATEWAY_PORT ?? env.GATEWAY_PORT}`;
     }
     const child = spawn(process.execPath, [...(opts.nodeArgs ?? ['--enable-source-maps']), ...(opts.serviceNodeArgs?.[name] ?? []), mainOf(name)], {
-      env: { ...process.env, ...env, ...(opts.serviceEnv?.[name] ?? {}), ...own, SERVICE_NAME: name },
+      // Each process connects to NATS as its own identity (its permissions come from deploy/nats/permissions.json).
+      env: { ...process.env, NATS_CREDS: natsCredsFile(name), ...env, ...(opts.serviceEnv?.[name] ?? {}), ...own, SERVICE_NAME: name },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     trackChild(child);
@@ -137,7 +139,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     return proc;
   };
 
-  const nc: NatsConnection = await connect({ servers: opts.infra.NATS_URL, name: 'stack-launcher' });
+  const nc: NatsConnection = await connectAs(opts.infra.NATS_URL, 'admin', { name: 'stack-launcher' });
 
   const serviceReady = async (name: string, deadline: number) => {
     for (;;) {

@@ -1,8 +1,8 @@
-import { connectNats, ServiceBus } from '@platform/bus';
+import { ServiceBus } from '@platform/bus';
 import { getCredentialGatewayJwks, getPlatformCatalog, rotateCredentialGatewayKey, type JwkSet } from '@platform/contracts';
 import { bootService, type StartedService } from '@platform/runtime';
 import { randomSecret } from '@platform/secrets';
-import { startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { connectAs, natsEnv, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { credentialGateway } from '../src/service';
 
 /**
@@ -20,14 +20,14 @@ async function boot(): Promise<Instance> {
   const nats = await startNatsServer();
   const main = testStack();
   const svc = await bootService(credentialGateway, {
-    NATS_URL: nats.url,
+    ...natsEnv(nats.url, 'credential-gateway'),
     MONGO_URL: main.env.MONGO_URL,
     MONGO_DB_PREFIX: main.env.MONGO_DB_PREFIX,
     ENCRYPTION_KEY: randomSecret(32),
     CREDENTIAL_GATEWAY_SIGNING_ALG: 'EdDSA',
     LOG_LEVEL: 'warn',
   });
-  const nc = await connectNats({ url: nats.url, name: 'test-client' });
+  const nc = await connectAs(nats.url, 'admin', { name: 'test-client' });
   const bus = new ServiceBus(nc, 'test-client', 10_000);
   return {
     nats,

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { connectNats, ensureStream, platformEventsStream, publisher } from '@platform/bus';
+import { ensureStream, platformEventsStream, publisher } from '@platform/bus';
 import { connectMongo, type Connection } from '@platform/mongo';
 import { randomId } from '@platform/secrets';
 import { context, initTracing, trace } from '@platform/telemetry';
-import { eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { connectAs, eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { runEventRepo } from '../src/data/run-event.repo';
 import { runEventEvents } from '../src/domain/run-events';
 
@@ -12,7 +12,7 @@ import { runEventEvents } from '../src/domain/run-events';
  * sweep rebuilds the event after a crash between the insert and the publish.
  */
 let nats: NatsServer;
-let nc: Awaited<ReturnType<typeof connectNats>>;
+let nc: Awaited<ReturnType<typeof connectAs>>;
 let db: Connection;
 const received: Array<{ id: string; type: string; occurredAt: string; data: { event: { id: string; properties: unknown }; dispatch: boolean } }> = [];
 /** The traceparent header of each event.created received, by event id. */
@@ -27,7 +27,7 @@ const repoOf = (...args: Parameters<typeof runEventRepo>) => {
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connectNats({ url: nats.url, name: 'run-event-outbox-test' });
+  nc = await connectAs(nats.url, 'admin', { name: 'run-event-outbox-test' });
   await ensureStream(await nc.jetstreamManager(), platformEventsStream);
   nc.subscribe('evt.>', {
     callback: (_e, m) => {

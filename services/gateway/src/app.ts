@@ -64,7 +64,7 @@ interface Lifecycle {
 
 /** NATS and the bus the operations are sent on. */
 async function openBus(config: GatewayConfig) {
-  const nc = await connectNats({ url: config.NATS_URL, name: 'gateway' });
+  const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', credsFile: config.NATS_CREDS, tlsCaFile: config.NATS_TLS_CA_FILE });
   // Requests no replica answered are sent again within NATS_REQUEST_TIMEOUT_MS (see libs/bus/src/retry.ts).
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS, {
     attemptTimeoutMs: config.RETRY_ATTEMPT_TIMEOUT_MS ?? Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 2),

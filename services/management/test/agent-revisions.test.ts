@@ -1,8 +1,8 @@
-import { connectNats, ensureStream, platformEventsStream, publisher } from '@platform/bus';
+import { ensureStream, platformEventsStream, publisher } from '@platform/bus';
 import { connectMongo, type Connection } from '@platform/mongo';
 import { outboxRelay, type OutboxRelay } from '@platform/outbox';
 import { randomId } from '@platform/secrets';
-import { eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { connectAs, eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { agentModel } from '../src/agents/agent.model';
 import { agentRepo } from '../src/agents/agent.repo';
 
@@ -13,13 +13,13 @@ import { agentRepo } from '../src/agents/agent.repo';
  * is told it was stored (seen as an attachment missing after 8 concurrent attaches all answered 201).
  */
 let nats: NatsServer;
-let nc: Awaited<ReturnType<typeof connectNats>>;
+let nc: Awaited<ReturnType<typeof connectAs>>;
 let db: Connection;
 let relay: OutboxRelay;
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connectNats({ url: nats.url, name: 'agent-revisions-test' });
+  nc = await connectAs(nats.url, 'admin', { name: 'agent-revisions-test' });
   await ensureStream(await nc.jetstreamManager(), platformEventsStream);
   db = await connectMongo({ url: testStack().env.MONGO_URL!, dbPrefix: 'test', service: 'management-agent-revisions' });
   relay = outboxRelay(agentModel(db), publisher(nc));

@@ -1,9 +1,9 @@
-import { connectNats, ensureStream, platformEventsStream, publisher } from '@platform/bus';
+import { ensureStream, platformEventsStream, publisher } from '@platform/bus';
 import { appDeleted, appUpdated, pendingEvent } from '@platform/contracts';
 import { connectMongo, type Connection } from '@platform/mongo';
 import { outboxRelay } from '@platform/outbox';
 import { randomId } from '@platform/secrets';
-import { eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { connectAs, eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { appRepo } from '../src/apps/app.repo';
 import { appEventModel, type AppDoc } from '../src/apps/app.model';
 
@@ -12,13 +12,13 @@ import { appEventModel, type AppDoc } from '../src/apps/app.model';
  * dies between the two leaves a held event; the sweep publishes it when the change landed and drops it when not.
  */
 let nats: NatsServer;
-let nc: Awaited<ReturnType<typeof connectNats>>;
+let nc: Awaited<ReturnType<typeof connectAs>>;
 let db: Connection;
 const received: Array<{ id: string; type: string }> = [];
 
 beforeAll(async () => {
   nats = await startNatsServer();
-  nc = await connectNats({ url: nats.url, name: 'app-events-test' });
+  nc = await connectAs(nats.url, 'admin', { name: 'app-events-test' });
   await ensureStream(await nc.jetstreamManager(), platformEventsStream);
   nc.subscribe('evt.>', { callback: (_e, m) => received.push(JSON.parse(new TextDecoder().decode(m.data))) });
   db = await connectMongo({ url: testStack().env.MONGO_URL!, dbPrefix: 'test', service: 'management-app-events' });

@@ -1,4 +1,4 @@
-import { connectNats, ServiceBus } from '@platform/bus';
+import { ServiceBus } from '@platform/bus';
 import { getChallenge, getLegacyPowChallenge, postChallenge, verifyChallenge } from '@platform/contracts';
 import { bootService, type StartedService } from '@platform/runtime';
 import { AppError } from '@platform/problems';
@@ -6,20 +6,20 @@ import { randomId, randomSecret } from '@platform/secrets';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { freePort, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { connectAs, natsEnv, freePort, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { runAuth } from '../src/service';
 
 /** run-auth booted in-process on its own NATS with the challenge service and the legacy PoW switched off. */
 let nats: NatsServer;
 let svc: StartedService;
-let nc: Awaited<ReturnType<typeof connectNats>>;
+let nc: Awaited<ReturnType<typeof connectAs>>;
 let bus: ServiceBus;
 
 beforeAll(async () => {
   nats = await startNatsServer();
   const main = testStack();
   svc = await bootService(runAuth, {
-    NATS_URL: nats.url,
+    ...natsEnv(nats.url, 'run-auth'),
     REDIS_URL: main.env.REDIS_URL,
     REDIS_KEY_PREFIX: `test:rac-${randomId(8)}:`,
     SIGNING_KEY_SEED: randomSecret(32),
@@ -27,7 +27,7 @@ beforeAll(async () => {
     LEGACY_POW_ENABLED: 'false',
     LOG_LEVEL: 'warn',
   });
-  nc = await connectNats({ url: nats.url, name: 'test-client' });
+  nc = await connectAs(nats.url, 'admin', { name: 'test-client' });
   bus = new ServiceBus(nc, 'test-client', 5000);
 });
 afterAll(async () => {
@@ -69,7 +69,7 @@ describe('run-auth when Redis goes away', () => {
     for (let i = 0; i < 100; i++) {
       try {
         svc2 = await bootService(runAuth, {
-          NATS_URL: nats.url,
+          ...natsEnv(nats.url, 'run-auth'),
           REDIS_URL: `redis://127.0.0.1:${port}`,
           REDIS_KEY_PREFIX: 'test:',
           SIGNING_KEY_SEED: randomSecret(32),
@@ -106,7 +106,7 @@ describe('a service whose health port another process holds', () => {
     const port = (holder.address() as AddressInfo).port;
     try {
       const boot = bootService(runAuth, {
-        NATS_URL: nats.url,
+        ...natsEnv(nats.url, 'run-auth'),
         REDIS_URL: testStack().env.REDIS_URL,
         REDIS_KEY_PREFIX: `test:rac-${randomId(8)}:`,
         SIGNING_KEY_SEED: randomSecret(32),
