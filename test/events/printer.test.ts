@@ -1,5 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { adminApi, aProject, eventually, repoRoot, testStack, trackChild } from '@platform/testkit';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { adminApi, aProject, eventually, natsAuthDir, repoRoot, testStack, trackChild } from '@platform/testkit';
 
 /** examples/event-printer, started with the README's one-line command, against the test stack's NATS. */
 const stack = testStack();
@@ -28,11 +31,18 @@ function start(args: string[]) {
   return { proc, out, lines: () => out.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>) };
 }
 
+/** A project consumer's credential, issued with the operators' command (`pnpm nats:credentials consumer`). */
+function consumerCredential(p: { tenantId: string; projectId: string }): string {
+  const out = join(mkdtempSync(join(tmpdir(), 'printer-')), 'consumer.creds');
+  execFileSync('pnpm', ['--silent', 'nats:credentials', 'consumer', '--dir', natsAuthDir(), '--tenant', p.tenantId, '--project', p.projectId, '--out', out], { cwd: repoRoot, stdio: 'ignore' });
+  return out;
+}
+
 describe('the event printer example', () => {
-  test('when an event is posted through the API, then the printer started for that project prints it, and nothing of another project', async () => {
+  test('when an event is posted through the API, then the printer started with that project\'s consumer credential prints it, and nothing of another project', async () => {
     const p = aProject();
     const other = { tenantId: p.tenantId, projectId: aProject().projectId };
-    const printer = start(['--tenant', p.tenantId, '--project', p.projectId]);
+    const printer = start(['--creds', consumerCredential(p)]);
     child = printer.proc;
     await eventually(() => printer.out.stderr.includes('listening'), `the printer to start (stderr: ${printer.out.stderr})`, 30_000);
 

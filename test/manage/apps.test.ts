@@ -8,7 +8,7 @@ const admin = adminClient(stack);
 let nc: NatsConnection;
 
 beforeAll(async () => {
-  nc = await connectAs(stack.env.NATS_URL, 'admin');
+  nc = await connectAs(stack.env.NATS_URL!, 'admin');
 });
 afterAll(async () => {
   await nc.close();

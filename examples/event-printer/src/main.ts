@@ -1,13 +1,17 @@
 /**
  * Prints every `event.created` of one project, one JSON line per event on stdout (status lines go to stderr).
  *
- *   pnpm example:events -- --tenant acme --project demo [--durable name] [--new] [--nats nats://127.0.0.1:14222]
+ *   pnpm nats:credentials consumer --tenant acme --project demo --out .local/acme-demo.creds
+ *   pnpm example:events -- --creds .local/acme-demo.creds [--new] [--nats nats://127.0.0.1:14222]
  *
- * It is a durable JetStream consumer (libs/consumer): stop it and start it again with the same durable name and
- * it goes on where it stopped. Without --new a new durable first prints the events still in the stream.
+ * The credential is a tenant-scoped consumer's (docs/building-on-the-platform.md): it names its tenant, project and
+ * durable consumer (the JWT's tags), reads only those events, and publishes nothing else. It is a durable
+ * JetStream consumer (libs/consumer): stop it and start it again and it goes on where it stopped. Without --new a
+ * new durable first prints the events still in the stream.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { connect } from 'nats';
+import { connect, credsAuthenticator } from 'nats';
 import { subscribe } from '@platform/consumer';
 import { eventCreated } from '@platform/contracts';
 
@@ -16,26 +20,39 @@ function options() {
   const { values } = parseArgs({
     args,
     options: {
-      tenant: { type: 'string' },
-      project: { type: 'string' },
-      durable: { type: 'string' },
+      creds: { type: 'string' },
       new: { type: 'boolean', default: false },
       nats: { type: 'string' },
     },
   });
-  if (!values.tenant || !values.project) {
-    console.error('usage: pnpm example:events -- --tenant <tenantId> --project <projectId> [--durable name] [--new] [--nats url]');
+  const usage = 'usage: pnpm example:events -- --creds <consumer .creds file> [--new] [--nats url]';
+  if (!values.creds) {
+    console.error(usage);
     process.exit(2);
   }
-  const durable = values.durable ?? `event-printer-${values.tenant}-${values.project}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+  const creds = readFileSync(values.creds, 'utf8');
+  const grant = grantOf(creds);
+  if (!grant.tenantId || !grant.projectId || !grant.durable) {
+    console.error(`${values.creds} is not a project consumer credential (pnpm nats:credentials consumer --tenant T --project P --out FILE)`);
+    process.exit(2);
+  }
   // NATS of `npm start` (scripts/infra.sh) unless told otherwise.
   const natsUrl = values.nats ?? process.env.NATS_URL ?? 'nats://127.0.0.1:14222';
-  return { tenantId: values.tenant, projectId: values.project, durable, fromNow: values.new, natsUrl };
+  return { ...grant, creds, fromNow: values.new, natsUrl } as { tenantId: string; projectId: string; durable: string; inboxPrefix: string; creds: string; fromNow: boolean; natsUrl: string };
+}
+
+/** What the credential grants, from its user JWT: the name (its inbox prefix) and the tags the command wrote. */
+function grantOf(creds: string) {
+  const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+)/.exec(creds)?.[1] ?? '';
+  const claims = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8') || '{}') as { name?: string; nats?: { tags?: string[] } };
+  const tag = (key: string) => claims.nats?.tags?.find((t) => t.startsWith(`${key}:`))?.slice(key.length + 1);
+  return { tenantId: tag('tenant'), projectId: tag('project'), durable: tag('durable'), inboxPrefix: `_INBOX_${claims.name}` };
 }
 
 async function main() {
   const o = options();
-  const nc = await connect({ servers: o.natsUrl, name: `event-printer:${o.durable}` });
+  // The credential's own inbox prefix: the only reply subjects it may read.
+  const nc = await connect({ servers: o.natsUrl, name: `event-printer:${o.durable}`, authenticator: credsAuthenticator(new TextEncoder().encode(o.creds)), inboxPrefix: o.inboxPrefix });
   const sub = await subscribe(
     nc,
     eventCreated,

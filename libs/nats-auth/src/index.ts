@@ -28,6 +28,12 @@ interface AuthState {
   accountSeed: string;
   /** Revoked user public keys -> revocation time (seconds): a user JWT issued at or before it is refused. */
   revocations: Record<string, number>;
+  /**
+   * The operator and system account JWTs, made once: a server refuses a reload whose operator JWT differs from the one
+   * it started with, so only the account JWT (revocations) is made anew.
+   */
+  operatorJwt?: string;
+  systemJwt?: string;
 }
 
 const STATE_FILE = 'state.json';
@@ -94,8 +100,12 @@ export async function serverAuthConfig(dir: string): Promise<string> {
   const system = kp(state.systemSeed);
   const account = kp(state.accountSeed);
   const sysPub = system.getPublicKey();
-  const operatorJwt = await encodeOperator('platform', operator, { system_account: sysPub });
-  const systemJwt = await encodeAccount('SYS', system, {}, { signer: operator });
+  if (!state.operatorJwt || !state.systemJwt) {
+    state.operatorJwt = await encodeOperator('platform', operator, { system_account: sysPub });
+    state.systemJwt = await encodeAccount('SYS', system, {}, { signer: operator });
+    writePrivate(join(dir, STATE_FILE), JSON.stringify(state, null, 2));
+  }
+  const { operatorJwt, systemJwt } = state;
   const accountJwt = await encodeAccount(
     'PLATFORM',
     account,

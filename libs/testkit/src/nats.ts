@@ -14,12 +14,14 @@ export interface NatsServer {
   stop(hard?: boolean): Promise<void>;
   /** Starts it again on the same port and store (after stop). */
   start(): Promise<void>;
+  /** Reloads its configuration (SIGHUP), as an operator does after a revocation. */
+  reload(): void;
   /** Stops the server for good and removes its store (also when stopping fails). */
   destroy(hard?: boolean): Promise<void>;
 }
 
 /** A private nats-server with JetStream for one test run (so parallel runs never share queue groups). */
-export async function startNatsServer(opts: { port?: number; args?: string[] } = {}): Promise<NatsServer> {
+export async function startNatsServer(opts: { port?: number; args?: string[]; /** Server configuration (default: the checkout's, with authentication). */ config?: string } = {}): Promise<NatsServer> {
   try {
     execFileSync(natsServerBin(), ['--version'], { stdio: 'ignore' });
   } catch {
@@ -28,7 +30,7 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
   const port = opts.port ?? (await freePort());
   const storeDir = mkdtempSync(join(tmpdir(), 'nats-js-'));
   const server = serverProcess(port, () =>
-    spawn(natsServerBin(), ['-c', natsServerConfig(), '-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' }),
+    spawn(natsServerBin(), ['-c', opts.config ?? natsServerConfig(), '-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' }),
     storeDir,
   );
   await server.start();
@@ -39,7 +41,7 @@ export async function startNatsServer(opts: { port?: number; args?: string[] } =
       rmSync(storeDir, { recursive: true, force: true });
     }
   };
-  return { url: `nats://127.0.0.1:${port}`, port, storeDir, stop: server.stop, start: server.start, destroy };
+  return { url: `nats://127.0.0.1:${port}`, port, storeDir, stop: server.stop, start: server.start, reload: () => server.signal('SIGHUP'), destroy };
 }
 
 /**

@@ -7,6 +7,8 @@ export interface ServerProcess {
   start(): Promise<void>;
   /** SIGTERM (SIGKILL after 10 s), or SIGKILL at once with `hard`; returns at once when it is not running. */
   stop(hard?: boolean): Promise<void>;
+  /** Sends a signal to the running server (SIGHUP: nats-server reloads its configuration). */
+  signal(sig: NodeJS.Signals): void;
 }
 
 /** A local server process (nats-server, redis-server) that tests stop and start again on the same port. */
@@ -17,6 +19,10 @@ export function serverProcess(port: number, spawnIt: () => ChildProcess, leaves?
       child = spawnIt();
       trackChild(child, leaves);
       await waitPort(port);
+    },
+    signal(sig) {
+      if (!child || child.exitCode !== null || child.signalCode !== null) throw new Error('the server is not running');
+      child.kill(sig);
     },
     async stop(hard = false) {
       const c = child;

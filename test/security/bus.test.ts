@@ -1,0 +1,149 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, credsAuthenticator, type NatsConnection } from 'nats';
+import { publisher } from '@platform/bus';
+import { subscribe, type Subscription } from '@platform/consumer';
+import { createAccessToken, eventCreated, pendingEvent, type RunEvent } from '@platform/contracts';
+import { writeCredentialSet } from '@platform/nats-auth';
+import { adminApi, aProject, connectAs, eventually, natsAuthDir, repoRoot, startNatsServer, testStack, uniqueId } from '@platform/testkit';
+
+/**
+ * The bus admits only who belongs (docs/security.md, "The message bus"): against the test stack's nats-server, started
+ * with the generated configuration, and the services running with their generated credentials.
+ */
+const stack = testStack();
+const url = stack.env.NATS_URL!;
+const api = adminApi(stack);
+const opened: NatsConnection[] = [];
+const subs: Subscription[] = [];
+afterAll(async () => {
+  await Promise.all(subs.map((s) => s.stop(1000)));
+  await Promise.all(opened.map((nc) => nc.close().catch(() => undefined)));
+});
+
+/** `pnpm nats:credentials consumer …` as an operator runs it; answers the file and what the command printed. */
+function issueConsumer(args: string[], dir = natsAuthDir()): { file: string; printed: string } {
+  const file = join(mkdtempSync(join(tmpdir(), 'consumer-')), 'consumer.creds');
+  const printed = execFileSync('pnpm', ['--silent', 'nats:credentials', 'consumer', '--dir', dir, ...args, '--out', file], { cwd: repoRoot, encoding: 'utf8' });
+  return { file, printed };
+}
+
+/** A connection with a `.creds` file, as a consumer's program makes it (its own inbox prefix). */
+async function connectWith(file: string, server = url): Promise<NatsConnection> {
+  const creds = readFileSync(file, 'utf8');
+  const claims = JSON.parse(Buffer.from(/JWT-----\s*(\S+)/.exec(creds)![1]!.split('.')[1]!, 'base64url').toString()) as { name: string };
+  const nc = await connect({ servers: server, authenticator: credsAuthenticator(new TextEncoder().encode(creds)), inboxPrefix: `_INBOX_${claims.name}`, maxReconnectAttempts: 0 });
+  opened.push(nc);
+  return nc;
+}
+
+/** The permission errors the server sent this connection, as nats.js reports them. */
+function violations(nc: NatsConnection): string[] {
+  const seen: string[] = [];
+  void (async () => {
+    for await (const s of nc.status()) if (s.type === 'error') seen.push((s.data as { message?: string } | undefined)?.message ?? String(s.data));
+  })();
+  return seen;
+}
+
+function aRunEvent(p: { tenantId: string; projectId: string }): RunEvent {
+  const now = new Date().toISOString();
+  return { id: uniqueId('e'), ...p, type: 'page.viewed', agentId: null, conversationId: null, messageId: null, properties: null, userProperties: null, metadata: null, serverMetadata: { authMethod: 'api_key' }, createdAt: now, updatedAt: now };
+}
+
+const wire = (principal: unknown, body: unknown, params: unknown) => new TextEncoder().encode(JSON.stringify({ principal, body, params }));
+
+describe('who may connect', () => {
+  test('when a client connects without credentials, then the server refuses it', async () => {
+    await expect(connect({ servers: url, maxReconnectAttempts: 0, reconnect: false })).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+  });
+
+  test('when a client presents a credential of another operator, then the server refuses it', async () => {
+    const foreign = mkdtempSync(join(tmpdir(), 'foreign-nats-'));
+    await writeCredentialSet(foreign, { identities: {} });
+    await expect(connectWith(join(foreign, 'admin.creds'))).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+  });
+});
+
+describe('a tenant-scoped event consumer', () => {
+  test('when tenant A\'s consumer credential is used, then it receives A\'s events and is refused B\'s subjects, requests to services and publishing', async () => {
+    const a = aProject();
+    const b = aProject();
+    const { file, printed } = issueConsumer(['--tenant', a.tenantId]);
+    const durable = /durable consumers: (\S+)/.exec(printed)![1]!.replace(/,$/, '');
+    const nc = await connectWith(file);
+    const errors = violations(nc);
+
+    const got: string[] = [];
+    subs.push(await subscribe(nc, eventCreated, { durable, tenantId: a.tenantId }, (e) => void got.push(e.tenantId)));
+    const admin = await connectAs(url);
+    opened.push(admin);
+    const mine = pendingEvent(eventCreated, uniqueId('id'), a, { event: aRunEvent(a), dispatch: false });
+    const theirs = pendingEvent(eventCreated, uniqueId('id'), b, { event: aRunEvent(b), dispatch: false });
+    await publisher(admin).publishPending([theirs, mine]);
+    await eventually(() => got.includes(a.tenantId), 'tenant A\'s event to arrive');
+    expect(got).not.toContain(b.tenantId);
+
+    // B's events, through a consumer of its own name or another's: the filtered create subject is outside its grant.
+    await expect(subscribe(nc, eventCreated, { durable, tenantId: b.tenantId })).rejects.toThrow(/permission/i);
+    await expect(subscribe(nc, eventCreated, { durable: 'webhook-dispatcher-event-created', tenantId: a.tenantId })).rejects.toThrow(/permission/i);
+    // Core subscriptions, requests to services, and publishing anything are refused by the server.
+    nc.subscribe(`evt.${b.tenantId}.>`);
+    await expect(nc.request(createAccessToken.subject, wire({ kind: 'admin', via: 'bearer' }, { name: 'x' }, { tenantId: a.tenantId }), { timeout: 2000 })).rejects.toThrow();
+    nc.publish(`evt.${a.tenantId}.${a.projectId}.event.created.v1`, new Uint8Array());
+    await eventually(() => errors.filter((e) => /permissions violation/i.test(e)).length >= 3, `three permission violations (saw ${JSON.stringify(errors)})`);
+    expect(errors.join('\n')).toMatch(/Subscription to "evt\./i);
+    expect(errors.join('\n')).toMatch(new RegExp(`Publish to "${createAccessToken.subject.replace(/\./g, '\\.')}"`));
+    expect(errors.join('\n')).toMatch(/Publish to "evt\./);
+  });
+
+  test('when a project consumer credential is revoked and the server reloads, then its connection is closed and it cannot connect again', async () => {
+    // A server and credential set of its own: the revocation rewrites that set's auth.conf.
+    const dir = mkdtempSync(join(tmpdir(), 'revoke-nats-'));
+    await writeCredentialSet(dir, { identities: {} });
+    const config = join(dir, 'server.conf');
+    writeFileSync(config, `${readFileSync(join(repoRoot, 'deploy', 'nats.conf'), 'utf8')}\ninclude "auth.conf"\n`);
+    const server = await startNatsServer({ config });
+    try {
+      const p = aProject();
+      const { file } = issueConsumer(['--tenant', p.tenantId, '--project', p.projectId], dir);
+      const nc = await connectWith(file, server.url);
+      const closed = nc.closed();
+      execFileSync('pnpm', ['--silent', 'nats:credentials', 'revoke', '--dir', dir, '--creds', file], { cwd: repoRoot, stdio: 'ignore' });
+      server.reload();
+      await expect(closed).resolves.toBeDefined();
+      await expect(connectWith(file, server.url)).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+      // A credential issued after the revocation still works.
+      copyFileSync(issueConsumer(['--tenant', p.tenantId], dir).file, join(dir, 'fresh.creds'));
+      await expect(connectWith(join(dir, 'fresh.creds'), server.url)).resolves.toBeDefined();
+    } finally {
+      await server.destroy();
+    }
+  });
+});
+
+describe('service identities', () => {
+  test('when run-auth\'s credential tries to serve or call a management operation, then the server refuses both; its declared call still works', async () => {
+    const nc = await connectAs(url, 'run-auth', { maxReconnectAttempts: 0 });
+    opened.push(nc);
+    const errors = violations(nc);
+    nc.subscribe(createAccessToken.subject, { queue: 'management' });
+    nc.publish(createAccessToken.subject, wire({ kind: 'admin', via: 'bearer' }, { name: 'x' }, { tenantId: 't' }));
+    await eventually(() => errors.length >= 2, `two permission violations (saw ${JSON.stringify(errors)})`);
+    expect(errors.join('\n')).toMatch(new RegExp(`Subscription to "${createAccessToken.subject.replace(/\./g, '\\.')}"`));
+    expect(errors.join('\n')).toMatch(new RegExp(`Publish to "${createAccessToken.subject.replace(/\./g, '\\.')}"`));
+  });
+
+  test('when a non-gateway identity sends a public operation with a forged admin principal, then it never reaches the service and nothing is created', async () => {
+    const { tenantId } = aProject();
+    for (const identity of ['webhook-dispatcher', 'chatapp', 'evals', 'events-ingest']) {
+      const nc = await connectAs(url, identity, { maxReconnectAttempts: 0 });
+      opened.push(nc);
+      await expect(nc.request(createAccessToken.subject, wire({ kind: 'admin', via: 'bearer' }, { name: `forged-${identity}` }, { tenantId }), { timeout: 2000 })).rejects.toThrow();
+    }
+    const listed = await api.listAccessTokens({ params: { tenantId } });
+    expect(listed.data).toEqual([]);
+  });
+});
