@@ -87,8 +87,8 @@ describe('a tenant-scoped event consumer', () => {
     expect(got).not.toContain(b.tenantId);
 
     // B's events, through a consumer of its own name or another's: the filtered create subject is outside its grant.
-    await expect(subscribe(nc, eventCreated, { durable, tenantId: b.tenantId })).rejects.toThrow(/permission/i);
-    await expect(subscribe(nc, eventCreated, { durable: 'webhook-dispatcher-event-created', tenantId: a.tenantId })).rejects.toThrow(/permission/i);
+    await expect(subscribe(nc, eventCreated, { durable, tenantId: b.tenantId }, () => undefined)).rejects.toThrow(/permission/i);
+    await expect(subscribe(nc, eventCreated, { durable: 'webhook-dispatcher-event-created', tenantId: a.tenantId }, () => undefined)).rejects.toThrow(/permission/i);
     // Core subscriptions, requests to services, and publishing anything are refused by the server.
     nc.subscribe(`evt.${b.tenantId}.>`);
     await expect(nc.request(createAccessToken.subject, wire({ kind: 'admin', via: 'bearer' }, { name: 'x' }, { tenantId: a.tenantId }), { timeout: 2000 })).rejects.toThrow();
