@@ -35,7 +35,7 @@ async function main() {
   OpenAPI document   ${gateway}/openapi.json   (reference: ${gateway}/docs)
   Analytics ingest   ${analytics}/events
   Chat product fake  ${chatapp}   (workspaces, channels and the messages the app posted)
-  NATS               ${infra.NATS_URL}
+  NATS               ${infra.NATS_URL}   (JWT authentication; credentials in .local/nats/, admin.creds for the nats CLI)
   Redis              ${infra.REDIS_URL}
   MongoDB wire       ${infra.MONGO_URL}
   Logs               .local/logs/
@@ -46,6 +46,9 @@ ${healthLines}
   Admin credential   written to .local/admin-token
                      export ADMIN_TOKEN=$(cat .local/admin-token)
                      curl -H "Authorization: Bearer $ADMIN_TOKEN" ${gateway}/manage/tenants/acme/projects/demo/api-keys
+
+  Event consumers    pnpm nats:credentials consumer --tenant acme --project demo --out .local/acme-demo.creds
+                     pnpm example:events -- --creds .local/acme-demo.creds
 
   Chat app           open ${gateway}/work-apps/chatapp/install?tenant_id=acme&project_id=demo
                      in a browser, allow it in "Local Workspace", then follow the result page.

@@ -44,6 +44,14 @@ export const EVENT_SUBJECT_RULES = [
   'Every message is an envelope `{id, type, version, tenantId, projectId, occurredAt, data}`; `id` is also the Nats-Msg-Id, so redeliveries and republishes carry the same id: consumers de-duplicate by it.',
 ];
 
+/** How a consumer authenticates (AsyncAPI 3 has no scheme for NATS JWTs: `userPassword` is the nearest, described). */
+export const CONSUMER_AUTH = [
+  'Every connection authenticates with a NATS user credential (decentralized JWT authentication; anonymous clients are refused).',
+  `An operator issues a tenant's (or project's) consumer credential with \`pnpm nats:credentials consumer --tenant T [--project P] [--durable NAME] [--expires-days N] --out FILE\`: a standard .creds file (user JWT and nkey seed) that the \`nats\` CLI (\`--creds\`) and nats.js (\`credsAuthenticator\`) accept.`,
+  `It may create and read only its own durable consumers (the names it was issued with) on ${PLATFORM_EVENTS_STREAM}, with a filter inside \`${EVENT_SUBJECT_PREFIX}.<tenant>.>\` (or \`${EVENT_SUBJECT_PREFIX}.<tenant>.<project>.>\`), and read replies on its own inbox prefix (\`_INBOX_<credential name>\`, printed by the command; set it as the client's inboxPrefix). It publishes nothing else: every other subject is a permissions violation.`,
+  'Revocation: `pnpm nats:credentials revoke --creds FILE` (or `--user UKEY`), then reload the server; its connections are closed and the credential is refused from then on.',
+].join(' ');
+
 export function buildAsyncApi(events: EventDef[] = allEvents, server: { host: string; description?: string } = { host: 'localhost:4222' }) {
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
@@ -96,10 +104,23 @@ export function buildAsyncApi(events: EventDef[] = allEvents, server: { host: st
     },
     defaultContentType: 'application/json',
     servers: {
-      nats: { host: server.host, protocol: 'nats', description: server.description ?? 'The platform NATS server (JetStream enabled)' },
+      nats: {
+        host: server.host,
+        protocol: 'nats',
+        description: server.description ?? 'The platform NATS server (JetStream enabled)',
+        security: [{ $ref: '#/components/securitySchemes/consumerCredential' }],
+      },
     },
     channels,
     operations,
-    components: { messages },
+    components: {
+      messages,
+      securitySchemes: {
+        consumerCredential: {
+          type: 'userPassword',
+          description: CONSUMER_AUTH,
+        },
+      },
+    },
   };
 }
