@@ -2,6 +2,7 @@ import { type NatsConnection, type Msg, type Subscription, ErrorCode, type NatsE
 import type { z } from 'zod';
 import {
   type AnyOperation,
+  coalescedSubject,
   type OperationInput,
   type OperationReplyBody,
   type OperationRequest,
@@ -13,7 +14,7 @@ import { getLogger, runWithContext, currentContext, type RequestContext } from '
 import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsCoalescedRequests, natsRequestDuration, traceHeaders } from '@platform/telemetry';
 import { decode, encode, headerMap, headersOf } from './codec';
 import { natsReachable } from './connection';
-import { type Answer, type CoalescedRequest, coalescedSubject, frameCoalescedReply, RequestMux } from './request-mux';
+import { type Answer, type CoalescedRequest, frameCoalescedReply, RequestMux } from './request-mux';
 import { markUndelivered, undeliveredFromNats, withRetries, type RetryPolicy } from './retry';
 
 const log = getLogger('bus.rpc');

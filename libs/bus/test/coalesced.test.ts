@@ -2,7 +2,7 @@ import { AppError } from '@platform/problems';
 import { startNatsServer, type NatsServer } from '@platform/testkit';
 import type { NatsConnection, Subscription } from 'nats';
 import { connectNats, ServiceBus } from '../src';
-import { coalescedSubject } from '../src/request-mux';
+import { coalescedSubject } from '@platform/contracts';
 
 let nats: NatsServer;
 let serviceNc: NatsConnection;
