@@ -8,6 +8,7 @@ export * from './http';
 export * from './receiver';
 export * from './fixtures';
 export * from './nats';
+export * from './internal-calls';
 export * from './children';
 export * from './db';
 export * from './agents';
