@@ -118,15 +118,13 @@ export interface CallContext {
   traceparent?: string;
   /** The request's deadline: every attempt of it ends within this time. */
   timeoutMs?: number;
-  /** Whether this request may be sent again (see retry.ts); default: the bus's `repeatableSubjects`. */
+  /** Whether this request may be sent again after a timeout (see retry.ts); default false. */
   repeatable?: boolean;
 }
 
 export interface ServiceBusOptions {
   /** Turns retries on: how long one attempt of a request that is safe to repeat waits before it is sent again. */
   attemptTimeoutMs?: number;
-  /** Subjects that are always safe to repeat (lookups), for callers that do not say. */
-  repeatableSubjects?: ReadonlySet<string>;
   /** Subjects whose concurrent requests travel together (operations declared `coalesce`; see RequestMux.requestCoalesced). */
   coalescedSubjects?: ReadonlySet<string>;
 }
@@ -224,7 +222,7 @@ export class ServiceBus {
    * also the subject's coalesced requests (several in one message, see RequestMux.requestCoalesced): each is served as
    * if it had come alone, and their replies leave together once all are ready.
    */
-  serve(subject: string, fn: ServeFn, opts: { coalesced?: boolean } = {}): void {
+  private serve(subject: string, fn: ServeFn, opts: { coalesced?: boolean } = {}): void {
     this.listen(subject, subject, (msg) => this.dispatch(subject, msg, fn));
     if (opts.coalesced) this.listen(coalescedSubject(subject), subject, (msg) => this.dispatchCoalesced(subject, msg, fn));
   }
@@ -338,13 +336,6 @@ export class ServiceBus {
     return { status: reply.status, body: bodyOf(reply) as OperationReplyBody<O>, headers: reply.headers };
   }
 
-  /** Sends a wire request on a subject; returns the success reply or throws the problem as AppError. */
-  async requestWire(subject: string, wire: WireRequest, ctx: CallContext = {}, instance?: string): Promise<CallResult> {
-    const reply = await this.requestRaw(subject, wire, ctx, instance);
-    if (reply.ok) return { status: reply.status, body: bodyOf(reply), headers: reply.headers };
-    throw AppError.fromProblem(reply.problem, reply.headers);
-  }
-
   /**
    * Calls an internal call of another service and answers its reply body, parsed with the call's reply schema; a
    * problem reply becomes an AppError, and a reply that does not match the schema a 502 (`bad_gateway`, cause logged).
@@ -375,8 +366,8 @@ export class ServiceBus {
    * repeat.
    */
   async requestRaw(subject: string, wire: WireRequest, ctx: CallContext = {}, instance?: string): Promise<WireReply> {
-    const { attemptTimeoutMs, repeatableSubjects } = this.options;
-    const repeatable = ctx.repeatable ?? repeatableSubjects?.has(subject) ?? false;
+    const { attemptTimeoutMs } = this.options;
+    const repeatable = ctx.repeatable ?? false;
     // Buses without an attempt timeout (the services' own calls) never send a request twice.
     const policy: RetryPolicy | undefined = attemptTimeoutMs === undefined ? undefined : { repeatable, attemptTimeoutMs };
     return withRetries(subject, ctx.timeoutMs ?? this.defaultTimeoutMs, policy, (timeoutMs) => this.requestOnce(subject, wire, { ...ctx, timeoutMs }, instance));

@@ -34,4 +34,3 @@ export * from './evals/evaluators';
 export * from './evals/evaluations';
 export * from './evals/improvements';
 export * from './repeat';
-export * from './internal/legacy-subjects';
