@@ -17,8 +17,6 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   type PermissionTable,
-  consumerPermission,
-  inboxPrefixFor,
   issueUser,
   readCreds,
   revokeUser,
@@ -26,7 +24,7 @@ import {
   writeCredentialSet,
   writePrivate,
 } from '@platform/nats-auth';
-import { EVENT_SUBJECT_PREFIX, PLATFORM_EVENTS_STREAM, subjectToken } from '@platform/contracts';
+import { PLATFORM_EVENTS_STREAM, consumerPermission, consumerScope, inboxPrefixFor, subjectToken } from '@platform/contracts';
 
 const root = join(__dirname, '..');
 
@@ -71,13 +69,13 @@ async function main() {
     // The name is the inbox prefix too: unique per credential, so two consumers never see each other's replies.
     const name = `consumer-${Math.random().toString(36).slice(2, 10)}`;
     const inbox = inboxPrefixFor(name);
-    const permission = consumerPermission({ tenantId: values.tenant, projectId: values.project, durables, stream: PLATFORM_EVENTS_STREAM, eventPrefix: EVENT_SUBJECT_PREFIX }, inbox);
+    const permission = consumerPermission({ tenantId: values.tenant, projectId: values.project, durables }, inbox);
     const issued = await issueUser(dir, name, permission, {
       expiresInS: days ? Math.round(days * 86_400) : undefined,
       tags: [`tenant:${values.tenant}`, ...(values.project ? [`project:${values.project}`] : []), ...durables.map((d) => `durable:${d}`)],
     });
     writePrivate(values.out, issued.creds);
-    const filter = values.project ? `${EVENT_SUBJECT_PREFIX}.${subjectToken(values.tenant)}.${subjectToken(values.project)}.>` : `${EVENT_SUBJECT_PREFIX}.${subjectToken(values.tenant)}.>`;
+    const filter = consumerScope({ tenantId: values.tenant, projectId: values.project });
     process.stdout.write(
       [
         `credential: ${values.out}`,

@@ -1,4 +1,4 @@
-import { COMPLETE_LINK_SESSION_SUBJECT, POST_CHANNEL_MESSAGE_SUBJECT } from '@platform/contracts';
+import { completeLinkSession, postChannelMessage } from '@platform/contracts';
 import { aProject, installChatWorkspace, requestSubject } from '@platform/testkit';
 import { CHAT, fake, stack, tenantClient, withChatAgents } from '../support/chatapp';
 
@@ -65,7 +65,7 @@ describe('the chat-app integration, end to end through the gateway', () => {
     ]);
 
     // 5. an event of a webhook destination with chatappChannelId is posted to the channel
-    const posted = await requestSubject(stack.env.NATS_URL!, POST_CHANNEL_MESSAGE_SUBJECT, {
+    const posted = await requestSubject(stack.env.NATS_URL!, postChannelMessage.subject, {
       tenantId: p.tenantId,
       projectId: p.projectId,
       channelId: 'CSUPPORT1',
@@ -86,7 +86,7 @@ describe('the chat-app integration, end to end through the gateway', () => {
     expect((await owner.get(`${CHAT}/workspaces/${team.teamId}`)).status).toBe(404);
     expect((await owner.get(`${CHAT}/workspaces/${team.teamId}/channels/CSUPPORT1/settings`)).status).toBe(404);
     expect((await alice.get(`${CHAT}/users/link-status?chatappUserId=UALICE&chatappTeamId=${team.teamId}`)).body.linked).toBe(false);
-    const afterUninstall = await requestSubject(stack.env.NATS_URL!, POST_CHANNEL_MESSAGE_SUBJECT, { tenantId: p.tenantId, projectId: p.projectId, channelId: 'CSUPPORT1', text: 'late' });
+    const afterUninstall = await requestSubject(stack.env.NATS_URL!, postChannelMessage.subject, { tenantId: p.tenantId, projectId: p.projectId, channelId: 'CSUPPORT1', text: 'late' });
     expect(afterUninstall.body).toEqual({ ok: false, error: 'no_workspace' });
 
     // and a reinstall starts clean: no channel settings come back
@@ -105,7 +105,7 @@ describe('the chat-app integration, end to end through the gateway', () => {
     expect(connect.status).toBe(200);
     expect(new URL(connect.body.connectUrl).searchParams.get('session')).toBe(connect.body.sessionToken);
 
-    const done = await requestSubject(stack.env.NATS_URL!, COMPLETE_LINK_SESSION_SUBJECT, {
+    const done = await requestSubject(stack.env.NATS_URL!, completeLinkSession.subject, {
       sessionToken: connect.body.sessionToken,
       chatappTeamId: team.teamId,
       chatappUserId: 'UBOB',
@@ -115,7 +115,7 @@ describe('the chat-app integration, end to end through the gateway', () => {
     const status = await bob.get(`${CHAT}/users/status?userId=user-bob`);
     expect(status.body).toMatchObject({ connected: true, connection: { appUserId: 'user-bob', appUserEmail: 'bob@example.com', chatappUserId: 'UBOB', chatappDisplayName: 'bob' } });
 
-    const replay = await requestSubject(stack.env.NATS_URL!, COMPLETE_LINK_SESSION_SUBJECT, { sessionToken: connect.body.sessionToken, chatappTeamId: team.teamId, chatappUserId: 'UMALLORY' });
+    const replay = await requestSubject(stack.env.NATS_URL!, completeLinkSession.subject, { sessionToken: connect.body.sessionToken, chatappTeamId: team.teamId, chatappUserId: 'UMALLORY' });
     expect(replay).toMatchObject({ ok: false, problem: { status: 410, detail: 'The link session was already used; ask for a new one' } });
 
     const off = await bob.post(`${CHAT}/users/disconnect`, { userId: 'user-bob' });

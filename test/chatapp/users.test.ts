@@ -1,4 +1,4 @@
-import { COMPLETE_LINK_SESSION_SUBJECT, POST_CHANNEL_MESSAGE_SUBJECT } from '@platform/contracts';
+import { completeLinkSession, postChannelMessage } from '@platform/contracts';
 import { aProject, installChatWorkspace, requestSubject, signChatLinkToken } from '@platform/testkit';
 import { admin, anInstalledWorkspace, CHAT, fake, stack, tenantClient } from '../support/chatapp';
 
@@ -109,13 +109,13 @@ describe('linking chat users to platform users', () => {
     expect((await carol.post(`${CHAT}/users/connect`, {})).status).toBe(400);
     expect((await carol.post(`${CHAT}/users/connect`, { userId: 'user-carol', userEmail: 'nope' })).status).toBe(400);
     expect((await carol.post(`${CHAT}/users/connect`, { userId: 'user-carol', tenantId: 'someone-else' })).status).toBe(403);
-    const wrongTeam = await requestSubject(nats, COMPLETE_LINK_SESSION_SUBJECT, {
+    const wrongTeam = await requestSubject(nats, completeLinkSession.subject, {
       sessionToken: (await carol.post(`${CHAT}/users/connect`, { userId: 'user-carol' })).body.sessionToken,
       chatappTeamId: 'TNOTOURS',
       chatappUserId: 'UCAROL',
     });
     expect(wrongTeam).toMatchObject({ ok: false, problem: { status: 404 } });
-    const bad = await requestSubject(nats, COMPLETE_LINK_SESSION_SUBJECT, { sessionToken: 'x', chatappTeamId: teamId, chatappUserId: 'UCAROL' });
+    const bad = await requestSubject(nats, completeLinkSession.subject, { sessionToken: 'x', chatappTeamId: teamId, chatappUserId: 'UCAROL' });
     expect(bad).toMatchObject({ ok: false, problem: { status: 400 } });
   });
 });
@@ -123,11 +123,11 @@ describe('linking chat users to platform users', () => {
 describe('posting webhook events to chat channels (internal subject)', () => {
   test('when the workspace refuses the channel or none is installed, then the reply says why', async () => {
     const { tenantId, projectId } = await anInstalledWorkspace([{ id: 'CALERTS', name: 'alerts' }]);
-    const refused = await requestSubject(nats, POST_CHANNEL_MESSAGE_SUBJECT, { tenantId, projectId, channelId: 'CUNKNOWN', text: 'hi' });
+    const refused = await requestSubject(nats, postChannelMessage.subject, { tenantId, projectId, channelId: 'CUNKNOWN', text: 'hi' });
     expect(refused.body).toEqual({ ok: false, error: 'channel_not_found' });
-    const none = await requestSubject(nats, POST_CHANNEL_MESSAGE_SUBJECT, { ...aProject(), channelId: 'CALERTS', text: 'hi' });
+    const none = await requestSubject(nats, postChannelMessage.subject, { ...aProject(), channelId: 'CALERTS', text: 'hi' });
     expect(none.body).toEqual({ ok: false, error: 'no_workspace' });
-    const invalid = await requestSubject(nats, POST_CHANNEL_MESSAGE_SUBJECT, { tenantId, channelId: 'CALERTS' });
+    const invalid = await requestSubject(nats, postChannelMessage.subject, { tenantId, channelId: 'CALERTS' });
     expect(invalid).toMatchObject({ ok: false, problem: { status: 400 } });
   });
 
@@ -136,7 +136,7 @@ describe('posting webhook events to chat channels (internal subject)', () => {
     const other = await fake.createTeam({ channels: [{ id: 'CTWO', name: 'two' }] });
     await installChatWorkspace(stack.gatewayUrl, { tenantId: first.tenantId, teamId: other.teamId });
     await first.owner.put(`${CHAT}/workspaces/${other.teamId}/channels/CTWO/settings`, { agentConfig: { agentId: 'bot', projectId: first.projectId } });
-    const res = await requestSubject(nats, POST_CHANNEL_MESSAGE_SUBJECT, { tenantId: first.tenantId, projectId: first.projectId, channelId: 'CTWO', text: 'routed' });
+    const res = await requestSubject(nats, postChannelMessage.subject, { tenantId: first.tenantId, projectId: first.projectId, channelId: 'CTWO', text: 'routed' });
     expect(res.body).toEqual({ ok: true, messageTs: expect.any(String) });
     expect(await fake.messages(other.teamId)).toEqual([expect.objectContaining({ channel: 'CTWO', text: 'routed' })]);
     expect(await fake.messages(first.teamId)).toEqual([]);

@@ -1,4 +1,4 @@
-import { GET_AGENT_DEFINITION_SUBJECT, REPLACE_AGENT_DEFINITION_SUBJECT } from '@platform/contracts';
+import { getAgentDefinition, replaceAgentDefinition } from '@platform/contracts';
 import { aProject, aStoredAgent, eventually, projectPath, requestSubject, startReceiver, testStack, uniqueId, withDatabase, type Receiver } from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 import { aConversation, aFeedback, anEvaluator, evalsPath, finishedRun, improvementsPath, resultsOf, runsPath, settledBranch, startEvalsStack } from '../support/evals';
@@ -33,7 +33,7 @@ async function insertRaw(service: string, collection: string, doc: Record<string
 }
 
 async function liveAgent(p: { tenantId: string; projectId: string }, agentId: string) {
-  const reply = await requestSubject(es.natsUrl, GET_AGENT_DEFINITION_SUBJECT, { ...p, agentId });
+  const reply = await requestSubject(es.natsUrl, getAgentDefinition.subject, { ...p, agentId });
   return reply.body as Record<string, any>;
 }
 
@@ -325,7 +325,7 @@ describe('improvement branches over several agents', () => {
     // through management (with the branch key as its change id), the helper not yet.
     const key = `${p.tenantId}:${p.projectId}:${branchName}`;
     const focusLive = await liveAgent(p, ids.focus);
-    const written = await requestSubject(es.natsUrl, REPLACE_AGENT_DEFINITION_SUBJECT, {
+    const written = await requestSubject(es.natsUrl, replaceAgentDefinition.subject, {
       ...p,
       agentId: ids.focus,
       definition: { ...withoutTimes(focusLive), prompt: 'Be precise.' },
@@ -373,12 +373,12 @@ describe('improvement branches over several agents', () => {
     await createDestination(es.admin, p, { url: receiver.url, eventTypes: ['agent.updated'] });
     const live = await liveAgent(p, agent.id);
     const body = { ...p, agentId: agent.id, definition: { ...withoutTimes(live), prompt: 'Twice?' }, expectedUpdatedAt: live.updatedAt, changeId: uniqueId('change') };
-    const first = await requestSubject(es.natsUrl, REPLACE_AGENT_DEFINITION_SUBJECT, body);
-    const second = await requestSubject(es.natsUrl, REPLACE_AGENT_DEFINITION_SUBJECT, body);
+    const first = await requestSubject(es.natsUrl, replaceAgentDefinition.subject, body);
+    const second = await requestSubject(es.natsUrl, replaceAgentDefinition.subject, body);
     expect(first).toMatchObject({ ok: true, status: 200 });
     expect(second).toMatchObject({ ok: true, status: 200 });
     expect(second.body).toEqual(first.body);
-    const other = await requestSubject(es.natsUrl, REPLACE_AGENT_DEFINITION_SUBJECT, { ...body, changeId: uniqueId('change') });
+    const other = await requestSubject(es.natsUrl, replaceAgentDefinition.subject, { ...body, changeId: uniqueId('change') });
     expect(other).toMatchObject({ ok: false, problem: { status: 409 } });
     await receiver.waitFor((r) => updatesOf(p, agent.id).includes(r));
     expect((await liveAgent(p, agent.id)).prompt).toBe('Twice?');

@@ -12,14 +12,14 @@ import {
   projectPath,
   testStack,
 } from '@platform/testkit';
-import { agentCreated, allOperations, eventFilter, GET_AGENT_DEFINITION_SUBJECT, LIST_AGENT_DEFINITIONS_SUBJECT, LOOKUP_AGENT_SUBJECT } from '@platform/contracts';
+import { agentCreated, allOperations, eventFilter, getAgentDefinition, listAgentDefinitions, lookupAgent } from '@platform/contracts';
 
 const stack = testStack();
 const admin = adminClient(stack);
 const anonymous = client(stack.gatewayUrl);
 
-const lookup = (p: { tenantId: string; projectId: string }, agentId: string) => internalRequest(LOOKUP_AGENT_SUBJECT, { ...p, agentId });
-const definition = (p: { tenantId: string; projectId: string }, agentId: string) => internalRequest(GET_AGENT_DEFINITION_SUBJECT, { ...p, agentId });
+const lookup = (p: { tenantId: string; projectId: string }, agentId: string) => internalRequest(lookupAgent.subject, { ...p, agentId });
+const definition = (p: { tenantId: string; projectId: string }, agentId: string) => internalRequest(getAgentDefinition.subject, { ...p, agentId });
 
 describe('POST P/agent (create a full agent)', () => {
   test('when a full agent is created, then it answers 201 with the definition and the lookup and definition subjects know it', async () => {
@@ -289,9 +289,9 @@ describe('agent lookup and definition subjects', () => {
   });
 
   test('when the request is malformed, then the subject answers a 400 problem', async () => {
-    const res = await internalRequest(LOOKUP_AGENT_SUBJECT, { tenantId: 't' });
+    const res = await internalRequest(lookupAgent.subject, { tenantId: 't' });
     expect(res).toMatchObject({ ok: false, problem: { status: 400 } });
-    expect(await internalRequest(LIST_AGENT_DEFINITIONS_SUBJECT, { tenantId: 't', projectId: 'p', limit: 0 })).toMatchObject({ ok: false, problem: { status: 400 } });
+    expect(await internalRequest(listAgentDefinitions.subject, { tenantId: 't', projectId: 'p', limit: 0 })).toMatchObject({ ok: false, problem: { status: 400 } });
   });
 
   test("when a project's agent definitions are listed a page at a time, then each agent comes once, in id order, with its full definition", async () => {
@@ -299,13 +299,13 @@ describe('agent lookup and definition subjects', () => {
     const ids = ['agent-c', 'agent-a', 'agent-b'];
     for (const id of ids) await aStoredAgent(admin, p, { id });
     await aStoredAgent(admin, aProject(), { id: 'agent-other' });
-    const first = await internalRequest(LIST_AGENT_DEFINITIONS_SUBJECT, { ...p, limit: 2 });
+    const first = await internalRequest(listAgentDefinitions.subject, { ...p, limit: 2 });
     expect(first).toMatchObject({ ok: true, status: 200, body: { next: 'agent-b' } });
     expect(first.body.agents.map((a: any) => a.id)).toEqual(['agent-a', 'agent-b']);
     expect(first.body.agents[0]).toEqual((await definition(p, 'agent-a')).body);
-    const second = await internalRequest(LIST_AGENT_DEFINITIONS_SUBJECT, { ...p, limit: 2, after: first.body.next });
+    const second = await internalRequest(listAgentDefinitions.subject, { ...p, limit: 2, after: first.body.next });
     expect(second.body).toEqual({ agents: [expect.objectContaining({ id: 'agent-c', subAgents: expect.any(Object) })], next: null });
-    expect(await internalRequest(LIST_AGENT_DEFINITIONS_SUBJECT, { ...aProject() })).toEqual({ ok: true, status: 200, body: { agents: [], next: null } });
+    expect(await internalRequest(listAgentDefinitions.subject, { ...aProject() })).toEqual({ ok: true, status: 200, body: { agents: [], next: null } });
   });
 });
 

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { NatsConnection } from 'nats';
-import { APP_CHANGED_SUBJECT, GET_APP_FOR_AUTH_SUBJECT } from '@platform/contracts';
+import { appChanged, getAppForAuth } from '@platform/contracts';
 import { connectAs, aKeyPair, anApp, aProject, aTenantToken, adminClient, client, eventually, projectPath, testStack } from '@platform/testkit';
 
 const stack = testStack();
@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 async function appForAuth(appId: string) {
-  const m = await nc.request(GET_APP_FOR_AUTH_SUBJECT, new TextEncoder().encode(JSON.stringify({ principal: { kind: 'anonymous' }, body: { appId } })), { timeout: 5000 });
+  const m = await nc.request(getAppForAuth.subject, new TextEncoder().encode(JSON.stringify({ principal: { kind: 'anonymous' }, body: { appId } })), { timeout: 5000 });
   return JSON.parse(new TextDecoder().decode(m.data)) as { ok: boolean; body: { app: any } };
 }
 
@@ -130,7 +130,7 @@ describe('apps', () => {
     const app = await anApp(admin, p);
     expect((await admin.patch(`${projectPath(p)}/apps/${app.id}`, { description: 'changed' })).status).toBe(200);
     const changed = new Promise<unknown>((resolve) => {
-      const sub = nc.subscribe(APP_CHANGED_SUBJECT);
+      const sub = nc.subscribe(appChanged.subject);
       void (async () => {
         for await (const m of sub) {
           const body = JSON.parse(new TextDecoder().decode(m.data));

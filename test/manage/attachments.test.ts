@@ -12,7 +12,7 @@ import {
   projectPath,
   testStack,
 } from '@platform/testkit';
-import { agentUpdated, eventFilter, GET_AGENT_DEFINITION_SUBJECT } from '@platform/contracts';
+import { agentUpdated, eventFilter, getAgentDefinition } from '@platform/contracts';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -20,7 +20,7 @@ const anonymous = client(stack.gatewayUrl);
 
 type P = { tenantId: string; projectId: string };
 const pa = (p: P, agentId: string) => `${projectPath(p)}/agents/${agentId}`;
-const definition = async (p: P, agentId: string) => (await internalRequest(GET_AGENT_DEFINITION_SUBJECT, { ...p, agentId })).body;
+const definition = async (p: P, agentId: string) => (await internalRequest(getAgentDefinition.subject, { ...p, agentId })).body;
 
 async function setup() {
   const p = aProject();

@@ -1,5 +1,4 @@
-
-import { LIST_CONVERSATION_EVENTS_SUBJECT, eventCreated } from '@platform/contracts';
+import { listConversationEvents, eventCreated } from '@platform/contracts';
 import { subscribe, type EventOf } from '@platform/consumer';
 import { expectProblem } from '../support/expect-problem';
 import { connectAs, adminClient, aProject, anApiKey, client, eventually, http, requestSubject, testStack, uniqueId, withDatabase } from '@platform/testkit';
@@ -106,7 +105,7 @@ describe('POST /run/v1/events', () => {
     expect(second.status).toBe(201);
     expect(second.body.data.userProperties).toEqual(userProperties);
     // Read back from the database (the conversation's events, as evals reads them).
-    const stored = await requestSubject(stack.env.NATS_URL!, LIST_CONVERSATION_EVENTS_SUBJECT, { ...p, conversationId: 'conv-keys', limit: 10 });
+    const stored = await requestSubject(stack.env.NATS_URL!, listConversationEvents.subject, { ...p, conversationId: 'conv-keys', limit: 10 });
     expect(stored.body.events.map((e: { id: string; properties: unknown; userProperties: unknown; metadata: unknown }) => [e.id, e.properties, e.userProperties, e.metadata])).toEqual([
       ['keys-1', properties, userProperties, metadata],
       ['keys-2', null, userProperties, null],

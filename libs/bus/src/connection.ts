@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, type NatsConnection, type ConnectionOptions } from 'nats';
+import { inboxPrefixFor } from '@platform/contracts';
 import { getLogger } from '@platform/logger';
 
 const log = getLogger('bus.connection');
@@ -26,9 +27,9 @@ export function natsReachable(nc: NatsConnection): boolean {
   return !disconnected.has(nc) && !nc.isClosed();
 }
 
-/** The prefix of the connection's reply subjects (`_INBOX_<identity>`, or nats.js's default `_INBOX`). */
-export function inboxPrefixOf(nc: NatsConnection): string {
-  return inboxes.get(nc) ?? '_INBOX';
+/** The prefix of the connection's reply subjects (`_INBOX_<identity>`; undefined: nats.js's default). */
+export function inboxPrefixOf(nc: NatsConnection): string | undefined {
+  return inboxes.get(nc);
 }
 
 /** The identity (user name) and inbox prefix of a `.creds` file. */
@@ -37,7 +38,7 @@ export function credsIdentity(creds: string): { name: string; inboxPrefix: strin
   if (!jwt) throw new Error('not a NATS .creds file (no user JWT)');
   const claims = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { name?: string };
   if (!claims.name) throw new Error('the .creds file\'s user JWT has no name');
-  return { name: claims.name, inboxPrefix: `_INBOX_${claims.name}` };
+  return { name: claims.name, inboxPrefix: inboxPrefixFor(claims.name) };
 }
 
 export async function connectNats(opts: ConnectOptions): Promise<NatsConnection> {

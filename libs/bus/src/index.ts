@@ -1,5 +1,6 @@
 export * from './codec';
 export * from './connection';
 export * from './rpc';
+export * from './notices';
 export * from './jetstream';
 export * from './retry';

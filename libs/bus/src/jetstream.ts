@@ -10,7 +10,7 @@ import {
   nanos,
 } from 'nats';
 import type { z } from 'zod';
-import { type EventDef, type EventEnvelope, PLATFORM_EVENTS_STREAM, EVENT_SUBJECT_PREFIX, type StoredPendingEvent } from '@platform/contracts';
+import { type EventDef, type EventEnvelope, platformEventsStreamDef, type StoredPendingEvent, type StreamDef } from '@platform/contracts';
 import { getLogger, runWithContext } from '@platform/logger';
 import { SpanKind, contextFromHeaders, counter, inSpan, trackConsumerPending, traceHeaders } from '@platform/telemetry';
 import { RawJson, decode, encode, headerMap, headersOf } from './codec';
@@ -26,13 +26,12 @@ export interface StreamSpec {
   duplicateWindowMs?: number;
 }
 
-export const platformEventsStream: StreamSpec = {
-  name: PLATFORM_EVENTS_STREAM,
-  subjects: [`${EVENT_SUBJECT_PREFIX}.>`],
-  retention: 'limits',
-  maxAgeMs: 7 * 24 * 3600 * 1000,
-  duplicateWindowMs: 10 * 60 * 1000,
-};
+/** The stream a declaration in libs/contracts (internal/streams.ts) describes. */
+export function streamSpec(def: StreamDef): StreamSpec {
+  return { name: def.name, subjects: [...def.subjects], retention: def.retention, maxAgeMs: def.maxAgeMs, duplicateWindowMs: def.duplicateWindowMs };
+}
+
+export const platformEventsStream: StreamSpec = streamSpec(platformEventsStreamDef);
 
 /** JetStream API errors worth another try: the server was slow (TIMEOUT) or not reachable for a moment (503). */
 function transient(err: unknown): boolean {

@@ -1,4 +1,5 @@
 import { createInbox, ErrorCode, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
+import { coalescedSubject } from '@platform/contracts';
 import { encode, headersOf } from './codec';
 import { inboxPrefixOf } from './connection';
 
@@ -285,9 +286,6 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 /** How long a subject whose coalesced form had no responders is sent one request at a time. */
 const REFUSED_MS = 5_000;
-
-/** The subject a service serves the coalesced requests of `subject` on. */
-export const coalescedSubject = (subject: string) => `${subject}.coalesced`;
 
 /** One request of a coalesced message: the reply subject it would have had alone, its headers and its body. */
 export interface CoalescedRequest {

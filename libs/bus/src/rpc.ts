@@ -2,6 +2,8 @@ import { type NatsConnection, type Msg, type Subscription, ErrorCode, type NatsE
 import type { z } from 'zod';
 import {
   type AnyOperation,
+  coalescedSubject,
+  type InternalCallDef,
   type OperationInput,
   type OperationReplyBody,
   type OperationRequest,
@@ -13,7 +15,7 @@ import { getLogger, runWithContext, currentContext, type RequestContext } from '
 import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsCoalescedRequests, natsRequestDuration, traceHeaders } from '@platform/telemetry';
 import { decode, encode, headerMap, headersOf } from './codec';
 import { natsReachable } from './connection';
-import { type Answer, type CoalescedRequest, coalescedSubject, frameCoalescedReply, RequestMux } from './request-mux';
+import { type Answer, type CoalescedRequest, frameCoalescedReply, RequestMux } from './request-mux';
 import { markUndelivered, undeliveredFromNats, withRetries, type RetryPolicy } from './retry';
 
 const log = getLogger('bus.rpc');
@@ -106,6 +108,9 @@ export type Handler<O extends AnyOperation> = (
   ctx: HandlerContext,
 ) => Promise<OperationReplyBody<O> | Reply<unknown>> | OperationReplyBody<O> | Reply<unknown>;
 
+/** What serves an internal call: its validated request in, its reply body out. */
+export type InternalHandler<Q extends z.ZodType, R extends z.ZodType> = (request: z.infer<Q>, ctx: HandlerContext) => Promise<z.infer<R>> | z.infer<R>;
+
 export interface CallContext {
   requestId?: string;
   principal?: Principal;
@@ -113,15 +118,13 @@ export interface CallContext {
   traceparent?: string;
   /** The request's deadline: every attempt of it ends within this time. */
   timeoutMs?: number;
-  /** Whether this request may be sent again (see retry.ts); default: the bus's `repeatableSubjects`. */
+  /** Whether this request may be sent again after a timeout (see retry.ts); default false. */
   repeatable?: boolean;
 }
 
 export interface ServiceBusOptions {
   /** Turns retries on: how long one attempt of a request that is safe to repeat waits before it is sent again. */
   attemptTimeoutMs?: number;
-  /** Subjects that are always safe to repeat (lookups), for callers that do not say. */
-  repeatableSubjects?: ReadonlySet<string>;
   /** Subjects whose concurrent requests travel together (operations declared `coalesce`; see RequestMux.requestCoalesced). */
   coalescedSubjects?: ReadonlySet<string>;
 }
@@ -151,6 +154,9 @@ function namesUnknownVariant(error: z.ZodError, value: unknown): boolean {
     return typeof at === 'string';
   });
 }
+
+/** Every internal request carries this principal: the caller is a service, named by its NATS identity, not a user. */
+const INTERNAL_PRINCIPAL: Principal = { kind: 'anonymous' };
 
 /** Parses params, query and body against the operation's schemas; throws a 400 AppError listing every issue. */
 export function parseOperationInput<O extends AnyOperation>(op: O, raw: { params?: unknown; query?: unknown; body?: unknown }): OperationInput<O> {
@@ -189,10 +195,8 @@ export class ServiceBus {
     this.serve(
       op.subject,
       async (wire, hdrs) => {
-        const requestId = hdrs['x-request-id'] ?? 'internal';
-        const principal = Principal.parse(wire.principal ?? { kind: 'anonymous' });
         const input = parseOperationInput(op, wire);
-        const result = await handler(input, { principal, meta: wire.meta ?? {}, requestId, traceparent: currentTraceparent() ?? hdrs['traceparent'] });
+        const result = await handler(input, handlerContext(wire, hdrs));
         if (result instanceof Reply) return { ok: true, status: result.status, body: result.body, headers: result.headers };
         return { ok: true, status: op.reply.status, body: result };
       },
@@ -201,11 +205,24 @@ export class ServiceBus {
   }
 
   /**
-   * Serves a raw subject (queue group = service) with request-context restore and error mapping. With `coalesced`,
+   * Serves an internal call this service owns (queue group = service): the request body is parsed with the call's
+   * request schema (bad input: the 400 validation problem of the public path), and the handler's value is the reply
+   * body (status 200). Throws at startup for a call another service owns.
+   */
+  serveInternal<Q extends z.ZodType, R extends z.ZodType>(def: InternalCallDef<Q, R>, handler: InternalHandler<Q, R>): void {
+    if (def.owner !== this.service) throw new Error(`${this.service} cannot serve ${def.name} (${def.subject}): it is owned by ${def.owner}`);
+    this.serve(def.subject, async (wire, hdrs) => {
+      const request = parsePart(def.request, internalBody(wire), 'body') as z.infer<Q>;
+      return { ok: true, status: 200, body: await handler(request, handlerContext(wire, hdrs)) };
+    });
+  }
+
+  /**
+   * Serves a subject (queue group = service) with request-context restore and error mapping. With `coalesced`,
    * also the subject's coalesced requests (several in one message, see RequestMux.requestCoalesced): each is served as
    * if it had come alone, and their replies leave together once all are ready.
    */
-  serve(subject: string, fn: ServeFn, opts: { coalesced?: boolean } = {}): void {
+  private serve(subject: string, fn: ServeFn, opts: { coalesced?: boolean } = {}): void {
     this.listen(subject, subject, (msg) => this.dispatch(subject, msg, fn));
     if (opts.coalesced) this.listen(coalescedSubject(subject), subject, (msg) => this.dispatchCoalesced(subject, msg, fn));
   }
@@ -314,15 +331,33 @@ export class ServiceBus {
       principal: ctx.principal ?? { kind: 'admin', via: 'bearer' },
       meta: ctx.meta,
     };
-    const result = await this.requestWire(op.subject, wire, ctx, op.path);
-    return result as CallResult<OperationReplyBody<O>>;
+    const reply = await this.requestRaw(op.subject, wire, ctx, op.path);
+    if (!reply.ok) throw AppError.fromProblem(reply.problem, reply.headers);
+    return { status: reply.status, body: bodyOf(reply) as OperationReplyBody<O>, headers: reply.headers };
   }
 
-  /** Sends a wire request on a subject; returns the success reply or throws the problem as AppError. */
-  async requestWire(subject: string, wire: WireRequest, ctx: CallContext = {}, instance?: string): Promise<CallResult> {
-    const reply = await this.requestRaw(subject, wire, ctx, instance);
-    if (reply.ok) return { status: reply.status, body: bodyOf(reply), headers: reply.headers };
-    throw AppError.fromProblem(reply.problem, reply.headers);
+  /**
+   * Calls an internal call of another service and answers its reply body, parsed with the call's reply schema; a
+   * problem reply becomes an AppError, and a reply that does not match the schema a 502 (`bad_gateway`, cause logged).
+   * Sent again after a timeout (on a bus with retries) only when the call is declared `repeatable`.
+   */
+  async callInternal<Q extends z.ZodType, R extends z.ZodType>(def: InternalCallDef<Q, R>, request: z.input<Q>, ctx: InternalCallContext = {}): Promise<z.infer<R>> {
+    const reply = await this.requestRaw(def.subject, { principal: INTERNAL_PRINCIPAL, body: request }, { ...ctx, repeatable: def.repeatable === true });
+    if (!reply.ok) throw AppError.fromProblem(reply.problem, reply.headers);
+    let body: unknown;
+    try {
+      body = bodyOf(reply);
+    } catch (err) {
+      log.error({ call: def.name, subject: def.subject, owner: def.owner, err: (err as Error).message }, 'internal reply is not JSON');
+      throw new AppError('bad_gateway', GENERIC_5XX_DETAIL, { cause: err });
+    }
+    const parsed = def.reply.safeParse(body);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.slice(0, 5).map((i) => `/${i.path.map(String).join('/')}: ${i.message}`);
+      log.error({ call: def.name, subject: def.subject, owner: def.owner, issues }, 'internal reply does not match its declaration');
+      throw new AppError('bad_gateway', GENERIC_5XX_DETAIL, { cause: parsed.error });
+    }
+    return parsed.data;
   }
 
   /**
@@ -331,8 +366,8 @@ export class ServiceBus {
    * repeat.
    */
   async requestRaw(subject: string, wire: WireRequest, ctx: CallContext = {}, instance?: string): Promise<WireReply> {
-    const { attemptTimeoutMs, repeatableSubjects } = this.options;
-    const repeatable = ctx.repeatable ?? repeatableSubjects?.has(subject) ?? false;
+    const { attemptTimeoutMs } = this.options;
+    const repeatable = ctx.repeatable ?? false;
     // Buses without an attempt timeout (the services' own calls) never send a request twice.
     const policy: RetryPolicy | undefined = attemptTimeoutMs === undefined ? undefined : { repeatable, attemptTimeoutMs };
     return withRetries(subject, ctx.timeoutMs ?? this.defaultTimeoutMs, policy, (timeoutMs) => this.requestOnce(subject, wire, { ...ctx, timeoutMs }, instance));
@@ -377,6 +412,25 @@ export class ServiceBus {
   }
 }
 
+/** What an internal call may set: its request id, trace context and deadline (the principal and retries are the declaration's). */
+export type InternalCallContext = Pick<CallContext, 'requestId' | 'traceparent' | 'timeoutMs'>;
+
+/** The handler's view of a request: who sent it (as the gateway authenticated it), its metadata and ids. */
+function handlerContext(wire: WireRequest, hdrs: Record<string, string>): HandlerContext {
+  const requestId = hdrs['x-request-id'] ?? 'internal';
+  const principal = Principal.parse(wire.principal ?? { kind: 'anonymous' });
+  return { principal, meta: wire.meta ?? {}, requestId, traceparent: currentTraceparent() ?? hdrs['traceparent'] };
+}
+
+/**
+ * An internal request's body. A dispatcher of the release before declared internal calls sent
+ * listDestinationsForDispatch's scope as `params`: read from there when there is no body (may go once no such
+ * dispatcher runs).
+ */
+function internalBody(wire: WireRequest): unknown {
+  return wire.body !== undefined ? wire.body : wire.params;
+}
+
 /** The named values that are set (a header record without the undefined ones). */
 function definedValues(values: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -384,7 +438,7 @@ function definedValues(values: Record<string, string | undefined>): Record<strin
   return out;
 }
 
-/** What serves a raw subject: the request and its headers (by lower-cased name) in, the reply out. */
+/** What serves a subject: the request and its headers (by lower-cased name) in, the reply out. */
 type ServeFn = (wire: WireRequest, headers: Record<string, string>) => Promise<WireReply>;
 
 export function natsErrorToAppError(err: unknown, subject: string): AppError {

@@ -1,8 +1,9 @@
+import { coalescedSubject, operation } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { connectAs, startNatsServer, type NatsServer } from '@platform/testkit';
 import type { NatsConnection, Subscription } from 'nats';
-import { ServiceBus } from '../src';
-import { coalescedSubject } from '../src/request-mux';
+import { z } from 'zod';
+import { reply, ServiceBus } from '../src';
 
 let nats: NatsServer;
 let serviceNc: NatsConnection;
@@ -14,25 +15,36 @@ const COALESCED = 'coalesce.echo';
 const LARGE = 'coalesce.large';
 const PLAIN_ONLY = 'coalesce.old';
 
+const testOperation = (subject: string, coalesce: boolean) =>
+  operation({
+    operationId: subject,
+    summary: subject,
+    tags: [],
+    method: 'post',
+    path: `/${subject}`,
+    service: 'management',
+    subject,
+    auth: 'none',
+    body: z.object({ n: z.number() }),
+    reply: { status: 200 },
+    errors: [],
+    coalesce,
+  });
+
 beforeAll(async () => {
   nats = await startNatsServer();
   serviceNc = await connectAs(nats.url, 'admin', { name: 'coalesced-service', maxReconnectAttempts: 0 });
   callerNc = await connectAs(nats.url, 'admin', { name: 'coalesced-caller', maxReconnectAttempts: 0 });
   service = new ServiceBus(serviceNc, 'coalesce-test', 5000);
   // Even numbers are created (201, with a header), odd ones are refused (409): each request gets its own outcome.
-  service.serve(
-    COALESCED,
-    async (wire, headers) => {
-      const n = (wire.body as { n: number }).n;
-      if (n % 2 === 1) throw new AppError('conflict', `odd ${n}`);
-      return { ok: true, status: 201, body: { n, requestId: headers['x-request-id'] }, headers: { location: `/things/${n}` } };
-    },
-    { coalesced: true },
-  );
+  service.handle(testOperation(COALESCED, true), ({ body: { n } }, ctx) => {
+    if (n % 2 === 1) throw new AppError('conflict', `odd ${n}`);
+    return reply(201, { n, requestId: ctx.requestId }, { location: `/things/${n}` });
+  });
   // Each reply 0.4 x the largest payload: one fits, four together do not.
-  service.serve(LARGE, async (wire) => ({ ok: true, status: 200, body: { n: (wire.body as { n: number }).n, pad: 'x'.repeat(largePad()) } }), { coalesced: true });
+  service.handle(testOperation(LARGE, true), ({ body: { n } }) => ({ n, pad: 'x'.repeat(largePad()) }));
   // A service of an older release: the plain subject only.
-  service.serve(PLAIN_ONLY, async (wire) => ({ ok: true, status: 200, body: { n: (wire.body as { n: number }).n } }));
+  service.handle(testOperation(PLAIN_ONLY, false), ({ body: { n } }) => ({ n }));
   await serviceNc.flush();
   caller = new ServiceBus(callerNc, 'gateway', 5000, { coalescedSubjects: new Set([COALESCED, LARGE, PLAIN_ONLY]) });
 });

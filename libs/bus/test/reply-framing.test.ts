@@ -1,18 +1,26 @@
+import { operation } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { connectAs, startNatsServer, type NatsServer } from '@platform/testkit';
-import { type connectNats, decode, encode, ServiceBus, type WireReply } from '../src';
+import { z } from 'zod';
+import { decode, encode, reply, ServiceBus, type WireReply } from '../src';
 
 let nats: NatsServer;
-let nc: Awaited<ReturnType<typeof connectNats>>;
+let nc: Awaited<ReturnType<typeof connectAs>>;
 let bus: ServiceBus;
+
+const testOperation = (name: string, status: number) =>
+  operation({ operationId: name, summary: name, tags: [], method: 'post', path: `/${name}`, service: 'management', subject: `framing.${name}`, auth: 'none', body: z.unknown(), reply: { status }, errors: [] });
+const ok = testOperation('ok', 201);
+const empty = testOperation('empty', 204);
+const problem = testOperation('problem', 200);
 
 beforeAll(async () => {
   nats = await startNatsServer();
   nc = await connectAs(nats.url, 'admin', { name: 'reply-framing-test', maxReconnectAttempts: 0 });
   bus = new ServiceBus(nc, 'framing-test', 5000);
-  bus.serve('framing.ok', async (wire) => ({ ok: true, status: 201, body: { echo: wire.body, at: new Date(0) }, headers: { location: '/things/1' } }));
-  bus.serve('framing.empty', async () => ({ ok: true, status: 204 }));
-  bus.serve('framing.problem', async () => {
+  bus.handle(ok, ({ body }) => reply(201, { echo: body, at: new Date(0) }, { location: '/things/1' }));
+  bus.handle(empty, () => reply(204));
+  bus.handle(problem, () => {
     throw new AppError('conflict', 'Already there');
   });
   await nc.flush();
@@ -23,10 +31,10 @@ afterAll(async () => {
   await nats?.destroy();
 });
 
-test('when a service answers a request of this release, then the body arrives as its JSON text with status and headers, and requestWire parses it', async () => {
+test('when a service answers a request of this release, then the body arrives as its JSON text with status and headers, and call parses it', async () => {
   const reply = await bus.requestRaw('framing.ok', { principal: { kind: 'anonymous' }, body: { n: 1 } });
   expect(reply).toEqual({ ok: true, status: 201, json: '{"echo":{"n":1},"at":"1970-01-01T00:00:00.000Z"}', headers: { location: '/things/1' } });
-  const parsed = await bus.requestWire('framing.ok', { principal: { kind: 'anonymous' }, body: { n: 2 } });
+  const parsed = await bus.call(ok, { body: { n: 2 } });
   expect(parsed).toEqual({ status: 201, body: { echo: { n: 2 }, at: '1970-01-01T00:00:00.000Z' }, headers: { location: '/things/1' } });
 });
 

@@ -44,6 +44,9 @@ export const allOperations: AnyOperation[] = modules.flatMap((m) => Object.value
  */
 export const COALESCED_SUBJECTS: ReadonlySet<string> = new Set(allOperations.filter((op) => op.coalesce === true).map((op) => op.subject));
 
+/** The subject a service serves the coalesced requests of `subject` on (several requests in one message). */
+export const coalescedSubject = (subject: string) => `${subject}.coalesced`;
+
 const seen = new Set<string>();
 for (const op of allOperations) {
   const key = `${op.method} ${op.path}`;

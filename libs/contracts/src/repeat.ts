@@ -1,7 +1,4 @@
 import type { AnyOperation, Repeat } from './operation';
-import { RESOLVE_MANAGE_CREDENTIAL_SUBJECT } from './manage/auth';
-import { AUTHENTICATE_RUN_SUBJECT } from './run/auth';
-import { VERIFY_ANALYTICS_KEY_SUBJECT } from './analytics/keys';
 
 /** The request header of the IETF httpapi draft "The Idempotency-Key HTTP Header Field" (lower-cased, as node gives it). */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -55,9 +52,3 @@ export function gatewayMayRepeat(op: Pick<AnyOperation, 'method' | 'repeat' | 'r
 export function safeToRepeat(op: Pick<AnyOperation, 'method' | 'repeat' | 'reply'>, request: { body?: unknown; idempotencyKey?: string }): boolean {
   return gatewayMayRepeat(op, request.body) || (request.idempotencyKey !== undefined && acceptsIdempotencyKey(op));
 }
-
-/**
- * Internal request subjects that only look something up (credential checks), so they are safe to repeat: the
- * gateway's bus sends them again when no replica answered, like the reads of the API.
- */
-export const REPEATABLE_SUBJECTS: ReadonlySet<string> = new Set([RESOLVE_MANAGE_CREDENTIAL_SUBJECT, AUTHENTICATE_RUN_SUBJECT, VERIFY_ANALYTICS_KEY_SUBJECT]);

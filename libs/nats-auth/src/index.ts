@@ -40,11 +40,6 @@ const STATE_FILE = 'state.json';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/** The prefix of an identity's reply subjects: its permissions let it subscribe to its own replies only. */
-export function inboxPrefixFor(identity: string): string {
-  return `_INBOX_${identity}`;
-}
-
 function seedOf(kp: KeyPair): string {
   return dec.decode(kp.getSeed());
 }
@@ -206,40 +201,4 @@ export async function writeCredentialSet(dir: string, table: PermissionTable, op
     written.push(name);
   }
   return written;
-}
-
-/** The subject-safe form of an id (as libs/contracts' subjectToken: anything outside [A-Za-z0-9_-] %-encoded). */
-function token(value: string): string {
-  return value.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
-}
-
-export interface ConsumerGrant {
-  tenantId: string;
-  projectId?: string;
-  /** The durable consumer names it may create and read (each bound to the tenant's or project's subjects). */
-  durables: string[];
-  stream: string;
-  /** `evt`: the event subject prefix. */
-  eventPrefix: string;
-}
-
-/**
- * What a tenant's (or project's) event consumer may do: create, read, acknowledge and delete only its own durable
- * consumers, and only with a filter inside its own subjects (the filtered consumer-create subject carries the filter,
- * and the server checks it against the consumer's configuration); read its replies; publish nothing else.
- */
-export function consumerPermission(grant: ConsumerGrant, inboxPrefix: string): BusPermission {
-  const scope = grant.projectId ? `${grant.eventPrefix}.${token(grant.tenantId)}.${token(grant.projectId)}` : `${grant.eventPrefix}.${token(grant.tenantId)}`;
-  const api = '$JS.API';
-  const publish = [`${api}.INFO`];
-  for (const d of grant.durables) {
-    publish.push(
-      `${api}.CONSUMER.CREATE.${grant.stream}.${d}.${scope}.>`,
-      `${api}.CONSUMER.INFO.${grant.stream}.${d}`,
-      `${api}.CONSUMER.DELETE.${grant.stream}.${d}`,
-      `${api}.CONSUMER.MSG.NEXT.${grant.stream}.${d}`,
-      `$JS.ACK.${grant.stream}.${d}.>`,
-    );
-  }
-  return { publish, subscribe: [`${inboxPrefix}.>`], allowResponses: false };
 }

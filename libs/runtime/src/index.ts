@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { baseConfig, loadConfig, mongoConfig, redisConfig } from '@platform/config';
 import { ServiceBus, connectNats, ensureStream, platformEventsStream, publisher, type Publisher } from '@platform/bus';
-import { healthSubject, type ServiceName } from '@platform/contracts';
+import { healthCallOf, type ServiceName } from '@platform/contracts';
 import { connectMongo, ensureIndexes, mongoReady, type Connection } from '@platform/mongo';
 import { getLogger, setLogLevel } from '@platform/logger';
 import { compactMemoryWhenIdle, initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
@@ -119,7 +119,7 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
     return true;
   };
 
-  bus.serve(healthSubject(def.name), async () => ({ ok: true, status: 200, body: { service: def.name, instance: instanceId, ready: await isReady() } }));
+  bus.serveInternal(healthCallOf(def.name), async () => ({ service: def.name, instance: instanceId, ready: await isReady() }));
 
   let server: http.Server | undefined;
   let healthPort: number | undefined;

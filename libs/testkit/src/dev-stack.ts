@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMPLETE_LINK_SESSION_SUBJECT } from '@platform/contracts';
+import { completeLinkSession } from '@platform/contracts';
 import { startChatappFake, type ChatappFakeServer } from './fakes/chatapp';
 import { readEnvFile } from './infra';
-import { requestSubject } from './nats';
+import { callInternalOnce } from './internal-calls';
 import { startPrivateStack, type PrivateStack } from './private-stack';
 import { localSecrets } from './stack';
 
@@ -54,7 +54,9 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     devPages: {
       gatewayUrl: gateway,
       // Our bot side, played by the launcher: the chat user's "link me" reaches the chatapp service over NATS.
-      completeLinkSession: (input) => requestSubject(natsUrl!, COMPLETE_LINK_SESSION_SUBJECT, input),
+      // The page shows the answer: the link, or the problem (status and detail).
+      completeLinkSession: (input) =>
+        callInternalOnce(natsUrl!, completeLinkSession, input).catch((err: Error & { status?: number }) => ({ status: err.status, detail: err.message })),
     },
   });
   let stack: PrivateStack;

@@ -9,6 +9,7 @@ export * from './receiver';
 export * from './fixtures';
 export * from './nats';
 export * from './nats-auth';
+export * from './internal-calls';
 export * from './children';
 export * from './db';
 export * from './agents';

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { trackChild } from './children';
 import type { NatsConnection } from 'nats';
 import { connectAs, natsCredsFile } from './nats-auth';
-import { healthSubject } from '@platform/contracts';
+import { ServiceBus } from '@platform/bus';
+import { healthCallOf, type ServiceName } from '@platform/contracts';
 import { randomSecret } from '@platform/secrets';
 import { repoRoot, type InfraEnv } from './infra';
 
@@ -141,12 +142,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
   const nc: NatsConnection = await connectAs(opts.infra.NATS_URL, 'admin', { name: 'stack-launcher' });
 
+  // The launcher asks each service's health call as the gateway would.
+  const launcher = new ServiceBus(nc, 'stack-launcher', 1000);
   const serviceReady = async (name: string, deadline: number) => {
     for (;;) {
       try {
-        const m = await nc.request(healthSubject(name), new TextEncoder().encode('{}'), { timeout: 1000 });
-        const body = JSON.parse(new TextDecoder().decode(m.data)) as { ok: boolean; body?: { ready?: boolean } };
-        if (body.ok && body.body?.ready) return;
+        if ((await launcher.callInternal(healthCallOf(name as ServiceName), {}, { timeoutMs: 1000 })).ready) return;
       } catch {
         /* not up yet */
       }

@@ -1,6 +1,6 @@
 import { defineService } from '@platform/runtime';
-import { encode } from '@platform/bus';
-import { CREDENTIAL_REVOKED_SUBJECT, type CredentialRevoked } from '@platform/contracts';
+import { publishNotice } from '@platform/bus';
+import { credentialRevoked, type CredentialRevoked } from '@platform/contracts';
 import { analyticsConfig } from './config';
 import { analyticsKeyRepo } from './data/analytics-key.repo';
 import { analyticsEventRepo } from './data/analytics-event.repo';
@@ -16,7 +16,7 @@ export const analytics = defineService({
     const keys = analyticsKeyRepo(db);
     const events = analyticsEventRepo(db);
     await Promise.all([keys.model.init(), events.model.init()]);
-    const announceRevoked = (r: CredentialRevoked) => nc.publish(CREDENTIAL_REVOKED_SUBJECT, encode(r));
+    const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     registerAnalyticsKeyHandlers(bus, { keys, pepper: config.TOKEN_PEPPER, announceRevoked });
     registerAnalyticsEventHandlers(bus, { events });
     return { async stop() {} };

@@ -1,5 +1,5 @@
-import { SIGNING_KEYS_CHANGED_SUBJECT } from '@platform/contracts';
-import { encode } from '@platform/bus';
+import { signingKeysChanged } from '@platform/contracts';
+import { publishNotice, subscribeNotice } from '@platform/bus';
 import { getLogger } from '@platform/logger';
 import { defineService } from '@platform/runtime';
 import { keyedHash, SecretBox } from '@platform/secrets';
@@ -34,17 +34,14 @@ export const credentialGateway = defineService({
       tokenTtlSeconds: config.CREDENTIAL_GATEWAY_TOKEN_TTL_SECONDS,
       refreshSeconds: config.CREDENTIAL_GATEWAY_KEY_REFRESH_SECONDS,
       rotationDays: config.CREDENTIAL_GATEWAY_KEY_ROTATION_DAYS,
-      announce: (kid) => nc.publish(SIGNING_KEYS_CHANGED_SUBJECT, encode({ kid })),
+      announce: (kid) => publishNotice(nc, signingKeysChanged, { kid }),
     });
     await keys.refresh();
     const refresh = () => keys.refresh().catch((err) => log.warn({ err: (err as Error).message }, 'signing keys could not be reread'));
     const timer = setInterval(refresh, config.CREDENTIAL_GATEWAY_KEY_REFRESH_SECONDS * 1000);
     timer.unref();
     // Every replica (no queue group) rereads at once after a rotation elsewhere.
-    const changes = nc.subscribe(SIGNING_KEYS_CHANGED_SUBJECT);
-    void (async () => {
-      for await (const _m of changes) void refresh();
-    })();
+    const changes = subscribeNotice(nc, signingKeysChanged, 'credential-gateway', () => void refresh(), { onInvalid: () => void refresh() });
 
     registerPlatformHandlers(bus, { catalog, maxAgeSeconds: config.CREDENTIAL_GATEWAY_CATALOG_MAX_AGE_SECONDS });
     registerSigningKeyHandlers(bus, { keys, maxAgeSeconds: config.CREDENTIAL_GATEWAY_JWKS_MAX_AGE_SECONDS });

@@ -4,7 +4,7 @@ import express from 'express';
 import cors from 'cors';
 import { Redis } from 'ioredis';
 import type { NatsConnection } from 'nats';
-import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, COALESCED_SUBJECTS, REPEATABLE_SUBJECTS } from '@platform/contracts';
+import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, COALESCED_SUBJECTS } from '@platform/contracts';
 import { connectNats, ServiceBus } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
 import { AppError } from '@platform/problems';
@@ -65,10 +65,10 @@ interface Lifecycle {
 /** NATS and the bus the operations are sent on. */
 async function openBus(config: GatewayConfig) {
   const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', credsFile: config.NATS_CREDS, tlsCaFile: config.NATS_TLS_CA_FILE });
-  // Requests no replica answered are sent again within NATS_REQUEST_TIMEOUT_MS (see libs/bus/src/retry.ts).
+  // Requests no replica answered are sent again within NATS_REQUEST_TIMEOUT_MS (see libs/bus/src/retry.ts); after a
+  // timeout only those that are safe to repeat (the operation's repeat policy, an internal call declared repeatable).
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS, {
     attemptTimeoutMs: config.RETRY_ATTEMPT_TIMEOUT_MS ?? Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 2),
-    repeatableSubjects: REPEATABLE_SUBJECTS,
     coalescedSubjects: config.COALESCE_REQUESTS ? COALESCED_SUBJECTS : undefined,
   });
   return { nc, bus };

@@ -1,8 +1,8 @@
 import { defineService, instanceId } from '@platform/runtime';
 import { outboxRelay } from '@platform/outbox';
 import { keyedHash, SecretBox } from '@platform/secrets';
-import { encode } from '@platform/bus';
-import { APP_CHANGED_SUBJECT, CREDENTIAL_REVOKED_SUBJECT, DESTINATIONS_CHANGED_SUBJECT, type CredentialRevoked, type DestinationsChanged } from '@platform/contracts';
+import { publishNotice } from '@platform/bus';
+import { appChanged, credentialRevoked, webhookDestinationsChanged, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
 import { accessTokenRepo } from './access/access-token.repo';
 import { registerAccessHandlers } from './access/access.handlers';
@@ -67,7 +67,7 @@ export const management = defineService({
     heldSweep.unref();
     await Promise.all(Object.values(relays).map((r) => r.sweep()));
 
-    const announceRevoked = (r: CredentialRevoked) => nc.publish(CREDENTIAL_REVOKED_SUBJECT, encode(r));
+    const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     const box = new SecretBox(config.ENCRYPTION_KEY);
     const agentDeps = { agents, skills, lock: entityLock(redis) };
     registerSystemHandlers(bus, instanceId);
@@ -77,7 +77,7 @@ export const management = defineService({
       box,
       allowLoopback: config.ALLOW_LOOPBACK_WEBHOOKS === 'true',
       secretGraceSeconds: config.WEBHOOK_SECRET_GRACE_SECONDS,
-      announceChanged: (scope) => nc.publish(DESTINATIONS_CHANGED_SUBJECT, encode({ tenantId: scope.tenantId, projectId: scope.projectId } satisfies DestinationsChanged)),
+      announceChanged: (scope) => publishNotice(nc, webhookDestinationsChanged, { tenantId: scope.tenantId, projectId: scope.projectId }),
     });
     registerAgentHandlers(bus, agentDeps);
     registerSubAgentAttachmentHandlers(bus, agentDeps);
@@ -85,7 +85,7 @@ export const management = defineService({
     registerCredentialHandlers(bus, { credentials, entries, triggers, box });
     registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER });
     registerFeedbackHandlers(bus, { feedback });
-    registerAppHandlers(bus, { apps, announceChanged: (change) => nc.publish(APP_CHANGED_SUBJECT, encode(change)) });
+    registerAppHandlers(bus, { apps, announceChanged: (change) => publishNotice(nc, appChanged, change) });
     registerAccessHandlers(
       bus,
       {

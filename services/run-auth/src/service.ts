@@ -1,5 +1,5 @@
-import { APP_CHANGED_SUBJECT, AppChanged } from '@platform/contracts';
-import { decode } from '@platform/bus';
+import { appChanged } from '@platform/contracts';
+import { subscribeNotice } from '@platform/bus';
 import { defineService } from '@platform/runtime';
 import { keyedHash } from '@platform/secrets';
 import { runAuthConfig } from './config';
@@ -28,15 +28,8 @@ export const runAuth = defineService({
     // Every replica drops a changed app at once (core NATS, no queue group). A callback, like the request handlers:
     // the change is applied as it is read off the connection, before a request that came after it starts (with an
     // iterator, a request in the same read could be authenticated first, against the app before the change).
-    const changes = nc.subscribe(APP_CHANGED_SUBJECT, {
-      callback: (_err, m) => {
-        try {
-          apps.apply(AppChanged.parse(decode(m.data)));
-        } catch {
-          apps.clear();
-        }
-      },
-    });
+    // An announcement that cannot be read drops every app this replica knows.
+    const changes = subscribeNotice(nc, appChanged, 'run-auth', (change) => apps.apply(change), { onInvalid: () => apps.clear() });
 
     const anonymous = anonymousTokens(secret(config.ANONYMOUS_SESSION_SECRET, config.SIGNING_KEY_SEED, 'anonymous-session'), config.ANONYMOUS_SESSION_TTL_SECONDS);
     const challenge: ChallengeDeps = {

@@ -1,4 +1,4 @@
-import { PLATFORM_EVENTS_STREAM, eventFilter, webhookEvents, type EventEnvelope } from '@platform/contracts';
+import { PLATFORM_EVENTS_STREAM, eventFilter, webhookEventDurable, webhookEvents, type EventEnvelope } from '@platform/contracts';
 import { consumeDurable, type RunningConsumer } from '@platform/bus';
 import { parseHostOverrides } from '@platform/address-safety';
 import { getLogger } from '@platform/logger';
@@ -81,7 +81,7 @@ export const webhookDispatcher = defineService({
       consumers.push(
         await consumeDurable<EventEnvelope>(nc, {
           stream: PLATFORM_EVENTS_STREAM,
-          durable: `webhook-dispatcher-${def.name.replace(/\./g, '-')}`,
+          durable: webhookEventDurable(def),
           filterSubjects: [eventFilter(def)],
           concurrency: config.WEBHOOK_CONCURRENCY,
           ackWaitMs,

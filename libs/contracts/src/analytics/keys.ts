@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { operation } from '../operation';
+import { Principal } from '../principal';
 import { dataReply, IdPath, ListQuery, listReply, ProjectPath, Rid } from '../common';
 
 /**
@@ -93,6 +94,6 @@ export const deleteAnalyticsKey = operation({
   addition: true,
 });
 
-/** Internal (NATS only): the gateway's analytics listener verifies a presented key. Reply `{principal}` (kind `analytics`) or 401. */
-export const VERIFY_ANALYTICS_KEY_SUBJECT = 'svc.analytics.analytics-keys.verify';
+/** Internal call `verifyAnalyticsKey`: the gateway's analytics listener verifies a presented key. Reply `{principal}` (kind `analytics`) or 401. */
 export const VerifyAnalyticsKeyRequest = z.object({ key: z.string() });
+export const VerifyAnalyticsKeyReply = z.object({ principal: Principal });

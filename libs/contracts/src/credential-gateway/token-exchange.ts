@@ -132,7 +132,7 @@ export const rotateCredentialGatewayKey = operation({
 });
 
 /**
- * Internal (NATS, owner: credential-gateway). Core NATS subject published after a rotation (`{kid}`), so every
- * replica rereads its keys at once instead of at its next refresh.
+ * Payload of the `signingKeysChanged` notice (core NATS, published by the credential gateway after a rotation), so
+ * every replica rereads its keys at once instead of at its next refresh.
  */
-export const SIGNING_KEYS_CHANGED_SUBJECT = 'internal.credential-gateway.signing-keys.changed';
+export const SigningKeysChanged = z.object({ kid: z.string() });

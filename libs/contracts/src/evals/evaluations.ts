@@ -155,9 +155,7 @@ export const listEvaluationResults = operation({
   addition: true,
 });
 
-/** The JetStream work queue of evaluation items (stream, subject, message). */
-export const EVAL_WORK_STREAM = 'EVAL_WORK';
-export const EVAL_WORK_SUBJECT_PREFIX = 'work.evals.items';
+/** A message of the evals work queue (the EVAL_WORK stream, declared in internal/streams.ts): one evaluation item. */
 export const EvalWorkItem = z.object({
   tenantId: z.string(),
   projectId: z.string(),

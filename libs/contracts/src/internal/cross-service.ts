@@ -1,19 +1,18 @@
 import { z } from 'zod';
 import { FullAgent } from '../manage/agents';
+import { RunEvent } from '../run/events';
 
 /**
- * Internal request subjects between services (NATS only, never exposed over HTTP). Each is served by the
- * named owner with `bus.serve(subject, …)` (queue group = owner) and called with `bus.requestWire(subject, {principal: {kind:'anonymous'}, body})`.
- * The reply body is the schema named beside it.
+ * Request and reply bodies of internal calls between services (NATS only, never exposed over HTTP). The calls
+ * themselves (subject, owner, callers) are declared in `internal/calls.ts`; the owner serves one with
+ * `bus.serveInternal(def, …)` and a caller sends it with `bus.callInternal(def, request)`.
  */
 
 /** Owner: management. Does an agent exist in a project? Used by chatapp (channel agent configs) and evals. */
-export const LOOKUP_AGENT_SUBJECT = 'svc.management.agents.lookup';
 export const LookupAgentRequest = z.object({ tenantId: z.string(), projectId: z.string(), agentId: z.string() });
 export const LookupAgentReply = z.object({ exists: z.boolean(), agent: z.object({ id: z.string(), name: z.string() }).optional() });
 
 /** Owner: management. The full stored definition of an agent (the FullAgent shape), for evals and improvements. */
-export const GET_AGENT_DEFINITION_SUBJECT = 'svc.management.agents.definition';
 export const GetAgentDefinitionRequest = LookupAgentRequest;
 /** Reply: the FullAgent (`FullAgent` in manage/agents), or a 404 problem when the agent does not exist. */
 export { FullAgent as GetAgentDefinitionReply } from '../manage/agents';
@@ -23,7 +22,6 @@ export { FullAgent as GetAgentDefinitionReply } from '../manage/agents';
  * them onto an improvement branch). `after` is the last agent id of the previous page. Reply body:
  * `ListAgentDefinitionsReply` (`next` is the `after` of the next page, null on the last one).
  */
-export const LIST_AGENT_DEFINITIONS_SUBJECT = 'svc.management.agents.definitions.list';
 export const ListAgentDefinitionsRequest = z.object({
   tenantId: z.string(),
   projectId: z.string(),
@@ -33,7 +31,6 @@ export const ListAgentDefinitionsRequest = z.object({
 export const ListAgentDefinitionsReply = z.object({ agents: z.array(FullAgent), next: z.string().nullable() });
 
 /** Owner: management. An app with its auth configuration, for run-auth and the credential gateway. */
-export const GET_APP_FOR_AUTH_SUBJECT = 'svc.management.apps.for-auth';
 export const GetAppForAuthRequest = z.object({ appId: z.string() });
 /** Reply body: `{app}`; `app` is null when no such app exists. Disabled apps are returned (with `enabled: false`). */
 export const AppForAuth = z.object({
@@ -57,21 +54,18 @@ export type AppForAuth = z.infer<typeof AppForAuth>;
 export const GetAppForAuthReply = z.object({ app: AppForAuth.nullable() });
 
 /**
- * Core NATS subject (not stored), published by management after an app was created, changed (keys included) or deleted:
- * `{appId, revision, app}` with the new state (`app` null once deleted). Every process that caches apps (run-auth, the
+ * Payload of the `appChanged` notice (core NATS, not stored), published by management after an app was created, changed
+ * (keys included) or deleted: `{appId, revision, app}` with the new state (`app` null once deleted). Every process that caches apps (run-auth, the
  * credential gateway) replaces its copy at once and ignores reads older than `revision`.
  * The durable record of the change is the `app.created` / `app.updated` / `app.deleted` event.
  */
-export const APP_CHANGED_SUBJECT = 'internal.apps.changed';
 export const AppChanged = z.object({ appId: z.string(), revision: z.number().int(), app: AppForAuth.nullable() });
 export type AppChanged = z.infer<typeof AppChanged>;
 
-/** Core NATS subject, published by run-auth (at most once a minute per app and process) when an app authenticated a request: `{appId, at}`. Management records `lastUsedAt`. */
-export const APP_USED_SUBJECT = 'internal.apps.used';
+/** Payload of the `appUsed` notice, published by run-auth (at most once a minute per app and process) when an app authenticated a request: `{appId, at}`. Management records `lastUsedAt`. */
 export const AppUsed = z.object({ appId: z.string(), at: z.string() });
 
 /** Owner: chatapp. Post a message to a channel of an installed workspace (webhook destinations with `chatappChannelId`). */
-export const POST_CHANNEL_MESSAGE_SUBJECT = 'svc.chatapp.channel-messages.post';
 export const PostChannelMessageRequest = z.object({
   tenantId: z.string(),
   projectId: z.string(),
@@ -88,7 +82,6 @@ export const PostChannelMessageReply = z.object({ ok: z.boolean(), messageTs: z.
  * anonymous session token of the app. No Origin check (the token is the proof; the exchange is not a browser page call).
  * Reply body: `VerifySubjectTokenReply`; failures are data (`result`), not problems.
  */
-export const VERIFY_SUBJECT_TOKEN_SUBJECT = 'svc.run-auth.subject-tokens.verify';
 export const VerifySubjectTokenRequest = z.object({ token: z.string().min(1), appId: z.string().min(1) });
 export type VerifySubjectTokenRequest = z.infer<typeof VerifySubjectTokenRequest>;
 export const VerifySubjectTokenReply = z.discriminatedUnion('result', [
@@ -112,7 +105,6 @@ export const VerifySubjectTokenReply = z.discriminatedUnion('result', [
 ]);
 export type VerifySubjectTokenReply = z.infer<typeof VerifySubjectTokenReply>;
 /** Owner: events-ingest. The recorded run events of one conversation, oldest first (at most `limit`). Used by evals. */
-export const LIST_CONVERSATION_EVENTS_SUBJECT = 'svc.events-ingest.conversations.events';
 export const ListConversationEventsRequest = z.object({
   tenantId: z.string(),
   projectId: z.string(),
@@ -121,6 +113,7 @@ export const ListConversationEventsRequest = z.object({
 });
 /** Reply body: `{events}` (RunEvent records; empty when the conversation has none). */
 export { RunEvent as ConversationEvent } from '../run/events';
+export const ListConversationEventsReply = z.object({ events: z.array(RunEvent) });
 
 /**
  * Owner: management. Replaces the stored definition of an existing agent with a whole new one (evals, when an
@@ -132,7 +125,6 @@ export { RunEvent as ConversationEvent } from '../run/events';
  * `dryRun` checks everything (existence, `expectedUpdatedAt`, validity) and writes nothing.
  * Reply body: the new FullAgent (the current one for a dry run).
  */
-export const REPLACE_AGENT_DEFINITION_SUBJECT = 'svc.management.agents.replace-definition';
 export const ReplaceAgentDefinitionRequest = z.object({
   tenantId: z.string(),
   projectId: z.string(),
@@ -144,3 +136,4 @@ export const ReplaceAgentDefinitionRequest = z.object({
   /** The improvement branch being merged (carried in the event's `change.branchName`). */
   branchName: z.string().max(400).optional(),
 });
+export const ReplaceAgentDefinitionReply = FullAgent;

@@ -18,5 +18,8 @@ export const ping = operation({
   addition: true,
 });
 
-/** Every service answers `svc.<name>.health` with its readiness (used by the gateway's /readyz?deep=1). */
+/** Every service answers `svc.<name>.health` with its readiness (the internal calls `<service>Health`, internal/calls.ts). */
 export const healthSubject = (service: string) => `svc.${service}.health`;
+export const HealthRequest = z.object({});
+export const ServiceHealth = z.object({ service: z.string(), instance: z.string(), ready: z.boolean() });
+export type ServiceHealth = z.infer<typeof ServiceHealth>;

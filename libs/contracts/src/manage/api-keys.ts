@@ -135,7 +135,7 @@ export const createPlaygroundToken = operation({
   errorBody: 'legacy',
 });
 
-/** Internal (NATS only): resolve a run-API key to its scope. */
+/** Internal call `verifyApiKey`: resolve a run-API key to its scope (null: not a valid key). */
 export const VerifyApiKeyRequest = z.object({ key: z.string() });
 export const VerifiedApiKey = z.object({
   id: z.string(),
@@ -145,4 +145,4 @@ export const VerifiedApiKey = z.object({
   expiresAt: z.string().nullable(),
 });
 export type VerifiedApiKey = z.infer<typeof VerifiedApiKey>;
-export const VERIFY_API_KEY_SUBJECT = 'svc.management.api-keys.verify';
+export const VerifyApiKeyReply = VerifiedApiKey.nullable();

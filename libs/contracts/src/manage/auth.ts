@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
 import { TenantPath, Rid, dataReply, listReply, ListQuery, IsoDateTime } from '../common';
-import { Role } from '../principal';
+import { Principal, Role } from '../principal';
 
 /** A management access token for one tenant (an addition: how tenant-scoped management credentials are issued). */
 export const AccessToken = z.object({
@@ -109,16 +109,21 @@ export const deleteSession = operation({
   forwardHeaders: ['cookie'],
 });
 
-/** Internal: the gateway resolves a bearer token or session id to a principal. */
-export const RESOLVE_MANAGE_CREDENTIAL_SUBJECT = 'svc.management.auth.resolve';
+/** Internal call `resolveManageCredential`: the gateway resolves a bearer token or session id to a principal (null: not valid). */
 export const ResolveManageCredential = z.object({ bearer: z.string().optional(), session: z.string().optional() });
+export const ResolveManageCredentialReply = z.object({ principal: Principal.nullable() });
 
-/** Core NATS subject (not stored): a credential was revoked or changed; every gateway drops its cached verification. */
-export const CREDENTIAL_REVOKED_SUBJECT = 'internal.auth.revoked';
-export interface CredentialRevoked {
-  apiKeyId?: string;
-  accessTokenId?: string;
+/** Internal call `verifyPlaygroundToken`: run-auth asks whether a run-API bearer token is a playground token (reply: its claims, or null). */
+export const VerifyPlaygroundTokenRequest = z.object({ token: z.string() });
+export const PlaygroundTokenClaims = z.object({ tenantId: z.string(), projectId: z.string(), agentId: z.string(), subject: z.string() });
+export const VerifyPlaygroundTokenReply = PlaygroundTokenClaims.nullable();
+
+/** Payload of the `credentialRevoked` notice (core NATS, not stored): a credential was revoked or changed; every gateway drops its cached verification. */
+export const CredentialRevoked = z.object({
+  apiKeyId: z.string().optional(),
+  accessTokenId: z.string().optional(),
   /** A session ended: its public id, `sessionId(cookie value)` from @platform/secrets. */
-  sessionId?: string;
-  analyticsKeyId?: string;
-}
+  sessionId: z.string().optional(),
+  analyticsKeyId: z.string().optional(),
+});
+export type CredentialRevoked = z.infer<typeof CredentialRevoked>;

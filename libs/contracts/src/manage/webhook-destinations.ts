@@ -216,8 +216,8 @@ export const rotateWebhookDestinationSecret = operation({
   addition: true,
 });
 
-/** Internal (NATS only): the dispatcher asks for the destinations of a project when its projection is cold. */
-export const LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT = 'svc.management.webhook-destinations.for-dispatch';
+/** Internal call `listDestinationsForDispatch`: the dispatcher asks for the destinations of a project when its projection is cold. */
+export const ListDestinationsForDispatchRequest = ProjectPath;
 
 /** A destination as the dispatcher sees it: the public record plus its sealed signing secrets (SecretBox, ENCRYPTION_KEY). */
 export const DispatchDestination = WebhookDestination.extend({
@@ -231,11 +231,10 @@ export type DispatchDestination = z.infer<typeof DispatchDestination>;
 export const ListDestinationsForDispatchReply = z.object({ destinations: z.array(DispatchDestination) });
 
 /**
- * Internal (NATS only): the dispatcher turns a destination off (the receiver answered 410 Gone, or it kept
- * failing for days). Management sets `enabled: false` with the reason and emits `webhook-destination.updated`.
+ * Internal call `disableDestinationForDelivery`: the dispatcher turns a destination off (the receiver answered 410 Gone,
+ * or it kept failing for days). Management sets `enabled: false` with the reason and emits `webhook-destination.updated`.
  * Idempotent; an unknown (deleted) destination is answered ok.
  */
-export const DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT = 'svc.management.webhook-destinations.disable-for-delivery';
 export const DisableDestinationForDeliveryRequest = z.object({
   tenantId: z.string(),
   projectId: z.string(),
@@ -245,11 +244,10 @@ export const DisableDestinationForDeliveryRequest = z.object({
 export const DisableDestinationForDeliveryReply = z.object({ disabled: z.boolean() });
 
 /**
- * Core NATS subject (not stored), published by management after a destination of a project was created, changed or
- * deleted, before the change is answered: `{tenantId, projectId}`. The dispatcher drops its copy of the project's
+ * Payload of the `webhookDestinationsChanged` notice (core NATS, not stored), published by management after a
+ * destination of a project was created, changed or deleted, before the change is answered: `{tenantId, projectId}`. The dispatcher drops its copy of the project's
  * destinations on it, so an event accepted after the answer is routed with the change. (The `webhook-destination.*`
  * events are the durable record; they are published after the answer, so they cannot promise that.)
  */
-export const DESTINATIONS_CHANGED_SUBJECT = 'internal.webhook-destinations.changed';
 export const DestinationsChanged = z.object({ tenantId: z.string(), projectId: z.string() });
 export type DestinationsChanged = z.infer<typeof DestinationsChanged>;

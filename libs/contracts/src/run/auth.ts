@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { operation } from '../operation';
+import { Principal } from '../principal';
 
-/** Internal (NATS only): the gateway asks run-auth who a run-API request is. Reply: `{principal}` or a 401/403 problem. */
-export const AUTHENTICATE_RUN_SUBJECT = 'svc.run-auth.authenticate';
+/** Internal call `authenticateRun`: the gateway asks run-auth who a run-API request is. Reply: `{principal}` or a 401/403 problem. */
 export const AuthenticateRunRequest = z.object({
   /** The bearer credential (API key, app JWT, anonymous session token, playground or OAuth token). */
   token: z.string(),
@@ -11,6 +11,7 @@ export const AuthenticateRunRequest = z.object({
   origin: z.string().optional(),
 });
 export type AuthenticateRunRequest = z.infer<typeof AuthenticateRunRequest>;
+export const AuthenticateRunReply = z.object({ principal: Principal });
 
 /** `serverMetadata.authMethod` values. */
 export const AUTH_METHODS = {

@@ -559,11 +559,10 @@ export const chatappSendTestMessage = operation({
 // ---------------------------------------------------------------- internal (NATS only)
 
 /**
- * Owner: chatapp. The bot side completes a link session that `users/connect` started, once the chat user has
- * given the bot the session token. Request {sessionToken, chatappTeamId, chatappUserId, chatappUsername?,
- * chatappEmail?, chatappDisplayName?} → reply body {linkId, userId, tenantId}; problems as usual.
+ * Internal call `completeLinkSession` (owner: chatapp). The bot side completes a link session that `users/connect`
+ * started, once the chat user has given the bot the session token. Request {sessionToken, chatappTeamId, chatappUserId,
+ * chatappUsername?, chatappEmail?, chatappDisplayName?} → reply body {linkId, userId, tenantId}; problems as usual.
  */
-export const COMPLETE_LINK_SESSION_SUBJECT = 'svc.chatapp.link-sessions.complete';
 export const CompleteLinkSessionRequest = z.object({
   sessionToken: z.string().min(1),
   chatappTeamId: TeamId,

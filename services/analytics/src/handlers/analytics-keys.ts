@@ -4,8 +4,7 @@ import {
   getAnalyticsKey,
   listAnalyticsKeys,
   pagination,
-  VERIFY_ANALYTICS_KEY_SUBJECT,
-  VerifyAnalyticsKeyRequest,
+  verifyAnalyticsKey as verifyAnalyticsKeyCall,
 } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
 import { findAnalyticsKey, issueAnalyticsKey, revokeAnalyticsKey, verifyAnalyticsKey, type AnalyticsKeyDeps } from '../domain/analytics-keys';
@@ -21,8 +20,5 @@ export function registerAnalyticsKeyHandlers(bus: ServiceBus, deps: AnalyticsKey
     await revokeAnalyticsKey(deps, params, params.id);
     return reply(204);
   });
-  bus.serve(VERIFY_ANALYTICS_KEY_SUBJECT, async (wire) => {
-    const { key } = VerifyAnalyticsKeyRequest.parse(wire.body);
-    return { ok: true, status: 200, body: { principal: await verifyAnalyticsKey(deps, key) } };
-  });
+  bus.serveInternal(verifyAnalyticsKeyCall, async ({ key }) => ({ principal: await verifyAnalyticsKey(deps, key) }));
 }

@@ -1,10 +1,10 @@
 import type { ServiceBus } from '@platform/bus';
 import {
-  GET_AGENT_DEFINITION_SUBJECT,
-  LIST_AGENT_DEFINITIONS_SUBJECT,
-  LIST_CONVERSATION_EVENTS_SUBJECT,
-  REPLACE_AGENT_DEFINITION_SUBJECT,
+  getAgentDefinition,
   getFeedback,
+  listAgentDefinitions,
+  listConversationEvents,
+  replaceAgentDefinition,
   listFeedback,
   type Feedback,
   type FullAgent,
@@ -23,7 +23,7 @@ export interface Platform {
   agentDefinition(scope: ProjectScope, agentId: string): Promise<FullAgent | null>;
   /** Every agent of the project with its full definition (paged requests), at most `max` (more: 422). */
   projectAgentDefinitions(scope: ProjectScope, max: number): Promise<FullAgent[]>;
-  /** Replaces a live definition through management (which emits `agent.updated`); see REPLACE_AGENT_DEFINITION_SUBJECT. */
+  /** Replaces a live definition through management (which emits `agent.updated`); the internal call replaceAgentDefinition. */
   replaceAgentDefinition(scope: ProjectScope, agentId: string, definition: unknown, opts: ReplaceOptions): Promise<FullAgent>;
 }
 
@@ -34,14 +34,12 @@ export interface ReplaceOptions {
   branchName?: string;
 }
 
-const internal = { principal: { kind: 'anonymous' as const } };
 const asAdmin = { principal: { kind: 'admin' as const, via: 'bearer' as const } };
 
 export function platformClient(bus: ServiceBus): Platform {
   return {
     async conversationEvents(scope, conversationId) {
-      const res = await bus.requestWire(LIST_CONVERSATION_EVENTS_SUBJECT, { ...internal, body: { ...scope, conversationId, limit: 500 } });
-      return (res.body as { events: RunEvent[] }).events;
+      return (await bus.callInternal(listConversationEvents, { ...scope, conversationId, limit: 500 })).events;
     },
     async conversationFeedback(scope, conversationId) {
       const res = await bus.call(listFeedback, { params: scope, query: { conversationId, limit: 100 } }, asAdmin);
@@ -62,8 +60,7 @@ export function platformClient(bus: ServiceBus): Platform {
     },
     async agentDefinition(scope, agentId) {
       try {
-        const res = await bus.requestWire(GET_AGENT_DEFINITION_SUBJECT, { ...internal, body: { ...scope, agentId } });
-        return res.body as FullAgent;
+        return await bus.callInternal(getAgentDefinition, { ...scope, agentId });
       } catch (err) {
         if (err instanceof AppError && err.status === 404) return null;
         throw err;
@@ -73,8 +70,7 @@ export function platformClient(bus: ServiceBus): Platform {
       const agents: FullAgent[] = [];
       let after: string | undefined;
       for (;;) {
-        const res = await bus.requestWire(LIST_AGENT_DEFINITIONS_SUBJECT, { ...internal, body: { ...scope, after, limit: 50 } });
-        const page = res.body as { agents: FullAgent[]; next: string | null };
+        const page = await bus.callInternal(listAgentDefinitions, { ...scope, after, limit: 50 });
         agents.push(...page.agents);
         if (agents.length > max) throw new AppError('unprocessable_entity', `The project has more than ${max} agents; an improvement branch copies at most ${max}`);
         if (!page.next) return agents;
@@ -82,8 +78,7 @@ export function platformClient(bus: ServiceBus): Platform {
       }
     },
     async replaceAgentDefinition(scope, agentId, definition, opts) {
-      const res = await bus.requestWire(REPLACE_AGENT_DEFINITION_SUBJECT, { ...internal, body: { ...scope, agentId, definition, ...opts } });
-      return res.body as FullAgent;
+      return bus.callInternal(replaceAgentDefinition, { ...scope, agentId, definition, ...opts });
     },
   };
 }

@@ -1,8 +1,7 @@
 import {
-  EVAL_WORK_SUBJECT_PREFIX,
+  evalWorkSubject,
   evaluationFailed,
   pendingEvent,
-  subjectToken,
   type EvalWorkItem,
   type Evaluator,
   type PendingEvent,
@@ -41,7 +40,7 @@ const known = (d: ConversationData) => d.events.length > 0 || d.feedback.length 
 function workItem(scope: ProjectScope, item: EvalWorkItem, id: string): PendingEvent {
   return {
     id,
-    subject: `${EVAL_WORK_SUBJECT_PREFIX}.${subjectToken(scope.tenantId)}`,
+    subject: evalWorkSubject(scope.tenantId),
     envelope: { id, type: 'evaluation.item', version: 1, tenantId: scope.tenantId, projectId: scope.projectId, occurredAt: new Date().toISOString(), data: item },
   };
 }

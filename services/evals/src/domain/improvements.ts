@@ -1,11 +1,10 @@
 import { applyPatch, compare, deepClone } from 'fast-json-patch';
 import { z } from 'zod';
 import {
-  EVAL_WORK_SUBJECT_PREFIX,
+  evalWorkSubject,
   FullAgent,
   IMPROVEMENT_TURN_WORK_TYPE,
   JsonPatchOperation,
-  subjectToken,
   type Feedback,
   type ImprovementStatus,
   type ImprovementTurnWork,
@@ -161,7 +160,7 @@ function turnWork(scope: ProjectScope, branchName: string, seq: number): Pending
   const data: ImprovementTurnWork = { ...scope, branchName, seq };
   return {
     id,
-    subject: `${EVAL_WORK_SUBJECT_PREFIX}.${subjectToken(scope.tenantId)}`,
+    subject: evalWorkSubject(scope.tenantId),
     envelope: { id, type: IMPROVEMENT_TURN_WORK_TYPE, version: 1, tenantId: scope.tenantId, projectId: scope.projectId, occurredAt: new Date().toISOString(), data },
   };
 }

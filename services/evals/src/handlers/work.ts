@@ -1,6 +1,6 @@
 import type { Deps } from '@platform/runtime';
-import { consumeDurable, ensureStream, type RunningConsumer } from '@platform/bus';
-import { EVAL_WORK_STREAM, EVAL_WORK_SUBJECT_PREFIX, EvalWorkItem, IMPROVEMENT_TURN_WORK_TYPE, ImprovementTurnWork } from '@platform/contracts';
+import { consumeDurable, ensureStream, streamSpec, type RunningConsumer } from '@platform/bus';
+import { EvalWorkItem, evalWorkDurable, evalWorkStreamDef, IMPROVEMENT_TURN_WORK_TYPE, ImprovementTurnWork } from '@platform/contracts';
 import { z } from 'zod';
 import { evaluateItem, type EvaluationDeps } from '../domain/evaluations';
 import { answerTurn, type ImprovementDeps } from '../domain/improvements';
@@ -22,11 +22,11 @@ export async function startEvaluationWorker(
   deps: { evaluations: EvaluationDeps; improvements: ImprovementDeps },
   opts: { concurrency: number; ackWaitMs: number },
 ): Promise<RunningConsumer> {
-  await ensureStream(await nc.jetstreamManager(), { name: EVAL_WORK_STREAM, subjects: [`${EVAL_WORK_SUBJECT_PREFIX}.>`], retention: 'workqueue', duplicateWindowMs: 10 * 60 * 1000 });
+  await ensureStream(await nc.jetstreamManager(), streamSpec(evalWorkStreamDef));
   return consumeDurable(nc, {
-    stream: EVAL_WORK_STREAM,
-    durable: 'evals-work',
-    filterSubjects: [`${EVAL_WORK_SUBJECT_PREFIX}.>`],
+    stream: evalWorkDurable.stream,
+    durable: evalWorkDurable.durable,
+    filterSubjects: [...evalWorkStreamDef.subjects],
     ackWaitMs: opts.ackWaitMs,
     concurrency: opts.concurrency,
     nakDelayMs: 2_000,

@@ -1,5 +1,4 @@
-import { createRunEvent, LIST_CONVERSATION_EVENTS_SUBJECT, ListConversationEventsRequest } from '@platform/contracts';
-import { validationError } from '@platform/problems';
+import { createRunEvent, listConversationEvents } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
 import { counter } from '@platform/telemetry';
 import { recordRunEvent, type RunEventDeps } from '../domain/run-events';
@@ -15,10 +14,5 @@ export function registerRunEventHandlers(bus: ServiceBus, deps: RunEventDeps) {
   });
 
   /** Internal (evals): the recorded events of one conversation. */
-  bus.serve(LIST_CONVERSATION_EVENTS_SUBJECT, async (wire) => {
-    const r = ListConversationEventsRequest.safeParse(wire.body);
-    if (!r.success) throw validationError(r.error, 'body');
-    const { limit, conversationId, ...scope } = r.data;
-    return { ok: true, status: 200, body: { events: await deps.events.ofConversation(scope, conversationId, limit) } };
-  });
+  bus.serveInternal(listConversationEvents, async ({ limit, conversationId, ...scope }) => ({ events: await deps.events.ofConversation(scope, conversationId, limit) }));
 }

@@ -2,17 +2,16 @@ import type { Request } from 'express';
 import type { NatsConnection } from 'nats';
 import {
   type AnyOperation,
-  AUTHENTICATE_RUN_SUBJECT,
-  VERIFY_ANALYTICS_KEY_SUBJECT,
-  CREDENTIAL_REVOKED_SUBJECT,
-  type CredentialRevoked,
+  authenticateRun,
+  credentialRevoked,
   permissionRole,
   type Principal,
-  RESOLVE_MANAGE_CREDENTIAL_SUBJECT,
+  resolveManageCredential,
   roleRank,
+  verifyAnalyticsKey,
 } from '@platform/contracts';
 import { sessionId } from '@platform/secrets';
-import { decode, type ServiceBus } from '@platform/bus';
+import { type ServiceBus, subscribeNotice } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import { credentialHash } from './auth-lockout';
 
@@ -151,16 +150,15 @@ type PrincipalCache = ReturnType<typeof principalCache>;
 /** Drops the cached principals of every credential a revocation on the bus names (all of them if it is unreadable). */
 function dropRevoked(nc: NatsConnection, cache: PrincipalCache) {
   // A callback: the revocation is applied as it is read off the connection, before anything read after it.
-  return nc.subscribe(CREDENTIAL_REVOKED_SUBJECT, {
-    callback: (_err, m) => {
-      try {
-        const r = decode<CredentialRevoked>(m.data);
-        for (const id of [r.apiKeyId, r.accessTokenId, r.sessionId, r.analyticsKeyId]) if (id) cache.forget(id);
-      } catch {
-        cache.clear();
-      }
+  return subscribeNotice(
+    nc,
+    credentialRevoked,
+    'gateway',
+    (r) => {
+      for (const id of [r.apiKeyId, r.accessTokenId, r.sessionId, r.analyticsKeyId]) if (id) cache.forget(id);
     },
-  });
+    { onInvalid: () => cache.clear() },
+  );
 }
 
 interface ResolverDeps {
@@ -173,8 +171,7 @@ interface ResolverDeps {
 function resolveManage({ bus, cache, onVerified }: ResolverDeps, cred: { bearer?: string; session?: string }, requestId: string, req?: Request): Promise<Principal | null> {
   const key = cred.bearer ? keyOf('b', cred.bearer, req) : keyOf('s', cred.session!, req);
   return cache.through(key, async () => {
-    const res = await bus.requestWire(RESOLVE_MANAGE_CREDENTIAL_SUBJECT, { principal: { kind: 'anonymous' }, body: cred }, { requestId });
-    const principal = (res.body as { principal: Principal | null }).principal;
+    const { principal } = await bus.callInternal(resolveManageCredential, cred, { requestId });
     if (!principal) return { principal, remember: false };
     onVerified?.(cred.bearer ? { kind: 'b', token: cred.bearer } : { kind: 's', token: cred.session! });
     const credentialId = cred.bearer?.startsWith('mt_') ? cred.bearer.slice(3, 15) : cred.session ? sessionId(cred.session) : undefined;
@@ -187,8 +184,7 @@ async function resolveRun({ bus, cache, onVerified }: ResolverDeps, req: Request
   const appId = typeof req.headers['x-app-id'] === 'string' ? req.headers['x-app-id'] : undefined;
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
   const verify = async (): Promise<Verified> => {
-    const res = await bus.requestWire(AUTHENTICATE_RUN_SUBJECT, { principal: { kind: 'anonymous' }, body: { token, appId, origin } }, { requestId });
-    const principal = (res.body as { principal: Principal }).principal;
+    const { principal } = await bus.callInternal(authenticateRun, { token, appId, origin }, { requestId });
     if (principal.kind !== 'run') return { principal, remember: false };
     onVerified?.({ kind: 'r', token });
     return { principal, remember: true, credentialId: principal.apiKeyId };
@@ -201,8 +197,7 @@ async function resolveRun({ bus, cache, onVerified }: ResolverDeps, req: Request
 /** Analytics keys (`ak_…`) are verified by the analytics service and cached like API keys. */
 async function resolveAnalytics({ bus, cache, onVerified }: ResolverDeps, token: string, requestId: string, req?: Request): Promise<Principal> {
   const principal = await cache.through(keyOf('a', token, req), async () => {
-    const res = await bus.requestWire(VERIFY_ANALYTICS_KEY_SUBJECT, { principal: { kind: 'anonymous' }, body: { key: token } }, { requestId });
-    const found = (res.body as { principal: Principal }).principal;
+    const { principal: found } = await bus.callInternal(verifyAnalyticsKey, { key: token }, { requestId });
     if (found.kind !== 'analytics') throw unauthorized('The analytics key is invalid or revoked');
     onVerified?.({ kind: 'a', token });
     return { principal: found, remember: true, credentialId: found.keyId };

@@ -6,11 +6,10 @@ import {
   deleteSession,
   listAccessTokens,
   pagination,
-  RESOLVE_MANAGE_CREDENTIAL_SUBJECT,
-  ResolveManageCredential,
+  resolveManageCredential,
+  verifyPlaygroundToken as verifyPlaygroundTokenCall,
 } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
-import { AppError } from '@platform/problems';
 import {
   closeSession,
   issueAccessToken,
@@ -31,8 +30,6 @@ function cookieFrom(header: string | undefined, name: string): string | undefine
   }
   return undefined;
 }
-
-export const VERIFY_PLAYGROUND_TOKEN_SUBJECT = 'svc.management.playground.verify';
 
 export function registerAccessHandlers(bus: ServiceBus, deps: AccessDeps, cookieName: string) {
   bus.handle(createAccessToken, async ({ params, body }) => ({ data: await issueAccessToken(deps, params.tenantId, body) }));
@@ -60,14 +57,8 @@ export function registerAccessHandlers(bus: ServiceBus, deps: AccessDeps, cookie
   });
   bus.handle(createPlaygroundToken, async ({ params, body }, ctx) => issuePlaygroundToken(deps, ctx.principal, params.tenantId, body.projectId, body.agentId));
 
-  bus.serve(RESOLVE_MANAGE_CREDENTIAL_SUBJECT, async (wire) => {
-    const req = ResolveManageCredential.parse(wire.body);
-    const principal = req.bearer ? await resolveBearer(deps, req.bearer) : req.session ? await resolveSession(deps, req.session) : null;
-    return { ok: true, status: 200, body: { principal } };
-  });
-  bus.serve(VERIFY_PLAYGROUND_TOKEN_SUBJECT, async (wire) => {
-    const token = (wire.body as { token?: unknown })?.token;
-    if (typeof token !== 'string') throw new AppError('bad_request', 'token is required');
-    return { ok: true, status: 200, body: verifyPlaygroundToken(deps, token) };
-  });
+  bus.serveInternal(resolveManageCredential, async (req) => ({
+    principal: req.bearer ? await resolveBearer(deps, req.bearer) : req.session ? await resolveSession(deps, req.session) : null,
+  }));
+  bus.serveInternal(verifyPlaygroundTokenCall, ({ token }) => verifyPlaygroundToken(deps, token));
 }

@@ -5,8 +5,7 @@ import {
   listApiKeys,
   pagination,
   updateApiKey,
-  VERIFY_API_KEY_SUBJECT,
-  VerifyApiKeyRequest,
+  verifyApiKey as verifyApiKeyCall,
 } from '@platform/contracts';
 import type { ServiceBus } from '@platform/bus';
 import { reply } from '@platform/bus';
@@ -24,8 +23,5 @@ export function registerApiKeyHandlers(bus: ServiceBus, deps: ApiKeyDeps) {
     await revokeApiKey(deps, params, params.id);
     return reply(204);
   });
-  bus.serve(VERIFY_API_KEY_SUBJECT, async (wire) => {
-    const { key } = VerifyApiKeyRequest.parse(wire.body);
-    return { ok: true, status: 200, body: await verifyApiKey(deps, key) };
-  });
+  bus.serveInternal(verifyApiKeyCall, ({ key }) => verifyApiKey(deps, key));
 }

@@ -1,20 +1,18 @@
 import {
   addAppKey,
-  APP_USED_SUBJECT,
-  AppUsed,
+  appUsed,
   createApp,
   deleteApp,
   deleteAppKey,
-  GET_APP_FOR_AUTH_SUBJECT,
-  GetAppForAuthRequest,
   getApp,
+  getAppForAuth,
   listAppKeys,
   listApps,
   listTenantApps,
   pagination,
   updateApp,
 } from '@platform/contracts';
-import { decode, reply, type ServiceBus } from '@platform/bus';
+import { reply, type ServiceBus, subscribeNotice } from '@platform/bus';
 import { getLogger } from '@platform/logger';
 import { addApp, addAppKeyTo, callerRole, changeApp, findApp, findAppForAuth, listAppKeysOf, removeApp, removeAppKey, type AppDeps } from './apps';
 
@@ -50,21 +48,14 @@ export function registerAppHandlers(bus: ServiceBus, deps: AppDeps) {
   });
 
   /** Internal: the app with its auth configuration and keys, for run-auth and the credential gateway. */
-  bus.serve(GET_APP_FOR_AUTH_SUBJECT, async (wire) => {
-    const { appId } = GetAppForAuthRequest.parse(wire.body);
-    return { ok: true, status: 200, body: { app: await findAppForAuth(deps, appId) } };
-  });
+  bus.serveInternal(getAppForAuth, async ({ appId }) => ({ app: await findAppForAuth(deps, appId) }));
 
   /** run-auth reports use (at most once a minute per app and process); one management replica records it. */
-  const used = bus.nc.subscribe(APP_USED_SUBJECT, { queue: 'management' });
-  void (async () => {
-    for await (const m of used) {
-      try {
-        const u = AppUsed.parse(decode(m.data));
-        await deps.apps.touch(u.appId, new Date(u.at));
-      } catch (err) {
-        log.warn({ err }, 'could not record app use');
-      }
+  subscribeNotice(bus.nc, appUsed, 'management', async (u) => {
+    try {
+      await deps.apps.touch(u.appId, new Date(u.at));
+    } catch (err) {
+      log.warn({ err }, 'could not record app use');
     }
-  })();
+  });
 }

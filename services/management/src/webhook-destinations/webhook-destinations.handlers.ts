@@ -1,13 +1,11 @@
 import {
   createWebhookDestination,
   deleteWebhookDestination,
-  DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT,
-  DisableDestinationForDeliveryRequest,
+  disableDestinationForDelivery,
   getWebhookDestination,
-  LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT,
+  listDestinationsForDispatch as listDestinationsForDispatchCall,
   listWebhookDestinations,
   pagination,
-  ProjectPath,
   rotateWebhookDestinationSecret,
   updateWebhookDestination,
 } from '@platform/contracts';
@@ -38,14 +36,9 @@ export function registerWebhookDestinationHandlers(bus: ServiceBus, deps: Webhoo
   });
   bus.handle(rotateWebhookDestinationSecret, async ({ params, body }) => ({ data: await rotateSecret(deps, params, params.id, body?.graceSeconds) }));
   /** Internal: every destination of a project, with its sealed secrets, for the webhook dispatcher. */
-  bus.serve(LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT, async (wire) => {
-    const scope = ProjectPath.parse(wire.params);
-    return { ok: true, status: 200, body: { destinations: await listDestinationsForDispatch(deps, scope) } };
-  });
+  bus.serveInternal(listDestinationsForDispatchCall, async (scope) => ({ destinations: await listDestinationsForDispatch(deps, scope) }));
   /** Internal: the dispatcher turns a destination off (410 Gone, failing for days). */
-  bus.serve(DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT, async (wire) => {
-    const req = DisableDestinationForDeliveryRequest.parse(wire.body);
-    const disabled = await disableWebhookDestinationForDelivery(deps, { tenantId: req.tenantId, projectId: req.projectId }, req.id, req.reason);
-    return { ok: true, status: 200, body: { disabled } };
-  });
+  bus.serveInternal(disableDestinationForDelivery, async (req) => ({
+    disabled: await disableWebhookDestinationForDelivery(deps, { tenantId: req.tenantId, projectId: req.projectId }, req.id, req.reason),
+  }));
 }

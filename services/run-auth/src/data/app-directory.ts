@@ -1,5 +1,5 @@
-import { type AppChanged, type AppForAuth, GET_APP_FOR_AUTH_SUBJECT, GetAppForAuthReply, APP_USED_SUBJECT } from '@platform/contracts';
-import { encode, type ServiceBus } from '@platform/bus';
+import { type AppChanged, type AppForAuth, appUsed, getAppForAuth } from '@platform/contracts';
+import { publishNotice, type ServiceBus } from '@platform/bus';
 
 const MAX_ENTRIES = 10_000;
 
@@ -20,8 +20,7 @@ export function appDirectory(bus: ServiceBus, ttlMs: number) {
     async get(appId: string): Promise<AppForAuth | null> {
       const hit = cache.get(appId);
       if (hit && Date.now() - hit.at < ttlMs) return hit.app;
-      const res = await bus.requestWire(GET_APP_FOR_AUTH_SUBJECT, { principal: { kind: 'anonymous' }, body: { appId } });
-      let { app } = GetAppForAuthReply.parse(res.body);
+      let { app } = await bus.callInternal(getAppForAuth, { appId });
       const known = announced.get(appId);
       if (known && (app === null || app.revision < known.revision)) app = known.app;
       if (ttlMs > 0) {
@@ -48,7 +47,7 @@ export function appDirectory(bus: ServiceBus, ttlMs: number) {
       if ((lastUsed.get(appId) ?? 0) > now - 60_000) return;
       lastUsed.set(appId, now);
       bounded(lastUsed);
-      bus.nc.publish(APP_USED_SUBJECT, encode({ appId, at: new Date(now).toISOString() }));
+      publishNotice(bus.nc, appUsed, { appId, at: new Date(now).toISOString() });
     },
   };
 }

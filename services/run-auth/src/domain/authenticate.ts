@@ -1,4 +1,4 @@
-import { AUTH_METHODS, type AppForAuth, type AuthenticateRunRequest, type Principal, VERIFY_API_KEY_SUBJECT, type VerifiedApiKey } from '@platform/contracts';
+import { AUTH_METHODS, type AppForAuth, type AuthenticateRunRequest, type Principal, verifyApiKey, verifyPlaygroundToken } from '@platform/contracts';
 import type { ServiceBus } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
@@ -6,7 +6,6 @@ import type { AppDirectory } from '../data/app-directory';
 import { originAllowed } from './origin';
 import { verifyAppJwt, type AnonymousTokens } from './tokens';
 
-export const VERIFY_PLAYGROUND_TOKEN_SUBJECT = 'svc.management.playground.verify';
 const PLAYGROUND_APP_ID = 'app_playground';
 
 export interface AuthenticateDeps {
@@ -41,16 +40,14 @@ function appPrincipal(app: AppForAuth, authMethod: string, subject: string | und
 export async function authenticateRun(deps: AuthenticateDeps, req: AuthenticateRunRequest): Promise<Principal> {
   const token = req.token.trim();
   if (token.startsWith('sk_')) {
-    const res = await deps.bus.requestWire(VERIFY_API_KEY_SUBJECT, { principal: { kind: 'anonymous' }, body: { key: token } });
-    const key = res.body as VerifiedApiKey | null;
+    const key = await deps.bus.callInternal(verifyApiKey, { key: token });
     if (!key) throw unauthorized();
     return { kind: 'run', tenantId: key.tenantId, projectId: key.projectId, agentId: key.agentId, apiKeyId: key.id, authMethod: AUTH_METHODS.apiKey, ref: 'main', expiresAt: key.expiresAt };
   }
   // Playground tokens name `app_playground`, which is not a stored app: they take the playground path below.
   if (req.appId && req.appId !== PLAYGROUND_APP_ID) return authenticateAppCredential(deps, req.appId, token, req.origin);
   if (token.split('.').length === 3) {
-    const res = await deps.bus.requestWire(VERIFY_PLAYGROUND_TOKEN_SUBJECT, { principal: { kind: 'anonymous' }, body: { token } });
-    const claims = res.body as { tenantId: string; projectId: string; agentId: string; subject: string } | null;
+    const claims = await deps.bus.callInternal(verifyPlaygroundToken, { token });
     if (claims) {
       return { kind: 'run', tenantId: claims.tenantId, projectId: claims.projectId, agentId: claims.agentId, subject: claims.subject, appId: PLAYGROUND_APP_ID, authMethod: AUTH_METHODS.playground, ref: 'main' };
     }

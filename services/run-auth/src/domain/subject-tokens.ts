@@ -1,4 +1,4 @@
-import { AUTH_METHODS, VERIFY_API_KEY_SUBJECT, type VerifiedApiKey, type VerifySubjectTokenReply, type VerifySubjectTokenRequest } from '@platform/contracts';
+import { AUTH_METHODS, type VerifySubjectTokenReply, type VerifySubjectTokenRequest, verifyApiKey } from '@platform/contracts';
 import { checkAppToken, type AuthenticateDeps } from './authenticate';
 
 const iso = (exp: number | undefined) => (exp ? new Date(exp * 1000).toISOString() : null);
@@ -17,8 +17,7 @@ export async function verifySubjectToken(deps: AuthenticateDeps, req: VerifySubj
   const scope = { appId: app.id, appType: app.type, tenantId: app.tenantId, projectId: app.projectId };
   if (token.startsWith('sk_')) {
     if (app.type !== 'api') return { result: 'invalid', reason: 'API keys are subject tokens of apps of type api only' };
-    const res = await deps.bus.requestWire(VERIFY_API_KEY_SUBJECT, { principal: { kind: 'anonymous' }, body: { key: token } });
-    const key = res.body as VerifiedApiKey | null;
+    const key = await deps.bus.callInternal(verifyApiKey, { key: token });
     if (!key) return { result: 'invalid', reason: 'the API key is invalid, expired or revoked' };
     if (key.tenantId !== app.tenantId || key.projectId !== app.projectId) return { result: 'invalid', reason: 'the API key belongs to another project than the app' };
     deps.apps.markUsed(app.id);

@@ -1,4 +1,4 @@
-import { POST_CHANNEL_MESSAGE_SUBJECT, PostChannelMessageReply } from '@platform/contracts';
+import { postChannelMessage } from '@platform/contracts';
 import type { ServiceBus } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import type { ChannelPost, SendResult } from '../domain/transport';
@@ -12,19 +12,18 @@ export function chatappSender(bus: ServiceBus, timeoutMs: number) {
     const started = Date.now();
     const done = (r: Omit<SendResult, 'durationMs' | 'statusCode'>): SendResult => ({ ...r, statusCode: null, durationMs: Date.now() - started });
     try {
-      const res = await bus.requestWire(
-        POST_CHANNEL_MESSAGE_SUBJECT,
-        { principal: { kind: 'anonymous' }, body: { tenantId: post.tenantId, projectId: post.projectId, channelId: post.channelId, text: post.text, payload: post.payload } },
+      const posted = await bus.callInternal(
+        postChannelMessage,
+        { tenantId: post.tenantId, projectId: post.projectId, channelId: post.channelId, text: post.text, payload: post.payload },
         { timeoutMs },
       );
-      const parsed = PostChannelMessageReply.safeParse(res.body);
-      if (!parsed.success) return done({ kind: 'retryable', error: 'the chat app answered with an unreadable reply' });
-      if (!parsed.data.ok) return done({ kind: 'retryable', error: `the chat app could not post to channel ${post.channelId}: ${parsed.data.error ?? 'no reason given'}` });
+      if (!posted.ok) return done({ kind: 'retryable', error: `the chat app could not post to channel ${post.channelId}: ${posted.error ?? 'no reason given'}` });
       return done({ kind: 'delivered', error: null });
     } catch (err) {
       if (err instanceof AppError) {
         if (err.code === 'service_unavailable') return done({ kind: 'retryable', error: 'the chat app service is not available (no responder); will retry' });
         if (err.code === 'gateway_timeout') return done({ kind: 'retryable', error: `the chat app did not answer within ${timeoutMs} ms` });
+        if (err.code === 'bad_gateway') return done({ kind: 'retryable', error: 'the chat app answered with an unreadable reply' });
         return done({ kind: 'retryable', error: `the chat app refused the message: ${err.message}` });
       }
       return done({ kind: 'retryable', error: `posting to the chat app failed: ${(err as Error).message}` });

@@ -1,15 +1,15 @@
-import type { Msg, NatsConnection } from 'nats';
+import type { NatsConnection } from 'nats';
 import {
-  DESTINATIONS_CHANGED_SUBJECT,
-  DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT,
+  disableDestinationForDelivery,
   EVENT_SUBJECT_PREFIX,
-  LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT,
-  ListDestinationsForDispatchReply,
+  listDestinationsForDispatch,
   type DispatchDestination,
   type ProjectScope,
   subjectToken,
+  webhookDestinationEvents,
+  webhookDestinationsChanged,
 } from '@platform/contracts';
-import { decode, type ServiceBus } from '@platform/bus';
+import { type ServiceBus, subscribeNotice } from '@platform/bus';
 import type { DestinationSource } from '../domain/destinations';
 
 export interface CachedDestinations extends DestinationSource {
@@ -40,26 +40,25 @@ export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlM
   const cache = new Map<string, CacheEntry>();
   // The subject's own tokens, so an event's project is found from its subject without reading the message.
   const keyOf = (s: ProjectScope) => `${subjectToken(s.tenantId)}.${subjectToken(s.projectId)}`;
-  const drop = (_err: unknown, m: Msg) => {
-    try {
-      cache.delete(keyOf(decode<ProjectScope>(m.data)));
-    } catch {
-      cache.clear();
-    }
+  const drop = (scope: ProjectScope) => {
+    cache.delete(keyOf(scope));
   };
+  // An announcement that cannot be read drops every list.
+  const dropAll = { onInvalid: () => cache.clear() };
   // Callbacks, not iterators: each message drops the entry while it is read off the connection, before any event
   // message that came after it on the same connection is looked at. Management announces a change before answering
   // it, so an event accepted after that answer never meets the older list; the `webhook-destination.*` events (published
   // after the answer, from the outbox) drop it again.
-  const subs = [nc.subscribe(DESTINATIONS_CHANGED_SUBJECT, { callback: drop }), nc.subscribe(`${EVENT_SUBJECT_PREFIX}.*.*.webhook-destination.>`, { callback: drop })];
+  const subs = [
+    subscribeNotice(nc, webhookDestinationsChanged, 'webhook-dispatcher', drop, dropAll),
+    subscribeNotice(nc, webhookDestinationEvents, 'webhook-dispatcher', drop, dropAll),
+  ];
   // Announcements sent while the connection was down are lost: nothing fetched before it came back is trusted.
   void (async () => {
     for await (const s of nc.status()) if (s.type === 'reconnect') cache.clear();
   })().catch(() => undefined);
   const fetchList = (scope: ProjectScope) =>
-    bus
-      .requestWire(LIST_DESTINATIONS_FOR_DISPATCH_SUBJECT, { principal: { kind: 'anonymous' }, params: { tenantId: scope.tenantId, projectId: scope.projectId } })
-      .then((r) => ListDestinationsForDispatchReply.parse(r.body).destinations);
+    bus.callInternal(listDestinationsForDispatch, { tenantId: scope.tenantId, projectId: scope.projectId }).then((r) => r.destinations);
   /** Fetches a project's list into a new entry; a failed fetch leaves no entry behind (the next lookup asks again). */
   const load = (key: string, scope: ProjectScope): CacheEntry => {
     const entry: CacheEntry = { at: Date.now(), value: fetchList(scope) };
@@ -128,9 +127,6 @@ export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlM
 /** Tells management to turn a destination off, with the reason users will see as `disabledReason`. */
 export function managementDisabler(bus: ServiceBus) {
   return async (scope: ProjectScope, id: string, reason: string): Promise<void> => {
-    await bus.requestWire(DISABLE_DESTINATION_FOR_DELIVERY_SUBJECT, {
-      principal: { kind: 'anonymous' },
-      body: { tenantId: scope.tenantId, projectId: scope.projectId, id, reason },
-    });
+    await bus.callInternal(disableDestinationForDelivery, { tenantId: scope.tenantId, projectId: scope.projectId, id, reason });
   };
 }

@@ -1,26 +1,21 @@
 import type { NatsConnection } from 'nats';
-import { consumeDurable, ensureStream, type Publisher, type RunningConsumer } from '@platform/bus';
+import { WEBHOOK_JOBS_STREAM, webhookJobsDurable, webhookJobsStreamDef, webhookJobsSubject } from '@platform/contracts';
+import { consumeDurable, ensureStream, streamSpec, type Publisher, type RunningConsumer } from '@platform/bus';
 import type { DeliveryJob, RetryQueue } from '../domain/jobs';
 
-/** Jobs wait in this stream until they are due: a work queue, so a job is gone once a dispatcher has worked it. */
-export const WEBHOOK_JOBS_STREAM = 'WEBHOOK_JOBS';
-const SUBJECT_PREFIX = 'webhook-jobs';
+// Jobs wait in the WEBHOOK_JOBS stream until they are due: a work queue, so a job is gone once a dispatcher has worked it.
 /** A job that is not due yet is handed back for at most this long, then looked at again (cheap: one message). */
 const MAX_WAIT_MS = 60_000;
 
 export async function ensureJobStream(nc: NatsConnection, replicas: number): Promise<void> {
-  await ensureStream(
-    await nc.jetstreamManager({ timeout: 15_000 }),
-    { name: WEBHOOK_JOBS_STREAM, subjects: [`${SUBJECT_PREFIX}.>`], retention: 'workqueue', duplicateWindowMs: 10 * 60 * 1000 },
-    replicas,
-  );
+  await ensureStream(await nc.jetstreamManager({ timeout: 15_000 }), streamSpec(webhookJobsStreamDef), replicas);
 }
 
 /** Publishes jobs for later (retries, deliveries waiting for a busy destination); the message id makes a repeat a no-op. */
 export function retryQueue(pub: Publisher, partition: string): RetryQueue {
   return {
     async schedule(job, key) {
-      await pub.publish(`${SUBJECT_PREFIX}.${partition}`, job, `${job.id}#${job.attempt}${key ? `-${key}` : ''}`);
+      await pub.publish(webhookJobsSubject(partition), job, `${job.id}#${job.attempt}${key ? `-${key}` : ''}`);
     },
   };
 }
@@ -36,8 +31,8 @@ export function consumeJobs(
 ): Promise<RunningConsumer> {
   return consumeDurable<DeliveryJob>(nc, {
     stream: WEBHOOK_JOBS_STREAM,
-    durable: `webhook-dispatcher-jobs-${opts.partition}`,
-    filterSubjects: [`${SUBJECT_PREFIX}.${opts.partition}`],
+    durable: webhookJobsDurable(opts.partition),
+    filterSubjects: [webhookJobsSubject(opts.partition)],
     concurrency: opts.concurrency,
     ackWaitMs: opts.ackWaitMs,
     nakDelayMs: opts.nakDelayMs,

@@ -1,0 +1,98 @@
+import { EVENT_SUBJECT_PREFIX, type EventDef, PLATFORM_EVENTS_STREAM, subjectToken } from '../event';
+import { allEvents, webhookEvents } from '../events';
+import type { ServiceName } from '../operation';
+
+/** A JetStream stream: its subjects and the services that publish to it. */
+export interface StreamDef {
+  name: string;
+  subjects: readonly string[];
+  publishers: readonly ServiceName[];
+  retention: 'limits' | 'workqueue' | 'interest';
+  maxAgeMs?: number;
+  duplicateWindowMs?: number;
+  description: string;
+}
+
+/** A durable consumer a service creates on a stream. */
+export interface DurableDef {
+  stream: string;
+  /** The exact durable name, or `*`: any durable of that stream (names made at run time, such as per partition). */
+  durable: string;
+  service: ServiceName;
+  description: string;
+}
+
+export const platformEventsStreamDef: StreamDef = {
+  name: PLATFORM_EVENTS_STREAM,
+  subjects: [`${EVENT_SUBJECT_PREFIX}.>`],
+  publishers: [...new Set(allEvents.map((e) => e.publisher))],
+  retention: 'limits',
+  maxAgeMs: 7 * 24 * 3600 * 1000,
+  duplicateWindowMs: 10 * 60 * 1000,
+  description: 'Every public platform event (`evt.<tenant>.<project>.<name>.v<version>`), published from the services\' outboxes.',
+};
+
+/** The evals work queue: evaluation items and improvement assistant turns. */
+export const EVAL_WORK_STREAM = 'EVAL_WORK';
+export const EVAL_WORK_SUBJECT_PREFIX = 'work.evals.items';
+
+export const evalWorkStreamDef: StreamDef = {
+  name: EVAL_WORK_STREAM,
+  subjects: [`${EVAL_WORK_SUBJECT_PREFIX}.>`],
+  publishers: ['evals'],
+  retention: 'workqueue',
+  duplicateWindowMs: 10 * 60 * 1000,
+  description: 'The evals work queue (each message removed once acknowledged): evaluation items and improvement assistant turns.',
+};
+
+/** The subject of a work item of a tenant on the evals work queue. */
+export const evalWorkSubject = (tenantId: string) => `${EVAL_WORK_SUBJECT_PREFIX}.${subjectToken(tenantId)}`;
+
+/** Webhook delivery jobs (retries, deliveries waiting for a busy destination) wait here until they are due. */
+export const WEBHOOK_JOBS_STREAM = 'WEBHOOK_JOBS';
+const WEBHOOK_JOBS_SUBJECT_PREFIX = 'webhook-jobs';
+
+export const webhookJobsStreamDef: StreamDef = {
+  name: WEBHOOK_JOBS_STREAM,
+  subjects: [`${WEBHOOK_JOBS_SUBJECT_PREFIX}.>`],
+  publishers: ['webhook-dispatcher'],
+  retention: 'workqueue',
+  duplicateWindowMs: 10 * 60 * 1000,
+  description: 'Webhook delivery jobs that are not due yet, one subject per dispatcher partition (`webhook-jobs.<partition>`); a job is gone once worked.',
+};
+
+/** The subject of a dispatcher partition's jobs (`partition`: letters, digits, `-` and `_` only). */
+export const webhookJobsSubject = (partition: string) => `${WEBHOOK_JOBS_SUBJECT_PREFIX}.${partition}`;
+
+/** Every stream. */
+export const streams: readonly StreamDef[] = [platformEventsStreamDef, evalWorkStreamDef, webhookJobsStreamDef];
+
+/** The dispatcher's durable for the first deliveries of one webhook event type (durable names take no dots). */
+export const webhookEventDurable = (def: EventDef) => `webhook-dispatcher-${def.name.replace(/\./g, '-')}`;
+
+/** The dispatcher's durable for its partition's jobs. */
+export const webhookJobsDurable = (partition: string) => `webhook-dispatcher-jobs-${partition}`;
+
+export const evalWorkDurable: DurableDef = {
+  stream: EVAL_WORK_STREAM,
+  durable: 'evals-work',
+  service: 'evals',
+  description: 'Shared by every evals replica: works evaluation items and improvement assistant turns.',
+};
+
+/** Every durable consumer a service creates. */
+export const durables: readonly DurableDef[] = [
+  ...webhookEvents.map((def) => ({
+    stream: PLATFORM_EVENTS_STREAM,
+    durable: webhookEventDurable(def),
+    service: 'webhook-dispatcher' as const,
+    description: `First delivery attempts of ${def.name} events to the webhook destinations that subscribe to it.`,
+  })),
+  {
+    stream: WEBHOOK_JOBS_STREAM,
+    durable: '*',
+    service: 'webhook-dispatcher',
+    description: "One per dispatcher partition (webhook-dispatcher-jobs-<partition>): the partition's delivery jobs as they fall due.",
+  },
+  evalWorkDurable,
+];
