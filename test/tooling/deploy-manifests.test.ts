@@ -3,6 +3,7 @@ import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { fullConfigSchema } from '../../libs/runtime/src';
+import { containerImages, natsVersion } from '../../libs/testkit/src/containers';
 import { gatewayConfig } from '../../services/gateway/src/config';
 import { analytics } from '../../services/analytics/src/service';
 import { chatapp } from '../../services/chatapp/src/service';
@@ -225,6 +226,27 @@ describe('deployment files', () => {
     }
     // biome-ignore lint/suspicious/noTemplateCurlyInString: Compose interpolation (host ports movable from .env), not a JS template
     expect(s.gateway.ports).toEqual(['${GATEWAY_HOST_PORT:-3000}:3000', '${ANALYTICS_HOST_PORT:-3001}:3001']);
+  });
+
+  test('when the NATS images are read, then Compose, the local images, the test containers and the chart all run the nats-server of deploy/nats/VERSION', () => {
+    const version = natsVersion();
+    expect(`v${version}`).toBe(readFileSync(join(root, 'deploy/nats/VERSION'), 'utf8').trim());
+    expect(parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }).services.nats.image).toBe(`nats:${version}-alpine`);
+    expect(parse(readFileSync(join(root, 'deploy/compose.local-images.yml'), 'utf8')).services.nats.image).toBe(`localhost/platform-nats:${version}`);
+    expect(parse(readFileSync(join(root, 'deploy/helm-values/nats.yaml'), 'utf8')).container.image.tag).toBe(`${version}-alpine`);
+    const saved = { CONTAINER_IMAGES: process.env.CONTAINER_IMAGES, NATS_IMAGE: process.env.NATS_IMAGE };
+    try {
+      delete process.env.NATS_IMAGE;
+      process.env.CONTAINER_IMAGES = 'official';
+      expect(containerImages().nats).toBe(`nats:${version}-alpine`);
+      process.env.CONTAINER_IMAGES = 'local';
+      expect(containerImages().nats).toBe(`localhost/platform-nats:${version}`);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
   });
 
   test('when the Grafana dashboard is read, then it is valid JSON whose panels query every platform metric', () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StartedTestContainer } from 'testcontainers';
 import { repoRoot, type InfraEnv } from './infra';
@@ -19,15 +20,21 @@ export interface ContainerImages {
   mongo: string;
 }
 
+/** The one nats-server version of the project (deploy/nats/VERSION, `v2.15.2`), without its `v`. */
+export function natsVersion(): string {
+  return readFileSync(join(repoRoot, 'deploy', 'nats', 'VERSION'), 'utf8').trim().replace(/^v/, '');
+}
+
 /**
  * CONTAINER_IMAGES=official (the default): the registry's images, so the same tests run on real MongoDB 7.
- * CONTAINER_IMAGES=local: the images scripts/containers/images.sh builds from Debian packages (NATS, Redis, and
- * FerretDB on PostgreSQL), for machines that reach no registry. NATS_IMAGE, REDIS_IMAGE, MONGO_IMAGE override each.
+ * CONTAINER_IMAGES=local: the images scripts/containers/images.sh builds (NATS from the nats-server scripts/infra.sh
+ * builds, Redis from Debian, FerretDB on PostgreSQL), for machines that reach no registry. NATS is the version of
+ * deploy/nats/VERSION either way. NATS_IMAGE, REDIS_IMAGE, MONGO_IMAGE override each.
  */
 export function containerImages(): ContainerImages {
   const local = process.env.CONTAINER_IMAGES === 'local';
   return {
-    nats: process.env.NATS_IMAGE ?? (local ? 'localhost/platform-nats:2.9' : 'nats:2.10-alpine'),
+    nats: process.env.NATS_IMAGE ?? (local ? `localhost/platform-nats:${natsVersion()}` : `nats:${natsVersion()}-alpine`),
     redis: process.env.REDIS_IMAGE ?? (local ? 'localhost/platform-redis:7.0' : 'redis:7-alpine'),
     mongo: process.env.MONGO_IMAGE ?? (local ? 'localhost/platform-mongo-wire:1.24' : 'mongo:7'),
   };
