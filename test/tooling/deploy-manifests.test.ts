@@ -211,8 +211,10 @@ describe('deployment files', () => {
     const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
     const s = compose.services as Record<string, any>;
     expect(s.mongo.image).toMatch(/^mongo:7/);
-    expect(s.nats.command).toEqual(expect.arrayContaining(['-js', '-c']));
-    expect(s.nats.volumes).toContain('./deploy/nats.conf:/etc/nats/platform.conf:ro');
+    expect(s.nats.command).toEqual(expect.arrayContaining(['-js', '-c', '/etc/nats/server.conf']));
+    expect(s.nats.volumes).toEqual(
+      expect.arrayContaining(['./deploy/nats/container.conf:/etc/nats/server.conf:ro', './deploy/nats.conf:/etc/nats/platform.conf:ro', './.local/nats:/etc/nats/auth:ro']),
+    );
     for (const name of ['mongo', 'nats', 'redis']) expect(s[name].healthcheck.test.length).toBeGreaterThan(0);
     for (const name of services) {
       expect({ name, image: s[name].image, SERVICE: s[name].environment.SERVICE }).toEqual({ name, image: 'agent-platform:local', SERVICE: name });
@@ -226,6 +228,25 @@ describe('deployment files', () => {
     }
     // biome-ignore lint/suspicious/noTemplateCurlyInString: Compose interpolation (host ports movable from .env), not a JS template
     expect(s.gateway.ports).toEqual(['${GATEWAY_HOST_PORT:-3000}:3000', '${ANALYTICS_HOST_PORT:-3001}:3001']);
+  });
+
+  test('when docker-compose.yml is read, then NATS runs with the generated authentication and every service mounts its own credentials file and nothing else of the credential set', () => {
+    const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
+    const s = compose.services as Record<string, any>;
+    const serverConf = readFileSync(join(root, 'deploy/nats/container.conf'), 'utf8');
+    expect(serverConf).toMatch(/^include "platform\.conf"$/m);
+    expect(serverConf).toMatch(/^include "auth\/auth\.conf"$/m);
+    const identities = Object.keys(JSON.parse(readFileSync(join(root, 'deploy/nats/permissions.json'), 'utf8')).identities).sort();
+    expect(identities).toEqual(services);
+    for (const name of services) {
+      const file = `/run/nats/${name}.creds`;
+      expect({ name, NATS_CREDS: s[name].environment.NATS_CREDS, volumes: s[name].volumes }).toEqual({ name, NATS_CREDS: file, volumes: [`./.local/nats/${name}.creds:${file}:ro`] });
+    }
+    // The credential directory (keys, auth.conf, admin.creds) goes into the NATS container only.
+    const withDir = Object.entries(s)
+      .filter(([, svc]) => (svc.volumes ?? []).some((v: string) => v.startsWith('./.local/nats:')))
+      .map(([n]) => n);
+    expect(withDir).toEqual(['nats']);
   });
 
   test('when the NATS images are read, then Compose, the local images, the test containers and the chart all run the nats-server of deploy/nats/VERSION', () => {
