@@ -3,6 +3,8 @@
 #   scripts/infra.sh up      install what is missing, start what is not running (idempotent)
 #   scripts/infra.sh down    stop everything this script started
 #   scripts/infra.sh status  print what is running
+#   scripts/infra.sh nats-server   only build nats-server (deploy/nats/VERSION) into .infra/bin (the local NATS image)
+#   scripts/infra.sh credentials   only (re)issue the NATS credentials into $NATS_AUTH_DIR (Compose, test containers)
 # MongoDB: MONGO_URL if set, else FerretDB v1.24.2 (built from the module source) on PostgreSQL.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -211,5 +213,7 @@ case "${1:-up}" in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+  nats-server) build_nats ;;
+  credentials) nats_credentials ;;
+  *) echo "usage: $0 up|down|status|nats-server|credentials" >&2; exit 2 ;;
 esac

@@ -28,7 +28,7 @@ if [ "${SKIP_COMPOSE:-}" != "1" ]; then
 fi
 
 if [ "${SKIP_CONTAINER_TESTS:-}" != "1" ]; then
-  tests=${CONTAINER_TESTS:-"test/manage/api-keys.test.ts test/events/path.test.ts test/webhooks/delivery.test.ts test/run/events.test.ts"}
+  tests=${CONTAINER_TESTS:-"libs/testkit/test/nats-auth.test.ts test/manage/api-keys.test.ts test/events/path.test.ts test/webhooks/delivery.test.ts test/run/events.test.ts"}
   log "jest with TEST_INFRA=containers: $tests"
   # shellcheck disable=SC2086
   TEST_INFRA=containers pnpm exec jest $tests "$@"

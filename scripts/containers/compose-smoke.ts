@@ -1,7 +1,8 @@
 /**
  * The README's quick start against docker-compose.yml in containers, then a graceful drain. Run by
  * scripts/test-containers.sh (which makes the engine and the images ready first); prints what it measured.
- *   1. compose up (with deploy/compose.local-images.yml when CONTAINER_IMAGES=local), gateway ready
+ *   1. compose up (with deploy/compose.local-images.yml when CONTAINER_IMAGES=local), gateway ready; NATS refuses a
+ *      client without credentials (every service got in with its own .creds file, or it would not be ready)
  *   2. an API key, a webhook destination, an event: the signed delivery arrives and verifies (standardwebhooks)
  *   3. events keep coming while events-ingest gets SIGTERM: it exits 0, and after it is started again every event
  *      that was accepted (2xx) is delivered; none is lost
@@ -77,6 +78,18 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
 }
 
+/**
+ * A client without credentials, from inside the gateway's container (NATS publishes no port): the server's INFO must
+ * say authentication is required and its answer to CONNECT must be an authorization error. Returns what it said.
+ */
+function anonymousNatsAnswer(container: string): string {
+  const code = `const s=require('net').connect(4222,'nats');let b='',sent=false,done=false;
+const end=()=>{if(!done){done=true;process.stdout.write(JSON.stringify(b));s.destroy()}};
+s.setTimeout(10000,end);s.on('close',end);s.on('error',end);
+s.on('data',(d)=>{b+=d;if(!sent&&b.includes('\\r\\n')){sent=true;s.write('CONNECT {"verbose":false,"protocol":1}\\r\\nPING\\r\\n')}if(/-ERR|PONG/.test(b))end()});`;
+  return JSON.parse(run(engine, ['exec', container, 'node', '-e', code], 30_000)) as string;
+}
+
 interface Delivery {
   headers: Record<string, string>;
   body: string;
@@ -147,6 +160,11 @@ async function main(): Promise<void> {
     await until('the gateway to be ready', 60_000, async () => ((await fetch(`${api}/readyz`)).ok ? true : undefined));
     const stackSeconds = (Date.now() - t0) / 1000;
     log(`compose up to every service ready: ${stackSeconds.toFixed(1)} s`);
+    const anonymous = anonymousNatsAnswer(containerOf('gateway'));
+    if (!anonymous.includes('"auth_required":true') || !/-ERR 'Authorization Violation'/.test(anonymous)) {
+      throw new Error(`NATS in Compose admitted a client without credentials, or answered unexpectedly: ${anonymous}`);
+    }
+    log('NATS refuses a client without credentials (auth_required, Authorization Violation); every service connected with its own');
 
     // 2. the quick start: key, destination, event, a signed delivery
     const p = `${api}/manage/tenants/acme/projects/demo`;

@@ -3,7 +3,8 @@
 # missing or its inputs changed (a label carries a hash of them), so a second run builds nothing it can reuse.
 #   scripts/containers/images.sh [base|infra|app|all]   (default all)
 # CONTAINER_IMAGES=local (podman here): Debian base from mmdebstrap, a stand-in for node:24-bookworm-slim tagged with
-# that name, and NATS / Redis / MongoDB-wire images from Debian packages. CONTAINER_IMAGES=official (Docker with a
+# that name, NATS from the nats-server scripts/infra.sh builds (deploy/nats/VERSION), Redis and the MongoDB-wire
+# server from Debian packages (FerretDB: the binary scripts/infra.sh builds). CONTAINER_IMAGES=official (Docker with a
 # registry): nothing but the platform's own image; node, mongo, nats and redis come from the registry.
 # The platform image is always `agent-platform:local` (the name docker-compose.yml uses), from deploy/Dockerfile.
 set -euo pipefail
@@ -15,7 +16,8 @@ STATE="$ROOT/.tools/containers"
 LOCAL="$ROOT/deploy/local-images"
 NODE_IMAGE="docker.io/library/node:24-bookworm-slim"
 NPM_VERSION="11.6.0"
-export NATS_IMAGE_LOCAL="localhost/platform-nats:2.9" REDIS_IMAGE_LOCAL="localhost/platform-redis:7.0" MONGO_IMAGE_LOCAL="localhost/platform-mongo-wire:1.24"
+NATS_VERSION="$(cat deploy/nats/VERSION)"
+export NATS_IMAGE_LOCAL="localhost/platform-nats:${NATS_VERSION#v}" REDIS_IMAGE_LOCAL="localhost/platform-redis:7.0" MONGO_IMAGE_LOCAL="localhost/platform-mongo-wire:1.24"
 E="$CONTAINER_ENGINE"
 FMT=(); [ "$E" = podman ] && FMT=(--format docker) # keeps HEALTHCHECK (OCI images have none)
 log() { printf '[images] %s\n' "$*" >&2; }
@@ -61,7 +63,12 @@ base() {
 }
 
 infra() {
-  build_if_changed "$NATS_IMAGE_LOCAL" "$LOCAL/nats.Dockerfile" "$LOCAL" "$(hash_of "$LOCAL/nats.Dockerfile")"
+  # NATS: the same nats-server binary scripts/infra.sh runs (built once from the Go module proxy, kept in .infra/bin).
+  bash scripts/infra.sh nats-server
+  local nctx="$STATE/ctx-nats"
+  rm -rf "$nctx"; mkdir -p "$nctx"
+  cp .infra/bin/nats-server "$nctx/"
+  build_if_changed "$NATS_IMAGE_LOCAL" "$LOCAL/nats.Dockerfile" "$nctx" "$(hash_of "$LOCAL/nats.Dockerfile" "$nctx/nats-server")"
   build_if_changed "$REDIS_IMAGE_LOCAL" "$LOCAL/redis.Dockerfile" "$LOCAL" "$(hash_of "$LOCAL/redis.Dockerfile")"
   # FerretDB: the binary scripts/infra.sh builds from the module source (and keeps in .infra/bin).
   if [ ! -x .infra/bin/ferretdb ]; then log "FerretDB is not built yet: scripts/infra.sh up builds it"; bash scripts/infra.sh up; fi

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { fullConfigSchema } from '../../libs/runtime/src';
+import { containerImages, natsVersion } from '../../libs/testkit/src/containers';
 import { gatewayConfig } from '../../services/gateway/src/config';
 import { analytics } from '../../services/analytics/src/service';
 import { chatapp } from '../../services/chatapp/src/service';
@@ -121,11 +122,29 @@ describe('deployment files', () => {
       const documented = readFileSync(join(root, 'deploy/k8s/secret.example.yaml'), 'utf8');
       for (const d of objects(overlay, 'Deployment')) {
         for (const e of container(d).env as Array<{ name: string; value?: string; valueFrom?: any }>) {
-          if (e.name === 'SERVICE') continue;
+          // Plain values: the image's service selector and the path of the mounted NATS credential.
+          if (e.name === 'SERVICE' || e.name === 'NATS_CREDS') continue;
           expect({ name: e.name, value: e.value }).toEqual({ name: e.name, value: undefined });
           expect(e.valueFrom.secretKeyRef).toMatchObject({ name: 'platform-secrets', key: e.name });
           expect(documented).toMatch(new RegExp(`^\\s*#?\\s*${e.name}:`, 'm'));
         }
+      }
+    });
+
+    test('when it is rendered, then every Deployment sets NATS_CREDS and mounts its own credentials file, alone, from the Secret nats-creds', () => {
+      for (const d of objects(overlay, 'Deployment')) {
+        const name = d.metadata.name;
+        const pod = d.spec.template.spec;
+        expect({ name, env: container(d).env.find((e: { name: string }) => e.name === 'NATS_CREDS') }).toEqual({ name, env: { name: 'NATS_CREDS', value: `/etc/nats-creds/${name}.creds` } });
+        const fromCreds = pod.volumes.filter((v: any) => v.secret?.secretName === 'nats-creds');
+        expect({ name, fromCreds }).toEqual({
+          name,
+          fromCreds: [{ name: 'nats-creds', secret: { secretName: 'nats-creds', items: [{ key: `${name}.creds`, path: `${name}.creds` }], defaultMode: 0o440 } }],
+        });
+        expect(container(d).volumeMounts).toContainEqual({ name: 'nats-creds', mountPath: '/etc/nats-creds', readOnly: true });
+        // Nothing else of the credential set reaches a service: not the server's auth.conf, not the admin identity.
+        const secrets = pod.volumes.flatMap((v: any) => (v.secret ? [v.secret.secretName] : []));
+        expect({ name, secrets }).toEqual({ name, secrets: ['nats-creds'] });
       }
     });
 
@@ -185,12 +204,47 @@ describe('deployment files', () => {
 
   test('when the production overlay is rendered, then streams are replicated on three NATS servers and every service keeps two replicas', () => {
     const config = objects('prod', 'ConfigMap').find((c) => c.metadata.name.startsWith('platform-config-'))!;
-    expect(config.data).toMatchObject({ JS_REPLICAS: '3', NATS_URL: 'nats://nats.platform-infra.svc.cluster.local:4222' });
+    expect(config.data).toMatchObject({ JS_REPLICAS: '3' });
     for (const hpa of objects('prod', 'HorizontalPodAutoscaler')) expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
     const nats = parse(readFileSync(join(root, 'deploy/helm-values/nats.yaml'), 'utf8'));
     expect(nats.config.cluster).toEqual({ enabled: true, replicas: 3 });
     expect(nats.config.jetstream).toMatchObject({ enabled: true, fileStore: { enabled: true, pvc: { enabled: true } } });
     expect(nats.config.merge.max_payload).toBe(8 * 1024 * 1024);
+  });
+
+  test('when the production overlay is rendered, then every service connects to NATS over TLS and verifies the server with the CA mounted from the ConfigMap nats-ca', () => {
+    const config = objects('prod', 'ConfigMap').find((c) => c.metadata.name.startsWith('platform-config-'))!;
+    expect(config.data).toMatchObject({ NATS_URL: 'tls://nats.platform-infra.svc.cluster.local:4222', NATS_TLS_CA_FILE: '/etc/nats-ca/ca.crt' });
+    for (const d of objects('prod', 'Deployment')) {
+      expect(d.spec.template.spec.volumes).toContainEqual({ name: 'nats-ca', configMap: { name: 'nats-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] } });
+      expect(container(d).volumeMounts).toContainEqual({ name: 'nats-ca', mountPath: '/etc/nats-ca', readOnly: true });
+    }
+    // The server's certificate: cert-manager's kubernetes.io/tls Secret for the name the services connect to.
+    const tls = parse(readFileSync(join(root, 'deploy/helm-values/nats-tls.yaml'), 'utf8'));
+    expect(tls.config.nats.tls).toMatchObject({ enabled: true, secretName: 'nats-server-tls', cert: 'tls.crt', key: 'tls.key' });
+    const issued = parseAllDocuments(readFileSync(join(root, 'deploy/k8s/nats-certificate.example.yaml'), 'utf8')).map((d) => d.toJS());
+    const server = issued.find((o) => o.kind === 'Certificate' && o.spec.secretName === 'nats-server-tls');
+    expect(server.spec.dnsNames).toContain(new URL(config.data!.NATS_URL!).hostname);
+    expect(server.spec.usages).toContain('server auth');
+    const issuer = issued.find((o) => o.kind === 'Issuer' && o.metadata.name === server.spec.issuerRef.name);
+    expect(issuer.spec.ca).toBeDefined(); // a CA issuer: the Secret carries the ca.crt the services trust
+  });
+
+  test('when the development overlay is rendered, then NATS is plain (authenticated, no TLS)', () => {
+    const config = objects('dev', 'ConfigMap').find((c) => c.metadata.name.startsWith('platform-config-'))!;
+    expect(config.data!.NATS_URL).toBe('nats://nats.platform-infra.svc.cluster.local:4222');
+    expect(config.data!.NATS_TLS_CA_FILE).toBeUndefined();
+  });
+
+  test('when the NATS chart values are read, then the servers include the generated auth.conf from the Secret nats-auth, mounted as a directory the config reloader watches', () => {
+    const nats = parse(readFileSync(join(root, 'deploy/helm-values/nats.yaml'), 'utf8'));
+    expect(nats.config.merge.$include).toBe('../nats-auth/auth.conf');
+    expect(nats.podTemplate.patch).toContainEqual({ op: 'add', path: '/spec/volumes/-', value: { name: 'nats-auth', secret: { secretName: 'nats-auth' } } });
+    // Under /etc/ (the reloader mounts what the server mounts there), without subPath (a subPath mount never sees updates).
+    const mount = { name: 'nats-auth', mountPath: '/etc/nats-auth', readOnly: true };
+    expect(nats.container.patch).toContainEqual({ op: 'add', path: '/volumeMounts/-', value: mount });
+    expect(posix.join('/etc/nats-config', nats.config.merge.$include)).toBe(`${mount.mountPath}/auth.conf`);
+    expect(nats.natsBox.contexts.default.creds).toEqual({ secretName: 'nats-admin-creds', key: 'admin.creds' });
   });
 
   test('when the infrastructure values are read, then MongoDB is a three-member replica set whose user reaches every service database and Redis requires a password', () => {
@@ -210,8 +264,10 @@ describe('deployment files', () => {
     const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
     const s = compose.services as Record<string, any>;
     expect(s.mongo.image).toMatch(/^mongo:7/);
-    expect(s.nats.command).toEqual(expect.arrayContaining(['-js', '-c']));
-    expect(s.nats.volumes).toContain('./deploy/nats.conf:/etc/nats/platform.conf:ro');
+    expect(s.nats.command).toEqual(expect.arrayContaining(['-js', '-c', '/etc/nats/server.conf']));
+    expect(s.nats.volumes).toEqual(
+      expect.arrayContaining(['./deploy/nats/container.conf:/etc/nats/server.conf:ro', './deploy/nats.conf:/etc/nats/platform.conf:ro', './.local/nats:/etc/nats/auth:ro']),
+    );
     for (const name of ['mongo', 'nats', 'redis']) expect(s[name].healthcheck.test.length).toBeGreaterThan(0);
     for (const name of services) {
       expect({ name, image: s[name].image, SERVICE: s[name].environment.SERVICE }).toEqual({ name, image: 'agent-platform:local', SERVICE: name });
@@ -225,6 +281,47 @@ describe('deployment files', () => {
     }
     // biome-ignore lint/suspicious/noTemplateCurlyInString: Compose interpolation (host ports movable from .env), not a JS template
     expect(s.gateway.ports).toEqual(['${GATEWAY_HOST_PORT:-3000}:3000', '${ANALYTICS_HOST_PORT:-3001}:3001']);
+  });
+
+  test('when docker-compose.yml is read, then NATS runs with the generated authentication and every service mounts its own credentials file and nothing else of the credential set', () => {
+    const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
+    const s = compose.services as Record<string, any>;
+    const serverConf = readFileSync(join(root, 'deploy/nats/container.conf'), 'utf8');
+    expect(serverConf).toMatch(/^include "platform\.conf"$/m);
+    expect(serverConf).toMatch(/^include "auth\/auth\.conf"$/m);
+    const identities = Object.keys(JSON.parse(readFileSync(join(root, 'deploy/nats/permissions.json'), 'utf8')).identities).sort();
+    expect(identities).toEqual(services);
+    for (const name of services) {
+      const file = `/run/nats/${name}.creds`;
+      expect({ name, NATS_CREDS: s[name].environment.NATS_CREDS, volumes: s[name].volumes }).toEqual({ name, NATS_CREDS: file, volumes: [`./.local/nats/${name}.creds:${file}:ro`] });
+    }
+    // The credential directory (keys, auth.conf, admin.creds) goes into the NATS container only.
+    const withDir = Object.entries(s)
+      .filter(([, svc]) => (svc.volumes ?? []).some((v: string) => v.startsWith('./.local/nats:')))
+      .map(([n]) => n);
+    expect(withDir).toEqual(['nats']);
+  });
+
+  test('when the NATS images are read, then Compose, the local images, the test containers and the chart all run the nats-server of deploy/nats/VERSION', () => {
+    const version = natsVersion();
+    expect(`v${version}`).toBe(readFileSync(join(root, 'deploy/nats/VERSION'), 'utf8').trim());
+    expect(parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }).services.nats.image).toBe(`nats:${version}-alpine`);
+    // logLevel: the override's `!override` is a Compose tag the yaml library does not know (a warning otherwise)
+    expect(parse(readFileSync(join(root, 'deploy/compose.local-images.yml'), 'utf8'), { logLevel: 'error' }).services.nats.image).toBe(`localhost/platform-nats:${version}`);
+    expect(parse(readFileSync(join(root, 'deploy/helm-values/nats.yaml'), 'utf8')).container.image.tag).toBe(`${version}-alpine`);
+    const saved = { CONTAINER_IMAGES: process.env.CONTAINER_IMAGES, NATS_IMAGE: process.env.NATS_IMAGE };
+    try {
+      delete process.env.NATS_IMAGE;
+      process.env.CONTAINER_IMAGES = 'official';
+      expect(containerImages().nats).toBe(`nats:${version}-alpine`);
+      process.env.CONTAINER_IMAGES = 'local';
+      expect(containerImages().nats).toBe(`localhost/platform-nats:${version}`);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
   });
 
   test('when the Grafana dashboard is read, then it is valid JSON whose panels query every platform metric', () => {

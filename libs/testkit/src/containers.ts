@@ -1,6 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StartedTestContainer } from 'testcontainers';
 import { repoRoot, type InfraEnv } from './infra';
+import { natsAuthDir } from './nats-auth';
 
 /**
  * Where the test infrastructure comes from, one setting: TEST_INFRA=local (the default: nats-server, redis-server
@@ -19,15 +22,21 @@ export interface ContainerImages {
   mongo: string;
 }
 
+/** The one nats-server version of the project (deploy/nats/VERSION, `v2.15.2`), without its `v`. */
+export function natsVersion(): string {
+  return readFileSync(join(repoRoot, 'deploy', 'nats', 'VERSION'), 'utf8').trim().replace(/^v/, '');
+}
+
 /**
  * CONTAINER_IMAGES=official (the default): the registry's images, so the same tests run on real MongoDB 7.
- * CONTAINER_IMAGES=local: the images scripts/containers/images.sh builds from Debian packages (NATS, Redis, and
- * FerretDB on PostgreSQL), for machines that reach no registry. NATS_IMAGE, REDIS_IMAGE, MONGO_IMAGE override each.
+ * CONTAINER_IMAGES=local: the images scripts/containers/images.sh builds (NATS from the nats-server scripts/infra.sh
+ * builds, Redis from Debian, FerretDB on PostgreSQL), for machines that reach no registry. NATS is the version of
+ * deploy/nats/VERSION either way. NATS_IMAGE, REDIS_IMAGE, MONGO_IMAGE override each.
  */
 export function containerImages(): ContainerImages {
   const local = process.env.CONTAINER_IMAGES === 'local';
   return {
-    nats: process.env.NATS_IMAGE ?? (local ? 'localhost/platform-nats:2.9' : 'nats:2.10-alpine'),
+    nats: process.env.NATS_IMAGE ?? (local ? `localhost/platform-nats:${natsVersion()}` : `nats:${natsVersion()}-alpine`),
     redis: process.env.REDIS_IMAGE ?? (local ? 'localhost/platform-redis:7.0' : 'redis:7-alpine'),
     mongo: process.env.MONGO_IMAGE ?? (local ? 'localhost/platform-mongo-wire:1.24' : 'mongo:7'),
   };
@@ -48,12 +57,22 @@ async function loadTestcontainers(): Promise<typeof import('testcontainers')> {
   return import('testcontainers');
 }
 
-/** NATS with JetStream, Redis and a MongoDB-wire server, one container each, on ports published to this host. */
+/**
+ * NATS with JetStream, Redis and a MongoDB-wire server, one container each, on ports published to this host. NATS
+ * runs with authentication, as Compose runs it (deploy/nats/container.conf): deploy/nats.conf and the auth.conf of
+ * this checkout's credential set (`scripts/infra.sh credentials` makes it when missing), so the tests connect with
+ * the same `.creds` files as against the local server.
+ */
 export async function startContainerInfra(images: ContainerImages = containerImages()): Promise<ContainerInfra> {
   const { GenericContainer, Wait } = await loadTestcontainers();
+  execFileSync('bash', [join(repoRoot, 'scripts', 'infra.sh'), 'credentials'], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, NATS_AUTH_DIR: natsAuthDir() } });
   const nats = new GenericContainer(images.nats)
-    .withCopyFilesToContainer([{ source: join(repoRoot, 'deploy', 'nats.conf'), target: '/etc/nats/platform.conf' }])
-    .withCommand(['-c', '/etc/nats/platform.conf', '-js', '-sd', '/data'])
+    .withCopyFilesToContainer([
+      { source: join(repoRoot, 'deploy', 'nats', 'container.conf'), target: '/etc/nats/server.conf' },
+      { source: join(repoRoot, 'deploy', 'nats.conf'), target: '/etc/nats/platform.conf' },
+      { source: join(natsAuthDir(), 'auth.conf'), target: '/etc/nats/auth/auth.conf' },
+    ])
+    .withCommand(['-c', '/etc/nats/server.conf', '-js', '-sd', '/data'])
     .withExposedPorts(4222)
     .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
     .start();
