@@ -1,8 +1,8 @@
 /**
  * `pnpm nats:credentials <command>`: the platform's NATS credentials (docs/security.md, "The message bus").
  *
- *   init     [--dir D]            keys (kept when they exist), the server's auth.conf, a .creds file per identity of
- *                                 deploy/nats/permissions.json and for the admin identity
+ *   init     [--dir D] [--table F] keys (kept when they exist), the server's auth.conf, a .creds file per identity of
+ *                                 the permission table (deploy/nats/permissions.json) and for the admin identity
  *   consumer --tenant T [--project P] [--durable NAME]... [--expires-days N] --out FILE [--dir D]
  *                                 a credential that reads only that tenant's (project's) events through its own
  *                                 durable consumers on PLATFORM_EVENTS, and publishes nothing else
@@ -10,7 +10,8 @@
  *                                 refuses that user from now on; rewrites auth.conf (the server applies it on reload:
  *                                 --reload signals a local server, kubectl rollout or a SIGHUP elsewhere)
  *
- * D defaults to NATS_AUTH_DIR, else .local/nats of the repository (git-ignored).
+ * D defaults to NATS_AUTH_DIR, else .local/nats of the repository (git-ignored). In the image the same command is
+ * `node /app/tools/nats-credentials.js <command> --dir D …` (bundled by deploy/Dockerfile).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ import {
   writeCredentialSet,
   writePrivate,
 } from '@platform/nats-auth';
-import { PLATFORM_EVENTS_STREAM, consumerPermission, consumerScope, inboxPrefixFor, subjectToken } from '@platform/contracts';
+import { PLATFORM_EVENTS_STREAM, busPermissions, consumerPermission, consumerScope, inboxPrefixFor, subjectToken } from '@platform/contracts';
 
 const root = join(__dirname, '..');
 
@@ -53,7 +54,9 @@ async function main() {
   });
   const dir = values.dir ?? process.env.NATS_AUTH_DIR ?? join(root, '.local', 'nats');
   if (command === 'init') {
-    const table = JSON.parse(readFileSync(values.table ?? join(root, 'deploy', 'nats', 'permissions.json'), 'utf8')) as PermissionTable;
+    // The table as generated from the declarations (the same as deploy/nats/permissions.json, which pnpm check keeps
+    // equal to it), or a file given with --table.
+    const table: PermissionTable = values.table ? (JSON.parse(readFileSync(values.table, 'utf8')) as PermissionTable) : { identities: busPermissions() };
     const written = await writeCredentialSet(dir, table, { admin: !values['no-admin'] });
     process.stdout.write(`[nats:credentials] ${dir}: auth.conf and ${written.length} credentials (${written.join(', ')})\n`);
     return;
