@@ -60,14 +60,19 @@ export async function connectNats(opts: ConnectOptions): Promise<NatsConnection>
     // the gateway's time under load. Failures still carry their code and subject.
     noAsyncTraces: true,
   };
-  const nc = await connect(options);
+  // A server that refuses the TLS handshake or is not there keeps the first connect retrying without a word.
+  const slow = setInterval(() => log.warn({ servers, credsFile: opts.credsFile }, 'still connecting to NATS (check NATS_URL, NATS_CREDS and NATS_TLS_CA_FILE)'), 10_000);
+  slow.unref();
+  const nc = await connect(options).finally(() => clearInterval(slow));
   inboxes.set(nc, inboxPrefix);
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect') disconnected.add(nc);
       if (s.type === 'reconnect') disconnected.delete(nc);
       if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
-        log.warn({ natsStatus: s.type, data: String(s.data) }, 'nats connection status changed');
+        // A permissions violation names what was refused: something the deploy/nats/permissions.json grant lacks.
+        const refused = (s as { permissionContext?: { operation: string; subject: string; queue?: string } }).permissionContext;
+        log.warn({ natsStatus: s.type, data: String(s.data), ...(refused ? { refused } : {}) }, refused ? 'nats refused an operation this identity is not permitted' : 'nats connection status changed');
       }
     }
   })().catch(() => undefined);

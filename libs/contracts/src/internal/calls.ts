@@ -30,6 +30,8 @@ import {
   VerifySubjectTokenRequest,
 } from './cross-service';
 import { HealthRequest, ServiceHealth, healthSubject } from './system';
+import { Feedback } from '../manage/feedback';
+import { z as zod } from 'zod';
 
 /**
  * A call from one service to another over NATS request/reply, declared like a public operation (STYLE.md §1): the
@@ -217,6 +219,31 @@ export const verifyAnalyticsKey = internalCall({
   carriesSecret: true,
 });
 
+const FeedbackScope = zod.object({ tenantId: zod.string(), projectId: zod.string() });
+const FeedbackList = zod.object({ feedback: zod.array(Feedback) });
+
+export const listConversationFeedback = internalCall({
+  name: 'listConversationFeedback',
+  subject: 'svc.management.feedback.for-conversation',
+  owner: 'management',
+  callers: ['evals'],
+  request: FeedbackScope.extend({ conversationId: zod.string().min(1), limit: zod.number().int().min(1).max(100).default(100) }),
+  reply: FeedbackList,
+  description: 'The feedback recorded on one conversation (newest first, at most `limit`), for evaluations.',
+  repeatable: true,
+});
+
+export const getFeedbackByIds = internalCall({
+  name: 'getFeedbackByIds',
+  subject: 'svc.management.feedback.by-ids',
+  owner: 'management',
+  callers: ['evals'],
+  request: FeedbackScope.extend({ ids: zod.array(zod.string().min(1)).max(100) }),
+  reply: FeedbackList,
+  description: 'The feedback records of a project with these ids (unknown ids are left out), for dataset items made from feedback.',
+  repeatable: true,
+});
+
 // ---------------------------------------------------------------- events-ingest
 
 export const listConversationEvents = internalCall({
@@ -300,6 +327,8 @@ export const internalCalls: readonly InternalCallDef[] = [
   authenticateRun,
   verifySubjectToken,
   verifyAnalyticsKey,
+  listConversationFeedback,
+  getFeedbackByIds,
   listConversationEvents,
   postChannelMessage,
   completeLinkSession,

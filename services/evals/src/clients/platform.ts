@@ -1,11 +1,11 @@
 import type { ServiceBus } from '@platform/bus';
 import {
   getAgentDefinition,
-  getFeedback,
+  getFeedbackByIds,
   listAgentDefinitions,
   listConversationEvents,
   replaceAgentDefinition,
-  listFeedback,
+  listConversationFeedback,
   type Feedback,
   type FullAgent,
   type ProjectScope,
@@ -34,7 +34,6 @@ export interface ReplaceOptions {
   branchName?: string;
 }
 
-const asAdmin = { principal: { kind: 'admin' as const, via: 'bearer' as const } };
 
 export function platformClient(bus: ServiceBus): Platform {
   return {
@@ -42,21 +41,10 @@ export function platformClient(bus: ServiceBus): Platform {
       return (await bus.callInternal(listConversationEvents, { ...scope, conversationId, limit: 500 })).events;
     },
     async conversationFeedback(scope, conversationId) {
-      const res = await bus.call(listFeedback, { params: scope, query: { conversationId, limit: 100 } }, asAdmin);
-      return res.body.data;
+      return (await bus.callInternal(listConversationFeedback, { ...scope, conversationId, limit: 100 })).feedback;
     },
     async feedbackByIds(scope, ids) {
-      const found = await Promise.all(
-        ids.map(async (id) => {
-          try {
-            return (await bus.call(getFeedback, { params: { ...scope, id } }, asAdmin)).body.data;
-          } catch (err) {
-            if (err instanceof AppError && err.status === 404) return null;
-            throw err;
-          }
-        }),
-      );
-      return found.filter((f): f is Feedback => f !== null);
+      return ids.length === 0 ? [] : (await bus.callInternal(getFeedbackByIds, { ...scope, ids })).feedback;
     },
     async agentDefinition(scope, agentId) {
       try {

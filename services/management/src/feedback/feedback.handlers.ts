@@ -1,6 +1,6 @@
-import { createFeedback, createFeedbackBulk, deleteFeedback, getFeedback, listFeedback, pagination, updateFeedback } from '@platform/contracts';
+import { createFeedback, createFeedbackBulk, deleteFeedback, getFeedback, getFeedbackByIds, listConversationFeedback, listFeedback, pagination, updateFeedback } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
-import { addFeedback, addFeedbackBulk, changeFeedback, findFeedback, listFeedbackPage, removeFeedback, type FeedbackDeps } from './feedback';
+import { addFeedback, addFeedbackBulk, changeFeedback, findFeedback, findFeedbackByIds, listFeedbackPage, removeFeedback, type FeedbackDeps } from './feedback';
 
 export function registerFeedbackHandlers(bus: ServiceBus, deps: FeedbackDeps) {
   bus.handle(listFeedback, async ({ params, query }) => {
@@ -11,6 +11,10 @@ export function registerFeedbackHandlers(bus: ServiceBus, deps: FeedbackDeps) {
   bus.handle(createFeedbackBulk, async ({ params, body }) => addFeedbackBulk(deps, params, body));
   bus.handle(getFeedback, async ({ params }) => ({ data: await findFeedback(deps, params, params.id) }));
   bus.handle(updateFeedback, async ({ params, body }) => ({ data: await changeFeedback(deps, params, params.id, body) }));
+  bus.serveInternal(listConversationFeedback, async ({ tenantId, projectId, conversationId, limit }) => ({
+    feedback: (await listFeedbackPage(deps, { tenantId, projectId }, { conversationId, page: 1, limit })).rows,
+  }));
+  bus.serveInternal(getFeedbackByIds, async ({ tenantId, projectId, ids }) => ({ feedback: await findFeedbackByIds(deps, { tenantId, projectId }, ids) }));
   bus.handle(deleteFeedback, async ({ params }) => {
     await removeFeedback(deps, params, params.id);
     return reply(204);

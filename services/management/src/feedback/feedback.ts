@@ -111,6 +111,12 @@ export async function findFeedback(deps: FeedbackDeps, scope: ProjectScope, id: 
   return toFeedback(doc);
 }
 
+/** The records with these ids (unknown ones left out), in the order asked. */
+export async function findFeedbackByIds(deps: FeedbackDeps, scope: ProjectScope, ids: readonly string[]): Promise<Feedback[]> {
+  const found = await Promise.all([...new Set(ids)].map((id) => deps.feedback.findById(scope, id)));
+  return found.flatMap((doc) => (doc ? [toFeedback(doc)] : []));
+}
+
 export async function listFeedbackPage(deps: FeedbackDeps, scope: ProjectScope, q: FeedbackListQuery) {
   const { page, limit, ...filter } = q;
   const { rows, total } = await deps.feedback.list(scope, filter, page, limit);
