@@ -20,20 +20,14 @@ export interface IdentityPermission {
   allowResponses: boolean;
 }
 
-export const BUS_IDENTITIES: readonly ServiceName[] = [
-  'gateway',
-  'management',
-  'run-auth',
-  'events-ingest',
-  'analytics',
-  'evals',
-  'chatapp',
-  'credential-gateway',
-  'webhook-dispatcher',
-];
+/** The services behind the gateway, in the order a stack starts them. */
+export const BACKEND_SERVICES = ['management', 'run-auth', 'events-ingest', 'analytics', 'evals', 'chatapp', 'credential-gateway', 'webhook-dispatcher'] as const satisfies readonly ServiceName[];
+
+/** Every identity of the permission table: the gateway and the services. */
+export const BUS_IDENTITIES: readonly ServiceName[] = ['gateway', ...BACKEND_SERVICES];
 
 /** Services started by libs/runtime: they make sure PLATFORM_EVENTS exists at boot. */
-const RUNTIME_SERVICES = BUS_IDENTITIES.filter((s) => s !== 'gateway');
+const RUNTIME_SERVICES: readonly ServiceName[] = BACKEND_SERVICES;
 
 const JS = '$JS.API';
 

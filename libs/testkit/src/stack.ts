@@ -6,20 +6,11 @@ import { trackChild } from './children';
 import type { NatsConnection } from 'nats';
 import { connectAs, natsCredsFile } from './nats-auth';
 import { ServiceBus } from '@platform/bus';
-import { healthCallOf, type ServiceName } from '@platform/contracts';
+import { BACKEND_SERVICES, healthCallOf, type ServiceName } from '@platform/contracts';
 import { randomSecret } from '@platform/secrets';
 import { repoRoot, type InfraEnv } from './infra';
 
-export const ALL_SERVICES = [
-  'management',
-  'run-auth',
-  'events-ingest',
-  'analytics',
-  'evals',
-  'chatapp',
-  'credential-gateway',
-  'webhook-dispatcher',
-] as const;
+export const ALL_SERVICES = BACKEND_SERVICES;
 
 export interface StackOptions {
   infra: InfraEnv;
