@@ -212,7 +212,7 @@ export class ServiceBus {
   serveInternal<Q extends z.ZodType, R extends z.ZodType>(def: InternalCallDef<Q, R>, handler: InternalHandler<Q, R>): void {
     if (def.owner !== this.service) throw new Error(`${this.service} cannot serve ${def.name} (${def.subject}): it is owned by ${def.owner}`);
     this.serve(def.subject, async (wire, hdrs) => {
-      const request = parsePart(def.request, internalBody(wire), 'body') as z.infer<Q>;
+      const request = parsePart(def.request, wire.body, 'body') as z.infer<Q>;
       return { ok: true, status: 200, body: await handler(request, handlerContext(wire, hdrs)) };
     });
   }
@@ -420,15 +420,6 @@ function handlerContext(wire: WireRequest, hdrs: Record<string, string>): Handle
   const requestId = hdrs['x-request-id'] ?? 'internal';
   const principal = Principal.parse(wire.principal ?? { kind: 'anonymous' });
   return { principal, meta: wire.meta ?? {}, requestId, traceparent: currentTraceparent() ?? hdrs['traceparent'] };
-}
-
-/**
- * An internal request's body. A dispatcher of the release before declared internal calls sent
- * listDestinationsForDispatch's scope as `params`: read from there when there is no body (may go once no such
- * dispatcher runs).
- */
-function internalBody(wire: WireRequest): unknown {
-  return wire.body !== undefined ? wire.body : wire.params;
 }
 
 /** The named values that are set (a header record without the undefined ones). */

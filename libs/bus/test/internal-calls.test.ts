@@ -94,11 +94,6 @@ describe('internal calls', () => {
     const msg = await callerNc.request(double.subject, encode({ principal: { kind: 'anonymous' }, body: { n: 2, label: 'old' } }), { timeout: 5000 });
     expect(decode<WireReply>(msg.data)).toEqual({ ok: true, status: 200, body: { doubled: 4, label: 'old', requestId: 'internal' } });
   });
-
-  test('when a caller of the release before sends its input as params (listDestinationsForDispatch did), then it is read from there', async () => {
-    const msg = await callerNc.request(double.subject, encode({ principal: { kind: 'anonymous' }, params: { n: 3 } }), { timeout: 5000 });
-    expect(decode<WireReply>(msg.data)).toMatchObject({ ok: true, status: 200, body: { doubled: 6 } });
-  });
 });
 
 describe('notices', () => {
