@@ -74,9 +74,10 @@ build_nats() {
 }
 
 # Credentials: keys kept in $NATS_AUTH_DIR (git-ignored), the server's auth.conf and a .creds file per identity,
-# issued again on every start from deploy/nats/permissions.json; server.conf = deploy/nats.conf + auth.conf.
+# bus keys, issued again when deploy/nats/permissions.json, the server settings or libs/nats-auth changed;
+# server.conf = deploy/nats.conf + auth.conf.
 nats_credentials() {
-  local want; want=$(cat "$ROOT/deploy/nats/permissions.json" "$ROOT/deploy/nats.conf" | sha256sum | cut -c1-16)
+  local want; want=$(cat "$ROOT/deploy/nats/permissions.json" "$ROOT/deploy/nats.conf" "$ROOT/libs/nats-auth/src/index.ts" | sha256sum | cut -c1-16)
   [ -f "$NATS_AUTH_DIR/.issued" ] && [ "$(cat "$NATS_AUTH_DIR/.issued")" = "$want" ] && return
   (cd "$ROOT" && node --import tsx scripts/nats-credentials.ts init --dir "$NATS_AUTH_DIR") >&2
   { cat "$ROOT/deploy/nats.conf"; printf '\ninclude "auth.conf"\n'; } >"$NATS_AUTH_DIR/server.conf"

@@ -13,12 +13,12 @@ source scripts/containers/engine.sh
 
 creds="$ROOT/.local/nats"
 NATS_AUTH_DIR="$creds" bash scripts/infra.sh credentials
-# Each service's container runs as user 1000 and reads only its own file (one file mounted, read-only): the nine
-# service files are readable (0644) inside a directory only its owner may enter (0700), which keeps them private on
-# this machine. The keys (state.json), auth.conf and admin.creds stay 0600.
+# Each service's container runs as user 1000 and reads only its own two files (mounted read-only): the nine services'
+# .creds and .key files are readable (0644) inside a directory only its owner may enter (0700), which keeps them
+# private on this machine. The set's keys (state.json), auth.conf and admin.creds stay 0600.
 chmod 700 "$creds"
 for identity in $(node -p "Object.keys(require('./deploy/nats/permissions.json').identities).join(' ')"); do
-  chmod 644 "$creds/$identity.creds"
+  chmod 644 "$creds/$identity.creds" "$creds/$identity.key"
 done
 files=(-f docker-compose.yml)
 [ "$CONTAINER_IMAGES" = local ] && files+=(-f deploy/compose.local-images.yml)

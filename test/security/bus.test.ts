@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, credsAuthenticator, type NatsConnection } from 'nats';
-import { credsIdentity, publisher, ServiceBus } from '@platform/bus';
+import { credsIdentity, headersOf, publisher, SIGNATURE_HEADER, ServiceBus, signRequest, type WireReply } from '@platform/bus';
 import { subscribe, type Subscription } from '@platform/consumer';
 import { createAccessToken, eventCreated, pendingEvent, verifyApiKey, type RunEvent } from '@platform/contracts';
 import { writeCredentialSet } from '@platform/nats-auth';
-import { adminApi, aProject, connectAs, eventually, natsAuthDir, repoRoot, startNatsServer, testStack, uniqueId } from '@platform/testkit';
+import { adminApi, aProject, connectAs, eventually, gatewayBusKey, natsAuthDir, repoRoot, startNatsServer, testStack, uniqueId } from '@platform/testkit';
 
 /**
  * The bus admits only who belongs (docs/security.md, "The message bus"): against the test stack's nats-server, started
@@ -146,5 +146,32 @@ describe('service identities', () => {
     }
     const listed = await api.listAccessTokens({ params: { tenantId } });
     expect(listed.data).toEqual([]);
+  });
+});
+
+describe('who sent a public operation', () => {
+  test('when an identity the server lets publish anywhere (admin) sends a public operation the gateway did not sign, then the service refuses it (403) and nothing is created; signed with the gateway\'s key it is served', async () => {
+    const { tenantId } = aProject();
+    const nc = await connectAs(url, 'admin', { maxReconnectAttempts: 0 });
+    opened.push(nc);
+    const subject = createAccessToken.subject;
+    const payload = (name: string) => JSON.stringify({ principal: { kind: 'admin', via: 'bearer' }, body: { name }, params: { tenantId } });
+    const send = async (name: string, signature?: string) => {
+      const msg = await nc.request(subject, new TextEncoder().encode(payload(name)), { timeout: 5000, headers: signature ? headersOf({ [SIGNATURE_HEADER]: signature }) : undefined });
+      const reply = JSON.parse(new TextDecoder().decode(msg.data)) as WireReply;
+      return reply.ok ? reply.status : reply.problem.status;
+    };
+    const key = gatewayBusKey();
+    const statuses = {
+      unsigned: await send('unsigned'),
+      // Signed with another service's key (what run-auth's own key file holds).
+      otherServicesKey: await send('other-key', signRequest(key.keyFor('run-auth')!, subject, payload('other-key'))),
+      // A signature of another payload: the principal and body are what is signed.
+      anotherPayload: await send('tampered', signRequest(key.keyFor('management')!, subject, payload('original'))),
+      signed: await send('signed', signRequest(key.keyFor('management')!, subject, payload('signed'))),
+    };
+    expect(statuses).toEqual({ unsigned: 403, otherServicesKey: 403, anotherPayload: 403, signed: 201 });
+    const listed = await api.listAccessTokens({ params: { tenantId } });
+    expect(listed.data.map((t) => t.name)).toEqual(['signed']);
   });
 });

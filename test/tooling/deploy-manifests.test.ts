@@ -131,7 +131,7 @@ describe('deployment files', () => {
       }
     });
 
-    test('when it is rendered, then every Deployment sets NATS_CREDS and mounts its own credentials file, alone, from the Secret nats-creds', () => {
+    test('when it is rendered, then every Deployment sets NATS_CREDS and mounts its own credentials file and bus key, alone, from the Secret nats-creds', () => {
       for (const d of objects(overlay, 'Deployment')) {
         const name = d.metadata.name;
         const pod = d.spec.template.spec;
@@ -139,7 +139,7 @@ describe('deployment files', () => {
         const fromCreds = pod.volumes.filter((v: any) => v.secret?.secretName === 'nats-creds');
         expect({ name, fromCreds }).toEqual({
           name,
-          fromCreds: [{ name: 'nats-creds', secret: { secretName: 'nats-creds', items: [{ key: `${name}.creds`, path: `${name}.creds` }], defaultMode: 0o440 } }],
+          fromCreds: [{ name: 'nats-creds', secret: { secretName: 'nats-creds', items: [{ key: `${name}.creds`, path: `${name}.creds` }, { key: `${name}.key`, path: `${name}.key` }], defaultMode: 0o440 } }],
         });
         expect(container(d).volumeMounts).toContainEqual({ name: 'nats-creds', mountPath: '/etc/nats-creds', readOnly: true });
         // Nothing else of the credential set reaches a service: not the server's auth.conf, not the admin identity.
@@ -293,7 +293,7 @@ describe('deployment files', () => {
     expect(identities).toEqual(services);
     for (const name of services) {
       const file = `/run/nats/${name}.creds`;
-      expect({ name, NATS_CREDS: s[name].environment.NATS_CREDS, volumes: s[name].volumes }).toEqual({ name, NATS_CREDS: file, volumes: [`./.local/nats/${name}.creds:${file}:ro`] });
+      expect({ name, NATS_CREDS: s[name].environment.NATS_CREDS, volumes: s[name].volumes }).toEqual({ name, NATS_CREDS: file, volumes: [`./.local/nats/${name}.creds:${file}:ro`, `./.local/nats/${name}.key:/run/nats/${name}.key:ro`] });
     }
     // The credential directory (keys, auth.conf, admin.creds) goes into the NATS container only.
     const withDir = Object.entries(s)

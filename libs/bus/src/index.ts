@@ -4,3 +4,4 @@ export * from './rpc';
 export * from './notices';
 export * from './jetstream';
 export * from './retry';
+export * from './signature';

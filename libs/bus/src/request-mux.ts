@@ -1,6 +1,6 @@
 import { createInbox, ErrorCode, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
 import { coalescedSubject } from '@platform/contracts';
-import { encode, headersOf } from './codec';
+import { encode, headersOf, RawJson } from './codec';
 import { inboxPrefixOf } from './connection';
 
 /** What a request is answered with: the reply's payload and headers. */
@@ -158,7 +158,9 @@ export class RequestMux {
     for (const q of queued) {
       let part: string;
       try {
-        part = JSON.stringify({ r: q.reply, h: q.item!.headers, d: q.item!.body });
+        const body = q.item!.body;
+        // A body already in JSON (RawJson) is placed as it is: the service checks its signature over that text.
+        part = `{"r":${JSON.stringify(q.reply)},"h":${JSON.stringify(q.item!.headers)},"d":${body instanceof RawJson ? body.text : JSON.stringify(body)}}`;
       } catch (err) {
         // A body JSON cannot hold fails its own request (as `encode` would have), not the others' or the process.
         this.settle(q.token)?.reject(err as Error);

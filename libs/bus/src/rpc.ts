@@ -13,10 +13,11 @@ import {
 import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProblem } from '@platform/problems';
 import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
 import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsCoalescedRequests, natsRequestDuration, traceHeaders } from '@platform/telemetry';
-import { decode, encode, headerMap, headersOf } from './codec';
+import { decode, headerMap, headersOf, RawJson } from './codec';
 import { natsReachable } from './connection';
 import { type Answer, type CoalescedRequest, frameCoalescedReply, RequestMux } from './request-mux';
 import { markUndelivered, undeliveredFromNats, withRetries, type RetryPolicy } from './retry';
+import { type BusKey, SIGNATURE_HEADER, signRequest, verifyRequest } from './signature';
 
 const log = getLogger('bus.rpc');
 
@@ -118,6 +119,8 @@ export interface CallContext {
   traceparent?: string;
   /** The request's deadline: every attempt of it ends within this time. */
   timeoutMs?: number;
+  /** The service that owns the public operation sent: the request is signed with its key (see signature.ts). */
+  owner?: string;
   /** Whether this request may be sent again after a timeout (see retry.ts); default false. */
   repeatable?: boolean;
 }
@@ -127,6 +130,11 @@ export interface ServiceBusOptions {
   attemptTimeoutMs?: number;
   /** Subjects whose concurrent requests travel together (operations declared `coalesce`; see RequestMux.requestCoalesced). */
   coalescedSubjects?: ReadonlySet<string>;
+  /**
+   * This process's bus key (signature.ts): the gateway's signs the public operations it sends; a service's checks that
+   * the public operations it serves were signed by the gateway. Needed to serve or send a public operation.
+   */
+  key?: BusKey;
 }
 
 export interface CallResult<T = unknown> {
@@ -192,6 +200,8 @@ export class ServiceBus {
 
   /** Serves an operation on its subject with queue group = service name, so replicas share the load. */
   handle<O extends AnyOperation>(op: O, handler: Handler<O>): void {
+    const key = this.options.key?.keyFor(op.service);
+    if (!key) throw new Error(`${this.service} cannot serve ${op.operationId} (${op.subject}): it has no bus key of ${op.service} to check that requests come from the gateway (BUS_KEY_FILE)`);
     this.serve(
       op.subject,
       async (wire, hdrs) => {
@@ -200,7 +210,7 @@ export class ServiceBus {
         if (result instanceof Reply) return { ok: true, status: result.status, body: result.body, headers: result.headers };
         return { ok: true, status: op.reply.status, body: result };
       },
-      { coalesced: op.coalesce === true },
+      { coalesced: op.coalesce === true, key },
     );
   }
 
@@ -213,18 +223,22 @@ export class ServiceBus {
     if (def.owner !== this.service) throw new Error(`${this.service} cannot serve ${def.name} (${def.subject}): it is owned by ${def.owner}`);
     this.serve(def.subject, async (wire, hdrs) => {
       const request = parsePart(def.request, wire.body, 'body') as z.infer<Q>;
-      return { ok: true, status: 200, body: await handler(request, handlerContext(wire, hdrs)) };
+      // An internal call has no principal: whatever a message says, its handler sees the internal one.
+      return { ok: true, status: 200, body: await handler(request, handlerContext({ ...wire, principal: INTERNAL_PRINCIPAL }, hdrs)) };
     });
   }
 
   /**
    * Serves a subject (queue group = service) with request-context restore and error mapping. With `coalesced`,
    * also the subject's coalesced requests (several in one message, see RequestMux.requestCoalesced): each is served as
-   * if it had come alone, and their replies leave together once all are ready.
+   * if it had come alone, and their replies leave together once all are ready. With `key`, only requests signed with
+   * it are served (public operations: signed by the gateway); the others are answered 403.
    */
-  private serve(subject: string, fn: ServeFn, opts: { coalesced?: boolean } = {}): void {
-    this.listen(subject, subject, (msg) => this.dispatch(subject, msg, fn));
-    if (opts.coalesced) this.listen(coalescedSubject(subject), subject, (msg) => this.dispatchCoalesced(subject, msg, fn));
+  private serve(subject: string, fn: ServeFn, opts: { coalesced?: boolean; key?: Buffer } = {}): void {
+    const { key } = opts;
+    const check = key ? (payload: string | Uint8Array, signature: string | undefined) => verifyRequest(key, subject, payload, signature) : undefined;
+    this.listen(subject, subject, (msg) => this.dispatch(subject, msg, fn, check));
+    if (opts.coalesced) this.listen(coalescedSubject(subject), subject, (msg) => this.dispatchCoalesced(subject, msg, fn, check));
   }
 
   /** Subscribes in the service's queue group, so replicas share the load. */
@@ -240,9 +254,10 @@ export class ServiceBus {
     this.subs.push(sub);
   }
 
-  private async dispatch(subject: string, msg: Msg, fn: ServeFn) {
+  private async dispatch(subject: string, msg: Msg, fn: ServeFn, check?: SignatureCheck) {
     const hdrs = headerMap(msg.headers);
-    const out = await this.serveOne(subject, hdrs, () => decode<WireRequest>(msg.data), fn);
+    const signed = !check || check(msg.data, hdrs[SIGNATURE_HEADER]);
+    const out = await this.serveOne(subject, hdrs, () => decode<WireRequest>(msg.data), signed ? fn : refuseUnsigned(subject));
     if (!msg.reply) return;
     try {
       const { text, headers } = replyParts(out, hdrs[REPLY_FORMAT] === 'body');
@@ -256,7 +271,7 @@ export class ServiceBus {
    * Requests that came in one message: served concurrently, answered in one message (`frameCoalescedReply`), or each
    * on its own reply subject when together they would pass the server's largest payload.
    */
-  private async dispatchCoalesced(subject: string, msg: Msg, fn: ServeFn) {
+  private async dispatchCoalesced(subject: string, msg: Msg, fn: ServeFn, check?: SignatureCheck) {
     let items: CoalescedRequest[];
     try {
       items = decode<CoalescedRequest[]>(msg.data);
@@ -266,7 +281,9 @@ export class ServiceBus {
       return;
     }
     natsCoalescedRequests().observe({ subject }, items.length);
-    const outs = await Promise.all(items.map((item) => this.serveOne(subject, item?.h ?? {}, () => item.d as WireRequest, fn)));
+    // Each request was signed as it would have been sent alone: its payload is the JSON text of its `d`.
+    const served = (item: CoalescedRequest) => (!check || check(JSON.stringify(item?.d ?? null), item?.h?.[SIGNATURE_HEADER]) ? fn : refuseUnsigned(subject));
+    const outs = await Promise.all(items.map((item) => this.serveOne(subject, item?.h ?? {}, () => item.d as WireRequest, served(item))));
     const parts = outs.map((out, i) => replyParts(out, items[i]?.h?.[REPLY_FORMAT] === 'body'));
     try {
       const framed = frameCoalescedReply(parts);
@@ -331,7 +348,7 @@ export class ServiceBus {
       principal: ctx.principal ?? { kind: 'admin', via: 'bearer' },
       meta: ctx.meta,
     };
-    const reply = await this.requestRaw(op.subject, wire, ctx, op.path);
+    const reply = await this.requestRaw(op.subject, wire, { ...ctx, owner: op.service }, op.path);
     if (!reply.ok) throw AppError.fromProblem(reply.problem, reply.headers);
     return { status: reply.status, body: bodyOf(reply) as OperationReplyBody<O>, headers: reply.headers };
   }
@@ -378,20 +395,34 @@ export class ServiceBus {
     // A caller-given traceparent (a message from elsewhere) is the parent; otherwise the active span is.
     const parent = ctx.traceparent ? contextFromHeaders({ traceparent: ctx.traceparent }) : undefined;
     return inSpan(`send ${subject}`, { kind: SpanKind.CLIENT, parent, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } }, async () => {
-      const values = { 'x-request-id': ctx.requestId ?? current?.requestId ?? 'internal', ...traceHeaders(), 'x-instance': instance || undefined, [REPLY_FORMAT]: 'body' };
       if (!natsReachable(this.nc)) {
         throw markUndelivered(new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } }), 'not-delivered');
       }
       const timeout = ctx.timeoutMs ?? this.defaultTimeoutMs;
       try {
+        const text = JSON.stringify(wire);
+        const values = {
+          'x-request-id': ctx.requestId ?? current?.requestId ?? 'internal',
+          ...traceHeaders(),
+          'x-instance': instance || undefined,
+          [REPLY_FORMAT]: 'body',
+          [SIGNATURE_HEADER]: ctx.owner === undefined ? undefined : signRequest(this.signingKey(ctx.owner), subject, text),
+        };
         const msg = this.options.coalescedSubjects?.has(subject)
-          ? await this.requests.requestCoalesced(subject, { body: wire, headers: definedValues(values) }, { timeout })
-          : await this.requests.request(subject, encode(wire), { timeout, headers: headersOf(values) });
+          ? await this.requests.requestCoalesced(subject, { body: new RawJson(text), headers: definedValues(values) }, { timeout })
+          : await this.requests.request(subject, encodeText(text), { timeout, headers: headersOf(values) });
         return replyOf(msg);
       } catch (err) {
         throw markUndelivered(natsErrorToAppError(err, subject), undeliveredFromNats(err));
       }
     });
+  }
+
+  /** The key a public operation of `owner` is signed with; only the gateway's bus key has it. */
+  private signingKey(owner: string): Buffer {
+    const key = this.options.key?.keyFor(owner);
+    if (!key) throw new AppError('internal_server_error', GENERIC_5XX_DETAIL, { cause: new Error(`${this.service} has no bus key to send ${owner}'s public operations`) });
+    return key;
   }
 
   /** Stops taking new requests and waits (up to `graceMs`) for the ones in flight. */
@@ -431,6 +462,20 @@ function definedValues(values: Record<string, string | undefined>): Record<strin
 
 /** What serves a subject: the request and its headers (by lower-cased name) in, the reply out. */
 type ServeFn = (wire: WireRequest, headers: Record<string, string>) => Promise<WireReply>;
+
+/** Whether a request's payload carries a valid signature (the service's bus key; see signature.ts). */
+type SignatureCheck = (payload: string | Uint8Array, signature: string | undefined) => boolean;
+
+/**
+ * What answers a public operation's request that the gateway did not sign: 403, and an error in the log (either the
+ * permission table lets someone else publish there, or a gateway runs with another credential set's key).
+ */
+function refuseUnsigned(subject: string): ServeFn {
+  return async (_wire, hdrs) => {
+    log.error({ subject, requestId: hdrs['x-request-id'] }, 'refused a public operation without a valid gateway signature');
+    throw new AppError('forbidden', 'Public operations are accepted only from the gateway');
+  };
+}
 
 export function natsErrorToAppError(err: unknown, subject: string): AppError {
   const code = (err as NatsError)?.code;

@@ -1,6 +1,6 @@
 import { coalescedSubject, operation } from '@platform/contracts';
 import { AppError } from '@platform/problems';
-import { connectAs, startNatsServer, type NatsServer } from '@platform/testkit';
+import { connectAs, gatewayBusKey, startNatsServer, type NatsServer } from '@platform/testkit';
 import type { NatsConnection, Subscription } from 'nats';
 import { z } from 'zod';
 import { reply, ServiceBus } from '../src';
@@ -35,7 +35,7 @@ beforeAll(async () => {
   nats = await startNatsServer();
   serviceNc = await connectAs(nats.url, 'admin', { name: 'coalesced-service', maxReconnectAttempts: 0 });
   callerNc = await connectAs(nats.url, 'admin', { name: 'coalesced-caller', maxReconnectAttempts: 0 });
-  service = new ServiceBus(serviceNc, 'coalesce-test', 5000);
+  service = new ServiceBus(serviceNc, 'coalesce-test', 5000, { key: gatewayBusKey() });
   // Even numbers are created (201, with a header), odd ones are refused (409): each request gets its own outcome.
   service.handle(testOperation(COALESCED, true), ({ body: { n } }, ctx) => {
     if (n % 2 === 1) throw new AppError('conflict', `odd ${n}`);
@@ -46,7 +46,7 @@ beforeAll(async () => {
   // A service of an older release: the plain subject only.
   service.handle(testOperation(PLAIN_ONLY, false), ({ body: { n } }) => ({ n }));
   await serviceNc.flush();
-  caller = new ServiceBus(callerNc, 'gateway', 5000, { coalescedSubjects: new Set([COALESCED, LARGE, PLAIN_ONLY]) });
+  caller = new ServiceBus(callerNc, 'gateway', 5000, { coalescedSubjects: new Set([COALESCED, LARGE, PLAIN_ONLY]), key: gatewayBusKey() });
 });
 
 afterAll(async () => {
@@ -65,7 +65,7 @@ async function counting(subject: string): Promise<{ count: () => number; sub: Su
 
 const largePad = () => Math.floor(serviceNc.info!.max_payload * 0.4);
 
-const request = (subject: string, n: number) => caller.requestRaw(subject, { principal: { kind: 'anonymous' }, body: { n } }, { requestId: `req-${n}` });
+const request = (subject: string, n: number) => caller.requestRaw(subject, { principal: { kind: 'anonymous' }, body: { n } }, { requestId: `req-${n}`, owner: 'management' });
 
 test('when requests to a coalesced subject are made in one turn, then they travel in one message and each gets its own reply', async () => {
   const together = await counting(coalescedSubject(COALESCED));
@@ -141,7 +141,7 @@ test('when a message on a coalesced subject is not a list of requests, then it i
 });
 
 test('when one request of a turn has a body JSON cannot hold, then that request fails alone and the others are answered', async () => {
-  const bad = caller.requestRaw(COALESCED, { principal: { kind: 'anonymous' }, body: { n: 10n } });
+  const bad = caller.requestRaw(COALESCED, { principal: { kind: 'anonymous' }, body: { n: 10n } }, { owner: 'management' });
   const good = [request(COALESCED, 12), request(COALESCED, 14)];
   await expect(bad).rejects.toBeInstanceOf(AppError);
   expect((await Promise.all(good)).map((r) => r.ok && r.status)).toEqual([201, 201]);

@@ -1,8 +1,8 @@
 import { operation } from '@platform/contracts';
 import { AppError } from '@platform/problems';
-import { connectAs, startNatsServer, type NatsServer } from '@platform/testkit';
+import { connectAs, gatewayBusKey, startNatsServer, type NatsServer } from '@platform/testkit';
 import { z } from 'zod';
-import { decode, encode, reply, ServiceBus, type WireReply } from '../src';
+import { decode, headersOf, reply, SIGNATURE_HEADER, ServiceBus, signRequest, type WireReply } from '../src';
 
 let nats: NatsServer;
 let nc: Awaited<ReturnType<typeof connectAs>>;
@@ -17,7 +17,7 @@ const problem = testOperation('problem', 200);
 beforeAll(async () => {
   nats = await startNatsServer();
   nc = await connectAs(nats.url, 'admin', { name: 'reply-framing-test', maxReconnectAttempts: 0 });
-  bus = new ServiceBus(nc, 'framing-test', 5000);
+  bus = new ServiceBus(nc, 'framing-test', 5000, { key: gatewayBusKey() });
   bus.handle(ok, ({ body }) => reply(201, { echo: body, at: new Date(0) }, { location: '/things/1' }));
   bus.handle(empty, () => reply(204));
   bus.handle(problem, () => {
@@ -32,20 +32,23 @@ afterAll(async () => {
 });
 
 test('when a service answers a request of this release, then the body arrives as its JSON text with status and headers, and call parses it', async () => {
-  const reply = await bus.requestRaw('framing.ok', { principal: { kind: 'anonymous' }, body: { n: 1 } });
+  const reply = await bus.requestRaw('framing.ok', { principal: { kind: 'anonymous' }, body: { n: 1 } }, { owner: 'management' });
   expect(reply).toEqual({ ok: true, status: 201, json: '{"echo":{"n":1},"at":"1970-01-01T00:00:00.000Z"}', headers: { location: '/things/1' } });
   const parsed = await bus.call(ok, { body: { n: 2 } });
   expect(parsed).toEqual({ status: 201, body: { echo: { n: 2 }, at: '1970-01-01T00:00:00.000Z' }, headers: { location: '/things/1' } });
 });
 
 test('when the reply has no body or is a problem, then it reads as before (no body; problem with its status)', async () => {
-  expect(await bus.requestRaw('framing.empty', { principal: { kind: 'anonymous' } })).toEqual({ ok: true, status: 204 });
-  const problem = await bus.requestRaw('framing.problem', { principal: { kind: 'anonymous' } });
+  expect(await bus.requestRaw('framing.empty', { principal: { kind: 'anonymous' } }, { owner: 'management' })).toEqual({ ok: true, status: 204 });
+  const problem = await bus.requestRaw('framing.problem', { principal: { kind: 'anonymous' } }, { owner: 'management' });
   expect(problem).toMatchObject({ ok: false, problem: { status: 409, detail: 'Already there' } });
 });
 
 test('when a requester of an older release asks (no platform-reply header), then the service answers one JSON WireReply it can read', async () => {
-  const msg = await nc.request('framing.ok', encode({ principal: { kind: 'anonymous' }, body: { n: 3 } }), { timeout: 5000 });
+  // Signed as the gateway signs (the signature is no part of the reply format).
+  const payload = JSON.stringify({ principal: { kind: 'anonymous' }, body: { n: 3 } });
+  const signature = signRequest(gatewayBusKey().keyFor('management')!, 'framing.ok', payload);
+  const msg = await nc.request('framing.ok', new TextEncoder().encode(payload), { timeout: 5000, headers: headersOf({ [SIGNATURE_HEADER]: signature }) });
   expect(msg.headers?.get('platform-status') ?? '').toBe('');
   expect(decode<WireReply>(msg.data)).toEqual({ ok: true, status: 201, body: { echo: { n: 3 }, at: '1970-01-01T00:00:00.000Z' }, headers: { location: '/things/1' } });
 });

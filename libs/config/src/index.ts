@@ -21,6 +21,11 @@ export const baseConfig = z.object({
     .string()
     .min(1)
     .describe('Path of this process\'s NATS credentials (.creds file: user JWT and seed; `pnpm nats:credentials init` writes one per service). Required: the bus admits no anonymous client'),
+  BUS_KEY_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Path of this process\'s bus key (`pnpm nats:credentials init` writes <identity>.key beside <identity>.creds): the gateway signs each public operation it sends, a service serves only those the gateway signed. Default: beside NATS_CREDS'),
   NATS_TLS_CA_FILE: z.string().min(1).optional().describe('CA certificate (PEM) that signed the NATS server\'s certificate; set it to verify a TLS server with a private CA'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level'),
   HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional().describe('Port of the service\'s own /healthz, /readyz and /metrics listener (0 picks a free port; unset disables it)'),

@@ -1,3 +1,4 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Algorithms, createAccount, createOperator, createUser, decode, encodeAccount, encodeOperator, encodeUser, fmtCreds, fromSeed, type KeyPair, type User } from '@nats-io/jwt';
@@ -34,6 +35,11 @@ interface AuthState {
    */
   operatorJwt?: string;
   systemJwt?: string;
+  /**
+   * The request-signing secret (base64url, 32 bytes): the gateway's bus key, from which each service's key is derived
+   * (`deriveBusKey`). Made the first time it is needed.
+   */
+  busSecret?: string;
 }
 
 const STATE_FILE = 'state.json';
@@ -200,5 +206,38 @@ export async function writeCredentialSet(dir: string, table: PermissionTable, op
     writePrivate(credsPath(dir, name), issued.creds);
     written.push(name);
   }
+  // The bus keys: the gateway signs every public operation it sends, each service checks the signature with its own.
+  const secret = busSecret(dir);
+  for (const name of Object.keys(table.identities)) {
+    const key = name === SIGNING_IDENTITY ? secret : deriveBusKey(secret, name);
+    writePrivate(busKeyPath(dir, name), `${key.toString('base64url')}\n`);
+  }
   return written;
+}
+
+/**
+ * The identity that signs the public operations it sends (the gateway): its bus key is the set's secret itself, so it
+ * can derive the key of every service. Every other identity's bus key is its own derived key, which checks requests
+ * to that service only.
+ */
+export const SIGNING_IDENTITY = 'gateway';
+
+/** A service's bus key, derived from the set's secret (the gateway's key). */
+export function deriveBusKey(secret: Buffer, service: string): Buffer {
+  return createHmac('sha256', secret).update(`platform-bus-key/${service}`).digest();
+}
+
+/** Where an identity's bus key is in a credential set: beside its `.creds` file. */
+export function busKeyPath(dir: string, identity: string): string {
+  return join(dir, `${identity}.key`);
+}
+
+/** The set's request-signing secret, made (and kept in the state) the first time. */
+function busSecret(dir: string): Buffer {
+  const state = requireState(dir);
+  if (!state.busSecret) {
+    state.busSecret = randomBytes(32).toString('base64url');
+    writePrivate(join(dir, STATE_FILE), JSON.stringify(state, null, 2));
+  }
+  return Buffer.from(state.busSecret, 'base64url');
 }

@@ -5,7 +5,7 @@ import type { NatsConnection } from 'nats';
 import { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { baseConfig, loadConfig, mongoConfig, redisConfig } from '@platform/config';
-import { ServiceBus, connectNats, ensureStream, platformEventsStream, publisher, type Publisher } from '@platform/bus';
+import { BusKey, ServiceBus, busKeyFileOf, connectNats, ensureStream, platformEventsStream, publisher, readBusKeyFile, type Publisher } from '@platform/bus';
 import { healthCallOf, type ServiceName } from '@platform/contracts';
 import { connectMongo, ensureIndexes, mongoReady, type Connection } from '@platform/mongo';
 import { getLogger, setLogLevel } from '@platform/logger';
@@ -91,7 +91,8 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
   };
   const jsm = await undone(nc.jetstreamManager({ timeout: 15_000 }));
   await undone(ensureStream(jsm, platformEventsStream, config.JS_REPLICAS));
-  const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS);
+  // Its own bus key: it serves only the public operations the gateway signed (libs/bus/src/signature.ts).
+  const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS, { key: BusKey.service(def.name, readBusKeyFile(busKeyFileOf(config.NATS_CREDS, config.BUS_KEY_FILE))) });
   const pub = publisher(nc);
   if (def.uses.mongo) {
     db = await undone(connectMongo({ url: config.MONGO_URL!, dbPrefix: config.MONGO_DB_PREFIX!, service: def.name, poolSize: config.MONGO_POOL_SIZE }));

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsConnection } from 'nats';
-import { connectNats } from '@platform/bus';
-import { ADMIN_IDENTITY, credsPath } from '@platform/nats-auth';
+import { BusKey, connectNats, readBusKeyFile } from '@platform/bus';
+import { ADMIN_IDENTITY, SIGNING_IDENTITY, busKeyPath, credsPath } from '@platform/nats-auth';
 import { repoRoot } from './infra';
 
 /**
@@ -18,6 +18,14 @@ export function natsCredsFile(identity: string = ADMIN_IDENTITY): string {
   const file = credsPath(natsAuthDir(), identity);
   if (!existsSync(file)) throw new Error(`no NATS credentials for "${identity}" in ${natsAuthDir()}: run scripts/infra.sh up (pnpm nats:credentials init)`);
   return file;
+}
+
+/**
+ * The gateway's bus key (`<set>/gateway.key`): a test that sends public operations on the bus itself, or serves test
+ * operations, signs and checks with it as the gateway and the services do.
+ */
+export function gatewayBusKey(): BusKey {
+  return BusKey.gateway(readBusKeyFile(busKeyPath(natsAuthDir(), SIGNING_IDENTITY)));
 }
 
 /** The server configuration with authentication (deploy/nats.conf and the generated auth.conf). */

@@ -2,7 +2,7 @@ import { ServiceBus } from '@platform/bus';
 import { getCredentialGatewayJwks, getPlatformCatalog, rotateCredentialGatewayKey, type JwkSet } from '@platform/contracts';
 import { bootService, type StartedService } from '@platform/runtime';
 import { randomSecret } from '@platform/secrets';
-import { connectAs, natsEnv, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { connectAs, gatewayBusKey, natsEnv, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { credentialGateway } from '../src/service';
 
 /**
@@ -28,7 +28,7 @@ async function boot(): Promise<Instance> {
     LOG_LEVEL: 'warn',
   });
   const nc = await connectAs(nats.url, 'admin', { name: 'test-client' });
-  const bus = new ServiceBus(nc, 'test-client', 10_000);
+  const bus = new ServiceBus(nc, 'test-client', 10_000, { key: gatewayBusKey() });
   return {
     nats,
     svc,

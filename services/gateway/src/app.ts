@@ -5,7 +5,7 @@ import cors from 'cors';
 import { Redis } from 'ioredis';
 import type { NatsConnection } from 'nats';
 import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, COALESCED_SUBJECTS } from '@platform/contracts';
-import { connectNats, ServiceBus } from '@platform/bus';
+import { BusKey, busKeyFileOf, connectNats, readBusKeyFile, ServiceBus } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
 import { AppError } from '@platform/problems';
 import { getLogger, setLogLevel } from '@platform/logger';
@@ -70,6 +70,8 @@ async function openBus(config: GatewayConfig) {
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS, {
     attemptTimeoutMs: config.RETRY_ATTEMPT_TIMEOUT_MS ?? Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 2),
     coalescedSubjects: config.COALESCE_REQUESTS ? COALESCED_SUBJECTS : undefined,
+    // Signs every public operation it sends, with the key of the service that owns it (libs/bus/src/signature.ts).
+    key: BusKey.gateway(readBusKeyFile(busKeyFileOf(config.NATS_CREDS, config.BUS_KEY_FILE))),
   });
   return { nc, bus };
 }

@@ -6,7 +6,7 @@ import { randomId, randomSecret } from '@platform/secrets';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectAs, natsEnv, freePort, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { connectAs, gatewayBusKey, natsEnv, freePort, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { runAuth } from '../src/service';
 
 /** run-auth booted in-process on its own NATS with the challenge service and the legacy PoW switched off. */
@@ -28,7 +28,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
   });
   nc = await connectAs(nats.url, 'admin', { name: 'test-client' });
-  bus = new ServiceBus(nc, 'test-client', 5000);
+  bus = new ServiceBus(nc, 'test-client', 5000, { key: gatewayBusKey() });
 });
 afterAll(async () => {
   await nc?.close();

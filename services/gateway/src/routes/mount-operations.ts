@@ -313,7 +313,7 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
         const idempotencyKey = opts.idempotency.keyOf(op, req);
         const repeatable = gatewayMayRepeat(op, parsed.body);
         const reply: WireReply = await opts.idempotency.run(op, req, principal, idempotencyKey, () =>
-          opts.bus.requestRaw(op.subject, { ...raw, principal, meta }, { requestId, timeoutMs: opts.timeoutMs, repeatable }, req.path),
+          opts.bus.requestRaw(op.subject, { ...raw, principal, meta }, { requestId, timeoutMs: opts.timeoutMs, repeatable, owner: op.service }, req.path),
         );
         if (reply.ok) allowVerifiedOrigin(op, principal, req, res);
         sendReply(res, req, op, reply);
