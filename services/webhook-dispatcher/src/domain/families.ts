@@ -26,6 +26,8 @@ export interface RoutedEvent {
   agentId: string | null;
   /** Defined only for events scoped by evaluator. */
   evaluatorId?: string | null;
+  /** The run event's own id (`event.created` only), so its deliveries can be found by it. */
+  runEventId: string | null;
   envelope: WebhookEnvelope;
 }
 
@@ -54,11 +56,13 @@ export function routeEvent(env: EventEnvelope<unknown>): RoutedEvent | null {
   const raw = (env.data ?? {}) as Record<string, unknown>;
   let agentId: string | null;
   let evaluatorId: string | null | undefined;
+  let runEventId: string | null = null;
   let data: unknown = raw;
   if (def === eventCreated) {
     const p = payload as ReturnType<typeof eventCreated.payload.parse>;
     if (!p.dispatch) return null;
     agentId = p.event.agentId;
+    runEventId = p.event.id;
     data = { event: p.event };
   } else if (def === feedbackCreated) {
     const p = payload as ReturnType<typeof feedbackCreated.payload.parse>;
@@ -86,5 +90,5 @@ export function routeEvent(env: EventEnvelope<unknown>): RoutedEvent | null {
     ...(agentName !== null ? { agentName } : {}),
     data,
   };
-  return { type: env.type, agentId, ...(evaluatorId !== undefined ? { evaluatorId } : {}), envelope };
+  return { type: env.type, agentId, ...(evaluatorId !== undefined ? { evaluatorId } : {}), runEventId, envelope };
 }
