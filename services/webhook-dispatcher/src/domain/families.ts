@@ -1,4 +1,5 @@
 import {
+  agentDeleted,
   agentUpdated,
   evaluationFailed,
   eventCreated,
@@ -71,7 +72,7 @@ export function routeEvent(env: EventEnvelope<unknown>): RoutedEvent | null {
     const p = payload as ReturnType<typeof evaluationFailed.payload.parse>;
     agentId = str(p.conversation.agentId);
     evaluatorId = p.evaluator.id;
-  } else if (def === agentUpdated) {
+  } else if (def === agentUpdated || def === agentDeleted) {
     agentId = (payload as ReturnType<typeof agentUpdated.payload.parse>).agent.id;
   } else {
     agentId = str((payload.conversation as { agentId?: unknown } | undefined)?.agentId);
