@@ -36,6 +36,7 @@ export async function deliveryLog(admin: Client, p: Project, destinationId: stri
     id: string;
     eventId: string;
     eventType: string;
+    runEventId: string | null;
     status: string;
     attemptCount: number;
     nextAttemptAt: string | null;

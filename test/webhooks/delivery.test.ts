@@ -345,6 +345,37 @@ describe('test deliveries and the delivery log', () => {
     expect(onlyFailed).toHaveLength(1);
   });
 
+  test('when run events are delivered, then each delivery shows the run event id and the log can be narrowed to one run event', async () => {
+    const receiver = await aReceiver();
+    const { p, postEvent } = await aProjectWithKey();
+    const dest = await createDestination(admin, p, { url: receiver.url, eventTypes: ['event.created'] });
+    const first = await postEvent('evt-find-me');
+    await postEvent('evt-other');
+    await receiver.waitFor(forEvent('evt-find-me'));
+    await receiver.waitFor(forEvent('evt-other'));
+    const all = await eventually(async () => {
+      const log = await deliveryLog(admin, p, dest.id);
+      return log.length === 2 && log.every((d) => d.status !== 'pending') ? log : undefined;
+    }, 'both deliveries recorded');
+    expect(all.map((d) => d.runEventId).sort()).toEqual(['evt-find-me', 'evt-other']);
+    // The platform event id is another id: a user could not find the delivery by the id they posted before.
+    expect(all.every((d) => d.eventId !== d.runEventId)).toBe(true);
+
+    const mine = await deliveryLog(admin, p, dest.id, `?runEventId=${first.id}`);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ runEventId: 'evt-find-me', eventType: 'event.created', status: 'delivered' });
+    await expect(deliveryLog(admin, p, dest.id, '?runEventId=evt-never-posted')).resolves.toEqual([]);
+
+    // Deliveries of other event types carry no run event id.
+    expect((await admin.post(`${projectPath(p)}/webhook-destinations/${dest.id}/test`)).status).toBe(200);
+    const tests = await deliveryLog(admin, p, dest.id, '?eventType=test');
+    expect(tests[0]).toMatchObject({ runEventId: null });
+
+    const bad = await admin.get(`${projectPath(p)}/webhook-destinations/${dest.id}/deliveries?runEventId=`);
+    expect(bad.status).toBe(400);
+    expect(bad.contentType).toMatch(/application\/problem\+json/);
+  });
+
   test('when the destination does not exist, then test and delivery log answer 404', async () => {
     const p = aProject();
     const test = await admin.post(`${projectPath(p)}/webhook-destinations/missing/test`);

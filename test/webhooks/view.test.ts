@@ -98,6 +98,18 @@ describe('webhooks view', () => {
     await page.selectOption('#filter-status', '');
     await page.locator('tr.delivery').nth(1).waitFor();
 
+    // Each delivery shows the id of the run event it carries, and the log can be narrowed to one run event.
+    await expect(failedRow.textContent()).resolves.toContain('evt-view-1');
+    await page.fill('#filter-run-event', 'evt-view-2');
+    await page.dispatchEvent('#filter-run-event', 'change');
+    await failedRow.waitFor({ state: 'detached' });
+    await expect(page.locator('tr.delivery').count()).resolves.toBe(1);
+    await expect(page.locator('tr.delivery').textContent()).resolves.toContain('evt-view-2');
+    await page.waitForURL(/runEventId=evt-view-2/);
+    await page.fill('#filter-run-event', '');
+    await page.dispatchEvent('#filter-run-event', 'change');
+    await page.locator('tr.delivery').nth(1).waitFor();
+
     await failedRow.locator('button.redeliver').click();
     const [again] = await receiver.waitFor((r) => r.headers['webhook-id'] === failed.id, 2).then((rs) => rs.slice(1));
     expect(again!.headers['webhook-id']).toBe(failed.id);

@@ -107,11 +107,11 @@ const AttachmentChange = z.object({
   targetId: z.string().describe('The attached external agent, skill, tool, component or function tool id'),
   relationId: z.string(),
 });
-/** The whole definition was replaced (an improvement branch was merged). */
+/** The whole definition was replaced (PUT PA, or an improvement branch was merged). */
 const DefinitionChange = z.object({
   kind: z.literal('definition'),
   action: z.literal('replaced'),
-  branchName: z.string().nullable().describe('The improvement branch whose merge replaced it'),
+  branchName: z.string().nullable().describe('The improvement branch whose merge replaced it; null for a replacement through PUT PA'),
 });
 
 /** An agent changed (management). */
@@ -120,12 +120,23 @@ export const agentUpdated = event({
   version: 1,
   publisher: 'management',
   description:
-    'An agent changed: a sub-agent attachment was added, changed or removed (`change.kind` names it), or the whole definition was replaced by a merged improvement branch (`change.kind: "definition"`). Webhook destinations may subscribe to it (agent scope: `data.agent.id`).',
+    'An agent changed: a sub-agent attachment was added, changed or removed (`change.kind` names it), or the whole definition was replaced, through PUT PA or by a merged improvement branch (`change.kind: "definition"`, `branchName` names the branch). Webhook destinations may subscribe to it (agent scope: `data.agent.id`).',
   payload: z.object({
     agent: AgentSummary,
     change: z.union([AttachmentChange, DefinitionChange]),
   }),
   webhookFamily: 'agent.updated',
+});
+
+/** An agent was deleted (management). */
+export const agentDeleted = event({
+  name: 'agent.deleted',
+  version: 1,
+  publisher: 'management',
+  description:
+    'An agent was deleted (DELETE PA), with its attachments, its triggers and the API keys bound to it (each key also announces `api-key.revoked`). `data.agent` is the agent as it was. Webhook destinations may subscribe to it (agent scope: `data.agent.id`).',
+  payload: z.object({ agent: AgentSummary }),
+  webhookFamily: 'agent.deleted',
 });
 
 const AppChange = z.object({ app: App });
@@ -216,6 +227,7 @@ export const webhookEvents = [
   eventCreated,
   evaluationFailed,
   agentUpdated,
+  agentDeleted,
 ];
 
 /** Every event we publish, for the AsyncAPI document and consumers. */
@@ -235,6 +247,7 @@ export const allEvents = [
   apiKeyRevoked,
   agentCreated,
   agentUpdated,
+  agentDeleted,
   appCreated,
   appUpdated,
   appDeleted,

@@ -44,8 +44,23 @@ const idempotencyKeyParameter = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source },
 };
 
+const ifMatchParameter = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description:
+    'Optimistic concurrency (RFC 9110 §13.1.1): the `ETag` of the version the change is based on (or `*`: any current version). ' +
+    'When the record has changed since (another writer came first), the answer is 412 and nothing is written. Without it the write applies to whatever is current.',
+  schema: { type: 'string', minLength: 1, maxLength: 1024 },
+};
+
+const etagHeader = {
+  description: 'The version of the record in this answer (a strong entity tag); send it as `If-Match` to change or delete exactly this version',
+  schema: { type: 'string' },
+};
+
 const statusText: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 410: 'Gone', 412: 'Precondition Failed', 413: 'Payload Too Large',
   415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error',
   502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
 };
@@ -68,6 +83,7 @@ function parameters(op: AnyOperation) {
   add(op.params, 'path');
   add(op.query, 'query');
   if (acceptsIdempotencyKey(op)) params.push({ $ref: '#/components/parameters/IdempotencyKey' });
+  if (op.etag === 'write') params.push({ $ref: '#/components/parameters/IfMatch' });
   return params;
 }
 
@@ -81,6 +97,8 @@ function gatewayStatuses(op: AnyOperation): number[] {
   if (op.auth === 'manage' || op.auth === 'cookie' || op.auth === 'bearer' || op.auth === 'admin') s.push(403);
   // Idempotency-Key: malformed (400), still in flight (409), reused for another request (422).
   if (acceptsIdempotencyKey(op)) s.push(400, 409, 422);
+  // If-Match named another version than the current one.
+  if (op.etag === 'write') s.push(412);
   return s;
 }
 
@@ -109,6 +127,8 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
         : { description };
     };
     success(op.reply.status, op.reply.body, op.reply.description ?? 'Success', op.reply.contentType);
+    // A versioned record's answer names its version (a 204 of a delete has none left to name).
+    if (op.etag && op.reply.status !== 204) (responses[String(op.reply.status)] as Record<string, unknown>).headers = { ETag: etagHeader };
     for (const extra of op.extraReplies ?? []) success(extra.status, extra.body, extra.description, extra.contentType);
     // A redirect answers 200 with its target instead when the request asks for JSON (the gateway's sendReply).
     if (op.reply.status === 302 || op.reply.status === 303) responses['200'] = RedirectAsJson;
@@ -162,7 +182,7 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
     paths,
     components: {
       schemas: { Problem: ProblemSchema, LegacyError: LegacyErrorSchema, OAuthError: OAuthErrorSchema },
-      parameters: { IdempotencyKey: idempotencyKeyParameter },
+      parameters: { IdempotencyKey: idempotencyKeyParameter, IfMatch: ifMatchParameter },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer' },
         cookieAuth: { type: 'apiKey', in: 'cookie', name: 'platform.session_token' },

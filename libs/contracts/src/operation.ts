@@ -65,6 +65,11 @@ export interface OperationDef<
   legacyErrorStatuses?: number[];
   /** Request headers forwarded to the service (lowercase names). */
   forwardHeaders?: string[];
+  /**
+   * Optimistic concurrency (RFC 9110 §8.8.3, §13.1.1): `read` answers carry the record's `ETag`; `write` also
+   * takes `If-Match` (forwarded to the service) and answers 412 when it names another version.
+   */
+  etag?: 'read' | 'write';
   /** Marks operations we designed beyond the spec (documented in the README's API notes). */
   addition?: boolean;
   /** Rate-limit bucket; defaults to the auth scheme. */

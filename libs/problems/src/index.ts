@@ -8,6 +8,7 @@ export const problemCodes = {
   not_found: { status: 404, title: 'Not Found' },
   conflict: { status: 409, title: 'Conflict' },
   gone: { status: 410, title: 'Gone' },
+  precondition_failed: { status: 412, title: 'Precondition Failed' },
   payload_too_large: { status: 413, title: 'Payload Too Large' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
   unprocessable_entity: { status: 422, title: 'Unprocessable Entity' },

@@ -14,6 +14,8 @@ import { registerSubAgentAttachmentHandlers } from './agents/sub-agent-attachmen
 import { apiKeyModel } from './api-keys/api-key.model';
 import { apiKeyRepo } from './api-keys/api-key.repo';
 import { registerApiKeyHandlers } from './api-keys/api-keys.handlers';
+import { revokeKeysOfAgent } from './api-keys/api-keys';
+import { finishAgentDeletions } from './agents/agents';
 import { appEventModel } from './apps/app.model';
 import { appRepo } from './apps/app.repo';
 import { registerAppHandlers } from './apps/apps.handlers';
@@ -69,9 +71,20 @@ export const management = defineService({
 
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     const box = new SecretBox(config.ENCRYPTION_KEY);
+    const keyDeps = { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked };
     const agentDeps = { agents, skills, lock: entityLock(redis) };
+    // Deleting an agent also removes its triggers and revokes the keys bound to it (docs/management.md).
+    const deletionDeps = {
+      ...agentDeps,
+      removeTriggers: async (a: { tenantId: string; projectId: string; agentId: string }) => void (await triggers.removeAllOfAgent(a)),
+      revokeKeys: (a: { tenantId: string; projectId: string; agentId: string }) => revokeKeysOfAgent(keyDeps, { tenantId: a.tenantId, projectId: a.projectId }, a.agentId),
+    };
+    // Deletions a previous process stopped in the middle of.
+    await finishAgentDeletions(deletionDeps);
+    const deletionSweep = setInterval(() => void finishAgentDeletions(deletionDeps).catch(() => undefined), 30_000);
+    deletionSweep.unref();
     registerSystemHandlers(bus, instanceId);
-    registerApiKeyHandlers(bus, { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked });
+    registerApiKeyHandlers(bus, keyDeps);
     registerWebhookDestinationHandlers(bus, {
       destinations,
       box,
@@ -79,7 +92,7 @@ export const management = defineService({
       secretGraceSeconds: config.WEBHOOK_SECRET_GRACE_SECONDS,
       announceChanged: (scope) => publishNotice(nc, webhookDestinationsChanged, { tenantId: scope.tenantId, projectId: scope.projectId }),
     });
-    registerAgentHandlers(bus, agentDeps);
+    registerAgentHandlers(bus, deletionDeps);
     registerSubAgentAttachmentHandlers(bus, agentDeps);
     registerSkillHandlers(bus, agentDeps);
     registerCredentialHandlers(bus, { credentials, entries, triggers, box });
@@ -103,6 +116,7 @@ export const management = defineService({
     return {
       async stop() {
         clearInterval(heldSweep);
+        clearInterval(deletionSweep);
         await Promise.all(Object.values(relays).map((r) => r.stop()));
       },
     };

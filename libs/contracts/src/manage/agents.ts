@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, ProjectPath, dataReply, HeaderMap, JsonObject } from '../common';
+import { Rid, AgentPath, ProjectPath, ListQuery, dataReply, listReply, HeaderMap, JsonObject } from '../common';
 
 /**
  * The full agent definition (SPEC "FullAgent"). One schema serves as the create body and the reply; the server
@@ -244,4 +244,81 @@ export const createFullAgent = operation({
   errors: [400, 401, 403, 404, 409, 422, 500],
   errorBody: 'legacy',
   legacyErrorStatuses: [409],
+});
+
+export const listAgents = operation({
+  operationId: 'listAgents',
+  summary: 'List the full agents of a project',
+  description:
+    'A page of the project\'s agents, each as `GET PA` returns it (with its attachments), ordered by id. Deleted agents are not listed.',
+  tags,
+  method: 'get',
+  path: '/manage/tenants/{tenantId}/projects/{projectId}/agents',
+  service: 'management',
+  subject: 'svc.management.agents.list',
+  auth: 'manage',
+  permission: 'view',
+  params: ProjectPath,
+  query: ListQuery,
+  reply: { status: 200, body: listReply(FullAgent) },
+  errors: [400, 401, 403, 404, 500],
+  addition: true,
+});
+
+export const getAgent = operation({
+  operationId: 'getAgent',
+  summary: 'Read a full agent',
+  description:
+    'The whole definition exactly as `POST P/agent` answered it, with each sub-agent\'s attachments rendered in. The `ETag` names this version: send it as `If-Match` to replace or delete exactly it.',
+  tags,
+  method: 'get',
+  path: '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}',
+  service: 'management',
+  subject: 'svc.management.agents.get',
+  auth: 'manage',
+  permission: 'view',
+  params: AgentPath,
+  etag: 'read',
+  reply: { status: 200, body: dataReply(FullAgent) },
+  errors: [400, 401, 403, 404, 500],
+  addition: true,
+});
+
+export const replaceAgent = operation({
+  operationId: 'replaceAgent',
+  summary: 'Replace a full agent',
+  description:
+    'Replaces the whole definition (the body is a FullAgent, checked exactly as on create; its `id` must be the path\'s, else 422). Attachments are rebuilt from the body\'s lists, as on create. With `If-Match`, a definition changed since that version (another editor, an attachment change, a merged improvement) answers 412 and nothing is written. Emits `agent.updated` (`change.kind: "definition"`). The answer carries the new `ETag`.',
+  tags,
+  method: 'put',
+  path: '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}',
+  service: 'management',
+  subject: 'svc.management.agents.replace',
+  auth: 'manage',
+  permission: 'edit',
+  params: AgentPath,
+  body: FullAgent,
+  etag: 'write',
+  reply: { status: 200, body: dataReply(FullAgent) },
+  errors: [400, 401, 403, 404, 412, 422, 500],
+  addition: true,
+});
+
+export const deleteAgent = operation({
+  operationId: 'deleteAgent',
+  summary: 'Delete a full agent',
+  description:
+    'Deletes the agent with its attachments, and with it the triggers (`PA/triggers`) and the API keys bound to it (they stop working at once). With `If-Match`, an agent changed since that version answers 412 and nothing is deleted. Emits `agent.deleted`. The id may be used again by a later create.',
+  tags,
+  method: 'delete',
+  path: '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}',
+  service: 'management',
+  subject: 'svc.management.agents.delete',
+  auth: 'manage',
+  permission: 'edit',
+  params: AgentPath,
+  etag: 'write',
+  reply: { status: 204, description: 'Deleted' },
+  errors: [400, 401, 403, 404, 412, 500],
+  addition: true,
 });

@@ -25,6 +25,10 @@ export const WebhookDelivery = z.object({
   destinationId: z.string(),
   eventId: z.string().describe('Id of the platform event delivered (for `test`, the test id)'),
   eventType: z.string(),
+  runEventId: z
+    .string()
+    .nullable()
+    .describe('For `event.created` deliveries: the id of the run event posted to POST /run/v1/events (`data.event.id`); null for other event types and for deliveries logged before this field existed'),
   status: WebhookDeliveryStatus.describe('pending: more attempts scheduled; delivered; failed: no more attempts; cancelled: the destination was disabled or deleted first'),
   attemptCount: z.number().int(),
   nextAttemptAt: z.string().nullable().describe('When the next retry is due (pending only)'),
@@ -42,7 +46,8 @@ const base = '/manage/tenants/{tenantId}/projects/{projectId}/webhook-destinatio
 export const listWebhookDeliveries = operation({
   operationId: 'listWebhookDeliveries',
   summary: 'Delivery log of a webhook destination',
-  description: 'Deliveries newest first, each with its attempts (status, latency, error) and the time of the next retry.',
+  description:
+    'Deliveries newest first, each with its attempts (status, latency, error) and the time of the next retry. `runEventId` narrows the log to the deliveries of one run event (the `id` a caller gave or got from POST /run/v1/events).',
   tags,
   method: 'get',
   path: `${base}/deliveries`,
@@ -51,7 +56,11 @@ export const listWebhookDeliveries = operation({
   auth: 'manage',
   permission: 'view',
   params: IdPath,
-  query: ListQuery.extend({ status: WebhookDeliveryStatus.optional(), eventType: z.string().min(1).max(255).optional() }),
+  query: ListQuery.extend({
+    status: WebhookDeliveryStatus.optional(),
+    eventType: z.string().min(1).max(255).optional(),
+    runEventId: z.string().min(1).max(255).optional().describe('Only the deliveries of this run event (its id from POST /run/v1/events)'),
+  }),
   reply: { status: 200, body: listReply(WebhookDelivery) },
   errors: [400, 401, 403, 404, 500],
   addition: true,

@@ -326,7 +326,8 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
 
 function forwardedHeaders(op: AnyOperation, req: Request): Record<string, string> | undefined {
   const out: Record<string, string> = {};
-  for (const name of op.forwardHeaders ?? []) {
+  // A conditional write's If-Match goes to the service that owns the record's version.
+  for (const name of op.etag === 'write' ? [...(op.forwardHeaders ?? []), 'if-match'] : (op.forwardHeaders ?? [])) {
     const v = req.headers[name];
     if (typeof v === 'string') out[name] = v;
   }

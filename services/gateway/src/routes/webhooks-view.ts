@@ -3,7 +3,7 @@ import { WEBHOOKS_VIEW_CSS, WEBHOOKS_VIEW_HTML, WEBHOOKS_VIEW_JS } from '../view
 import { sendView } from './analytics-view';
 
 /**
- * `GET /webhooks/view?tenantId&projectId[&destinationId&status&eventType]` and its assets (an addition): destinations
+ * `GET /webhooks/view?tenantId&projectId[&destinationId&status&eventType&runEventId]` and its assets (an addition): destinations
  * with their statistics, a destination's delivery log, redeliver and recover, all through the management API with the
  * session cookie (like the analytics view).
  */

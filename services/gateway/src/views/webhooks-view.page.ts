@@ -1,6 +1,6 @@
 /**
  * The webhooks view: a static page (nothing from the request is echoed into it) whose script reads `tenantId`,
- * `projectId` and optionally `destinationId`, `status`, `eventType` from the address and, with the browser session
+ * `projectId` and optionally `destinationId`, `status`, `eventType`, `runEventId` from the address and, with the browser session
  * cookie, calls the management API: the project's destinations with their statistics, one destination's delivery log
  * with its attempts, and the redeliver and recover operations. Every value is put into the page as text, never as HTML.
  */
@@ -29,6 +29,7 @@ export const WEBHOOKS_VIEW_HTML = `<!doctype html>
       <form id="filters">
         <label>Status <select id="filter-status"><option value="">any</option><option value="pending">pending</option><option value="delivered">delivered</option><option value="failed">failed</option><option value="cancelled">cancelled</option></select></label>
         <label>Event type <select id="filter-type"><option value="">any</option></select></label>
+        <label>Run event id <input id="filter-run-event" type="search" maxlength="255" placeholder="any"></label>
       </form>
       <form id="recover">
         <label>Recover failed and cancelled since <input id="recover-since" type="datetime-local" required></label>
@@ -38,7 +39,7 @@ export const WEBHOOKS_VIEW_HTML = `<!doctype html>
     </div>
     <p id="log-status" role="status"></p>
     <table id="deliveries">
-      <thead><tr><th>Created</th><th>Event type</th><th>Status</th><th>Attempts</th><th>Last code</th><th>Last error</th><th>Next attempt</th><th></th></tr></thead>
+      <thead><tr><th>Created</th><th>Event type</th><th>Run event</th><th>Status</th><th>Attempts</th><th>Last code</th><th>Last error</th><th>Next attempt</th><th></th></tr></thead>
       <tbody></tbody>
     </table>
   </section>
@@ -85,6 +86,7 @@ export const WEBHOOKS_VIEW_JS = `(function () {
   var selected = params.get('destinationId');
   var filterStatus = params.get('status') || '';
   var filterType = params.get('eventType') || '';
+  var filterRunEvent = params.get('runEventId') || '';
   var destinations = [];
   var pollTimer = null;
 
@@ -131,6 +133,7 @@ export const WEBHOOKS_VIEW_JS = `(function () {
     if (selected) p.set('destinationId', selected);
     if (filterStatus) p.set('status', filterStatus);
     if (filterType) p.set('eventType', filterType);
+    if (filterRunEvent) p.set('runEventId', filterRunEvent);
     window.history.replaceState(null, '', window.location.pathname + '?' + p.toString());
   }
 
@@ -217,6 +220,7 @@ export const WEBHOOKS_VIEW_JS = `(function () {
     tr.setAttribute('data-status', d.status);
     tr.appendChild(el('td', when(d.createdAt)));
     tr.appendChild(el('td', d.eventType));
+    tr.appendChild(el('td', d.runEventId || '', 'muted'));
     var st = el('td');
     st.appendChild(badge(d.status, d.status));
     tr.appendChild(st);
@@ -252,6 +256,7 @@ export const WEBHOOKS_VIEW_JS = `(function () {
     var q = new URLSearchParams({ limit: '50' });
     if (filterStatus) q.set('status', filterStatus);
     if (filterType) q.set('eventType', filterType);
+    if (filterRunEvent) q.set('runEventId', filterRunEvent);
     var mine = ++logSeq;
     return api('GET', base() + '/' + encodeURIComponent(selected) + '/deliveries?' + q.toString()).then(function (body) {
       if (mine !== logSeq) return;
@@ -312,6 +317,8 @@ export const WEBHOOKS_VIEW_JS = `(function () {
   document.getElementById('filter-status').value = filterStatus;
   document.getElementById('filter-status').addEventListener('change', function (e) { filterStatus = e.target.value; keepParams(); loadLog(); });
   document.getElementById('filter-type').addEventListener('change', function (e) { filterType = e.target.value; keepParams(); loadLog(); });
+  document.getElementById('filter-run-event').value = filterRunEvent;
+  document.getElementById('filter-run-event').addEventListener('change', function (e) { filterRunEvent = e.target.value.trim(); keepParams(); loadLog(); });
   document.getElementById('recover').addEventListener('submit', function (e) {
     e.preventDefault();
     var since = document.getElementById('recover-since').value;

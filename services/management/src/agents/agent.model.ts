@@ -22,6 +22,13 @@ const schema = new mongoose.Schema(
     revision: { type: Number, required: true },
     /** Set by an idempotent whole-definition replacement (an improvement merge): a retry with the same id is a no-op. */
     changeId: { type: String, default: null },
+    /**
+     * A tombstone: the agent was deleted at this revision (DELETE PA). Revisions after it are a new agent of the same
+     * id. `cascadePending` stays set until the agent's triggers and API keys are gone too (a sweep finishes the job
+     * after a crash).
+     */
+    deleted: { type: Boolean, default: undefined },
+    cascadePending: { type: Boolean, default: undefined },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     ...outboxFields,
@@ -31,6 +38,8 @@ const schema = new mongoose.Schema(
 schema.index({ tenantId: 1, projectId: 1, id: 1, revision: -1 });
 schema.index({ revision: 1, tenantId: 1, projectId: 1, id: 1 });
 schema.index({ tenantId: 1, projectId: 1, skillIds: 1 });
+schema.index({ deleted: 1, tenantId: 1, projectId: 1 }, { sparse: true });
+schema.index({ cascadePending: 1 }, { sparse: true });
 
 // pendingEvents is a Mixed path (InferSchemaType types it as `any`).
 export type AgentDoc = StoredDoc<typeof schema, string, PendingEventsField>;

@@ -2,6 +2,10 @@ import {
   AgentPath,
   ProjectPath,
   createFullAgent,
+  deleteAgent,
+  getAgent,
+  listAgents,
+  replaceAgent,
   getAgentDefinition,
   listAvailableAgents,
   listAgentDefinitions,
@@ -9,9 +13,21 @@ import {
   FullAgent,
   replaceAgentDefinition,
 } from '@platform/contracts';
-import type { ServiceBus } from '@platform/bus';
+import { reply, type ServiceBus } from '@platform/bus';
 import { AppError, validationError } from '@platform/problems';
-import { addFullAgent, agentDefinition, agentDefinitionsPage, availableAgents, lookupAgent, replaceFullAgent, type AgentDeps } from './agents';
+import {
+  addFullAgent,
+  agentDefinition,
+  agentDefinitionsPage,
+  availableAgents,
+  listFullAgents,
+  lookupAgent,
+  readAgent,
+  removeAgent,
+  replaceFullAgent,
+  type AgentCascadeDeps,
+  type AgentDeps,
+} from './agents';
 
 /** Agent scope of an internal request; ids that could never be stored are simply unknown. */
 function agentScope(req: { tenantId: string; projectId: string; agentId: string }) {
@@ -19,8 +35,23 @@ function agentScope(req: { tenantId: string; projectId: string; agentId: string 
   return r.success ? r.data : null;
 }
 
-export function registerAgentHandlers(bus: ServiceBus, deps: AgentDeps) {
+const projectOf = (p: { tenantId: string; projectId: string }) => ({ tenantId: p.tenantId, projectId: p.projectId });
+
+export function registerAgentHandlers(bus: ServiceBus, deps: AgentDeps & AgentCascadeDeps) {
   bus.handle(createFullAgent, async ({ params, body }) => ({ data: await addFullAgent(deps, params, body) }));
+  bus.handle(listAgents, async ({ params, query }) => listFullAgents(deps, params, query.page, query.limit));
+  bus.handle(getAgent, async ({ params }) => {
+    const { agent, etag } = await readAgent(deps, projectOf(params), params.agentId);
+    return reply(200, { data: agent }, { etag });
+  });
+  bus.handle(replaceAgent, async ({ params, body }, ctx) => {
+    const { agent, etag } = await replaceFullAgent(deps, projectOf(params), params.agentId, body, { ifMatch: ctx.meta.headers?.['if-match'] });
+    return reply(200, { data: agent }, { etag });
+  });
+  bus.handle(deleteAgent, async ({ params }, ctx) => {
+    await removeAgent(deps, projectOf(params), params.agentId, ctx.meta.headers?.['if-match']);
+    return reply(204);
+  });
   bus.handle(listAvailableAgents, async (_input, ctx) => ({ data: await availableAgents(deps, ctx.principal) }));
 
   /** Internal: does an agent exist (chatapp channel configs, evals)? */
@@ -36,12 +67,13 @@ export function registerAgentHandlers(bus: ServiceBus, deps: AgentDeps) {
     if (!scope) throw new AppError('not_found', `Agent "${req.agentId}" not found`);
     const r = FullAgent.safeParse(req.definition);
     if (!r.success) throw validationError(r.error, 'body', 'unprocessable_entity');
-    return replaceFullAgent(deps, { tenantId: scope.tenantId, projectId: scope.projectId }, scope.agentId, r.data, {
+    const replaced = await replaceFullAgent(deps, projectOf(scope), scope.agentId, r.data, {
       expectedUpdatedAt: req.expectedUpdatedAt,
       changeId: req.changeId,
       dryRun: req.dryRun,
       branchName: req.branchName,
     });
+    return replaced.agent;
   });
   /** Internal (evals copying a project onto an improvement branch): the full definitions, a page at a time. */
   bus.serveInternal(listAgentDefinitions, async (req) => {

@@ -1,7 +1,10 @@
 import {
   agentCreated,
+  agentDeleted,
   agentUpdated,
+  pagination,
   pendingEvent,
+  type AgentPath,
   type AvailableAgent,
   type ExternalAgentRelation,
   type FullAgent,
@@ -230,7 +233,8 @@ export async function addFullAgent(deps: AgentDeps, scope: ProjectScope, input: 
   const doc = await deps.agents.insert(
     {
       id: input.id,
-      ...scope,
+        tenantId: scope.tenantId,
+      projectId: scope.projectId,
       name: input.name,
       body: JSON.stringify(body),
       skillIds: skillIdsOf(body.relations),
@@ -246,6 +250,8 @@ export async function addFullAgent(deps: AgentDeps, scope: ProjectScope, input: 
 export interface ReplaceOptions {
   /** The `updatedAt` the caller based its change on (409 when the agent changed since). */
   expectedUpdatedAt?: string;
+  /** An `If-Match` header (PUT PA): 412 when it names another version than the current one. */
+  ifMatch?: string;
   /** Idempotency key: a replacement already written with this id is answered again, not repeated. */
   changeId?: string;
   /** Check only; write nothing. */
@@ -254,39 +260,138 @@ export interface ReplaceOptions {
   branchName?: string;
 }
 
+/** An agent as served, with the entity tag of its version. */
+export interface VersionedAgent {
+  agent: FullAgent;
+  etag: string;
+}
+
+/** Attempts at writing the next revision when another writer keeps taking it (only without a precondition). */
+const WRITE_ATTEMPTS = 5;
+
 /**
- * Replaces an existing agent's whole definition (internal: an improvement branch being merged). Checks references as
- * create does; `expectedUpdatedAt` guards against overwriting a change made since the caller read the agent (409).
- * The next revision is a unique insert, so of two concurrent replacements only one is written; it carries the
- * `agent.updated` event (outbox) and the `changeId`, so a retry of the same change finds it written and answers it.
+ * Replaces an existing agent's whole definition: PUT PA, and the internal call an improvement merge uses, so both
+ * write the same way and both bump the version. Checks references as create does. `ifMatch` (412) and
+ * `expectedUpdatedAt` (409) guard against overwriting a change made since the caller read the agent. The next
+ * revision is a unique insert, so of two concurrent replacements only one is written; it carries the `agent.updated`
+ * event (outbox) and the `changeId`, so a retry of the same change finds it written and answers it. A replacement
+ * with no precondition that loses the race is applied again on the fresh state (the last writer wins).
  */
-export async function replaceFullAgent(deps: AgentDeps, scope: ProjectScope, agentId: string, input: FullAgent, opts: ReplaceOptions = {}): Promise<FullAgent> {
+export async function replaceFullAgent(deps: AgentDeps, scope: ProjectScope, agentId: string, input: FullAgent, opts: ReplaceOptions = {}): Promise<VersionedAgent> {
   if (input.id !== agentId) {
     throw new AppError('unprocessable_entity', `The definition's id must be "${agentId}"`, { errors: [{ pointer: '/id', detail: `must equal "${agentId}"` }] });
   }
-  const current = await deps.agents.findById(scope, agentId);
-  if (!current) throw agentNotFound(agentId);
-  if (opts.changeId && current.changeId === opts.changeId) return renderAgent(current);
-  if (opts.expectedUpdatedAt !== undefined && new Date(current.updatedAt).toISOString() !== opts.expectedUpdatedAt) {
-    throw new AppError('conflict', `Agent "${agentId}" changed since ${opts.expectedUpdatedAt}`);
-  }
-  await assertReferencesExist(deps, scope, input);
-  if (opts.dryRun) return renderAgent(current);
-  const now = new Date();
-  const body = splitDefinition(input, now.toISOString());
-  const event = pendingEvent(agentUpdated, randomId(24), scope, {
-    agent: agentSummary({ id: agentId, name: input.name }, body.definition),
-    change: { kind: 'definition', action: 'replaced', branchName: opts.branchName ?? null },
-  });
-  const set = { body: JSON.stringify(body), skillIds: skillIdsOf(body.relations), updatedAt: now, ...(opts.changeId ? { changeId: opts.changeId } : {}) };
-  const written = await deps.agents.replaceBody({ ...current, name: input.name }, set, [event]);
-  if (!written) {
+  for (let attempt = 1; ; attempt++) {
+    const current = await deps.agents.findById(scope, agentId);
+    if (!current) throw agentNotFound(agentId);
+    if (opts.changeId && current.changeId === opts.changeId) return versioned(current);
+    assertIfMatch(opts.ifMatch, current);
+    if (opts.expectedUpdatedAt !== undefined && new Date(current.updatedAt).toISOString() !== opts.expectedUpdatedAt) {
+      throw new AppError('conflict', `Agent "${agentId}" changed since ${opts.expectedUpdatedAt}`);
+    }
+    if (attempt === 1) await assertReferencesExist(deps, scope, input);
+    if (opts.dryRun) return versioned(current);
+    const now = new Date();
+    const body = splitDefinition(input, now.toISOString());
+    const event = pendingEvent(agentUpdated, randomId(24), scope, {
+      agent: agentSummary({ id: agentId, name: input.name }, body.definition),
+      change: { kind: 'definition', action: 'replaced', branchName: opts.branchName ?? null },
+    });
+    const set = { body: JSON.stringify(body), skillIds: skillIdsOf(body.relations), updatedAt: now, ...(opts.changeId ? { changeId: opts.changeId } : {}) };
+    const written = await deps.agents.replaceBody({ ...current, name: input.name }, set, [event]);
+    if (written) return { agent: renderAgent(written, body), etag: etagOf(written) };
     // Another writer took the next revision: the same change retried concurrently, or a real conflict.
     const now2 = opts.changeId ? await deps.agents.findById(scope, agentId) : null;
-    if (now2 && now2.changeId === opts.changeId) return renderAgent(now2);
-    throw new AppError('conflict', `Agent "${agentId}" changed concurrently; retry`);
+    if (now2 && now2.changeId === opts.changeId) return versioned(now2);
+    if (hasPrecondition(opts.ifMatch)) throw staleVersion(agentId);
+    if (opts.expectedUpdatedAt !== undefined || attempt >= WRITE_ATTEMPTS) throw new AppError('conflict', `Agent "${agentId}" changed concurrently; retry`);
   }
-  return renderAgent(written, body);
+}
+
+/**
+ * DELETE PA. The tombstone revision is the decision (one unique insert, so a concurrent edit either lands before it
+ * and is deleted with the agent, or loses); `agent.deleted` is in its outbox. Then the agent's triggers and the API
+ * keys bound to it are removed; a crash in between leaves the tombstone marked, and the sweep finishes the job.
+ */
+export async function removeAgent(deps: AgentDeps & AgentCascadeDeps, scope: ProjectScope, agentId: string, ifMatch: string | undefined): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const current = await deps.agents.findById(scope, agentId);
+    if (!current) throw agentNotFound(agentId);
+    assertIfMatch(ifMatch, current);
+    const event = pendingEvent(agentDeleted, randomId(24), scope, { agent: agentSummary(current, readBody(current).definition) });
+    const tombstone = await deps.agents.insertTombstone(current, new Date(), [event]);
+    if (tombstone) {
+      await removeWhatNamedTheAgent(deps, tombstone);
+      return;
+    }
+    if (hasPrecondition(ifMatch)) throw staleVersion(agentId);
+    if (attempt >= WRITE_ATTEMPTS) throw new AppError('conflict', `Agent "${agentId}" changed concurrently; retry`);
+  }
+}
+
+/** What deleting an agent removes besides the agent itself (see docs/management.md "Deleting an agent"). */
+export interface AgentCascadeDeps {
+  /** The agent's triggers (PA/triggers). */
+  removeTriggers(scope: AgentPath): Promise<void>;
+  /** Revokes every API key bound to the agent (each announces its revocation). */
+  revokeKeys(scope: AgentPath): Promise<void>;
+}
+
+async function removeWhatNamedTheAgent(deps: AgentDeps & AgentCascadeDeps, tombstone: AgentDoc): Promise<void> {
+  const agent = { tenantId: tombstone.tenantId, projectId: tombstone.projectId, agentId: tombstone.id };
+  await Promise.all([deps.removeTriggers(agent), deps.revokeKeys(agent)]);
+  await deps.agents.cascadeDone(tombstone);
+}
+
+/**
+ * Finishes the deletions a stopped process left half done (at start and on a timer). When the id was used again by
+ * a new agent since, its triggers and keys are the new agent's: the old tombstone is only marked done.
+ */
+export async function finishAgentDeletions(deps: AgentDeps & AgentCascadeDeps): Promise<number> {
+  const pending = await deps.agents.pendingCascades(100);
+  for (const tombstone of pending) {
+    const latest = await deps.agents.latest(tombstone, tombstone.id);
+    if (latest && latest.revision > tombstone.revision) await deps.agents.cascadeDone(tombstone);
+    else await removeWhatNamedTheAgent(deps, tombstone);
+  }
+  return pending.length;
+}
+
+/** The strong entity tag of an agent version: its revision, which every change of the agent moves on. */
+export function etagOf(doc: Pick<AgentDoc, 'revision'>): string {
+  return `"${doc.revision}"`;
+}
+
+function versioned(doc: AgentDoc): VersionedAgent {
+  return { agent: renderAgent(doc), etag: etagOf(doc) };
+}
+
+const hasPrecondition = (ifMatch: string | undefined) => ifMatch !== undefined && ifMatch.trim() !== '*';
+
+const staleVersion = (agentId: string) =>
+  new AppError('precondition_failed', `Agent "${agentId}" changed since the version named in If-Match; read it again (GET) and repeat the change on the current version`);
+
+/**
+ * RFC 9110 §13.1.1: `*` matches any current version; otherwise one of the listed entity tags must equal the current
+ * one by strong comparison (a weak tag `W/"…"` never matches).
+ */
+function assertIfMatch(ifMatch: string | undefined, current: AgentDoc): void {
+  if (!hasPrecondition(ifMatch)) return;
+  const tags = ifMatch!.split(',').map((t) => t.trim());
+  if (!tags.includes(etagOf(current))) throw staleVersion(current.id);
+}
+
+/** GET PA: the agent as served and its version. */
+export async function readAgent(deps: AgentDeps, scope: ProjectScope, agentId: string): Promise<VersionedAgent> {
+  const doc = await deps.agents.findById(scope, agentId);
+  if (!doc) throw agentNotFound(agentId);
+  return versioned(doc);
+}
+
+/** GET P/agents: a page of the project's agents, each as GET PA serves it. */
+export async function listFullAgents(deps: AgentDeps, scope: ProjectScope, page: number, limit: number) {
+  const { rows, total } = await deps.agents.list(scope, page, limit);
+  return { data: rows.map((d) => renderAgent(d)), pagination: pagination(page, limit, total, rows.length) };
 }
 
 /** The definitions of a project's agents, one page (internal: evals copies them onto an improvement branch). */

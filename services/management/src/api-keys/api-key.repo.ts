@@ -167,6 +167,11 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay, redis?: Redis) {
       reading.set(flight, read);
       return read.finally(() => reading.delete(flight));
     },
+    /** Ids of the live keys bound to an agent. */
+    async idsOfAgent(scope: ProjectScope, agentId: string): Promise<string[]> {
+      const rows = await Model.find({ ...scoped(scope), ...live, agentId }, { _id: 1 }).lean<Array<{ _id: string }>>();
+      return rows.map((r) => r._id);
+    },
     async update(scope: ProjectScope, id: string, set: Partial<ApiKeyDoc>, events: PendingEvent[]): Promise<ApiKey | null> {
       const ops = outboxOnUpdate(events);
       const d = await relay.exclusive([id], () =>

@@ -59,6 +59,18 @@ export async function revokeApiKey(deps: ApiKeyDeps, scope: ProjectScope, id: st
   deps.announceRevoked({ apiKeyId: id });
 }
 
+/** Revokes every key bound to an agent (the agent was deleted); a key revoked meanwhile by someone else is fine. */
+export async function revokeKeysOfAgent(deps: ApiKeyDeps, scope: ProjectScope, agentId: string): Promise<void> {
+  const ids = await deps.apiKeys.idsOfAgent(scope, agentId);
+  await Promise.all(
+    ids.map((id) =>
+      revokeApiKey(deps, scope, id).catch((err: unknown) => {
+        if (!(err instanceof AppError && err.code === 'not_found')) throw err;
+      }),
+    ),
+  );
+}
+
 /** Verifies a presented key: format, keyed hash (timing-safe), expiry. Null when it does not verify. */
 export async function verifyApiKey(deps: ApiKeyDeps, key: string): Promise<VerifiedApiKey | null> {
   const m = KEY_PATTERN.exec(key);

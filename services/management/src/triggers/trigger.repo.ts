@@ -41,6 +41,10 @@ export function triggerRepo(db: Connection) {
     async update(current: TriggerDoc, set: Partial<TriggerDoc>): Promise<TriggerDoc | null> {
       return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean();
     },
+    /** Deletes every trigger of an agent (the agent was deleted). */
+    async removeAllOfAgent(scope: AgentPath): Promise<number> {
+      return (await Model.deleteMany(scopedToAgent(scope))).deletedCount;
+    },
     async remove(scope: AgentPath, id: string): Promise<boolean> {
       const r = await Model.deleteOne({ _id: triggerId(scope, id), ...scopedToAgent(scope) });
       return r.deletedCount === 1;

@@ -19,6 +19,8 @@ const schema = new mongoose.Schema(
     deliveryId: { type: String, required: true },
     eventId: { type: String, required: true },
     eventType: { type: String, required: true },
+    /** The run event's own id (`event.created` deliveries), for finding a run event's deliveries; null otherwise. */
+    runEventId: { type: String, default: null },
     /** attempt: the receiver was tried; cancel: the delivery ended without trying (destination disabled or deleted). */
     kind: { type: String, required: true },
     attempt: { type: Number, required: true },
@@ -40,6 +42,7 @@ const schema = new mongoose.Schema(
 );
 schema.index({ partition: 1, tenantId: 1, projectId: 1, destinationId: 1, latest: 1, deliveryCreatedAt: -1 });
 schema.index({ partition: 1, deliveryId: 1 });
+schema.index({ partition: 1, tenantId: 1, projectId: 1, destinationId: 1, runEventId: 1, latest: 1 });
 
 // kind and status are plain Strings the code only ever writes one of these values to.
 export type AttemptDoc = StoredDoc<typeof schema, string, { kind: 'attempt' | 'cancel'; status: DeliveryStatus }>;

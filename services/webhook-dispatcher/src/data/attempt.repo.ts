@@ -18,6 +18,7 @@ function toDelivery(latest: AttemptDoc, attempts: AttemptDoc[]): WebhookDelivery
     destinationId: latest.destinationId,
     eventId: latest.eventId,
     eventType: latest.eventType,
+    runEventId: latest.runEventId ?? null,
     status: latest.status,
     attemptCount: tried.length ? tried[tried.length - 1]!.attempt : 0,
     nextAttemptAt: latest.status === 'pending' ? (iso(latest.nextAttemptAt) ?? null) : null,
@@ -96,7 +97,7 @@ export function attemptRepo(db: Connection, partition: string) {
     },
 
     /** Deliveries of a destination, newest first, each with its attempts. */
-    async list(scope: ProjectScope, destinationId: string, filter: { status?: string; eventType?: string }, page: number, limit: number): Promise<{ rows: WebhookDelivery[]; total: number }> {
+    async list(scope: ProjectScope, destinationId: string, filter: { status?: string; eventType?: string; runEventId?: string }, page: number, limit: number): Promise<{ rows: WebhookDelivery[]; total: number }> {
       const q = {
         partition,
         ...scoped(scope),
@@ -104,6 +105,7 @@ export function attemptRepo(db: Connection, partition: string) {
         latest: true,
         ...(filter.status ? { status: filter.status } : {}),
         ...(filter.eventType ? { eventType: filter.eventType } : {}),
+        ...(filter.runEventId ? { runEventId: filter.runEventId } : {}),
       };
       const found = await Model.find(q, { body: 0 }).sort({ deliveryCreatedAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean();
       // One entry per delivery: while a new row is being recorded its predecessor is flagged too (see `record`).

@@ -56,6 +56,7 @@ export async function eventDeliveryJobs(deps: DeliveryDeps, env: EventEnvelope<u
     destinationId: d.id,
     eventId: env.id,
     eventType: routed.type,
+    ...(routed.runEventId !== null ? { runEventId: routed.runEventId } : {}),
     body,
     ...(traceparent ? { traceparent } : {}),
     createdAt,
@@ -112,6 +113,18 @@ export async function sendOnce(deps: DeliveryDeps, dest: DispatchDestination, d:
 /** What became of one job. */
 export type DeliveryRun = { outcome: 'attempted'; result: SendResult; status: DeliveryStatus; nextAttemptAt: Date | null } | { outcome: 'cancelled'; reason: string };
 
+/** The run event id of a job; a job queued before jobs carried it has it only in its body. */
+function runEventIdOf(job: Pick<DeliveryJob, 'runEventId' | 'eventType' | 'body'>): string | null {
+  if (job.runEventId !== undefined) return job.runEventId;
+  if (job.eventType !== 'event.created') return null;
+  try {
+    const id = (JSON.parse(job.body) as { data?: { event?: { id?: unknown } } }).data?.event?.id;
+    return typeof id === 'string' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
 const rowOf = (job: DeliveryJob) => ({
   tenantId: job.tenantId,
   projectId: job.projectId,
@@ -119,6 +132,7 @@ const rowOf = (job: DeliveryJob) => ({
   deliveryId: job.id,
   eventId: job.eventId,
   eventType: job.eventType,
+  runEventId: runEventIdOf(job),
   deliveryCreatedAt: new Date(job.createdAt),
   body: job.body,
   ...(job.manual ? { manual: true } : {}),
@@ -266,9 +280,9 @@ export async function listDestinationDeliveries(
   deps: DeliveryDeps,
   scope: ProjectScope,
   destinationId: string,
-  q: { page: number; limit: number; status?: string; eventType?: string },
+  q: { page: number; limit: number; status?: string; eventType?: string; runEventId?: string },
 ) {
   const dest = await deps.destinations.find(scope, destinationId);
   if (!dest) throw new AppError('not_found', 'Webhook destination not found');
-  return deps.attempts.list(scope, destinationId, { status: q.status, eventType: q.eventType }, q.page, q.limit);
+  return deps.attempts.list(scope, destinationId, { status: q.status, eventType: q.eventType, runEventId: q.runEventId }, q.page, q.limit);
 }

@@ -1,4 +1,5 @@
 import {
+  agentDeleted,
   agentUpdated,
   evaluationFailed,
   eventCreated,
@@ -26,6 +27,8 @@ export interface RoutedEvent {
   agentId: string | null;
   /** Defined only for events scoped by evaluator. */
   evaluatorId?: string | null;
+  /** The run event's own id (`event.created` only), so its deliveries can be found by it. */
+  runEventId: string | null;
   envelope: WebhookEnvelope;
 }
 
@@ -54,11 +57,13 @@ export function routeEvent(env: EventEnvelope<unknown>): RoutedEvent | null {
   const raw = (env.data ?? {}) as Record<string, unknown>;
   let agentId: string | null;
   let evaluatorId: string | null | undefined;
+  let runEventId: string | null = null;
   let data: unknown = raw;
   if (def === eventCreated) {
     const p = payload as ReturnType<typeof eventCreated.payload.parse>;
     if (!p.dispatch) return null;
     agentId = p.event.agentId;
+    runEventId = p.event.id;
     data = { event: p.event };
   } else if (def === feedbackCreated) {
     const p = payload as ReturnType<typeof feedbackCreated.payload.parse>;
@@ -67,7 +72,7 @@ export function routeEvent(env: EventEnvelope<unknown>): RoutedEvent | null {
     const p = payload as ReturnType<typeof evaluationFailed.payload.parse>;
     agentId = str(p.conversation.agentId);
     evaluatorId = p.evaluator.id;
-  } else if (def === agentUpdated) {
+  } else if (def === agentUpdated || def === agentDeleted) {
     agentId = (payload as ReturnType<typeof agentUpdated.payload.parse>).agent.id;
   } else {
     agentId = str((payload.conversation as { agentId?: unknown } | undefined)?.agentId);
@@ -86,5 +91,5 @@ export function routeEvent(env: EventEnvelope<unknown>): RoutedEvent | null {
     ...(agentName !== null ? { agentName } : {}),
     data,
   };
-  return { type: env.type, agentId, ...(evaluatorId !== undefined ? { evaluatorId } : {}), envelope };
+  return { type: env.type, agentId, ...(evaluatorId !== undefined ? { evaluatorId } : {}), runEventId, envelope };
 }

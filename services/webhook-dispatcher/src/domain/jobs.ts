@@ -11,6 +11,8 @@ export interface DeliveryJob {
   destinationId: string;
   eventId: string;
   eventType: string;
+  /** The run event's own id (`event.created`); absent on other types and on jobs queued by versions before it. */
+  runEventId?: string;
   /** The exact JSON body every attempt sends (and signs). */
   body: string;
   /** W3C trace context of the event that caused it: every attempt is a span of that trace. */

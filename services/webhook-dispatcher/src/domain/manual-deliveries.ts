@@ -46,6 +46,7 @@ async function queueManualAttempt(deps: ManualDeliveryDeps, latest: AttemptDoc):
     destinationId: latest.destinationId,
     eventId: latest.eventId,
     eventType: latest.eventType,
+    ...(latest.runEventId ? { runEventId: latest.runEventId } : {}),
     body: latest.body,
     createdAt: new Date(latest.deliveryCreatedAt).toISOString(),
     // The latest row has the highest attempt of the delivery (a cancel row counts the attempts made before it).
