@@ -90,6 +90,7 @@ function rateLimits(redis: Redis, config: GatewayConfig, cookieName: string) {
     enabled: config.RATE_LIMIT_ENABLED,
     windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
     perIp: config.RATE_LIMIT_PER_IP,
+    ipv6PrefixLength: config.RATE_LIMIT_IPV6_PREFIX,
     perCredential: config.RATE_LIMIT_PER_CREDENTIAL,
     keyPrefix: config.RATE_LIMIT_KEY_PREFIX,
     cookieName,

@@ -30,6 +30,13 @@ export const gatewayConfig = baseConfig.extend(redisConfig.shape).extend({
   RATE_LIMIT_ENABLED: envBool(true).describe('Count requests per client IP and per credential in Redis and answer 429 above the limits'),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60).describe('Window of the gateway rate limits'),
   RATE_LIMIT_PER_IP: z.coerce.number().int().min(1).default(6000).describe('Requests one client IP may make in each window (all operations)'),
+  RATE_LIMIT_IPV6_PREFIX: z.coerce
+    .number()
+    .int()
+    .min(32)
+    .max(128)
+    .default(64)
+    .describe('IPv6 clients are counted by their network of this many bits (rate limits and the failed-authentication lockout); IPv4 per address'),
   RATE_LIMIT_PER_CREDENTIAL: z.coerce.number().int().min(1).default(6000).describe('Requests one credential (bearer token, API key, session cookie) may make in each window'),
   AUTH_FAILURE_LIMIT_PER_IP: z.coerce
     .number()
