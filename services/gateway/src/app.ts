@@ -13,6 +13,7 @@ import { initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from
 import { observe } from './middleware/observe';
 import type { GatewayConfig } from './config';
 import { requestId } from './middleware/request-id';
+import { allowedHosts } from './middleware/allowed-hosts';
 import { securityHeaders } from './middleware/security-headers';
 import { errorMiddleware } from './middleware/errors';
 import { authenticator, type Authenticator } from './middleware/authenticate';
@@ -133,6 +134,7 @@ function listenerApp(config: GatewayConfig, life: Lifecycle, mountOpts: MountOpt
   });
   app.use(requestId);
   app.use(observe(name));
+  if (config.ALLOWED_HOSTS) app.use(allowedHosts(config.ALLOWED_HOSTS));
   parts.before?.(app);
   // The operations' groups hang off the app itself: one router less to walk (and allocate for) on every request.
   mountOperations(app, ops, mountOpts);
