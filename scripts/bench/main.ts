@@ -498,6 +498,8 @@ async function main() {
         ...productionProcessEnv(),
         ...secrets,
         NODE_ENV: 'production',
+        // Production requires a base URL or the hosts it answers for (the bench calls it by address).
+        ALLOWED_HOSTS: '127.0.0.1,localhost',
         LOG_LEVEL: env.BENCH_LOG_LEVEL ?? 'warn',
         REDIS_KEY_PREFIX: name ? `bench:${runId}:${name}:` : `bench:${runId}:`,
         // The limits stay on (their Redis round trip is part of the path), set high enough never to answer 429.

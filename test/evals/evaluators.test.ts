@@ -56,4 +56,17 @@ describe('evaluators', () => {
     expectProblem(await admin.get(`${evaluatorsPath(p)}/ev-1`), 404);
     expectProblem(await admin.patch(`${evaluatorsPath(p)}/ev-1`, { name: 'x' }), 404);
   });
+  test("when two tenants' JSON Schemas use the same $id, then each tenant's evaluator is accepted and checks with its own schema", async () => {
+    const a = aProject();
+    const b = aProject();
+    const $id = 'https://schemas.example.com/rating.json';
+    const ofA = { name: 'a', kind: 'json_schema', config: { schema: { $id, type: 'object', required: ['rating'] }, eventType: 'rated' } };
+    const ofB = { name: 'b', kind: 'json_schema', config: { schema: { $id, type: 'object', required: ['stars'] }, eventType: 'rated' } };
+    expect((await admin.post(evaluatorsPath(a), ofA)).status).toBe(201);
+    const second = await admin.post(evaluatorsPath(b), ofB);
+    expect({ status: second.status, detail: second.body?.detail }).toEqual({ status: 201, detail: undefined });
+    // The same tenant may use the same $id again (the check of a schema keeps nothing registered).
+    expect((await admin.post(evaluatorsPath(a), { ...ofA, name: 'a2' })).status).toBe(201);
+    expect((await admin.get(evaluatorsPath(b))).body.data[0].config.schema.required).toEqual(['stars']);
+  });
 });

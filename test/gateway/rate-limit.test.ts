@@ -61,6 +61,17 @@ describe('gateway rate limits shared through Redis', () => {
     expect((await http('GET', `${b.url}/ping`, { headers: { 'x-forwarded-for': '198.51.100.8' } })).status).toBe(200);
   });
 
+  test('when one IPv6 client rotates through the addresses of its /64, then they share one per-address limit while another /64 is not affected', async () => {
+    const net = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}`;
+    const statuses: number[] = [];
+    for (let i = 0; i < PER_IP; i++) statuses.push((await http('GET', `${(i % 2 ? b : a).url}/ping`, { headers: { 'x-forwarded-for': `${net}::${(i + 1).toString(16)}` } })).status);
+    expect(statuses).toEqual(Array(PER_IP).fill(200));
+    const limited = await http('GET', `${a.url}/ping`, { headers: { 'x-forwarded-for': `${net}:ffff:ffff:ffff:fff0` } });
+    expect(limited.status).toBe(429);
+    expect(limited.contentType).toMatch(/application\/problem\+json/);
+    expect((await http('GET', `${b.url}/ping`, { headers: { 'x-forwarded-for': `${net.replace(/:[0-9a-f]+$/, ':1')}::1` } })).status).toBe(200);
+  });
+
   test('when Redis cannot be reached, then the gateway lets requests through (general limits fail open)', async () => {
     const deadRedis = `redis://127.0.0.1:${await freePort()}`;
     const c = await startGatewayProcess(stack.env, { REDIS_URL: deadRedis, RATE_LIMIT_PER_IP: '1' }, 'gateway-rl-noredis');

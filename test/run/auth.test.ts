@@ -152,6 +152,22 @@ describe('app credentials (client JWTs)', () => {
     expect((await postEvent(await signAppJwt(key, {}, { audience: 'platform-run' }), app.id)).status).toBe(201);
   });
 
+  test('when a token says it was issued in the future beyond the clock skew, or would live longer than the limit from now, then it answers 401; a small skew is accepted', async () => {
+    const p = aProject();
+    const app = await anApp(admin, p);
+    const key = await anAppKey(admin, p, app.id, 'ES256', 'main');
+    const now = Math.floor(Date.now() / 1000);
+    // exp - iat is within the 1-day limit, but the token is valid for about a year from now.
+    const fromTheFuture = await signAppJwt(key, { iat: now + 365 * 86400, exp: now + 365 * 86400 + 600 }, { audience: 'platform-run' });
+    const tooLongFromNow = await signAppJwt(key, { iat: now + 3000, exp: now + 3000 + 86400 }, { audience: 'platform-run' });
+    for (const [name, jwt] of Object.entries({ fromTheFuture, tooLongFromNow })) {
+      const res = await postEvent(jwt, app.id);
+      expect({ name, status: res.status, type: res.contentType }).toEqual({ name, status: 401, type: expect.stringMatching(/json/) });
+    }
+    const slightlyAhead = await signAppJwt(key, { iat: now + 20, exp: now + 620 }, { audience: 'platform-run' });
+    expect((await postEvent(slightlyAhead, app.id)).status).toBe(201);
+  });
+
   test('when the Origin is not allowed, then a valid JWT answers 403, unless the token says internal: true', async () => {
     const p = aProject();
     const app = await anApp(admin, p);

@@ -183,8 +183,17 @@ export function errorToWire(err: unknown, instance?: string, requestId?: string)
   return { ok: false, problem: buildProblem('internal_server_error', GENERIC_5XX_DETAIL, { instance, requestId }) };
 }
 
+/** A handler's answer as the bus sends it. */
+export type OperationSuccess = Extract<WireReply, { ok: true }>;
+type HandlerRun = (input: OperationInput<AnyOperation>, ctx: HandlerContext) => Promise<OperationSuccess>;
+
+/** Wraps every served operation (see ServiceBus.intercept); `next` runs the handler, it throws what the handler throws. */
+export type Interceptor = (op: AnyOperation, input: OperationInput<AnyOperation>, ctx: HandlerContext, next: () => Promise<OperationSuccess>) => Promise<OperationSuccess>;
+
 export class ServiceBus {
   private readonly subs: Subscription[] = [];
+  private readonly handlers = new Map<string, HandlerRun>();
+  private interceptor?: Interceptor;
   private inFlight = 0;
   private drainedResolve?: () => void;
   private readonly requests: RequestMux;
@@ -202,16 +211,36 @@ export class ServiceBus {
   handle<O extends AnyOperation>(op: O, handler: Handler<O>): void {
     const key = this.options.key?.keyFor(op.service);
     if (!key) throw new Error(`${this.service} cannot serve ${op.operationId} (${op.subject}): it has no bus key of ${op.service} to check that requests come from the gateway (BUS_KEY_FILE)`);
+    const run = async (input: OperationInput<O>, ctx: HandlerContext): Promise<OperationSuccess> => {
+      const result = await handler(input, ctx);
+      if (result instanceof Reply) return { ok: true, status: result.status, body: result.body, headers: result.headers };
+      return { ok: true, status: op.reply.status, body: result };
+    };
+    this.handlers.set(op.operationId, run as HandlerRun);
     this.serve(
       op.subject,
       async (wire, hdrs) => {
         const input = parseOperationInput(op, wire);
-        const result = await handler(input, handlerContext(wire, hdrs));
-        if (result instanceof Reply) return { ok: true, status: result.status, body: result.body, headers: result.headers };
-        return { ok: true, status: op.reply.status, body: result };
+        const ctx = handlerContext(wire, hdrs);
+        const intercept = this.interceptor;
+        return intercept ? intercept(op, input, ctx, () => run(input, ctx)) : run(input, ctx);
       },
       { coalesced: op.coalesce === true, key },
     );
+  }
+
+  /**
+   * Puts `interceptor` around every operation this bus serves (registered before or after): it gets the validated
+   * input and runs the handler with `next`. One per bus (management's audit log uses it).
+   */
+  intercept(interceptor: Interceptor): void {
+    if (this.interceptor) throw new Error(`${this.service}: an interceptor is already set`);
+    this.interceptor = interceptor;
+  }
+
+  /** Runs the handler registered for `op` in this process, without the interceptor; undefined when none is. */
+  invokeLocal(op: AnyOperation, input: OperationInput<AnyOperation>, ctx: HandlerContext): Promise<OperationSuccess> | undefined {
+    return this.handlers.get(op.operationId)?.(input, ctx);
   }
 
   /**

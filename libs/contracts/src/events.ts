@@ -4,6 +4,7 @@ import { RunEvent } from './run/events';
 import { WebhookDestination } from './manage/webhook-destinations';
 import { App } from './manage/apps';
 import { WebhookDeliveryAttempt } from './manage/webhook-deliveries';
+import { auditRecorded } from './manage/audit-log';
 
 /** A run event was stored (POST /run/v1/events, 201). Feeds the `event.created` webhook family. */
 export const eventCreated = event({
@@ -253,4 +254,5 @@ export const allEvents = [
   appDeleted,
   webhookDeliverySucceeded,
   webhookDeliveryFailed,
+  auditRecorded,
 ];

@@ -6,6 +6,7 @@ export * from './events';
 export * from './operations';
 export * from './manage/api-keys';
 export * from './manage/auth';
+export * from './manage/audit-log';
 export * from './manage/webhook-destinations';
 export * from './manage/credentials';
 export * from './manage/triggers';

@@ -1,6 +1,7 @@
 import type { AnyOperation } from './operation';
 import * as apiKeys from './manage/api-keys';
 import * as auth from './manage/auth';
+import * as auditLog from './manage/audit-log';
 import * as webhookDestinations from './manage/webhook-destinations';
 import * as credentials from './manage/credentials';
 import * as triggers from './manage/triggers';
@@ -26,7 +27,7 @@ import * as improvements from './evals/improvements';
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
 const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, webhookDeliveries, runEvents, apps, runAuth];
 modules.push(agents, subAgentAttachments, skills);
-modules.push(credentials, triggers, feedback);
+modules.push(credentials, triggers, feedback, auditLog);
 modules.push(analyticsEvents, analyticsKeys, analyticsCounts);
 modules.push(chatapp);
 modules.push(credentialGateway);

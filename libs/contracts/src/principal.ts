@@ -52,5 +52,7 @@ export const RequestMeta = z.object({
   userAgent: z.string().optional(),
   headers: z.record(z.string(), z.string()).optional(),
   baseUrl: z.string().optional(),
+  /** Id of the credential the gateway verified (access token id, session id, `admin-token`); never the secret. */
+  credentialId: z.string().optional(),
 });
 export type RequestMeta = z.infer<typeof RequestMeta>;

@@ -13,6 +13,7 @@ import { initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from
 import { observe } from './middleware/observe';
 import type { GatewayConfig } from './config';
 import { requestId } from './middleware/request-id';
+import { allowedHosts } from './middleware/allowed-hosts';
 import { securityHeaders } from './middleware/security-headers';
 import { errorMiddleware } from './middleware/errors';
 import { authenticator, type Authenticator } from './middleware/authenticate';
@@ -92,6 +93,7 @@ function rateLimits(redis: Redis, config: GatewayConfig, cookieName: string) {
     enabled: config.RATE_LIMIT_ENABLED,
     windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
     perIp: config.RATE_LIMIT_PER_IP,
+    ipv6PrefixLength: config.RATE_LIMIT_IPV6_PREFIX,
     perCredential: config.RATE_LIMIT_PER_CREDENTIAL,
     keyPrefix: config.RATE_LIMIT_KEY_PREFIX,
     cookieName,
@@ -134,6 +136,7 @@ function listenerApp(config: GatewayConfig, life: Lifecycle, mountOpts: MountOpt
   });
   app.use(requestId);
   app.use(observe(name));
+  if (config.ALLOWED_HOSTS) app.use(allowedHosts(config.ALLOWED_HOSTS));
   parts.before?.(app);
   // The operations' groups hang off the app itself: one router less to walk (and allocate for) on every request.
   mountOperations(app, ops, mountOpts);

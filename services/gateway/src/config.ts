@@ -5,7 +5,16 @@ export const gatewayConfig = baseConfig.extend(redisConfig.shape).extend({
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('Port of the public HTTP listener (0 picks a free port)'),
   ANALYTICS_PORT: z.coerce.number().int().min(0).max(65535).default(3001).describe('Port of the analytics ingest listener ({analytics_url}: POST /events); 0 picks a free port'),
   GATEWAY_HOST: z.string().default('0.0.0.0').describe('Address the public listeners (main and analytics) bind'),
-  PUBLIC_BASE_URL: z.string().optional().describe('Public base URL of the API (used in generated links and the OpenAPI servers list)'),
+  PUBLIC_BASE_URL: z
+    .preprocess((v) => (v === '' ? undefined : v), z.string().optional())
+    .describe(
+      'Public base URL of the API (chat OAuth redirect_uri, trigger webhookUrl, the session cookie\'s Secure flag, the OpenAPI servers list). Required when NODE_ENV=production unless ALLOWED_HOSTS is set; without it the base URL comes from the request\'s Host',
+    ),
+  ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .describe('Comma-separated host names the gateway answers for (`Host`, after TRUST_PROXY); a request for any other host gets 400. Unset: any host'),
+  NODE_ENV: z.string().optional().describe('`production` (set by deploy/Dockerfile) makes PUBLIC_BASE_URL or ALLOWED_HOSTS required'),
   SESSION_COOKIE_PREFIX: z.string().default('platform').describe('Session cookie name is <prefix>.session_token'),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(10000).describe('How long the gateway remembers a verified credential (revocations clear it at once)'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024).describe('Default largest request body'),
@@ -30,6 +39,13 @@ export const gatewayConfig = baseConfig.extend(redisConfig.shape).extend({
   RATE_LIMIT_ENABLED: envBool(true).describe('Count requests per client IP and per credential in Redis and answer 429 above the limits'),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60).describe('Window of the gateway rate limits'),
   RATE_LIMIT_PER_IP: z.coerce.number().int().min(1).default(6000).describe('Requests one client IP may make in each window (all operations)'),
+  RATE_LIMIT_IPV6_PREFIX: z.coerce
+    .number()
+    .int()
+    .min(32)
+    .max(128)
+    .default(64)
+    .describe('IPv6 clients are counted by their network of this many bits (rate limits and the failed-authentication lockout); IPv4 per address'),
   RATE_LIMIT_PER_CREDENTIAL: z.coerce.number().int().min(1).default(6000).describe('Requests one credential (bearer token, API key, session cookie) may make in each window'),
   AUTH_FAILURE_LIMIT_PER_IP: z.coerce
     .number()
@@ -51,5 +67,10 @@ export const gatewayConfig = baseConfig.extend(redisConfig.shape).extend({
     .default(86400)
     .describe('How long a credential a gateway has verified counts as known (kept in Redis as a SHA-256): a known credential passes the lockout of an address over AUTH_FAILURE_LIMIT_PER_IP'),
   RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/).default('rl').describe('Prefix of the rate-limit counters in Redis (after REDIS_KEY_PREFIX); gateways that share it share the limits'),
+}).superRefine((c, ctx) => {
+  // In production the base URL must not come from a header the client writes (issue 54, finding 7).
+  if (c.NODE_ENV === 'production' && !c.PUBLIC_BASE_URL && !c.ALLOWED_HOSTS) {
+    ctx.addIssue({ code: 'custom', path: ['PUBLIC_BASE_URL'], message: 'required when NODE_ENV=production (or set ALLOWED_HOSTS): without it links and redirects would be built from the Host header' });
+  }
 });
 export type GatewayConfig = z.infer<typeof gatewayConfig>;

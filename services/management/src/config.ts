@@ -16,5 +16,11 @@ export const managementConfig = z.object({
     .max(7 * 24 * 3600)
     .default(24 * 3600)
     .describe('After a signing-secret rotation, how long the previous secret keeps signing next to the new one (a rotate request may say otherwise)'),
+  AUDIT_PENDING_SETTLE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(30)
+    .default(300)
+    .describe('An audit entry still pending this long (its process stopped during the change) is completed with outcome "unknown"'),
 });
 export type ManagementConfig = z.infer<typeof managementConfig>;

@@ -6,6 +6,10 @@ import { appChanged, credentialRevoked, webhookDestinationsChanged, type Credent
 import { managementConfig } from './config';
 import { accessTokenRepo } from './access/access-token.repo';
 import { registerAccessHandlers } from './access/access.handlers';
+import { auditEntryModel } from './audit/audit-entry.model';
+import { registerAuditLog } from './audit/audit-log.handlers';
+import { auditLogRepo } from './audit/audit-log.repo';
+import { settleStaleAuditEntries } from './audit/audit-log';
 import { sessionStore } from './access/session.store';
 import { agentModel } from './agents/agent.model';
 import { agentRepo } from './agents/agent.repo';
@@ -51,6 +55,7 @@ export const management = defineService({
       apps: outboxRelay(appEventModel(db), pub),
       agents: outboxRelay(agentModel(db), pub),
       feedback: outboxRelay(feedbackModel(db), pub),
+      audit: outboxRelay(auditEntryModel(db), pub),
     };
     const apiKeys = apiKeyRepo(db, relays.apiKeys, redis);
     const destinations = webhookDestinationRepo(db, relays.destinations);
@@ -61,6 +66,7 @@ export const management = defineService({
     const credentials = credentialRepo(db);
     const entries = credentialStoreEntryRepo(db);
     const triggers = triggerRepo(db);
+    const auditDeps = { auditLog: auditLogRepo(db, relays.audit) };
 
     await apiKeys.backfillLive();
     // Events a previous process stored but did not publish.
@@ -68,6 +74,11 @@ export const management = defineService({
     const heldSweep = setInterval(() => void apps.sweepHeld().catch(() => undefined), 30_000);
     heldSweep.unref();
     await Promise.all(Object.values(relays).map((r) => r.sweep()));
+    // Audit entries of changes whose process stopped before it knew their outcome (see audit/audit-log.handlers.ts).
+    const settleAudit = () => settleStaleAuditEntries(auditDeps, config.AUDIT_PENDING_SETTLE_SECONDS * 1000).catch(() => 0);
+    await settleAudit();
+    const auditSweep = setInterval(() => void settleAudit(), 60_000);
+    auditSweep.unref();
 
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     const box = new SecretBox(config.ENCRYPTION_KEY);
@@ -83,6 +94,8 @@ export const management = defineService({
     await finishAgentDeletions(deletionDeps);
     const deletionSweep = setInterval(() => void finishAgentDeletions(deletionDeps).catch(() => undefined), 30_000);
     deletionSweep.unref();
+    // First: the audit log's interceptor wraps every change registered after it.
+    registerAuditLog(bus, auditDeps);
     registerSystemHandlers(bus, instanceId);
     registerApiKeyHandlers(bus, keyDeps);
     registerWebhookDestinationHandlers(bus, {
@@ -117,6 +130,7 @@ export const management = defineService({
       async stop() {
         clearInterval(heldSweep);
         clearInterval(deletionSweep);
+        clearInterval(auditSweep);
         await Promise.all(Object.values(relays).map((r) => r.stop()));
       },
     };

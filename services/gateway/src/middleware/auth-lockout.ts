@@ -3,12 +3,15 @@ import type { Request } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '@platform/problems';
+import { clientAddressOf } from './client-address';
 
 export interface AuthLockoutOptions {
   enabled: boolean;
   keyPrefix: string;
   /** Failed authentications one client address may have per window before its unknown credentials are refused. */
   failuresPerIp: number;
+  /** IPv6 clients are counted by their network of this many bits (default 64). */
+  ipv6PrefixLength?: number;
   /** Failed authentications one presented credential may have per window (from anywhere) before it is refused. */
   failuresPerCredential: number;
   windowSeconds: number;
@@ -79,7 +82,7 @@ export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
         : `Too many failed authentications with this credential; retry after ${retryAfter} s`,
     );
   const over = (res: RateLimiterRes | null, limit: number) => (res && res.consumedPoints > limit ? res : null);
-  const address = (req: Request) => req.ip ?? 'unknown';
+  const address = (req: Request) => clientAddressOf(req, opts.ipv6PrefixLength ?? 64);
 
   return {
     /**

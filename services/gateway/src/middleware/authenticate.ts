@@ -167,6 +167,24 @@ interface ResolverDeps {
   onVerified?: (credential: { kind: string; token: string }) => void;
 }
 
+/** The id a management credential is known by (access token id, session id); never the secret. */
+function manageCredentialId(cred: { bearer?: string; session?: string }): string | undefined {
+  return cred.bearer?.startsWith('mt_') ? cred.bearer.slice(3, 15) : cred.session ? sessionId(cred.session) : undefined;
+}
+
+/**
+ * The id of the credential a request was authenticated with, for the audit trail: a management token's or session's
+ * id, `admin-token` for the platform admin's bearer token, a run principal's API key id.
+ */
+function credentialIdOf(op: AnyOperation, req: Request, cookieName: string, principal: Principal): string | undefined {
+  const c = credentialOf(op, req, cookieName);
+  if (!c) return undefined;
+  if (c.kind === 's') return manageCredentialId({ session: c.token });
+  if (c.kind === 'b') return manageCredentialId({ bearer: c.token }) ?? (principal.kind === 'admin' ? 'admin-token' : undefined);
+  if (principal.kind === 'run') return principal.apiKeyId;
+  return principal.kind === 'analytics' ? principal.keyId : undefined;
+}
+
 /** A management bearer token or a session cookie, verified by management; null when it is not valid. */
 function resolveManage({ bus, cache, onVerified }: ResolverDeps, cred: { bearer?: string; session?: string }, requestId: string, req?: Request): Promise<Principal | null> {
   const key = cred.bearer ? keyOf('b', cred.bearer, req) : keyOf('s', cred.session!, req);
@@ -174,8 +192,7 @@ function resolveManage({ bus, cache, onVerified }: ResolverDeps, cred: { bearer?
     const { principal } = await bus.callInternal(resolveManageCredential, cred, { requestId });
     if (!principal) return { principal, remember: false };
     onVerified?.(cred.bearer ? { kind: 'b', token: cred.bearer } : { kind: 's', token: cred.session! });
-    const credentialId = cred.bearer?.startsWith('mt_') ? cred.bearer.slice(3, 15) : cred.session ? sessionId(cred.session) : undefined;
-    return { principal, remember: true, credentialId };
+    return { principal, remember: true, credentialId: manageCredentialId(cred) };
   });
 }
 
@@ -306,6 +323,7 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
   return {
     authenticate: (op: AnyOperation, req: Request, requestId: string) => authenticate(deps, opts.cookieName, op, req, requestId),
     credentialOf: (op: AnyOperation, req: Request) => credentialOf(op, req, opts.cookieName),
+    credentialIdOf: (op: AnyOperation, req: Request, principal: Principal) => credentialIdOf(op, req, opts.cookieName, principal),
     /** Whether this gateway verified the credential lately (it is in the cache), without asking anyone. */
     knows(op: AnyOperation, req: Request): boolean {
       const c = credentialOf(op, req, opts.cookieName);

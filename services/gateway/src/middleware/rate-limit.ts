@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { getLogger } from '@platform/logger';
 import { bearerToken, cookieValue } from './authenticate';
 import { authLockout, credentialHash, tooManyRequests } from './auth-lockout';
+import { clientAddressOf } from './client-address';
 
 const log = getLogger('gateway.rate-limit');
 
@@ -10,6 +11,8 @@ export interface RateLimitOptions {
   enabled: boolean;
   windowSeconds: number;
   perIp: number;
+  /** IPv6 clients are counted by their network of this many bits (default 64). */
+  ipv6PrefixLength?: number;
   perCredential: number;
   keyPrefix: string;
   cookieName: string;
@@ -242,6 +245,7 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
     enabled: opts.enabled,
     keyPrefix: opts.keyPrefix,
     failuresPerIp: opts.authFailuresPerIp,
+    ipv6PrefixLength: opts.ipv6PrefixLength,
     failuresPerCredential: opts.authFailuresPerCredential,
     windowSeconds: opts.authFailureWindowSeconds,
     knownSeconds: opts.knownCredentialSeconds,
@@ -258,7 +262,7 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
       let cred: Hit | undefined;
       try {
         [ip, cred] = await Promise.all([
-          hit(`${opts.keyPrefix}:ip:${req.ip ?? 'unknown'}`, opts.perIp),
+          hit(`${opts.keyPrefix}:ip:${clientAddressOf(req, opts.ipv6PrefixLength ?? 64)}`, opts.perIp),
           credential ? hit(`${opts.keyPrefix}:cred:${credentialHash(credential, req)}`, opts.perCredential) : undefined,
         ]);
       } catch (err) {

@@ -308,6 +308,7 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
           userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : undefined,
           baseUrl: opts.baseUrl ?? `${protocolOf(req)}://${req.get('host')}`,
           headers: forwardedHeaders(op, req),
+          credentialId: opts.auth.credentialIdOf(op, req, principal),
         };
         // Sent again to another replica when none answered in time, if the operation is safe to repeat (its declaration).
         const idempotencyKey = opts.idempotency.keyOf(op, req);

@@ -93,7 +93,7 @@ export async function checkAppToken(deps: AuthenticateDeps, app: AppForAuth, tok
   }
   if (checked.reason !== 'unknown_kid') {
     log.info({ appId: app.id, reason: checked.reason }, 'app credential refused');
-    const why = { expired: 'the token has expired', audience: 'the token audience does not match the app', lifetime: 'the token lifetime is too long', claims: 'the token claims are too large', invalid: 'the token signature or claims are invalid' }[checked.reason];
+    const why = { expired: 'the token has expired', audience: 'the token audience does not match the app', lifetime: 'the token lifetime is too long', future: 'the token was issued in the future (check the clock)', claims: 'the token claims are too large', invalid: 'the token signature or claims are invalid' }[checked.reason];
     return { ok: false, why };
   }
   if (app.type === 'web_client' && app.config.webClient?.allowAnonymous) {

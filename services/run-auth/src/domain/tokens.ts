@@ -53,7 +53,7 @@ export function tokenHeader(token: string): { kid?: string; alg?: string } | nul
   }
 }
 
-export type AppJwtFailure = 'unknown_kid' | 'expired' | 'audience' | 'lifetime' | 'claims' | 'invalid';
+export type AppJwtFailure = 'unknown_kid' | 'expired' | 'audience' | 'lifetime' | 'future' | 'claims' | 'invalid';
 
 const REGISTERED = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti']);
 const keyCache = new Map<string, Promise<KeyLike>>();
@@ -72,7 +72,7 @@ function importKey(pem: string, alg: string): Promise<KeyLike> {
 /**
  * Verifies a client JWT against the app's registered keys: the header `kid` picks the key, the algorithm is
  * pinned to the key's (so `none` and HMAC-with-the-public-key are refused), `sub`, `iat` and `exp` are required,
- * exp - iat is bounded, and `aud` must match when the app sets an audience.
+ * `iat` may not lie in the future beyond the clock skew, exp - iat and exp - now are bounded, and `aud` must match when the app sets an audience.
  */
 export async function verifyAppJwt(
   token: string,
@@ -90,7 +90,11 @@ export async function verifyAppJwt(
       requiredClaims: ['sub', 'iat', 'exp'],
       ...(audience ? { audience } : {}),
     });
-    if (payload.exp! - payload.iat! > opts.maxLifetimeSeconds) return { ok: false, reason: 'lifetime' };
+    // A token issued in the future (beyond the clock skew) is refused, and its lifetime is measured from now as well
+    // as from iat: a far-future iat would otherwise make any exp pass the lifetime rule.
+    const now = Math.floor(Date.now() / 1000);
+    if (payload.iat! > now + opts.clockToleranceSeconds) return { ok: false, reason: 'future' };
+    if (payload.exp! - payload.iat! > opts.maxLifetimeSeconds || payload.exp! - now > opts.maxLifetimeSeconds + opts.clockToleranceSeconds) return { ok: false, reason: 'lifetime' };
     const custom = Object.fromEntries(Object.entries(payload).filter(([k]) => !REGISTERED.has(k)));
     if (JSON.stringify(custom).length > 1024) return { ok: false, reason: 'claims' };
     return { ok: true, claims: payload };

@@ -1,0 +1,50 @@
+import type { AuditActor } from '@platform/contracts';
+import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { outboxFields, type PendingEventsField } from '@platform/outbox';
+
+/**
+ * One audit entry (collection `auditLog`, owned by management). Written once before the change runs (`outcome:
+ * 'pending'`) and completed once after it, with its `audit.recorded` event in the same write (outbox). Nothing else
+ * updates it and nothing deletes it.
+ */
+const schema = new mongoose.Schema(
+  {
+    _id: { type: String },
+    tenantId: { type: String, default: null },
+    projectId: { type: String, default: null },
+    at: { type: Date, required: true },
+    completedAt: { type: Date, default: null },
+    actor: { type: mongoose.Schema.Types.Mixed, required: true },
+    actorIds: { type: [String], default: [] },
+    operationId: { type: String, required: true },
+    method: { type: String, required: true },
+    service: { type: String, required: true },
+    resourceType: { type: String, required: true },
+    resourceId: { type: String, default: null },
+    /** JSON text of the redacted state (a map's keys may not be storable field names). */
+    before: { type: String, default: null },
+    after: { type: String, default: null },
+    outcome: { type: String, required: true },
+    status: { type: Number, default: null },
+    errorCode: { type: String, default: null },
+    source: { type: mongoose.Schema.Types.Mixed, required: true },
+    ...outboxFields,
+  },
+  { collection: 'auditLog', versionKey: false, minimize: false },
+);
+schema.index({ tenantId: 1, at: -1, _id: 1 });
+schema.index({ outcome: 1, at: 1 });
+
+export type AuditEntryDoc = StoredDoc<
+  typeof schema,
+  string,
+  PendingEventsField & {
+    actor: AuditActor;
+    source: { ip: string | null; userAgent: string | null; requestId: string | null };
+    outcome: 'pending' | 'succeeded' | 'failed' | 'unknown';
+  }
+>;
+
+export function auditEntryModel(db: Connection): Model<AuditEntryDoc> {
+  return db.models.AuditEntry ?? db.model<AuditEntryDoc>('AuditEntry', schema);
+}
