@@ -9,6 +9,8 @@ export * from './manage/auth';
 export * from './manage/webhook-destinations';
 export * from './manage/credentials';
 export * from './manage/triggers';
+export * from './manage/trigger-invocations';
+export * from './run/triggers';
 export * from './manage/feedback';
 export * from './manage/apps';
 export * from './manage/webhook-deliveries';

@@ -52,5 +52,7 @@ export const RequestMeta = z.object({
   userAgent: z.string().optional(),
   headers: z.record(z.string(), z.string()).optional(),
   baseUrl: z.string().optional(),
+  /** The body's exact bytes, base64 (operations with `bodyType: 'raw'`). */
+  rawBody: z.string().optional(),
 });
 export type RequestMeta = z.infer<typeof RequestMeta>;

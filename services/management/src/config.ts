@@ -16,5 +16,17 @@ export const managementConfig = z.object({
     .max(7 * 24 * 3600)
     .default(24 * 3600)
     .describe('After a signing-secret rotation, how long the previous secret keeps signing next to the new one (a rotate request may say otherwise)'),
+  TRIGGER_RATE_LIMIT_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(600)
+    .describe('Webhook calls one trigger accepts per minute unless it sets its own rateLimitPerMinute (more get 429)'),
+  TRIGGER_DISPATCH_SWEEP_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(2000)
+    .describe('How often pending trigger execution requests are looked for and published when due (after a restart, or after a long dispatchDelayMs)'),
 });
 export type ManagementConfig = z.infer<typeof managementConfig>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { operation } from '../operation';
 import { Rid, ProjectPath, IdPath, ListQuery, listReply, dataReply, HeaderMap } from '../common';
 
-/** Event types a destination can subscribe to (families: conversation, feedback, event.created, evaluation.failed, agent.updated). */
+/** Event types a destination can subscribe to (families: conversation, feedback, event.created, evaluation.failed, agent.updated, trigger.invoked). */
 export const WEBHOOK_EVENT_TYPES = [
   'conversation.created',
   'conversation.updated',
@@ -14,6 +14,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'event.created',
   'evaluation.failed',
   'agent.updated',
+  'trigger.invoked',
 ] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 
