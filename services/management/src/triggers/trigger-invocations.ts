@@ -64,7 +64,8 @@ export function toTriggerInvocation(d: TriggerInvocationDoc): TriggerInvocation 
     bodyBytes: d.bodyBytes,
     dispatches: dispatches.map((x) => ({ userId: x.userId, state: x.state, eventId: x.eventId, dueAt: iso(x.dueAt)!, dispatchedAt: iso(x.dispatchedAt) ?? null })),
     receivedAt: iso(d.receivedAt)!,
-    completedAt: iso(d.completedAt) ?? null,
+    // From the requests themselves: `dispatchPending` and the stored completedAt are cleared in a later write.
+    completedAt: status === 'dispatched' && dispatches.length ? new Date(Math.max(...dispatches.map((x) => new Date(x.dispatchedAt!).getTime()))).toISOString() : null,
   };
 }
 
