@@ -56,6 +56,8 @@ describe('triggers', () => {
         authentication: null,
         signingSecretCredentialReferenceId: null,
         signatureVerification: null,
+        deliveryIdHeader: null,
+        rateLimitPerMinute: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
         userCount: 0,

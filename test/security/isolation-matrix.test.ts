@@ -47,6 +47,15 @@ function fill(op: AnyOperation, p: { tenantId: string; projectId: string }): str
     .join('/');
 }
 
+/**
+ * The URL tenant B's caller uses for an operation on A's records. An operation without a platform credential (a
+ * trigger's webhook: its own headers and signature are its credential) can only be pointed at a tenant by its path:
+ * B names A's ids under B's own tenant and project.
+ */
+function urlFor(op: AnyOperation): string {
+  return `${stack.gatewayUrl}${op.auth === 'none' ? fill(op, A).replace(`/tenants/${A.tenantId}/projects/${A.projectId}/`, `/tenants/${B.tenantId}/projects/${B.projectId}/`) : fill(op, A)}`;
+}
+
 /** A's state as the platform admin reads it through every read operation under A's tenant. */
 async function snapshotOfA(): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
@@ -80,6 +89,10 @@ beforeAll(async () => {
   ids['id:credential-stores'] = 'memory-default';
   expect((await admin.post(`${P}/agents/${agent.id}/triggers`, { id: 'nightly', name: 'Nightly' })).status).toBe(201);
   ids['id:triggers'] = 'nightly';
+  // One invocation of A's trigger, so the invocation reads and the rerun have a record of A to be refused.
+  const invoked = await http('POST', `${stack.gatewayUrl}/run/tenants/${A.tenantId}/projects/${A.projectId}/agents/${agent.id}/triggers/nightly`, { json: { n: 1 } });
+  expect(invoked.status).toBe(202);
+  ids.invocationId = invoked.body.invocationId;
   expect((await admin.post(`${P}/feedback`, { id: 'fb-1', conversationId: 'c-1', type: 'positive' })).status).toBe(201);
   ids['id:feedback'] = 'fb-1';
   ids['id:analytics-keys'] = (await anAnalyticsKey(admin, A)).analyticsKey.id;
@@ -100,7 +113,7 @@ describe('tenant isolation matrix (generated from the operation declarations)', 
   test.each(tenantOps.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op] as const))(
     "when tenant B's credential calls %s on tenant A's records, then it gets 403 or 404",
     async (_name, op) => {
-      const url = `${stack.gatewayUrl}${fill(op, A)}`;
+      const url = urlFor(op);
       const body = op.body ? { id: 'intruder-1', name: 'intruder', key: 'k', value: 'v', agentId: 'agent-1', url: 'https://evil.example.com' } : undefined;
       const res =
         op.auth === 'cookie'
@@ -118,7 +131,7 @@ describe('tenant isolation matrix (generated from the operation declarations)', 
   test("when tenant B has tried every operation on tenant A, then everything A reads back is unchanged", async () => {
     const before = await snapshotOfA();
     for (const op of tenantOps) {
-      const url = `${stack.gatewayUrl}${fill(op, A)}`;
+      const url = urlFor(op);
       const body = op.body ? { id: 'intruder-2', name: 'intruder', key: 'k', value: 'v' } : undefined;
       await http(op.method.toUpperCase(), url, { token: tokenOfB, json: body });
     }

@@ -140,6 +140,29 @@ export const agentDeleted = event({
   webhookFamily: 'agent.deleted',
 });
 
+/** A trigger's webhook call was accepted: one execution request per run-as user (management). */
+export const triggerInvoked = event({
+  name: 'trigger.invoked',
+  version: 1,
+  publisher: 'management',
+  description:
+    'One execution request of an accepted trigger invocation, for one run-as user (a trigger with n users gives n events, `dispatchDelayMs` apart). ' +
+    'The agent runtime consumes it; webhook destinations may subscribe to it (agent scope: `data.agentId`). The event id is `<invocationId>-<index>`.',
+  payload: z.object({
+    tenantId: z.string(),
+    projectId: z.string(),
+    agentId: z.string(),
+    triggerId: z.string(),
+    invocationId: z.string(),
+    userId: z.string().nullable().describe('The run-as user; null when the trigger names none'),
+    message: z.string().describe('The rendered messageTemplate (the transformed input as JSON when the trigger has no template)'),
+    input: z.unknown().describe('The input after outputTransform'),
+    dispatchIndex: z.number().int().describe('Position of this user among the invocation\'s requests (0-based)'),
+    rerunOf: z.string().nullable().describe('The invocation this one reruns, if any'),
+  }),
+  webhookFamily: 'trigger.invoked',
+});
+
 const AppChange = z.object({ app: App });
 
 export const appCreated = event({
@@ -229,6 +252,7 @@ export const webhookEvents = [
   evaluationFailed,
   agentUpdated,
   agentDeleted,
+  triggerInvoked,
 ];
 
 /** Every event we publish, for the AsyncAPI document and consumers. */
@@ -249,6 +273,7 @@ export const allEvents = [
   agentCreated,
   agentUpdated,
   agentDeleted,
+  triggerInvoked,
   appCreated,
   appUpdated,
   appDeleted,

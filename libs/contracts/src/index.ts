@@ -10,6 +10,8 @@ export * from './manage/audit-log';
 export * from './manage/webhook-destinations';
 export * from './manage/credentials';
 export * from './manage/triggers';
+export * from './manage/trigger-invocations';
+export * from './run/triggers';
 export * from './manage/feedback';
 export * from './manage/apps';
 export * from './manage/webhook-deliveries';

@@ -160,8 +160,10 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
       'x-safe-to-repeat': repeatOf(op),
     };
     if (op.body) {
-      const contentType = op.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
-      entry.requestBody = { required: !op.body.safeParse(undefined).success, content: { [contentType]: { schema: jsonSchema(op.body, 'input') } } };
+      const schema = jsonSchema(op.body, 'input');
+      // A raw body is taken as JSON or form-encoded (what webhook providers send).
+      const types = op.bodyType === 'raw' ? ['application/json', 'application/x-www-form-urlencoded'] : [op.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json'];
+      entry.requestBody = { required: !op.body.safeParse(undefined).success, content: Object.fromEntries(types.map((t) => [t, { schema }])) };
     }
     if (op.listener && op.listener !== 'main') entry['x-listener'] = op.listener;
     (paths[op.path] ??= {})[op.method] = entry;

@@ -52,8 +52,11 @@ export interface OperationDef<
   params?: P;
   query?: Q;
   body?: B;
-  /** `json` (default), `form` (application/x-www-form-urlencoded) or `array` (JSON array top level). */
-  bodyType?: 'json' | 'form';
+  /**
+   * `json` (default), `form` (application/x-www-form-urlencoded), or `raw`: JSON or form, parsed into `body`, with the
+   * exact bytes also passed to the service as `meta.rawBody` (base64), for signatures over the body.
+   */
+  bodyType?: 'json' | 'form' | 'raw';
   /** Largest accepted body, bytes (gateway default 1 MB). */
   bodyLimit?: number;
   reply: { status: number; body?: R; contentType?: string; description?: string };
@@ -63,7 +66,7 @@ export interface OperationDef<
   errorBody?: 'problem' | 'legacy' | 'oauth';
   /** With `errorBody: 'legacy'`: only these error statuses use the legacy body; the others stay problem+json. */
   legacyErrorStatuses?: number[];
-  /** Request headers forwarded to the service (lowercase names). */
+  /** Request headers forwarded to the service (lowercase names); `['*']` forwards every header as sent (names in their case). */
   forwardHeaders?: string[];
   /**
    * Optimistic concurrency (RFC 9110 §8.8.3, §13.1.1): `read` answers carry the record's `ETag`; `write` also

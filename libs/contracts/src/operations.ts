@@ -5,6 +5,8 @@ import * as auditLog from './manage/audit-log';
 import * as webhookDestinations from './manage/webhook-destinations';
 import * as credentials from './manage/credentials';
 import * as triggers from './manage/triggers';
+import * as triggerInvocations from './manage/trigger-invocations';
+import * as triggerWebhooks from './run/triggers';
 import * as feedback from './manage/feedback';
 import * as apps from './manage/apps';
 import * as runAuth from './run/auth';
@@ -27,7 +29,7 @@ import * as improvements from './evals/improvements';
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
 const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, webhookDeliveries, runEvents, apps, runAuth];
 modules.push(agents, subAgentAttachments, skills);
-modules.push(credentials, triggers, feedback, auditLog);
+modules.push(credentials, triggers, triggerInvocations, triggerWebhooks, feedback, auditLog);
 modules.push(analyticsEvents, analyticsKeys, analyticsCounts);
 modules.push(chatapp);
 modules.push(credentialGateway);

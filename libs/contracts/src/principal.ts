@@ -54,5 +54,7 @@ export const RequestMeta = z.object({
   baseUrl: z.string().optional(),
   /** Id of the credential the gateway verified (access token id, session id, `admin-token`); never the secret. */
   credentialId: z.string().optional(),
+  /** The body's exact bytes, base64 (operations with `bodyType: 'raw'`). */
+  rawBody: z.string().optional(),
 });
 export type RequestMeta = z.infer<typeof RequestMeta>;

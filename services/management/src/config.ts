@@ -22,5 +22,17 @@ export const managementConfig = z.object({
     .min(30)
     .default(300)
     .describe('An audit entry still pending this long (its process stopped during the change) is completed with outcome "unknown"'),
+  TRIGGER_RATE_LIMIT_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(600)
+    .describe('Webhook calls one trigger accepts per minute unless it sets its own rateLimitPerMinute (more get 429)'),
+  TRIGGER_DISPATCH_SWEEP_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(2000)
+    .describe('How often pending trigger execution requests are looked for and published when due (after a restart, or after a long dispatchDelayMs)'),
 });
 export type ManagementConfig = z.infer<typeof managementConfig>;

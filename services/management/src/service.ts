@@ -34,6 +34,10 @@ import { skillRepo } from './skills/skill.repo';
 import { registerSkillHandlers } from './skills/skills.handlers';
 import { registerSystemHandlers } from './system/system.handlers';
 import { triggerRepo } from './triggers/trigger.repo';
+import { triggerInvocationRepo } from './triggers/trigger-invocation.repo';
+import { triggerRateStore } from './triggers/trigger-rate.store';
+import { triggerDispatcher } from './triggers/trigger-dispatcher';
+import { registerTriggerInvocationHandlers } from './triggers/trigger-invocations.handlers';
 import { registerTriggerHandlers } from './triggers/triggers.handlers';
 import { webhookDestinationModel } from './webhook-destinations/webhook-destination.model';
 import { webhookDestinationRepo } from './webhook-destinations/webhook-destination.repo';
@@ -67,6 +71,8 @@ export const management = defineService({
     const entries = credentialStoreEntryRepo(db);
     const triggers = triggerRepo(db);
     const auditDeps = { auditLog: auditLogRepo(db, relays.audit) };
+    const invocations = triggerInvocationRepo(db);
+    const dispatcher = triggerDispatcher(invocations, pub, { sweepMs: config.TRIGGER_DISPATCH_SWEEP_MS });
 
     await apiKeys.backfillLive();
     // Events a previous process stored but did not publish.
@@ -79,6 +85,8 @@ export const management = defineService({
     await settleAudit();
     const auditSweep = setInterval(() => void settleAudit(), 60_000);
     auditSweep.unref();
+    // Trigger requests a previous process accepted and had not published yet.
+    await dispatcher.sweep();
 
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     const box = new SecretBox(config.ENCRYPTION_KEY);
@@ -110,6 +118,17 @@ export const management = defineService({
     registerSkillHandlers(bus, agentDeps);
     registerCredentialHandlers(bus, { credentials, entries, triggers, box });
     registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER });
+    registerTriggerInvocationHandlers(bus, {
+      triggers,
+      invocations,
+      credentials,
+      entries,
+      box,
+      pepper: config.TOKEN_PEPPER,
+      rate: triggerRateStore(redis),
+      dispatcher,
+      defaultRatePerMinute: config.TRIGGER_RATE_LIMIT_PER_MINUTE,
+    });
     registerFeedbackHandlers(bus, { feedback });
     registerAppHandlers(bus, { apps, announceChanged: (change) => publishNotice(nc, appChanged, change) });
     registerAccessHandlers(
@@ -131,6 +150,7 @@ export const management = defineService({
         clearInterval(heldSweep);
         clearInterval(deletionSweep);
         clearInterval(auditSweep);
+        await dispatcher.stop();
         await Promise.all(Object.values(relays).map((r) => r.stop()));
       },
     };

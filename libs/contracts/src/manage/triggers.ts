@@ -119,6 +119,8 @@ export const Trigger = z.object({
   authentication: TriggerAuthentication.nullable(),
   signingSecretCredentialReferenceId: z.string().nullable(),
   signatureVerification: z.record(z.string(), z.unknown()).nullable(),
+  deliveryIdHeader: z.string().nullable().describe('Header carrying the provider\'s delivery id; a repeated id is answered with the first invocation (addition)'),
+  rateLimitPerMinute: z.number().int().nullable().describe('Webhook calls accepted per minute (null: the platform default, TRIGGER_RATE_LIMIT_PER_MINUTE) (addition)'),
   createdAt: z.string(),
   updatedAt: z.string(),
   userCount: z.number().int().describe('Distinct run-as users (runAsUserId and runAsUserIds)'),
@@ -140,6 +142,8 @@ const fields = {
   createdBy: text({ max: 256 }),
   signingSecretCredentialReferenceId: Rid.describe('A credential of this project holding the signing secret'),
   signatureVerification: SignatureVerification,
+  deliveryIdHeader: HeaderToken.max(128).describe('Header that carries the provider\'s delivery id, e.g. X-GitHub-Delivery (addition)'),
+  rateLimitPerMinute: z.number().int().min(1).max(100_000).describe('Webhook calls accepted per minute; more get 429 (addition)'),
 };
 
 export const TriggerCreate = z.strictObject({
@@ -157,6 +161,8 @@ export const TriggerCreate = z.strictObject({
   authentication: TriggerAuthenticationInput.nullable().optional(),
   signingSecretCredentialReferenceId: fields.signingSecretCredentialReferenceId.nullable().optional(),
   signatureVerification: fields.signatureVerification.nullable().optional(),
+  deliveryIdHeader: fields.deliveryIdHeader.nullable().optional(),
+  rateLimitPerMinute: fields.rateLimitPerMinute.nullable().optional(),
   createdAt: IsoDateTime.optional(),
   updatedAt: IsoDateTime.optional(),
 });
@@ -177,6 +183,8 @@ export const TriggerUpdate = z.strictObject({
   authentication: TriggerAuthenticationUpdate.nullable().optional(),
   signingSecretCredentialReferenceId: fields.signingSecretCredentialReferenceId.nullable().optional(),
   signatureVerification: fields.signatureVerification.nullable().optional(),
+  deliveryIdHeader: fields.deliveryIdHeader.nullable().optional(),
+  rateLimitPerMinute: fields.rateLimitPerMinute.nullable().optional(),
   createdAt: IsoDateTime.optional(),
   updatedAt: IsoDateTime.optional(),
 });

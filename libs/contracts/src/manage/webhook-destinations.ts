@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { operation } from '../operation';
 import { Rid, ProjectPath, IdPath, ListQuery, listReply, dataReply, HeaderMap } from '../common';
 
-/** Event types a destination can subscribe to (families: conversation, feedback, event.created, evaluation.failed, agent.updated, agent.deleted). */
+/** Event types a destination can subscribe to (families: conversation, feedback, event.created, evaluation.failed, agent.updated, agent.deleted, trigger.invoked). */
 export const WEBHOOK_EVENT_TYPES = [
   'conversation.created',
   'conversation.updated',
@@ -15,6 +15,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'evaluation.failed',
   'agent.updated',
   'agent.deleted',
+  'trigger.invoked',
 ] as const;
 export const WebhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
 

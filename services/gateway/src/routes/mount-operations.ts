@@ -69,6 +69,11 @@ function tooLarge(limit: number): AppError {
  * chunked body the moment it passes the limit (express.json would read off the rest before answering).
  */
 async function readJson(req: Request, limit: number): Promise<unknown> {
+  return parseJsonBytes(await readBytes(req, limit));
+}
+
+/** Reads the body's bytes (at most `limit`), uncompressed and UTF-8. */
+async function readBytes(req: Request, limit: number): Promise<Buffer> {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity') throw new AppError('unsupported_media_type', 'Send the body uncompressed (no Content-Encoding)');
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase();
@@ -85,6 +90,11 @@ async function readJson(req: Request, limit: number): Promise<unknown> {
     }
     throw err;
   }
+  return raw;
+}
+
+/** Parses JSON bytes with the gateway's rules (UTF-8, no prototype keys, depth, no NUL). */
+function parseJsonBytes(raw: Buffer): unknown {
   let text: string;
   try {
     text = utf8.decode(raw);
@@ -282,14 +292,17 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
         assertNoControlChars(req);
         // Tenant isolation before the body is even read: another tenant's caller learns nothing about the input rules.
         opts.auth.authorizeTenant(op, principal, req.params);
+        let rawBody: Buffer | undefined;
         if (takesBody) {
           const hasBody = req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
           if (hasBody) {
             const wantsForm = op.bodyType === 'form';
-            if (wantsForm ? !req.is('application/x-www-form-urlencoded') : !isJson(req)) {
+            if (op.bodyType === 'raw' ? !isJson(req) && !req.is('application/x-www-form-urlencoded') : wantsForm ? !req.is('application/x-www-form-urlencoded') : !isJson(req)) {
               throw new AppError('unsupported_media_type', `Send the body as ${wantsForm ? 'application/x-www-form-urlencoded' : 'application/json'}`);
             }
-            if (parseForm) {
+            if (op.bodyType === 'raw') {
+              rawBody = await readRaw(req, limit);
+            } else if (parseForm) {
               await new Promise<void>((resolve, reject) =>
                 parseForm(req, res, (err?: unknown) => (err ? reject((err as { type?: string }).type === 'entity.too.large' ? tooLarge(limit) : err) : resolve())),
               );
@@ -309,6 +322,7 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
           baseUrl: opts.baseUrl ?? `${protocolOf(req)}://${req.get('host')}`,
           headers: forwardedHeaders(op, req),
           credentialId: opts.auth.credentialIdOf(op, req, principal),
+          ...(op.bodyType === 'raw' ? { rawBody: (rawBody ?? Buffer.alloc(0)).toString('base64') } : {}),
         };
         // Sent again to another replica when none answered in time, if the operation is safe to repeat (its declaration).
         const idempotencyKey = opts.idempotency.keyOf(op, req);
@@ -325,7 +339,19 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
   }
 }
 
+/**
+ * A raw body: its exact bytes, parsed into `req.body` as JSON or as a form (a repeated form field keeps its last value).
+ * The bytes go to the service as well (signatures are computed over them).
+ */
+async function readRaw(req: Request, limit: number): Promise<Buffer> {
+  const raw = await readBytes(req, limit);
+  if (isJson(req)) req.body = raw.length ? parseJsonBytes(raw) : undefined;
+  else req.body = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
+  return raw;
+}
+
 function forwardedHeaders(op: AnyOperation, req: Request): Record<string, string> | undefined {
+  if (op.forwardHeaders?.[0] === '*') return headersAsSent(req);
   const out: Record<string, string> = {};
   // A conditional write's If-Match goes to the service that owns the record's version.
   for (const name of op.etag === 'write' ? [...(op.forwardHeaders ?? []), 'if-match'] : (op.forwardHeaders ?? [])) {
@@ -333,6 +359,17 @@ function forwardedHeaders(op: AnyOperation, req: Request): Record<string, string
     if (typeof v === 'string') out[name] = v;
   }
   return Object.keys(out).length ? out : undefined;
+}
+
+/** Every request header with its name as the client wrote it (repeats joined with `, `). */
+function headersAsSent(req: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const value = req.rawHeaders[i + 1]!;
+    out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+  }
+  return out;
 }
 
 const isRedirect = (status: number) => status === 302 || status === 303;

@@ -22,12 +22,13 @@ const DIALECTS: Array<{ match: RegExp; name: string; make: () => AnyAjv }> = [
 const options = { allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, logger: false as const };
 
 const instances = new Map<string, AnyAjv>();
-function ajvFor(dialect: (typeof DIALECTS)[number]): AnyAjv {
-  let ajv = instances.get(dialect.name);
+/** One instance per dialect and use: schema checks add and remove schemas, input validation keeps them compiled. */
+function ajvFor(dialect: (typeof DIALECTS)[number], use: 'check' | 'validate' = 'check'): AnyAjv {
+  let ajv = instances.get(`${use}:${dialect.name}`);
   if (!ajv) {
     ajv = dialect.make();
     addFormats(ajv as Ajv);
-    instances.set(dialect.name, ajv);
+    instances.set(`${use}:${dialect.name}`, ajv);
   }
   return ajv;
 }
@@ -87,4 +88,52 @@ export function undeclaredPlaceholders(template: string, schema: Record<string, 
     }
     return false;
   });
+}
+
+/**
+ * Renders `{{path}}` placeholders with values from `input` (a dotted path walks into objects and arrays): a string as
+ * is, a missing value as the empty string, anything else as JSON.
+ */
+export function renderTemplate(template: string, input: unknown): string {
+  return template.replace(PLACEHOLDER, (_m, path: string) => {
+    let node: unknown = input;
+    for (const segment of path.split('.')) {
+      node = node !== null && typeof node === 'object' && Object.hasOwn(node, segment) ? (node as Record<string, unknown>)[segment] : undefined;
+    }
+    if (node === undefined || node === null) return '';
+    return typeof node === 'string' ? node : JSON.stringify(node);
+  });
+}
+
+/** Compiled input schemas by their JSON text (triggers are invoked many times with the same schema). */
+const compiled = new Map<string, ReturnType<AnyAjv['compile']>>();
+const MAX_COMPILED = 500;
+
+/**
+ * Validates `value` against a schema that passed `jsonSchemaProblems`; the problems carry JSON pointers into the
+ * value (a missing property points at where it belongs).
+ */
+export function valueProblems(schema: Record<string, unknown>, value: unknown): FieldError[] {
+  const text = JSON.stringify(schema);
+  let validate = compiled.get(text);
+  if (!validate) {
+    const declared = schema.$schema;
+    const dialect = declared === undefined ? DIALECTS[0]! : (DIALECTS.find((d) => typeof declared === 'string' && d.match.test(declared)) ?? DIALECTS[0]!);
+    const ajv = ajvFor(dialect, 'validate');
+    validate = ajv.compile(schema);
+    if (compiled.size >= MAX_COMPILED) {
+      const [oldest, old] = compiled.entries().next().value!;
+      compiled.delete(oldest);
+      ajv.removeSchema(old.schema as object);
+    }
+    compiled.set(text, validate);
+  }
+  if (validate(value)) return [];
+  return dedupe(
+    (validate.errors ?? []).map((e) => {
+      const missing = e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
+      const pointer = missing === undefined ? e.instancePath : `${e.instancePath}/${missing.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      return { pointer: pointer || '/', detail: e.message ?? 'is not valid' };
+    }),
+  );
 }

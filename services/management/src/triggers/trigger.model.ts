@@ -25,6 +25,8 @@ const schema = new mongoose.Schema(
     authentication: { type: mongoose.Schema.Types.Mixed, default: null },
     signingSecretCredentialReferenceId: { type: String, default: null },
     signatureVerificationJson: { type: String, default: null },
+    deliveryIdHeader: { type: String, default: null },
+    rateLimitPerMinute: { type: Number, default: null },
     revision: { type: Number, required: true },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },

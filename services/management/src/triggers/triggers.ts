@@ -16,6 +16,7 @@ import type { CredentialRepo } from '../credentials/credential.repo';
 import type { StoredAuthHeader, TriggerDoc } from './trigger.model';
 import { jsonSchemaProblems, undeclaredPlaceholders } from '../agents/json-schema';
 import { principalUserId } from '../credentials/credentials';
+import { transformProblems } from './webhook-checks';
 
 export interface TriggerDeps {
   triggers: TriggerRepo;
@@ -57,6 +58,8 @@ export function toTrigger(d: TriggerDoc, baseUrl: string | undefined): Trigger {
     authentication: d.authentication ? { headers: d.authentication.headers.map((h) => ({ name: h.name })) } : null,
     signingSecretCredentialReferenceId: d.signingSecretCredentialReferenceId ?? null,
     signatureVerification: parseJson(d.signatureVerificationJson),
+    deliveryIdHeader: d.deliveryIdHeader ?? null,
+    rateLimitPerMinute: d.rateLimitPerMinute ?? null,
     createdAt: iso(d.createdAt)!,
     updatedAt: iso(d.updatedAt)!,
     userCount: users.size,
@@ -68,6 +71,7 @@ export function toTrigger(d: TriggerDoc, baseUrl: string | undefined): Trigger {
 async function assertConsistent(deps: TriggerDeps, scope: AgentPath, state: TriggerState): Promise<void> {
   const errors: FieldError[] = [];
   if (state.inputSchema) errors.push(...jsonSchemaProblems(state.inputSchema, '/inputSchema'));
+  errors.push(...transformProblems(state.outputTransform));
   if (state.signatureVerification && !state.signingSecretCredentialReferenceId) {
     errors.push({ pointer: '/signingSecretCredentialReferenceId', detail: 'signatureVerification needs a signing secret: name the credential that holds it' });
   }
@@ -99,6 +103,7 @@ function warningsOf(state: TriggerState): string | undefined {
 
 interface TriggerState {
   inputSchema: Record<string, unknown> | null;
+  outputTransform: { jmespath?: string; objectTransformation?: Record<string, string> } | null;
   messageTemplate: string | null;
   signatureVerification: SignatureVerification | null;
   signingSecretCredentialReferenceId: string | null;
@@ -110,6 +115,7 @@ interface TriggerState {
 function stateOf(d: Omit<TriggerDoc, '_id'>, signingSecretChanged: boolean): TriggerState {
   return {
     inputSchema: parseJson(d.inputSchemaJson),
+    outputTransform: parseJson(d.outputTransformJson),
     messageTemplate: d.messageTemplate ?? null,
     signatureVerification: parseJson(d.signatureVerificationJson),
     signingSecretCredentialReferenceId: d.signingSecretCredentialReferenceId ?? null,
@@ -142,6 +148,8 @@ export async function addTrigger(deps: TriggerDeps, scope: AgentPath, input: Tri
     authentication: headers.length ? { headers: headers.map((h) => hashHeader(deps.pepper, h)) } : null,
     signingSecretCredentialReferenceId: input.signingSecretCredentialReferenceId ?? null,
     signatureVerificationJson: input.signatureVerification ? JSON.stringify(input.signatureVerification) : null,
+    deliveryIdHeader: input.deliveryIdHeader ?? null,
+    rateLimitPerMinute: input.rateLimitPerMinute ?? null,
     revision: 1,
     createdAt: input.createdAt ? new Date(input.createdAt) : now,
     updatedAt: input.updatedAt ? new Date(input.updatedAt) : now,
@@ -201,6 +209,8 @@ export async function changeTrigger(deps: TriggerDeps, scope: AgentPath, id: str
     if (input.authentication !== undefined) set.authentication = input.authentication ? nextAuthentication(deps.pepper, current, input.authentication) : null;
     if (input.signingSecretCredentialReferenceId !== undefined) set.signingSecretCredentialReferenceId = input.signingSecretCredentialReferenceId;
     if (input.signatureVerification !== undefined) set.signatureVerificationJson = input.signatureVerification ? JSON.stringify(input.signatureVerification) : null;
+    if (input.deliveryIdHeader !== undefined) set.deliveryIdHeader = input.deliveryIdHeader;
+    if (input.rateLimitPerMinute !== undefined) set.rateLimitPerMinute = input.rateLimitPerMinute;
     const next = { ...current, ...set };
     const state = stateOf(next, input.signingSecretCredentialReferenceId !== undefined);
     await assertConsistent(deps, scope, state);

@@ -5,6 +5,7 @@ import {
   eventCreated,
   feedbackCreated,
   parseEventData,
+  triggerInvoked,
   webhookEvents,
   type EventDef,
   type EventEnvelope,
@@ -74,6 +75,8 @@ export function routeEvent(env: EventEnvelope<unknown>): RoutedEvent | null {
     evaluatorId = p.evaluator.id;
   } else if (def === agentUpdated || def === agentDeleted) {
     agentId = (payload as ReturnType<typeof agentUpdated.payload.parse>).agent.id;
+  } else if (def === triggerInvoked) {
+    agentId = (payload as ReturnType<typeof triggerInvoked.payload.parse>).agentId;
   } else {
     agentId = str((payload.conversation as { agentId?: unknown } | undefined)?.agentId);
   }
