@@ -50,7 +50,7 @@ ${healthLines}
   Event consumers    pnpm nats:credentials consumer --tenant acme --project demo --out .local/acme-demo.creds
                      pnpm example:events -- --creds .local/acme-demo.creds
 
-  Chat app           open ${gateway}/work-apps/chatapp/install?tenant_id=acme&project_id=demo
+  Chat app           POST ${gateway}/work-apps/chatapp/install-links {"tenantId":"acme","projectId":"demo"} (admin token), open data.url
                      in a browser, allow it in "Local Workspace", then follow the result page.
 
   Development mode: webhook delivery to loopback receivers (127.0.0.1, localhost) is ALLOWED, and the chat

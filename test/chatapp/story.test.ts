@@ -16,7 +16,7 @@ describe('the chat-app integration, end to end through the gateway', () => {
     const alice = await tenantClient(p.tenantId, 'member', 'user-alice');
 
     // 1. install → the chat product's authorize page → OAuth redirect → the result page
-    const { authorizeUrl, result } = await installChatWorkspace(stack.gatewayUrl, { tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
+    const { authorizeUrl, result } = await installChatWorkspace(stack.gatewayUrl, { token: stack.adminToken, tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
     expect(authorizeUrl.searchParams.get('client_id')).toBeTruthy();
     expect(authorizeUrl.searchParams.get('scope')).toContain('chat:write');
     expect(result.searchParams.get('success')).toBe('true');
@@ -90,7 +90,7 @@ describe('the chat-app integration, end to end through the gateway', () => {
     expect(afterUninstall.body).toEqual({ ok: false, error: 'no_workspace' });
 
     // and a reinstall starts clean: no channel settings come back
-    await installChatWorkspace(stack.gatewayUrl, { tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
+    await installChatWorkspace(stack.gatewayUrl, { token: stack.adminToken, tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
     const again = await owner.get(`${CHAT}/workspaces/${team.teamId}/channels/CSUPPORT1/settings`);
     expect(again.body).toEqual({ agentConfig: null, channelId: 'CSUPPORT1' });
   });
@@ -98,7 +98,7 @@ describe('the chat-app integration, end to end through the gateway', () => {
   test('when a platform user starts a link with connect and the bot completes it, then the user is connected', async () => {
     const p = aProject();
     const team = await fake.createTeam();
-    await installChatWorkspace(stack.gatewayUrl, { tenantId: p.tenantId, teamId: team.teamId });
+    await installChatWorkspace(stack.gatewayUrl, { token: stack.adminToken, tenantId: p.tenantId, teamId: team.teamId });
     const bob = await tenantClient(p.tenantId, 'member', 'user-bob');
 
     const connect = await bob.post(`${CHAT}/users/connect`, { userId: 'user-bob', userEmail: 'bob@example.com', userName: 'Bob' });

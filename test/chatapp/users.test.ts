@@ -134,7 +134,7 @@ describe('posting webhook events to chat channels (internal subject)', () => {
   test('when a tenant has two workspaces, then the post goes to the one with that channel configured', async () => {
     const first = await anInstalledWorkspace([{ id: 'CONE', name: 'one' }]);
     const other = await fake.createTeam({ channels: [{ id: 'CTWO', name: 'two' }] });
-    await installChatWorkspace(stack.gatewayUrl, { tenantId: first.tenantId, teamId: other.teamId });
+    await installChatWorkspace(stack.gatewayUrl, { token: stack.adminToken, tenantId: first.tenantId, teamId: other.teamId });
     await first.owner.put(`${CHAT}/workspaces/${other.teamId}/channels/CTWO/settings`, { agentConfig: { agentId: 'bot', projectId: first.projectId } });
     const res = await requestSubject(nats, postChannelMessage.subject, { tenantId: first.tenantId, projectId: first.projectId, channelId: 'CTWO', text: 'routed' });
     expect(res.body).toEqual({ ok: true, messageTs: expect.any(String) });

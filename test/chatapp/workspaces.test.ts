@@ -218,7 +218,7 @@ describe('chat workspaces', () => {
   test('when the bot was granted fewer scopes, then health reports only those permissions', async () => {
     const p = aProject();
     const team = await fake.createTeam({ scopes: ['chat:write'] });
-    await installChatWorkspace(stack.gatewayUrl, { tenantId: p.tenantId, teamId: team.teamId });
+    await installChatWorkspace(stack.gatewayUrl, { token: stack.adminToken, tenantId: p.tenantId, teamId: team.teamId });
     const res = await admin.get(`${CHAT}/workspaces/${team.teamId}/health`);
     expect(res.body.permissions).toEqual({ canPostMessages: true, canReadChannels: false, canReadHistory: false });
   });

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { aStoredAgent, client, freePort, http, startDevStack, type DevStack } from '@platform/testkit';
+import { anInstallLink, aStoredAgent, client, freePort, http, startDevStack, type DevStack } from '@platform/testkit';
 
 /*
  * The npm start stack (scripts/dev-stack.ts runs startDevStack with ports 3000, 3001, 3002 and 3100+): here on free
@@ -49,7 +49,7 @@ test('when a developer installs the chat app in the local workspace, routes a ch
   await aStoredAgent(admin, p, { id: 'support-bot', name: 'Support bot' });
 
   // 1. install: the gateway sends the browser to the chat product, which asks which workspace to allow
-  const install = await fetch(`${dev.urls.gateway}/work-apps/chatapp/install?tenant_id=${tenantId}&project_id=demo`, { redirect: 'manual' });
+  const install = await fetch(await anInstallLink(dev.urls.gateway, dev.adminToken, { tenantId, projectId: 'demo' }), { redirect: 'manual' });
   expect(install.status).toBe(302);
   const authorize = await fetch(install.headers.get('location')!, { redirect: 'manual' });
   expect(authorize.status).toBe(200);

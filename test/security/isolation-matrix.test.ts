@@ -98,6 +98,10 @@ beforeAll(async () => {
   ids['id:analytics-keys'] = (await anAnalyticsKey(admin, A)).analyticsKey.id;
   const tok = await admin.post(`/manage/tenants/${A.tenantId}/access-tokens`, { name: 'a-admin', role: 'admin' });
   ids['id:access-tokens'] = tok.body.data.accessToken.id;
+  // A session of A's (made from a token of its own, so revoking the one above in the matrix does not end it).
+  const sessionOfA = await http('POST', `${stack.gatewayUrl}/manage/auth/session`, { token: await aTenantToken(admin, A.tenantId, 'member') });
+  expect(sessionOfA.status).toBe(201);
+  ids['id:sessions'] = (await admin.get(`/manage/tenants/${A.tenantId}/sessions`)).body.data[0].id;
 
   tokenOfB = await aTenantToken(admin, B.tenantId, 'admin');
   const session = await http('POST', `${stack.gatewayUrl}/manage/auth/session`, { token: tokenOfB });

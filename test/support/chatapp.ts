@@ -24,7 +24,7 @@ export async function withChatAgents(p: { tenantId: string; projectId: string })
 export async function anInstalledWorkspace(channels?: FakeChannel[]) {
   const p = await withChatAgents(aProject());
   const team = await fake.createTeam(channels ? { channels } : {});
-  const { result } = await installChatWorkspace(stack.gatewayUrl, { tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
+  const { result } = await installChatWorkspace(stack.gatewayUrl, { token: stack.adminToken, tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
   if (result.searchParams.get('success') !== 'true') throw new Error(`install failed: ${result}`);
   const owner = await tenantClient(p.tenantId, 'admin', 'owner-1');
   return { ...p, team, teamId: team.teamId, owner, ws: `${CHAT}/workspaces/${team.teamId}` };

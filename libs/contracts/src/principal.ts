@@ -15,6 +15,10 @@ export const Principal = z.discriminatedUnion('kind', [
     tenantId: z.string(),
     role: Role,
     via: z.enum(['bearer', 'cookie']),
+    /** The access token the credential is (bearer) or was made from (session); absent for the admin token. */
+    accessTokenId: z.string().optional(),
+    /** When the credential stops working: the token's expiry, or the session's (caches must not outlive it). */
+    expiresAt: z.string().nullable().optional(),
   }),
   /** A run-API caller. */
   z.object({

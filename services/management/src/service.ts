@@ -135,7 +135,7 @@ export const management = defineService({
       bus,
       {
         accessTokens: accessTokenRepo(db),
-        sessions: sessionStore(redis),
+        sessions: sessionStore(redis, config.SESSION_TTL_SECONDS),
         adminToken: config.ADMIN_TOKEN,
         pepper: config.TOKEN_PEPPER,
         sessionTtlSeconds: config.SESSION_TTL_SECONDS,

@@ -29,7 +29,7 @@ export const ContainsConfig = z.strictObject({
 
 export const RegexConfig = z.strictObject({
   ...EventSelector,
-  pattern: z.string().min(1).max(1000).describe('JavaScript regular expression'),
+  pattern: z.string().min(1).max(1000).describe('Regular expression in RE2 syntax (run in linear time; no lookaround, no backreferences)'),
   flags: z.string().regex(/^[imsu]*$/, 'may only contain the flags i, m, s, u').optional(),
   expect: z.enum(['present', 'absent']).optional().describe('`present` (default): passes when some event matches; `absent`: passes when none does'),
 });

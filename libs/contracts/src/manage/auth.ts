@@ -82,7 +82,7 @@ export const createSession = operation({
   // Not safe to repeat: a login issues a new session each time (and its answer is a secret, never stored for replays).
   repeat: 'never',
   summary: 'Exchange a bearer credential for a browser session cookie',
-  description: 'Sets the HTTP-only `<prefix>.session_token` cookie (7 days). The session acts with the bearer credential\'s tenant and role.',
+  description: 'Sets the HTTP-only, `SameSite=Lax` `<prefix>.session_token` cookie (7 days, never past the access token\'s `expiresAt`). The session acts with the bearer credential\'s tenant and role, and ends when that access token is revoked or expires.',
   tags,
   method: 'post',
   path: '/manage/auth/session',
@@ -107,6 +107,109 @@ export const deleteSession = operation({
   errors: [401, 500],
   addition: true,
   forwardHeaders: ['cookie'],
+});
+
+/** A browser session as its owner (or the tenant's owner) sees it; never the cookie value. */
+export const SessionInfo = z.object({
+  id: z.string().describe('Public id of the session (not the cookie value)'),
+  kind: z.enum(['admin', 'user']),
+  tenantId: z.string().nullable(),
+  userId: z.string().nullable(),
+  role: Role.nullable(),
+  accessTokenId: z.string().nullable().describe('The access token the session was made from; revoking it ends the session'),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  ip: z.string().nullable(),
+  userAgent: z.string().nullable(),
+  current: z.boolean().describe('Whether this is the session the request was sent with'),
+});
+export type SessionInfo = z.infer<typeof SessionInfo>;
+
+const SessionIdPath = z.object({ id: z.string().min(1).max(100).regex(/^[A-Za-z0-9_-]+$/, 'must be a session id') });
+
+export const listMySessions = operation({
+  operationId: 'listMySessions',
+  summary: 'List the browser sessions of the calling user',
+  description: 'The sessions of the same user in the same tenant (for the platform admin: the admin sessions), newest first.',
+  tags,
+  method: 'get',
+  path: '/manage/auth/sessions',
+  service: 'management',
+  subject: 'svc.management.sessions.list-mine',
+  auth: 'manage',
+  query: ListQuery,
+  reply: { status: 200, body: listReply(SessionInfo) },
+  errors: [400, 401, 500],
+  addition: true,
+  forwardHeaders: ['cookie'],
+});
+
+export const deleteMySession = operation({
+  operationId: 'deleteMySession',
+  summary: 'End one of the calling user\'s browser sessions',
+  tags,
+  method: 'delete',
+  path: '/manage/auth/sessions/{id}',
+  service: 'management',
+  subject: 'svc.management.sessions.delete-mine',
+  auth: 'manage',
+  params: SessionIdPath,
+  reply: { status: 204 },
+  errors: [400, 401, 404, 500],
+  addition: true,
+});
+
+export const listTenantSessions = operation({
+  operationId: 'listTenantSessions',
+  summary: 'List the browser sessions of a tenant',
+  tags,
+  method: 'get',
+  path: '/manage/tenants/{tenantId}/sessions',
+  service: 'management',
+  subject: 'svc.management.tenant-sessions.list',
+  auth: 'manage',
+  permission: 'admin',
+  params: TenantPath,
+  query: ListQuery,
+  reply: { status: 200, body: listReply(SessionInfo) },
+  errors: [400, 401, 403, 500],
+  addition: true,
+  forwardHeaders: ['cookie'],
+});
+
+export const SessionsEnded = z.object({ ended: z.number().int().describe('How many sessions were ended') });
+
+export const deleteTenantSessions = operation({
+  operationId: 'deleteTenantSessions',
+  summary: 'End every browser session of a tenant (or of one user of it)',
+  tags,
+  method: 'delete',
+  path: '/manage/tenants/{tenantId}/sessions',
+  service: 'management',
+  subject: 'svc.management.tenant-sessions.delete-all',
+  auth: 'manage',
+  permission: 'admin',
+  params: TenantPath,
+  query: z.object({ userId: Rid.optional().describe('Only this user\'s sessions') }),
+  reply: { status: 200, body: dataReply(SessionsEnded) },
+  errors: [400, 401, 403, 500],
+  addition: true,
+});
+
+export const deleteTenantSession = operation({
+  operationId: 'deleteTenantSession',
+  summary: 'End one browser session of a tenant',
+  tags,
+  method: 'delete',
+  path: '/manage/tenants/{tenantId}/sessions/{id}',
+  service: 'management',
+  subject: 'svc.management.tenant-sessions.delete',
+  auth: 'manage',
+  permission: 'admin',
+  params: TenantPath.merge(SessionIdPath),
+  reply: { status: 204 },
+  errors: [400, 401, 403, 404, 500],
+  addition: true,
 });
 
 /** Internal call `resolveManageCredential`: the gateway resolves a bearer token or session id to a principal (null: not valid). */

@@ -88,16 +88,41 @@ export type ChatConnection = z.infer<typeof ChatConnection>;
 // ---------------------------------------------------------------- install and OAuth (no credential)
 
 export const InstallQuery = z.object({
+  link: z.string().max(4096).optional().describe('The install link token minted by `chatappCreateInstallLink` (required)'),
   tenant_id: TenantId.optional(),
   project_id: ProjectId.optional(),
   include_webhook: z.string().max(16).optional(),
+});
+
+export const InstallLinkCreate = z.strictObject({
+  tenantId: TenantId.optional().describe('The tenant the workspace is bound to (a tenant credential: its own; the admin: default `default`)'),
+  projectId: ProjectId.optional(),
+  includeWebhook: z.boolean().optional(),
+});
+
+export const chatappCreateInstallLink = operation({
+  operationId: 'chatappCreateInstallLink',
+  summary: 'Mint an install link that binds a chat workspace to the caller\'s tenant',
+  description:
+    'Answers `url`, the public install route with a signed `link` token that names the tenant and project. It expires after 10 minutes and starts one installation. Without such a link the install route refuses to bind a workspace.',
+  tags,
+  method: 'post',
+  path: `${base}/install-links`,
+  service: 'chatapp',
+  subject: 'svc.chatapp.install-links.create',
+  auth: 'manage',
+  permission: 'edit',
+  body: InstallLinkCreate,
+  reply: { status: 201, body: z.object({ data: z.object({ url: z.string(), expiresAt: z.string() }) }) },
+  errors: [400, 401, 403, 503],
+  addition: true,
 });
 
 export const chatappInstall = operation({
   operationId: 'chatappInstall',
   summary: 'Start installing the chat app into a workspace (redirects to the chat product)',
   description:
-    'Answers 302 with `Location` set to the chat product\'s authorize URL. The `state` parameter is signed (HMAC-SHA-256), expires after 10 minutes, can be used once, and binds the installation to `tenant_id` (default `default`) and `project_id`. `include_webhook=true` adds the `incoming-webhook` scope.',
+    'Needs `link`, an install link token minted by an authenticated `POST /work-apps/chatapp/install-links` (signed, 10 minutes, single use): the installation is bound to the tenant and project it names (a `tenant_id` that differs is refused). With a valid link: 302 with `Location` set to the chat product\'s authorize URL; the `state` parameter is signed (HMAC-SHA-256), expires after 10 minutes and can be used once. `include_webhook=true` (or the link\'s `includeWebhook`) adds the `incoming-webhook` scope. Without a valid link: 302 to the result page with `?error=install_not_authorized&reason=missing|malformed|bad_signature|expired|replayed|tenant_mismatch`.',
   tags,
   method: 'get',
   path: `${base}/install`,

@@ -340,8 +340,8 @@ export async function startChatappFake(opts: ChatappFakeOptions = {}): Promise<C
             return `<h2>${html(t.teamName)} <code>${html(t.teamId)}</code>${installed ? ' (app installed)' : ''}</h2><p>Channels:</p><ul>${channels}</ul><p>Latest messages posted by the app:</p><ul>${messages}</ul>`;
           })
           .join('');
-        const install = `${dev.gatewayUrl}/work-apps/chatapp/install?tenant_id=acme&project_id=demo`;
-        sendPage(res, 200, 'Chat workspaces', `<p>Install the app: open <a href="${html(install)}">${html(install)}</a></p>${body}`);
+        const mint = curl('POST', '/work-apps/chatapp/install-links', { tenantId: 'acme', projectId: 'demo' });
+        sendPage(res, 200, 'Chat workspaces', `<p>Install the app: mint an install link with <code>${html(mint)}</code> and open its <code>data.url</code></p>${body}`);
       };
     }
     if (url.pathname === '/local/result' && method === 'GET') {
@@ -448,15 +448,19 @@ export function chatappFake(url: string) {
 }
 export type ChatappFake = ReturnType<typeof chatappFake>;
 
+/** An install link (`POST /work-apps/chatapp/install-links` with a management bearer token): the URL to open. */
+export async function anInstallLink(gatewayUrl: string, token: string, body: { tenantId?: string; projectId?: string; includeWebhook?: boolean } = {}): Promise<URL> {
+  const res = await fetch(`${gatewayUrl}/work-apps/chatapp/install-links`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (res.status !== 201) throw new Error(`minting an install link answered ${res.status}: ${await res.text()}`);
+  return new URL(((await res.json()) as { data: { url: string } }).data.url);
+}
+
 /**
- * Walks the browser's way through an installation: GET install → the chat product's authorize page (approving as
+ * Walks the browser's way through an installation (with an install link minted by `token`): GET install → the chat product's authorize page (approving as
  * `teamId`, or denying) → our oauth_redirect → the result page URL.
  */
-export async function installChatWorkspace(gatewayUrl: string, q: { tenantId: string; projectId?: string; teamId: string; includeWebhook?: boolean; deny?: boolean }) {
-  const install = new URL(`${gatewayUrl}/work-apps/chatapp/install`);
-  install.searchParams.set('tenant_id', q.tenantId);
-  if (q.projectId) install.searchParams.set('project_id', q.projectId);
-  if (q.includeWebhook) install.searchParams.set('include_webhook', 'true');
+export async function installChatWorkspace(gatewayUrl: string, q: { token: string; tenantId: string; projectId?: string; teamId: string; includeWebhook?: boolean; deny?: boolean }) {
+  const install = await anInstallLink(gatewayUrl, q.token, { tenantId: q.tenantId, projectId: q.projectId, includeWebhook: q.includeWebhook });
   const first = await fetch(install, { redirect: 'manual' });
   if (first.status !== 302) throw new Error(`install answered ${first.status}: ${await first.text()}`);
   const authorizeUrl = new URL(first.headers.get('location')!);

@@ -1,15 +1,17 @@
-import { TeamId } from '@platform/contracts';
+import { TeamId, type Principal } from '@platform/contracts';
 import { randomId } from '@platform/secrets';
 import { getLogger } from '@platform/logger';
 import { ChatApiError, type OAuthInstall } from '../clients/chat-api';
 import type { ChatappDeps } from './deps';
 import { notConfigured } from './chat-errors';
 import { secondsLeft, signToken, verifyToken } from './tokens';
+import { tenantFor } from './access';
 
 const log = getLogger('chatapp.install');
 
 export const STATE_TTL_SECONDS = 600;
 export const OAUTH_REDIRECT_PATH = '/work-apps/chatapp/oauth_redirect';
+const INSTALL_PATH = '/work-apps/chatapp/install';
 
 interface StateClaims {
   tid: string;
@@ -21,12 +23,41 @@ function redirectUri(deps: ChatappDeps, baseUrl: string | undefined): string {
   return deps.settings.redirectUrl ?? `${(baseUrl ?? '').replace(/\/$/, '')}${OAUTH_REDIRECT_PATH}`;
 }
 
-/** The chat product's authorize URL for a new installation, with a signed, expiring, one-time `state`. */
-export function startInstall(deps: ChatappDeps, q: { tenant_id?: string; project_id?: string; include_webhook?: string }, baseUrl?: string): string {
+/**
+ * An install link for the caller's tenant: the public install route with a signed, 10-minute, single-use token
+ * naming the tenant and project. Only such a link can bind a workspace to a tenant (anyone can open the install
+ * route, so the tenant cannot come from its query).
+ */
+export function mintInstallLink(deps: ChatappDeps, principal: Principal, body: { tenantId?: string; projectId?: string; includeWebhook?: boolean }, baseUrl?: string) {
   const { authorizeUrl, clientId } = deps.settings;
   if (!deps.chat.configured || !authorizeUrl || !clientId) throw notConfigured();
-  const webhook = q.include_webhook?.toLowerCase() === 'true';
-  const claims: StateClaims = { tid: q.tenant_id ?? 'default', pid: q.project_id ?? null, wh: webhook };
+  const claims: StateClaims = { tid: tenantFor(principal, body.tenantId), pid: body.projectId ?? null, wh: body.includeWebhook ?? false };
+  const { token, expiresAt } = signToken(deps.settings.stateSecret, 'installLink', { ...claims }, STATE_TTL_SECONDS);
+  const url = new URL(`${(baseUrl ?? '').replace(/\/$/, '')}${INSTALL_PATH}`);
+  url.searchParams.set('link', token);
+  return { url: url.toString(), expiresAt: expiresAt.toISOString() };
+}
+
+/**
+ * The chat product's authorize URL for a new installation, with a signed, expiring, one-time `state`; or, without a
+ * valid install link (missing, forged, expired, used, or for another tenant than `tenant_id`), the result page with
+ * `error=install_not_authorized`.
+ */
+export async function startInstall(deps: ChatappDeps, q: { link?: string; tenant_id?: string; project_id?: string; include_webhook?: string }, baseUrl?: string): Promise<string> {
+  const { authorizeUrl, clientId } = deps.settings;
+  if (!deps.chat.configured || !authorizeUrl || !clientId) throw notConfigured();
+  const refuse = (reason: string) => {
+    log.warn({ reason, tenant_id: q.tenant_id }, 'chat-app installation refused: no valid install link');
+    return resultUrl(deps, { error: 'install_not_authorized', reason });
+  };
+  if (!q.link) return refuse('missing');
+  const verified = verifyToken<StateClaims>(deps.settings.stateSecret, 'installLink', q.link);
+  if ('problem' in verified) return refuse(verified.problem);
+  const { tid, pid, wh, jti, exp } = verified.claims;
+  if ((q.tenant_id !== undefined && q.tenant_id !== tid) || (q.project_id !== undefined && pid !== null && q.project_id !== pid)) return refuse('tenant_mismatch');
+  if (!(await deps.nonces.claim('install-link', jti, secondsLeft(exp)))) return refuse('replayed');
+  const webhook = wh || q.include_webhook?.toLowerCase() === 'true';
+  const claims: StateClaims = { tid, pid: pid ?? q.project_id ?? null, wh: webhook };
   const { token } = signToken(deps.settings.stateSecret, 'state', { ...claims }, STATE_TTL_SECONDS);
   const scopes = [...deps.settings.scopes, ...(webhook ? ['incoming-webhook'] : [])];
   const url = new URL(authorizeUrl);

@@ -8,12 +8,14 @@ import { randomId } from '@platform/secrets';
  * - install state (`chatapp:install-state`, 10 minutes): {tid, pid?, webhook}
  * - link token (`chatapp:link`): a chat user asks to link; claims {tid, team, sub = chat user id, name?, email?}
  * - link session (`chatapp:link-session`): a platform user asks to link; claims {tid, sub = platform user id, email?, name?}
+ * - install link (`chatapp:install-link`): an authenticated caller of a tenant asks to install; claims {tid, pid, wh}
  */
 export const ISSUER = 'platform-chatapp';
 export const AUD = {
   state: 'chatapp:install-state',
   link: 'chatapp:link',
   session: 'chatapp:link-session',
+  installLink: 'chatapp:install-link',
 } as const;
 export type TokenKind = keyof typeof AUD;
 

@@ -3,6 +3,7 @@ import { AppError, validationError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
 import type { EvaluatorRepo } from '../data/evaluator.repo';
 import { schemaError } from './json-schema';
+import { compilePattern } from './pattern';
 
 export interface EvaluatorDeps {
   evaluators: EvaluatorRepo;
@@ -10,14 +11,14 @@ export interface EvaluatorDeps {
 
 const notFound = (id: string) => new AppError('not_found', `Evaluator "${id}" not found`);
 
-/** What zod cannot check: the regex compiles, the JSON Schema is one. */
+/** What zod cannot check: the regex compiles (for RE2, the linear-time engine it runs on), the JSON Schema is one. */
 function assertConfigUsable(kind: EvaluatorKind, config: Record<string, unknown>): void {
   if (kind === 'regex') {
     try {
-      new RegExp(String(config.pattern), String(config.flags ?? ''));
+      compilePattern(String(config.pattern), String(config.flags ?? ''));
     } catch (err) {
-      throw new AppError('unprocessable_entity', `config.pattern is not a valid regular expression (${(err as Error).message})`, {
-        errors: [{ pointer: '/config/pattern', detail: 'is not a valid regular expression' }],
+      throw new AppError('unprocessable_entity', `config.pattern is not a regular expression the evaluator can run (${(err as Error).message}); RE2 syntax, without lookaround or backreferences`, {
+        errors: [{ pointer: '/config/pattern', detail: 'is not a valid RE2 regular expression (no lookaround, no backreferences)' }],
       });
     }
   }

@@ -11,6 +11,7 @@ import type {
 import type { z } from 'zod';
 import type { ChatMessage, Llm } from '../clients/llm';
 import { compileSchema } from './json-schema';
+import { compilePattern, type Pattern } from './pattern';
 
 export interface ConversationData {
   conversationId: string;
@@ -94,7 +95,13 @@ export async function judge(evaluator: Evaluator, data: ConversationData, llm: L
     }
     case 'regex': {
       const cfg = evaluator.config as z.infer<typeof RegexConfig>;
-      const re = new RegExp(cfg.pattern, cfg.flags ?? '');
+      let re: Pattern;
+      try {
+        re = compilePattern(cfg.pattern, cfg.flags ?? '');
+      } catch (err) {
+        // Stored before patterns were held to RE2 (create refuses them now): a clear failed result, not a stall.
+        return errorResult(`The pattern cannot be run: ${(err as Error).message}`);
+      }
       const found = selected(data.events, cfg).filter((s) => re.test(asText(s.value)));
       const expect = cfg.expect ?? 'present';
       return presence(found, expect, { field: cfg.field ?? 'properties', operator: expect === 'present' ? 'matches' : 'not_matches', value: cfg.pattern });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { eventCreated, pendingEvent, type Principal, type RunEvent, type RunEventCreate } from '@platform/contracts';
+import { AUTH_METHODS, eventCreated, pendingEvent, type Principal, type RunEvent, type RunEventCreate } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { sha256Hex } from '@platform/secrets';
 import type { RunEventRepo } from '../data/run-event.repo';
@@ -43,6 +43,30 @@ export async function resolveUserProperties(deps: RunEventDeps, scope: { tenantI
   return null;
 }
 
+/** Credentials an end user holds (a browser's app JWT or anonymous session, the support copilot's OAuth bearer). */
+const END_USER_METHODS = new Set<string>([AUTH_METHODS.appJwt, AUTH_METHODS.anonymous, AUTH_METHODS.supportCopilot]);
+
+/**
+ * What an end-user credential is answered: the stored event's id, time and server metadata, with the data fields
+ * as this request sent them (`userProperties` after the placeholder filter, null when not sent). The stored row keeps
+ * the spec's resolution from the anchors, but anyone can get an anonymous session and name another user's
+ * conversation or message (or, on a replay, another identity's event id): the answer never carries what the caller
+ * did not send. API keys and playground tokens (held by the tenant) get the stored row as it is.
+ */
+export function runEventAsSeenBy(p: RunPrincipal, input: RunEventCreate, stored: RunEvent): RunEvent {
+  if (!END_USER_METHODS.has(p.authMethod)) return stored;
+  return {
+    ...stored,
+    type: input.type,
+    agentId: input.agentId ?? p.agentId ?? null,
+    conversationId: input.conversationId ?? null,
+    messageId: input.messageId ?? null,
+    properties: input.properties ?? null,
+    userProperties: input.userProperties === undefined ? null : filterUserProperties(input.userProperties),
+    metadata: input.metadata ?? null,
+  };
+}
+
 export async function recordRunEvent(deps: RunEventDeps, principal: Principal, input: RunEventCreate): Promise<{ created: boolean; event: RunEvent }> {
   if (principal.kind !== 'run') throw new AppError('unauthorized', 'A run-API credential is required');
   const p: RunPrincipal = principal;
@@ -52,7 +76,7 @@ export async function recordRunEvent(deps: RunEventDeps, principal: Principal, i
   const now = new Date();
   const userProperties = await resolveUserProperties(deps, scope, input);
   const dispatch = Boolean(agentId && p.ref);
-  return deps.events.insertOnce(
+  const stored = await deps.events.insertOnce(
     {
       id,
       ...scope,
@@ -69,6 +93,7 @@ export async function recordRunEvent(deps: RunEventDeps, principal: Principal, i
     },
     dispatch,
   );
+  return { created: stored.created, event: runEventAsSeenBy(p, input, stored.event) };
 }
 
 /**

@@ -47,7 +47,7 @@ interface CacheEntry {
   principal: Principal;
   at: number;
   expiresAt?: number;
-  credentialId?: string;
+  credentialIds?: string[];
 }
 
 /** The kinds of credential, as cache key prefixes: manage bearer, session cookie, run token, analytics key. */
@@ -56,12 +56,18 @@ type CredentialKind = 'b' | 's' | 'r' | 'a';
 /** A credential's cache key: its kind and SHA-256 (the request's digest, computed once for it). */
 const keyOf = (kind: string, token: string, req?: Request) => `${kind}:${credentialHash(token, req)}`;
 
-/** What one verification found: the principal (null: not valid) and whether, under which credential id, to remember it. */
+/**
+ * What one verification found: the principal (null: not valid) and whether, under which credential ids, to remember
+ * it (a session is remembered under its own id and its access token's: revoking either drops it).
+ */
 interface Verified {
   principal: Principal | null;
   remember: boolean;
-  credentialId?: string;
+  credentialIds?: (string | undefined)[];
 }
+
+/** When a principal's credential stops working, if it says (a run token, an access token or a session). */
+const expiryOf = (p: Principal) => ((p.kind === 'run' || p.kind === 'user') && p.expiresAt ? Date.parse(p.expiresAt) : undefined);
 
 /**
  * Principals of credentials verified lately, for `ttlMs` (a run token also until it expires), found by credential id
@@ -80,11 +86,11 @@ function principalCache(ttlMs: number) {
   const verifying = new Map<string, Promise<Principal | null>>();
   /** Bumped by every revocation and clear: a verification that began before one is not remembered. */
   let generation = 0;
-  const remember = (key: string, principal: Principal, credentialId?: string) => {
+  const remember = (key: string, principal: Principal, credentialIds: (string | undefined)[] = []) => {
     if (ttlMs <= 0) return;
-    const exp = principal.kind === 'run' && principal.expiresAt ? Date.parse(principal.expiresAt) : undefined;
-    cache.set(key, { principal, at: Date.now(), expiresAt: exp, credentialId });
-    if (credentialId) {
+    const ids = credentialIds.filter((id): id is string => Boolean(id));
+    cache.set(key, { principal, at: Date.now(), expiresAt: expiryOf(principal), credentialIds: ids });
+    for (const credentialId of ids) {
       let set = byCredential.get(credentialId);
       if (!set) byCredential.set(credentialId, (set = new Set()));
       set.add(key);
@@ -110,7 +116,7 @@ function principalCache(ttlMs: number) {
     const startedAt = generation;
     const done = verify()
       .then((v) => {
-        if (v.remember && v.principal && startedAt === generation) remember(key, v.principal, v.credentialId);
+        if (v.remember && v.principal && startedAt === generation) remember(key, v.principal, v.credentialIds);
         else cache.delete(key);
         return v.principal;
       })
@@ -192,7 +198,7 @@ function resolveManage({ bus, cache, onVerified }: ResolverDeps, cred: { bearer?
     const { principal } = await bus.callInternal(resolveManageCredential, cred, { requestId });
     if (!principal) return { principal, remember: false };
     onVerified?.(cred.bearer ? { kind: 'b', token: cred.bearer } : { kind: 's', token: cred.session! });
-    return { principal, remember: true, credentialId: manageCredentialId(cred) };
+    return { principal, remember: true, credentialIds: [manageCredentialId(cred), principal.kind === 'user' ? principal.accessTokenId : undefined] };
   });
 }
 
@@ -204,7 +210,7 @@ async function resolveRun({ bus, cache, onVerified }: ResolverDeps, req: Request
     const { principal } = await bus.callInternal(authenticateRun, { token, appId, origin }, { requestId });
     if (principal.kind !== 'run') return { principal, remember: false };
     onVerified?.({ kind: 'r', token });
-    return { principal, remember: true, credentialId: principal.apiKeyId };
+    return { principal, remember: true, credentialIds: [principal.apiKeyId] };
   };
   // App JWTs depend on the origin and app; only API keys are cached by token alone.
   if (!token.startsWith('sk_')) return (await verify()).principal!;
@@ -217,7 +223,7 @@ async function resolveAnalytics({ bus, cache, onVerified }: ResolverDeps, token:
     const { principal: found } = await bus.callInternal(verifyAnalyticsKey, { key: token }, { requestId });
     if (found.kind !== 'analytics') throw unauthorized('The analytics key is invalid or revoked');
     onVerified?.({ kind: 'a', token });
-    return { principal: found, remember: true, credentialId: found.keyId };
+    return { principal: found, remember: true, credentialIds: [found.keyId] };
   });
   return principal!;
 }

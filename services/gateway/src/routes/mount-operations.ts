@@ -8,6 +8,7 @@ import type { Authenticator } from '../middleware/authenticate';
 import type { RateLimiter } from '../middleware/rate-limit';
 import type { Idempotency } from '../middleware/idempotency';
 import { sendError } from '../middleware/errors';
+import { assertSameOriginCookieWrite } from '../middleware/same-origin';
 
 const METHODS_WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
 
@@ -293,6 +294,8 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
         // Tenant isolation before the body is even read: another tenant's caller learns nothing about the input rules.
         opts.auth.authorizeTenant(op, principal, req.params);
         let rawBody: Buffer | undefined;
+        const baseUrl = opts.baseUrl ?? `${protocolOf(req)}://${req.get('host')}`;
+        assertSameOriginCookieWrite(op, principal, req, baseUrl);
         if (takesBody) {
           const hasBody = req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
           if (hasBody) {
@@ -319,7 +322,7 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
           ip: req.ip,
           origin: typeof req.headers.origin === 'string' ? req.headers.origin : undefined,
           userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : undefined,
-          baseUrl: opts.baseUrl ?? `${protocolOf(req)}://${req.get('host')}`,
+          baseUrl,
           headers: forwardedHeaders(op, req),
           credentialId: opts.auth.credentialIdOf(op, req, principal),
           ...(op.bodyType === 'raw' ? { rawBody: (rawBody ?? Buffer.alloc(0)).toString('base64') } : {}),
