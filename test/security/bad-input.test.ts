@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { allOperations, type AnyOperation } from '@platform/contracts';
-import { adminClient, anAnalyticsKey, anApiKey, aProject, countsOfTenant, http, type HttpResult, testStack, uniqueId } from '@platform/testkit';
+import { adminClient, anAnalyticsKey, anApiKey, aProject, http, rowsOfTenant, type HttpResult, testStack, uniqueId } from '@platform/testkit';
 
 /**
  * A corpus of hostile bodies through every operation that takes a JSON body (generated from the declarations):
@@ -60,10 +60,23 @@ const corpus: Array<[string, (op: AnyOperation) => { body: string | Buffer; type
 
 let before: Record<string, number>;
 
+/**
+ * The tenant's documents per collection, without the audit log's entries of refused changes: a request that reached
+ * management and was refused is recorded as a failed change (docs/security.md, "Audit log"), and changes nothing else.
+ */
+async function storedOfTenant(): Promise<Record<string, number>> {
+  const rows = await rowsOfTenant(stack.env.MONGO_URL!, stack.env.MONGO_DB_PREFIX ?? 'test', p.tenantId);
+  const kept = (name: string, list: unknown[]) => (name.endsWith('.auditLog') ? list.filter((r) => (r as { outcome?: string }).outcome !== 'failed') : list);
+  return Object.fromEntries(Object.entries(rows).map(([name, list]) => [name, kept(name, list).length]));
+}
+
+/** Whether an operation's path names a record (a path id other than the tenant and the project). */
+const namesRecord = (op: AnyOperation) => /\{(?!tenantId\}|projectId\})\w+\}/.test(op.path);
+
 beforeAll(async () => {
   apiKey = (await anApiKey(admin, p)).key;
   analyticsKey = (await anAnalyticsKey(admin, p)).key;
-  before = await countsOfTenant(stack.env.MONGO_URL!, stack.env.MONGO_DB_PREFIX ?? 'test', p.tenantId);
+  before = await storedOfTenant();
 }, 300_000);
 
 function expectRefused(op: AnyOperation, res: HttpResult, what: string): void {
@@ -82,6 +95,8 @@ describe('bad-input corpus through every body-taking operation', () => {
   test.each(corpus)('when every body-taking operation gets %s, then each answers 4xx and the gateway stays up', async (what, make) => {
     for (const op of bodyOps) {
       const { body, type, id } = make(op);
+      // A bad path id needs a path with an id in it.
+      if (id !== undefined && !namesRecord(op)) continue;
       expectRefused(op, await send(op, body, type, id), what);
     }
     expect((await http('GET', `${stack.gatewayUrl}/healthz`)).status).toBe(200);
@@ -99,7 +114,7 @@ describe('bad-input corpus through every body-taking operation', () => {
   }, 120_000);
 
   test('when the whole corpus has been sent, then nothing was stored for the tenant it named', async () => {
-    expect(await countsOfTenant(stack.env.MONGO_URL!, stack.env.MONGO_DB_PREFIX ?? 'test', p.tenantId)).toEqual(before);
+    expect(await storedOfTenant()).toEqual(before);
   }, 300_000);
 });
 
