@@ -10,6 +10,7 @@ export * from './manage/webhook-destinations';
 export * from './manage/credentials';
 export * from './manage/triggers';
 export * from './manage/feedback';
+export * from './manage/erasures';
 export * from './manage/apps';
 export * from './manage/webhook-deliveries';
 export * from './run/events';

@@ -1,6 +1,8 @@
 import { defineService, instanceId } from '@platform/runtime';
 import { getLogger } from '@platform/logger';
 import { outboxRelay } from '@platform/outbox';
+import { startErasureWorker } from '@platform/bus';
+import { eraseProjectDocuments } from '@platform/mongo';
 import { eventsIngestConfig } from './config';
 import { runEventRepo } from './data/run-event.repo';
 import { registerRunEventHandlers } from './handlers/run-events';
@@ -12,7 +14,7 @@ export const eventsIngest = defineService({
   name: 'events-ingest',
   config: eventsIngestConfig,
   uses: { mongo: true },
-  async start({ config, bus, pub, db }) {
+  async start({ config, bus, pub, db, nc }) {
     const events = runEventRepo(db, { publisher: pub, instance: instanceId, eventsOf: runEventEvents });
     // Rows written by versions that cleared an outbox flag per event are relayed the old way (a query that finds none
     // once they are gone).
@@ -24,8 +26,15 @@ export const eventsIngest = defineService({
     }, config.OUTBOX_SWEEP_MS);
     sweeper.unref();
     registerRunEventHandlers(bus, { events });
+    // The spec's rule: deleting a conversation removes the events with that conversationId (not those anchored by a
+    // messageId only). A removed event's id is free again: posting it once more creates a new event (201).
+    const erasure = await startErasureWorker(nc, bus, 'events-ingest', {
+      eraseProject: (scope) => eraseProjectDocuments(db, scope),
+      eraseConversation: (scope, conversationId) => events.model.deleteMany({ ...scope, conversationId }),
+    });
     return {
       async stop() {
+        await erasure.stop();
         clearInterval(sweeper);
         await events.flush();
         await legacy.stop();

@@ -1,7 +1,7 @@
 import { defineService, instanceId } from '@platform/runtime';
 import { outboxRelay } from '@platform/outbox';
 import { keyedHash, SecretBox } from '@platform/secrets';
-import { publishNotice } from '@platform/bus';
+import { publishNotice, startErasureWorker } from '@platform/bus';
 import { appChanged, credentialRevoked, webhookDestinationsChanged, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
 import { accessTokenRepo } from './access/access-token.repo';
@@ -20,6 +20,9 @@ import { registerAppHandlers } from './apps/apps.handlers';
 import { credentialStoreEntryRepo } from './credentials/credential-store-entry.repo';
 import { credentialRepo } from './credentials/credential.repo';
 import { registerCredentialHandlers } from './credentials/credentials.handlers';
+import { erasureRepo } from './erasures/erasure.repo';
+import { recordErasurePart, type ErasureDeps } from './erasures/erasures';
+import { registerErasureHandlers } from './erasures/erasures.handlers';
 import { feedbackModel } from './feedback/feedback.model';
 import { feedbackRepo } from './feedback/feedback.repo';
 import { registerFeedbackHandlers } from './feedback/feedback.handlers';
@@ -85,6 +88,25 @@ export const management = defineService({
     registerCredentialHandlers(bus, { credentials, entries, triggers, box });
     registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER });
     registerFeedbackHandlers(bus, { feedback });
+    const erasureDeps: ErasureDeps = {
+      erasures: erasureRepo(db),
+      feedback,
+      pub,
+      markErasing: async (scope, erasing) => {
+        const key = `erasing:${scope.tenantId}:${scope.projectId}`;
+        if (erasing) await redis.set(key, '1');
+        else await redis.del(key);
+      },
+    };
+    registerErasureHandlers(bus, erasureDeps);
+    const erasureWorker = await startErasureWorker(nc, bus, 'management', {
+      // Its own part: the conversation's feedback, or every document of the project but the erasure records.
+      eraseProject: (scope) => erasureDeps.erasures.eraseProjectData(scope),
+      eraseConversation: (scope, conversationId) => feedback.eraseConversation(scope, conversationId),
+      report: async (job) => {
+        await recordErasurePart(erasureDeps, { tenantId: job.tenantId, projectId: job.projectId }, job.erasureId, 'management');
+      },
+    });
     registerAppHandlers(bus, { apps, announceChanged: (change) => publishNotice(nc, appChanged, change) });
     registerAccessHandlers(
       bus,
@@ -103,6 +125,7 @@ export const management = defineService({
     return {
       async stop() {
         clearInterval(heldSweep);
+        await erasureWorker.stop();
         await Promise.all(Object.values(relays).map((r) => r.stop()));
       },
     };
