@@ -2,7 +2,7 @@ import { defineService, instanceId } from '@platform/runtime';
 import { outboxRelay } from '@platform/outbox';
 import { keyedHash, SecretBox } from '@platform/secrets';
 import { publishNotice, startErasureWorker } from '@platform/bus';
-import { appChanged, credentialRevoked, webhookDestinationsChanged, type CredentialRevoked } from '@platform/contracts';
+import { appChanged, credentialRevoked, erasingProjectKey, webhookDestinationsChanged, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
 import { accessTokenRepo } from './access/access-token.repo';
 import { registerAccessHandlers } from './access/access.handlers';
@@ -93,7 +93,7 @@ export const management = defineService({
       feedback,
       pub,
       markErasing: async (scope, erasing) => {
-        const key = `erasing:${scope.tenantId}:${scope.projectId}`;
+        const key = erasingProjectKey(scope);
         if (erasing) await redis.set(key, '1');
         else await redis.del(key);
       },

@@ -43,6 +43,9 @@ export const ErasureRequest = z.object({
 });
 export type ErasureRequest = z.infer<typeof ErasureRequest>;
 
+/** The runEventsErased notice: the run events of a project (conversationId null) or of one conversation are gone. */
+export const RunEventsErased = z.object({ tenantId: z.string(), projectId: z.string(), conversationId: z.string().nullable() });
+
 export const ReportErasureRequest = z.object({ tenantId: z.string(), projectId: z.string(), erasureId: z.string(), service: ErasureService });
 export const ReportErasureReply = z.object({ status: ErasureState });
 
@@ -99,3 +102,12 @@ export const getErasure = operation({
   reply: { status: 200, body: dataReply(Erasure) },
   errors: [400, 401, 403, 404, 422, 500],
 });
+
+/**
+ * The Redis key (under REDIS_KEY_PREFIX) management sets while a project is being erased and removes when the job is
+ * done; the gateway refuses writes to the project (409) while it exists.
+ */
+export const erasingProjectKey = (scope: { tenantId: string; projectId: string }) => `erasing:${scope.tenantId}:${scope.projectId}`;
+
+/** Operations that stay open while their project is being erased: starting (again) and following an erasure. */
+export const OPEN_DURING_ERASURE: ReadonlySet<string> = new Set(['deleteProject', 'deleteConversation']);
