@@ -101,7 +101,11 @@ export const management = defineService({
     registerErasureHandlers(bus, erasureDeps);
     const erasureWorker = await startErasureWorker(nc, bus, 'management', {
       // Its own part: the conversation's feedback, or every document of the project but the erasure records.
-      eraseProject: (scope) => erasureDeps.erasures.eraseProjectData(scope),
+      eraseProject: async (scope) => {
+        await erasureDeps.erasures.eraseProjectData(scope);
+        // The dispatchers drop their copy of the project's destinations: a delivery job still waiting finds none.
+        publishNotice(nc, webhookDestinationsChanged, scope);
+      },
       eraseConversation: (scope, conversationId) => feedback.eraseConversation(scope, conversationId),
       report: async (job) => {
         await recordErasurePart(erasureDeps, { tenantId: job.tenantId, projectId: job.projectId }, job.erasureId, 'management');
