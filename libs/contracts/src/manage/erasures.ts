@@ -108,6 +108,3 @@ export const getErasure = operation({
  * done; the gateway refuses writes to the project (409) while it exists.
  */
 export const erasingProjectKey = (scope: { tenantId: string; projectId: string }) => `erasing:${scope.tenantId}:${scope.projectId}`;
-
-/** Operations that stay open while their project is being erased: starting (again) and following an erasure. */
-export const OPEN_DURING_ERASURE: ReadonlySet<string> = new Set(['deleteProject', 'deleteConversation']);

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { type AnyOperation, erasingProjectKey, OPEN_DURING_ERASURE, type Principal } from '@platform/contracts';
+import { type AnyOperation, erasingProjectKey, refusedDuringErasure, type Principal } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 
 export interface ErasingProjects {
@@ -17,7 +17,7 @@ function projectOf(principal: Principal, params: Record<string, unknown>): { ten
 export function erasingProjects(redis: Redis): ErasingProjects {
   return {
     async assertWritable(op, principal, params) {
-      if (op.method === 'get' || OPEN_DURING_ERASURE.has(op.operationId)) return;
+      if (!refusedDuringErasure(op)) return;
       const scope = projectOf(principal, params);
       if (!scope) return;
       // Redis away: the check fails open, like the rate limits (the erasure still removes what it finds).
