@@ -95,6 +95,13 @@ beforeAll(async () => {
   ids.invocationId = invoked.body.invocationId;
   expect((await admin.post(`${P}/feedback`, { id: 'fb-1', conversationId: 'c-1', type: 'positive' })).status).toBe(201);
   ids['id:feedback'] = 'fb-1';
+  // A conversation of A's (its feedback fb-1) and a finished erasure of another conversation: B may neither read the
+  // erasure nor start one (the erasure of c-1 would change what A reads back).
+  ids.conversationId = 'c-1';
+  const erasure = await admin.delete(`${P}/conversations/c-gone`);
+  expect(erasure.status).toBe(202);
+  ids['id:erasures'] = erasure.body.data.id;
+  await eventually(async () => (await admin.get(`${P}/erasures/${erasure.body.data.id}`)).body.data?.status === 'done', 'the erasure done', 30_000);
   ids['id:analytics-keys'] = (await anAnalyticsKey(admin, A)).analyticsKey.id;
   const tok = await admin.post(`/manage/tenants/${A.tenantId}/access-tokens`, { name: 'a-admin', role: 'admin' });
   ids['id:access-tokens'] = tok.body.data.accessToken.id;

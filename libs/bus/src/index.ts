@@ -5,3 +5,4 @@ export * from './notices';
 export * from './jetstream';
 export * from './retry';
 export * from './signature';
+export * from './erasure';

@@ -77,7 +77,7 @@ export function busPermissions(): Record<string, IdentityPermission> {
   for (const e of allEvents) of(e.publisher).publish.add(`${EVENT_SUBJECT_PREFIX}.*.*.${e.name}.v${e.version}`);
   // Streams: who publishes to a stream may look it up and create it (the first replica to start does).
   for (const stream of streams) {
-    const users = stream.name === PLATFORM_EVENTS_STREAM ? RUNTIME_SERVICES : stream.publishers;
+    const users = stream.name === PLATFORM_EVENTS_STREAM ? RUNTIME_SERVICES : [...new Set([...stream.publishers, ...(stream.creators ?? [])])];
     for (const s of users) {
       of(s).publish.add(`${JS}.STREAM.INFO.${stream.name}`);
       of(s).publish.add(`${JS}.STREAM.CREATE.${stream.name}`);

@@ -13,6 +13,7 @@ export * from './manage/triggers';
 export * from './manage/trigger-invocations';
 export * from './run/triggers';
 export * from './manage/feedback';
+export * from './manage/erasures';
 export * from './manage/apps';
 export * from './manage/webhook-deliveries';
 export * from './run/events';

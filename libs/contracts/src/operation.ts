@@ -108,9 +108,23 @@ export type Repeat = 'always' | 'with-id' | 'with-key' | 'never';
 
 export type AnyOperation = OperationDef<z.ZodType, z.ZodType, z.ZodType, z.ZodType>;
 
+/** Operations that stay open while their project is being erased: starting (again) an erasure. */
+export const OPEN_DURING_ERASURE: ReadonlySet<string> = new Set(['deleteProject', 'deleteConversation']);
+
+/**
+ * Whether the gateway refuses the operation with 409 while its project is being erased (docs/operating.md,
+ * "Erasure"): writes to a project named by the path or by a run or analytics credential.
+ */
+export function refusedDuringErasure(op: Pick<AnyOperation, 'method' | 'operationId' | 'path' | 'auth'>): boolean {
+  if (op.method === 'get' || OPEN_DURING_ERASURE.has(op.operationId)) return false;
+  return op.path.includes('{projectId}') || op.auth === 'run' || op.auth === 'analytics';
+}
+
 export function operation<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
   def: OperationDef<P, Q, B, R>,
 ): OperationDef<P, Q, B, R> {
+  // A write to a project answers 409 while the project is being erased: every such operation declares it.
+  if (refusedDuringErasure(def) && !def.errors.includes(409)) return { ...def, errors: [...def.errors, 409].sort((a, b) => a - b) };
   return def;
 }
 

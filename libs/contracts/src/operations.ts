@@ -8,6 +8,7 @@ import * as triggers from './manage/triggers';
 import * as triggerInvocations from './manage/trigger-invocations';
 import * as triggerWebhooks from './run/triggers';
 import * as feedback from './manage/feedback';
+import * as erasures from './manage/erasures';
 import * as apps from './manage/apps';
 import * as runAuth from './run/auth';
 import * as webhookDeliveries from './manage/webhook-deliveries';
@@ -29,7 +30,7 @@ import * as improvements from './evals/improvements';
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
 const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, webhookDeliveries, runEvents, apps, runAuth];
 modules.push(agents, subAgentAttachments, skills);
-modules.push(credentials, triggers, triggerInvocations, triggerWebhooks, feedback, auditLog);
+modules.push(credentials, triggers, triggerInvocations, triggerWebhooks, feedback, auditLog, erasures);
 modules.push(analyticsEvents, analyticsKeys, analyticsCounts);
 modules.push(chatapp);
 modules.push(credentialGateway);

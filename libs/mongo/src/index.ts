@@ -14,3 +14,4 @@ export { isDuplicateKey, isDatabaseUnavailable, unlessDuplicate, withDbErrors } 
 export { mongoose };
 export type { Connection, Model, InferSchemaType } from 'mongoose';
 export type { StoredDoc } from './stored';
+export { eraseProjectDocuments, projectDocumentFilter } from './erasure';

@@ -56,18 +56,34 @@ export async function dropDatabases(mongoUrl: string, prefix: string): Promise<v
   });
 }
 
-/** Every collection's documents that belong to `tenantId`, in every database of a prefix (`<db>.<collection>` keys). */
-export async function rowsOfTenant(mongoUrl: string, prefix: string, tenantId: string): Promise<Record<string, unknown[]>> {
+/** Every collection's documents that match `filter`, in every database of a prefix (`<db>.<collection>` keys). */
+async function rowsMatching(mongoUrl: string, prefix: string, filter: Record<string, unknown>): Promise<Record<string, unknown[]>> {
   return withServer(mongoUrl, async (conn) => {
     const out: Record<string, unknown[]> = {};
     for (const { name, db } of await databasesOf(conn, prefix)) {
       for (const c of await db.listCollections().toArray()) {
-        const rows = await db.collection(c.name).find({ tenantId }).toArray();
+        const rows = await db.collection(c.name).find(filter).toArray();
         if (rows.length) out[`${name}.${c.name}`] = rows;
       }
     }
     return out;
   });
+}
+
+/** Every collection's documents that belong to `tenantId`, in every database of a prefix (`<db>.<collection>` keys). */
+export async function rowsOfTenant(mongoUrl: string, prefix: string, tenantId: string): Promise<Record<string, unknown[]>> {
+  return rowsMatching(mongoUrl, prefix, { tenantId });
+}
+
+/**
+ * Every document of a project in every database of a prefix (`<db>.<collection>` keys): those with its `tenantId` and
+ * `projectId`, those whose `_id` starts with `<tenant>:<project>:` (stores keyed by id), and those naming it as their
+ * `defaultProjectId` or in a `projectId` alone (records of another tenant cannot: project ids are unique in a test).
+ */
+export async function rowsOfProject(mongoUrl: string, prefix: string, scope: { tenantId: string; projectId: string }): Promise<Record<string, unknown[]>> {
+  const idPrefix = `${scope.tenantId}:${scope.projectId}:`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const filter = { $or: [{ projectId: scope.projectId }, { defaultProjectId: scope.projectId }, { _id: { $regex: `^${idPrefix}` } }] } as Record<string, unknown>;
+  return rowsMatching(mongoUrl, prefix, filter);
 }
 
 /** How many rows of `tenantId` each collection holds. */

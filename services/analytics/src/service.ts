@@ -1,5 +1,6 @@
 import { defineService } from '@platform/runtime';
-import { publishNotice } from '@platform/bus';
+import { publishNotice, startErasureWorker } from '@platform/bus';
+import { eraseProjectDocuments } from '@platform/mongo';
 import { credentialRevoked, type CredentialRevoked } from '@platform/contracts';
 import { analyticsConfig } from './config';
 import { analyticsKeyRepo } from './data/analytics-key.repo';
@@ -19,6 +20,14 @@ export const analytics = defineService({
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     registerAnalyticsKeyHandlers(bus, { keys, pepper: config.TOKEN_PEPPER, announceRevoked });
     registerAnalyticsEventHandlers(bus, { events });
-    return { async stop() {} };
+    const erasure = await startErasureWorker(nc, bus, 'analytics', {
+      eraseProject: (scope) => eraseProjectDocuments(db, scope),
+      eraseConversation: (scope, conversationId) => events.model.deleteMany({ ...scope, conversationId }),
+    });
+    return {
+      async stop() {
+        await erasure.stop();
+      },
+    };
   },
 });

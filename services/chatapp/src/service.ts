@@ -1,4 +1,6 @@
 import { defineService } from '@platform/runtime';
+import { startErasureWorker } from '@platform/bus';
+import { eraseProjectDocuments } from '@platform/mongo';
 import { keyedHash, SecretBox } from '@platform/secrets';
 import { chatappConfig } from './config';
 import { chatApi } from './clients/chat-api';
@@ -18,7 +20,7 @@ export const chatapp = defineService({
   name: 'chatapp',
   config: chatappConfig,
   uses: { mongo: true, redis: true },
-  async start({ config, bus, db, redis }) {
+  async start({ config, bus, db, redis, nc }) {
     const workspaces = workspaceRepo(db);
     const channels = channelConfigRepo(db);
     const links = userLinkRepo(db);
@@ -47,6 +49,12 @@ export const chatapp = defineService({
     registerUserHandlers(bus, deps);
     registerWorkspaceHandlers(bus, deps);
     registerChannelMessageHandlers(bus, deps);
-    return { async stop() {} };
+    // Project erasure: the channel configs of the project and the workspaces installed into it.
+    const erasure = await startErasureWorker(nc, bus, 'chatapp', { eraseProject: (scope) => eraseProjectDocuments(db, scope) });
+    return {
+      async stop() {
+        await erasure.stop();
+      },
+    };
   },
 });

@@ -1,5 +1,6 @@
 import { signingKeysChanged } from '@platform/contracts';
-import { publishNotice, subscribeNotice } from '@platform/bus';
+import { publishNotice, startErasureWorker, subscribeNotice } from '@platform/bus';
+import { eraseProjectDocuments } from '@platform/mongo';
 import { getLogger } from '@platform/logger';
 import { defineService } from '@platform/runtime';
 import { keyedHash, SecretBox } from '@platform/secrets';
@@ -52,8 +53,10 @@ export const credentialGateway = defineService({
       issuer: config.CREDENTIAL_GATEWAY_ISSUER,
       tokenTtlSeconds: config.CREDENTIAL_GATEWAY_TOKEN_TTL_SECONDS,
     });
+    const erasure = await startErasureWorker(nc, bus, 'credential-gateway', { eraseProject: (scope) => eraseProjectDocuments(db, scope) });
     return {
       async stop() {
+        await erasure.stop();
         clearInterval(timer);
         changes.unsubscribe();
       },

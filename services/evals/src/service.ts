@@ -1,5 +1,6 @@
 import { defineService } from '@platform/runtime';
-import type { Model } from '@platform/mongo';
+import { eraseProjectDocuments, type Model } from '@platform/mongo';
+import { startErasureWorker } from '@platform/bus';
 import { outboxRelay, type OutboxDoc } from '@platform/outbox';
 import { evalsConfig } from './config';
 import { datasetItemRepo } from './data/dataset-item.repo';
@@ -49,6 +50,10 @@ export const evals = defineService({
       { evaluations: evaluationDeps, improvements: improvementDeps },
       { concurrency: config.EVAL_WORK_CONCURRENCY, ackWaitMs: config.EVAL_WORK_ACK_WAIT_MS },
     );
+    const erasure = await startErasureWorker(nc, bus, 'evals', {
+      eraseProject: (scope) => eraseProjectDocuments(db, scope),
+      eraseConversation: (scope, conversationId) => runs.eraseConversation(scope, conversationId),
+    });
     // Work items and events a previous process stored but did not publish.
     await Promise.all([runRelay.sweep(), resultRelay.sweep(), turnRelay.sweep()]);
     // Merges a stopped process left half-written are finished here (at start and on a timer).
@@ -60,7 +65,7 @@ export const evals = defineService({
     return {
       async stop() {
         clearInterval(mergeSweep);
-        await worker.stop();
+        await Promise.all([worker.stop(), erasure.stop()]);
         await sweeping;
         await Promise.all([runRelay.stop(), resultRelay.stop(), turnRelay.stop()]);
       },

@@ -1,6 +1,9 @@
 import { defineService, instanceId } from '@platform/runtime';
 import { getLogger } from '@platform/logger';
 import { outboxRelay } from '@platform/outbox';
+import { publishNotice, startErasureWorker, subscribeNotice } from '@platform/bus';
+import { runEventsErased } from '@platform/contracts';
+import { eraseProjectDocuments } from '@platform/mongo';
 import { eventsIngestConfig } from './config';
 import { runEventRepo } from './data/run-event.repo';
 import { registerRunEventHandlers } from './handlers/run-events';
@@ -12,7 +15,7 @@ export const eventsIngest = defineService({
   name: 'events-ingest',
   config: eventsIngestConfig,
   uses: { mongo: true },
-  async start({ config, bus, pub, db }) {
+  async start({ config, bus, pub, db, nc }) {
     const events = runEventRepo(db, { publisher: pub, instance: instanceId, eventsOf: runEventEvents });
     // Rows written by versions that cleared an outbox flag per event are relayed the old way (a query that finds none
     // once they are gone).
@@ -24,8 +27,28 @@ export const eventsIngest = defineService({
     }, config.OUTBOX_SWEEP_MS);
     sweeper.unref();
     registerRunEventHandlers(bus, { events });
+    // The spec's rule: deleting a conversation removes the events with that conversationId (not those anchored by a
+    // messageId only). A removed event's id is free again: posting it once more creates a new event (201).
+    // Every replica remembers recent ids (a replay answers 200 without a read): each forgets the erased ones.
+    const forgetting = subscribeNotice(nc, runEventsErased, 'events-ingest', (e) => events.forget(e, e.conversationId));
+    const erased = (scope: { tenantId: string; projectId: string }, conversationId: string | null) => {
+      events.forget(scope, conversationId);
+      publishNotice(nc, runEventsErased, { ...scope, conversationId });
+    };
+    const erasure = await startErasureWorker(nc, bus, 'events-ingest', {
+      eraseProject: async (scope) => {
+        await eraseProjectDocuments(db, scope);
+        erased(scope, null);
+      },
+      eraseConversation: async (scope, conversationId) => {
+        await events.model.deleteMany({ ...scope, conversationId });
+        erased(scope, conversationId);
+      },
+    });
     return {
       async stop() {
+        await erasure.stop();
+        forgetting.unsubscribe();
         clearInterval(sweeper);
         await events.flush();
         await legacy.stop();

@@ -7,6 +7,7 @@ import type { NatsConnection } from 'nats';
 import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, COALESCED_SUBJECTS } from '@platform/contracts';
 import { BusKey, busKeyFileOf, connectNats, readBusKeyFile, ServiceBus } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
+import { erasingProjects } from './middleware/erasing-projects';
 import { AppError } from '@platform/problems';
 import { getLogger, setLogLevel } from '@platform/logger';
 import { initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
@@ -265,7 +266,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
    */
   const life: Lifecycle = { draining: false, isReady: () => !life.draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined };
   const keys = idempotency(redis, { inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10 });
-  const mountOpts = { bus, auth, limits, idempotency: keys, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
+  const mountOpts = { bus, auth, limits, idempotency: keys, erasing: erasingProjects(redis), bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
   const main = mainApp(config, life, mountOpts);
   const analytics = analyticsApp(config, life, mountOpts, nc);
 

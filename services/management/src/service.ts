@@ -1,8 +1,8 @@
 import { defineService, instanceId } from '@platform/runtime';
 import { outboxRelay } from '@platform/outbox';
 import { keyedHash, SecretBox } from '@platform/secrets';
-import { publishNotice } from '@platform/bus';
-import { appChanged, credentialRevoked, webhookDestinationsChanged, type CredentialRevoked } from '@platform/contracts';
+import { publishNotice, startErasureWorker } from '@platform/bus';
+import { appChanged, credentialRevoked, erasingProjectKey, webhookDestinationsChanged, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
 import { accessTokenRepo } from './access/access-token.repo';
 import { registerAccessHandlers } from './access/access.handlers';
@@ -26,6 +26,9 @@ import { registerAppHandlers } from './apps/apps.handlers';
 import { credentialStoreEntryRepo } from './credentials/credential-store-entry.repo';
 import { credentialRepo } from './credentials/credential.repo';
 import { registerCredentialHandlers } from './credentials/credentials.handlers';
+import { erasureRepo } from './erasures/erasure.repo';
+import { recordErasurePart, type ErasureDeps } from './erasures/erasures';
+import { registerErasureHandlers } from './erasures/erasures.handlers';
 import { feedbackModel } from './feedback/feedback.model';
 import { feedbackRepo } from './feedback/feedback.repo';
 import { registerFeedbackHandlers } from './feedback/feedback.handlers';
@@ -130,6 +133,29 @@ export const management = defineService({
       defaultRatePerMinute: config.TRIGGER_RATE_LIMIT_PER_MINUTE,
     });
     registerFeedbackHandlers(bus, { feedback });
+    const erasureDeps: ErasureDeps = {
+      erasures: erasureRepo(db),
+      feedback,
+      pub,
+      markErasing: async (scope, erasing) => {
+        const key = erasingProjectKey(scope);
+        if (erasing) await redis.set(key, '1');
+        else await redis.del(key);
+      },
+    };
+    registerErasureHandlers(bus, erasureDeps);
+    const erasureWorker = await startErasureWorker(nc, bus, 'management', {
+      // Its own part: the conversation's feedback, or every document of the project but the erasure records.
+      eraseProject: async (scope) => {
+        await erasureDeps.erasures.eraseProjectData(scope);
+        // The dispatchers drop their copy of the project's destinations: a delivery job still waiting finds none.
+        publishNotice(nc, webhookDestinationsChanged, scope);
+      },
+      eraseConversation: (scope, conversationId) => feedback.eraseConversation(scope, conversationId),
+      report: async (job) => {
+        await recordErasurePart(erasureDeps, { tenantId: job.tenantId, projectId: job.projectId }, job.erasureId, 'management');
+      },
+    });
     registerAppHandlers(bus, { apps, announceChanged: (change) => publishNotice(nc, appChanged, change) });
     registerAccessHandlers(
       bus,
@@ -151,6 +177,7 @@ export const management = defineService({
         clearInterval(deletionSweep);
         clearInterval(auditSweep);
         await dispatcher.stop();
+        await erasureWorker.stop();
         await Promise.all(Object.values(relays).map((r) => r.stop()));
       },
     };

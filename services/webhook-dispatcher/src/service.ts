@@ -1,5 +1,6 @@
 import { PLATFORM_EVENTS_STREAM, eventFilter, webhookEventDurable, webhookEvents, type EventEnvelope } from '@platform/contracts';
-import { consumeDurable, type RunningConsumer } from '@platform/bus';
+import { consumeDurable, startErasureWorker, type RunningConsumer } from '@platform/bus';
+import { eraseProjectDocuments } from '@platform/mongo';
 import { parseHostOverrides } from '@platform/address-safety';
 import { getLogger } from '@platform/logger';
 import { currentTraceparent } from '@platform/telemetry';
@@ -134,12 +135,14 @@ export const webhookDispatcher = defineService({
       recoverMaxPerCall: config.WEBHOOK_RECOVER_MAX_PER_CALL,
     };
     registerManualDeliveryHandlers(bus, manual);
+    // Project erasure: the delivery log, its counters and the destinations' health of the project.
+    const erasure = await startErasureWorker(nc, bus, 'webhook-dispatcher', { eraseProject: (scope) => eraseProjectDocuments(db, scope) });
     return {
       async stop(graceMs = 20_000) {
         // Consumers first (no new deliveries are scheduled; unfinished messages go back to the stream), then the
         // worker finishes the attempts it is sending; a claim it cannot finish runs out and another replica retries.
         const started = Date.now();
-        await Promise.all(consumers.map((c) => c.stop(graceMs / 3)));
+        await Promise.all([...consumers, erasure].map((c) => c.stop(graceMs / 3)));
         await worker.stop(Math.max(0, graceMs - (Date.now() - started)));
         await statsStore.stop().catch((err) => log.warn({ err: (err as Error).message }, 'delivery counters not written at stop'));
         destinations.stop();

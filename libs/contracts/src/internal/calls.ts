@@ -31,6 +31,7 @@ import {
 } from './cross-service';
 import { HealthRequest, ServiceHealth, healthSubject } from './system';
 import { Feedback } from '../manage/feedback';
+import { PROJECT_ERASURE_SERVICES, ReportErasureReply, ReportErasureRequest } from '../manage/erasures';
 import { z as zod } from 'zod';
 
 /**
@@ -179,6 +180,17 @@ export const disableDestinationForDelivery = internalCall({
   description: 'The dispatcher turns a destination off (410 Gone, or failing for days) with the reason users see; emits webhook-destination.updated.',
 });
 
+export const reportErasure = internalCall({
+  name: 'reportErasure',
+  subject: 'svc.management.erasures.report',
+  owner: 'management',
+  callers: PROJECT_ERASURE_SERVICES.filter((s) => s !== 'management'),
+  request: ReportErasureRequest,
+  reply: ReportErasureReply,
+  description: 'A service has erased its part of an erasure job (ERASURE stream); the job is done once every service has. Repeating it changes nothing.',
+  repeatable: true,
+});
+
 // ---------------------------------------------------------------- run-auth
 
 export const authenticateRun = internalCall({
@@ -324,6 +336,7 @@ export const internalCalls: readonly InternalCallDef[] = [
   replaceAgentDefinition,
   listDestinationsForDispatch,
   disableDestinationForDelivery,
+  reportErasure,
   authenticateRun,
   verifySubjectToken,
   verifyAnalyticsKey,

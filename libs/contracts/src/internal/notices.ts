@@ -5,6 +5,7 @@ import { CredentialRevoked } from '../manage/auth';
 import { DestinationsChanged } from '../manage/webhook-destinations';
 import { SigningKeysChanged } from '../credential-gateway/token-exchange';
 import { AppChanged, AppUsed } from './cross-service';
+import { RunEventsErased } from '../manage/erasures';
 
 /**
  * A notice: a core NATS message (fire-and-forget, not stored) that tells other processes something changed, so they
@@ -88,5 +89,14 @@ export const webhookDestinationEvents = notice({
   description: "The webhook-destination.* events as they are published: every dispatcher replica drops its copy of the event's project list again.",
 });
 
+export const runEventsErased = notice({
+  name: 'runEventsErased',
+  subject: 'internal.events-ingest.erased',
+  publishers: ['events-ingest'],
+  subscribers: ['events-ingest'],
+  payload: RunEventsErased,
+  description: "A conversation's (or a project's) run events were erased; every events-ingest replica forgets the ids it remembers of them, so posting one again creates a new event.",
+});
+
 /** Every notice. */
-export const notices: readonly NoticeDef[] = [appChanged, appUsed, credentialRevoked, webhookDestinationsChanged, signingKeysChanged, webhookDestinationEvents];
+export const notices: readonly NoticeDef[] = [appChanged, appUsed, credentialRevoked, webhookDestinationsChanged, signingKeysChanged, webhookDestinationEvents, runEventsErased];

@@ -1,12 +1,15 @@
 import { EVENT_SUBJECT_PREFIX, type EventDef, PLATFORM_EVENTS_STREAM, subjectToken } from '../event';
 import { allEvents, webhookEvents } from '../events';
 import type { ServiceName } from '../operation';
+import { PROJECT_ERASURE_SERVICES } from '../manage/erasures';
 
 /** A JetStream stream: its subjects and the services that publish to it. */
 export interface StreamDef {
   name: string;
   subjects: readonly string[];
   publishers: readonly ServiceName[];
+  /** Services that consume it and may create it at boot (when they start before its publishers), without publishing. */
+  creators?: readonly ServiceName[];
   retention: 'limits' | 'workqueue' | 'interest';
   maxAgeMs?: number;
   duplicateWindowMs?: number;
@@ -64,8 +67,29 @@ export const webhookJobsStreamDef: StreamDef = {
 /** The subject of a dispatcher partition's jobs (`partition`: letters, digits, `-` and `_` only). */
 export const webhookJobsSubject = (partition: string) => `${WEBHOOK_JOBS_SUBJECT_PREFIX}.${partition}`;
 
+/** Erasure jobs (a conversation or a whole project): every owning service reads each job with its own durable. */
+export const ERASURE_STREAM = 'ERASURE';
+const ERASURE_SUBJECT_PREFIX = 'work.erasure';
+
+export const erasureStreamDef: StreamDef = {
+  name: ERASURE_STREAM,
+  subjects: [`${ERASURE_SUBJECT_PREFIX}.>`],
+  publishers: ['management'],
+  creators: PROJECT_ERASURE_SERVICES,
+  retention: 'limits',
+  maxAgeMs: 30 * 24 * 3600 * 1000,
+  duplicateWindowMs: 10 * 60 * 1000,
+  description: 'Erasure jobs (`work.erasure.<tenant>`), published by management; each service that holds project data erases its part with its own durable and reports it (reportErasure).',
+};
+
+/** The subject of a tenant's erasure jobs. */
+export const erasureSubject = (tenantId: string) => `${ERASURE_SUBJECT_PREFIX}.${subjectToken(tenantId)}`;
+
+/** A service's durable on the erasure jobs. */
+export const erasureDurable = (service: ServiceName) => `${service}-erasure`;
+
 /** Every stream. */
-export const streams: readonly StreamDef[] = [platformEventsStreamDef, evalWorkStreamDef, webhookJobsStreamDef];
+export const streams: readonly StreamDef[] = [platformEventsStreamDef, evalWorkStreamDef, webhookJobsStreamDef, erasureStreamDef];
 
 /** The dispatcher's durable for the first deliveries of one webhook event type (durable names take no dots). */
 export const webhookEventDurable = (def: EventDef) => `webhook-dispatcher-${def.name.replace(/\./g, '-')}`;
@@ -95,4 +119,10 @@ export const durables: readonly DurableDef[] = [
     description: "One per dispatcher partition (webhook-dispatcher-jobs-<partition>): the partition's delivery jobs as they fall due.",
   },
   evalWorkDurable,
+  ...PROJECT_ERASURE_SERVICES.map((service) => ({
+    stream: ERASURE_STREAM,
+    durable: erasureDurable(service),
+    service,
+    description: `${service} erases its part of each erasure job and reports it.`,
+  })),
 ];

@@ -71,6 +71,17 @@ export function evaluationRepo(db: Connection, relays: { runs: OutboxRelay; resu
   }
 
   return {
+    /**
+     * Erasure of a conversation: its results go, and it leaves the runs that listed it (their item count shrinks with
+     * it, so their progress still adds up); a result's `evaluation.failed` still waiting in the outbox goes with it.
+     */
+    async eraseConversation(scope: ProjectScope, conversationId: string): Promise<void> {
+      await Results.deleteMany({ ...scoped(scope), conversationId });
+      const listing = await Runs.find({ ...scoped(scope), conversationIds: conversationId }, { _id: 1, evaluatorIds: 1 }).lean<Array<{ _id: string; evaluatorIds: string[] }>>();
+      for (const run of listing) {
+        await Runs.updateOne({ _id: run._id, conversationIds: conversationId }, { $pull: { conversationIds: conversationId }, $inc: { totalItems: -run.evaluatorIds.length } });
+      }
+    },
     runModel: Runs,
     resultModel: Results,
     /** The run and its work items in one insert; the relay then publishes the items to the work queue. */

@@ -138,6 +138,11 @@ export function runEventRepo(db: Connection, outbox: RunEventOutbox) {
     sweep: () => writer.sweep(),
     /** Waits until the events of every stored batch are published (at shutdown). */
     flush: () => writer.flush(),
+    /** Forgets the remembered ids of a project's (or one conversation's) events: they were erased. */
+    forget(scope: ProjectScope, conversationId: string | null): void {
+      const prefix = scopedId(scope, '');
+      for (const [id, e] of recent) if (id.startsWith(prefix) && (conversationId === null || e.conversationId === conversationId)) recent.delete(id);
+    },
     /** Inserts once; when the id exists returns the stored row untouched (`created: false`). */
     async insertOnce(doc: Omit<NewRunEvent, '_id'>, dispatch: boolean): Promise<{ created: boolean; event: RunEvent }> {
       const _id = scopedId(doc, doc.id);

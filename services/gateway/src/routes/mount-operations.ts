@@ -7,6 +7,7 @@ import { AppError } from '@platform/problems';
 import type { Authenticator } from '../middleware/authenticate';
 import type { RateLimiter } from '../middleware/rate-limit';
 import type { Idempotency } from '../middleware/idempotency';
+import type { ErasingProjects } from '../middleware/erasing-projects';
 import { sendError } from '../middleware/errors';
 import { assertSameOriginCookieWrite } from '../middleware/same-origin';
 
@@ -209,6 +210,7 @@ export interface MountOptions {
   auth: Authenticator;
   limits: RateLimiter;
   idempotency: Idempotency;
+  erasing: ErasingProjects;
   bodyLimit: number;
   baseUrl?: string;
   timeoutMs: number;
@@ -318,6 +320,7 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
         // Validate before forwarding: bad input never reaches a service.
         const parsed = parseOperationInput(op, raw);
         opts.auth.authorize(op, principal, parsed.params as Record<string, unknown>);
+        await opts.erasing.assertWritable(op, principal, parsed.params as Record<string, unknown>);
         const meta: RequestMeta = {
           ip: req.ip,
           origin: typeof req.headers.origin === 'string' ? req.headers.origin : undefined,

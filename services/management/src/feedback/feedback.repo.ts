@@ -84,6 +84,10 @@ export function feedbackRepo(db: Connection, relay: OutboxRelay) {
       await outboxSettled(scopedId(scope, id));
       return Model.findOneAndUpdate({ _id: scopedId(scope, id), ...scoped(scope), ...live }, { $set: set }, { new: true }).lean();
     },
+    /** Erasure of a conversation: its feedback goes, events still waiting in the outbox with it (they are its data). */
+    async eraseConversation(scope: ProjectScope, conversationId: string): Promise<number> {
+      return (await Model.deleteMany({ ...scoped(scope), conversationId })).deletedCount;
+    },
     /**
      * Deletes at once when nothing is waiting in its outbox; otherwise hides it and lets the relay delete it
      * after publishing, so a `feedback.created` accepted before the delete is never lost.

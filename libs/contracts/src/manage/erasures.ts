@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { operation, type ServiceName } from '../operation';
+import { ProjectPath, Rid, dataReply } from '../common';
+
+/** The services that hold conversation data: each erases its part of a conversation. */
+export const CONVERSATION_ERASURE_SERVICES = ['management', 'events-ingest', 'analytics', 'evals'] as const satisfies readonly ServiceName[];
+
+/** The services that hold project data: each erases every document of the project it stores. */
+export const PROJECT_ERASURE_SERVICES = [
+  'management',
+  'events-ingest',
+  'analytics',
+  'evals',
+  'webhook-dispatcher',
+  'chatapp',
+  'credential-gateway',
+] as const satisfies readonly ServiceName[];
+
+export const ErasureService = z.enum(PROJECT_ERASURE_SERVICES);
+export type ErasureService = z.infer<typeof ErasureService>;
+
+export const ErasureState = z.enum(['pending', 'done']);
+
+export const Erasure = z.object({
+  id: z.string(),
+  kind: z.enum(['conversation', 'project']),
+  conversationId: z.string().nullable().describe('The erased conversation (null for a project erasure)'),
+  status: ErasureState.describe('`done` once every service has erased its part'),
+  services: z.array(z.object({ service: ErasureService, state: ErasureState, doneAt: z.string().nullable() })),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+});
+export type Erasure = z.infer<typeof Erasure>;
+
+/** The erasure job each owning service consumes from the ERASURE stream (libs/contracts internal/streams.ts). */
+export const ErasureRequest = z.object({
+  erasureId: z.string(),
+  tenantId: z.string(),
+  projectId: z.string(),
+  /** Set for a conversation erasure; absent for a project erasure. */
+  conversationId: z.string().nullable(),
+  services: z.array(ErasureService),
+});
+export type ErasureRequest = z.infer<typeof ErasureRequest>;
+
+/** The runEventsErased notice: the run events of a project (conversationId null) or of one conversation are gone. */
+export const RunEventsErased = z.object({ tenantId: z.string(), projectId: z.string(), conversationId: z.string().nullable() });
+
+export const ReportErasureRequest = z.object({ tenantId: z.string(), projectId: z.string(), erasureId: z.string(), service: ErasureService });
+export const ReportErasureReply = z.object({ status: ErasureState });
+
+const tags = ['Erasure'];
+const base = '/manage/tenants/{tenantId}/projects/{projectId}';
+export const ConversationPath = ProjectPath.extend({ conversationId: Rid });
+export const ErasurePath = ProjectPath.extend({ id: Rid });
+
+export const deleteConversation = operation({
+  operationId: 'deleteConversation',
+  summary: "Erase a conversation's data in every service",
+  description:
+    'Starts an erasure job (202): the run events with this `conversationId`, its analytics events, its feedback and its evaluation results are removed by the services that hold them. Follow it with `getErasure`. Repeating the request while a job for the conversation is pending answers that job.',
+  tags,
+  method: 'delete',
+  path: `${base}/conversations/{conversationId}`,
+  service: 'management',
+  subject: 'svc.management.conversations.delete',
+  auth: 'manage',
+  permission: 'edit',
+  params: ConversationPath,
+  reply: { status: 202, body: dataReply(Erasure) },
+  errors: [400, 401, 403, 409, 422, 500],
+});
+
+export const deleteProject = operation({
+  operationId: 'deleteProject',
+  summary: 'Erase a project in every service',
+  description:
+    'Starts an erasure job (202): every service removes every document of the project. Until the job is done, writes to the project answer 409. Repeating the request while the job is pending answers that job.',
+  tags,
+  method: 'delete',
+  path: base,
+  service: 'management',
+  subject: 'svc.management.projects.delete',
+  auth: 'manage',
+  permission: 'admin',
+  params: ProjectPath,
+  reply: { status: 202, body: dataReply(Erasure) },
+  errors: [400, 401, 403, 422, 500],
+});
+
+export const getErasure = operation({
+  operationId: 'getErasure',
+  summary: 'Get an erasure job and the state of each service',
+  tags,
+  method: 'get',
+  path: `${base}/erasures/{id}`,
+  service: 'management',
+  subject: 'svc.management.erasures.get',
+  auth: 'manage',
+  permission: 'view',
+  params: ErasurePath,
+  reply: { status: 200, body: dataReply(Erasure) },
+  errors: [400, 401, 403, 404, 422, 500],
+});
+
+/**
+ * The Redis key (under REDIS_KEY_PREFIX) management sets while a project is being erased and removes when the job is
+ * done; the gateway refuses writes to the project (409) while it exists.
+ */
+export const erasingProjectKey = (scope: { tenantId: string; projectId: string }) => `erasing:${scope.tenantId}:${scope.projectId}`;
