@@ -56,15 +56,18 @@ export function busKeyFileOf(credsFile: string, busKeyFile?: string): string {
   return busKeyFile ?? credsFile.replace(/\.creds$/, '') + '.key';
 }
 
-/** The signature of a request: HMAC-SHA256 over the subject and the payload, base64url. */
+/** HMAC-SHA256 over the subject and the payload: what a signature is. */
+const mac = (key: Buffer, subject: string, payload: string | Uint8Array) => createHmac('sha256', key).update(subject).update('\n').update(payload).digest();
+
+/** The signature of a request, base64url. */
 export function signRequest(key: Buffer, subject: string, payload: string | Uint8Array): string {
-  return createHmac('sha256', key).update(subject).update('\n').update(payload).digest('base64url');
+  return mac(key, subject, payload).toString('base64url');
 }
 
 /** Whether `signature` is this key's signature of the request (compared in constant time). */
 export function verifyRequest(key: Buffer, subject: string, payload: string | Uint8Array, signature: string | undefined): boolean {
   if (signature === undefined) return false;
   const given = Buffer.from(signature, 'base64url');
-  const expected = createHmac('sha256', key).update(subject).update('\n').update(payload).digest();
+  const expected = mac(key, subject, payload);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
