@@ -116,6 +116,13 @@ describe('listing and ending sessions', () => {
     expect((await http('GET', url, { token: owner.token })).body.data).toEqual([]);
   });
 
+  test('when a request carries a malformed session cookie beside a bearer token, then the bearer is used and the listing answers 200', async () => {
+    const name = (await aSession(stack.adminToken)).cookie.split('=')[0]!;
+    const res = await http('GET', `${stack.gatewayUrl}/manage/auth/sessions`, { token: stack.adminToken, cookie: `${name}=%E0%A4%A` });
+    expect(res.status).toBe(200);
+    expect(res.body.data.every((s: { current: boolean }) => !s.current)).toBe(true);
+  });
+
   test('when a session id is not in the session id alphabet, then it answers 400 problem+json', async () => {
     const res = await http('DELETE', `${stack.gatewayUrl}/manage/auth/sessions/${encodeURIComponent('a b')}`, { token: stack.adminToken });
     expect(res.status).toBe(400);

@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await new Promise((r) => attacker?.close(r));
+  if (attacker) await new Promise((r) => attacker.close(r));
 });
 
 /** A browser page on the gateway's origin, signed in the way a browser is: the session call's Set-Cookie. */

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { parseCookie } from 'cookie';
 import type { NatsConnection } from 'nats';
 import {
   type AnyOperation,
@@ -23,22 +24,9 @@ export function bearerToken(req: Request): string | undefined {
   return m?.[1];
 }
 
+/** The named cookie of the request (a malformed %-escape is taken as sent: it will not verify, never a 500). */
 export function cookieValue(req: Request, name: string): string | undefined {
-  const header = req.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const i = part.indexOf('=');
-    if (i < 0) continue;
-    if (part.slice(0, i).trim() !== name) continue;
-    const raw = part.slice(i + 1).trim();
-    // A malformed %-escape is the client's problem: the value is taken as sent (and will not verify), never a 500.
-    try {
-      return decodeURIComponent(raw);
-    } catch {
-      return raw;
-    }
-  }
-  return undefined;
+  return req.headers.cookie ? parseCookie(req.headers.cookie)[name] : undefined;
 }
 
 const unauthorized = (detail: string) => new AppError('unauthorized', detail, { headers: { 'www-authenticate': 'Bearer' } });

@@ -1,3 +1,4 @@
+import { parseCookie, stringifySetCookie } from 'cookie';
 import {
   createAccessToken,
   createPlaygroundToken,
@@ -33,16 +34,8 @@ import {
   type AccessDeps,
 } from './access';
 
-function cookieFrom(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
-  }
-  return undefined;
-}
-
 export function registerAccessHandlers(bus: ServiceBus, deps: AccessDeps, cookieName: string) {
-  const currentCookie = (ctx: { meta: { headers?: Record<string, string> } }) => cookieFrom(ctx.meta.headers?.cookie, cookieName);
+  const currentCookie = (ctx: { meta: { headers?: Record<string, string> } }) => (ctx.meta.headers?.cookie ? parseCookie(ctx.meta.headers.cookie)[cookieName] : undefined);
   bus.handle(createAccessToken, async ({ params, body }) => ({ data: await issueAccessToken(deps, params.tenantId, body) }));
   bus.handle(listAccessTokens, async ({ params, query }) => {
     const { rows, total } = await listAccessTokensPage(deps, params.tenantId, query.page, query.limit);
@@ -58,15 +51,15 @@ export function registerAccessHandlers(bus: ServiceBus, deps: AccessDeps, cookie
     const maxAge = Math.floor((Date.parse(expiresAt) - Date.now()) / 1000);
     // Lax: a cross-site page cannot make the browser send the cookie with a POST, PUT, PATCH or DELETE (the gateway
     // also refuses cross-site unsafe requests made with a cookie, see docs/security.md).
-    const secure = ctx.meta.baseUrl?.startsWith('https://') ? '; Secure; SameSite=Lax' : '; SameSite=Lax';
+    const secure = ctx.meta.baseUrl?.startsWith('https://') ?? false;
     return reply(201, { data: { expiresAt, principal: { kind: p.kind, tenantId: p.tenantId, role: p.role } } }, {
-      'set-cookie': `${cookieName}=${session}; Path=/; HttpOnly; Max-Age=${maxAge}${secure}`,
+      'set-cookie': stringifySetCookie({ name: cookieName, value: session, path: '/', httpOnly: true, maxAge, secure, sameSite: 'lax' }),
     });
   });
   bus.handle(deleteSession, async (_input, ctx) => {
     const session = currentCookie(ctx);
     if (session) await closeSession(deps, session);
-    return reply(204, undefined, { 'set-cookie': `${cookieName}=; Path=/; HttpOnly; Max-Age=0` });
+    return reply(204, undefined, { 'set-cookie': stringifySetCookie({ name: cookieName, value: '', path: '/', httpOnly: true, maxAge: 0 }) });
   });
   bus.handle(listMySessions, async ({ query }, ctx) => {
     const { rows, total } = await listMySessionsPage(deps, ctx.principal, query.page, query.limit, currentCookie(ctx));
