@@ -1,4 +1,4 @@
-import { aProject, anApiKey, client, eventually, projectPath, startPrivateStack, type PrivateStack } from '@platform/testkit';
+import { aProject, anApiKey, client, eventually, projectPath, startGatewayProcess, startPrivateStack, type PrivateStack } from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 
 /**
@@ -66,4 +66,18 @@ test('when a project is being erased, then writes to it answer 409, reads still 
   expect(again.body.data.id).toBe(res.body.data.id);
   // Other projects are not affected.
   expect((await admin.post(`${projectPath(other)}/feedback`, { conversationId: 'c-1', type: 'negative' })).status).toBe(201);
+}, 60_000);
+
+test('when a gateway starts while a project is being erased, then it refuses writes to the project too (it reads the projects being erased at start)', async () => {
+  const p = aProject();
+  expect((await stack.admin.post(`${projectPath(p)}/feedback`, { conversationId: 'c-1', type: 'negative' })).status).toBe(201);
+  expect((await stack.admin.delete(projectPath(p))).status).toBe(202);
+  const late = await startGatewayProcess(stack.env, {}, 'gateway-erasing');
+  try {
+    const admin = client(late.url, stack.adminToken);
+    expectProblem(await admin.post(`${projectPath(p)}/feedback`, { conversationId: 'c-1', type: 'negative' }), 409);
+    expect((await admin.get(`${projectPath(p)}/feedback`)).status).toBe(200);
+  } finally {
+    await late.stop();
+  }
 }, 60_000);

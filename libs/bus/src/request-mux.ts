@@ -1,6 +1,7 @@
 import { createInbox, ErrorCode, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
 import { coalescedSubject } from '@platform/contracts';
-import { encode, headersOf, RawJson } from './codec';
+import { headersOf, RawJson } from './codec';
+import { SIGNATURE_HEADER, signRequest } from './signature';
 import { inboxPrefixOf } from './connection';
 
 /** What a request is answered with: the reply's payload and headers. */
@@ -75,7 +76,7 @@ export class RequestMux {
    * (`frameCoalescedReply`). Each request keeps its own timeout and answer. Used where the service serves the
    * coalesced subject too; while nobody does (an older release), the requests are sent one by one.
    */
-  requestCoalesced(subject: string, item: { body: unknown; headers: Record<string, string> }, opts: { timeout: number }): Promise<Answer> {
+  requestCoalesced(subject: string, item: CoalescibleItem, opts: { timeout: number }): Promise<Answer> {
     return this.enqueue(opts.timeout, (token, reply) => ({ token, subject, reply, item }));
   }
 
@@ -128,7 +129,12 @@ export class RequestMux {
 
   private publishOne(q: Queued): void {
     try {
-      if (q.item) this.nc.publish(q.subject, encode(q.item.body), { reply: q.reply, headers: headersOf(q.item.headers) });
+      if (q.item) {
+        const { body, headers, signWith } = q.item;
+        const text = body instanceof RawJson ? body.text : JSON.stringify(body);
+        const signed = signWith ? { ...headers, [SIGNATURE_HEADER]: signRequest(signWith, q.subject, text) } : headers;
+        this.nc.publish(q.subject, encoder.encode(text), { reply: q.reply, headers: headersOf(signed) });
+      }
       else this.nc.publish(q.subject, q.data!, { reply: q.reply, headers: q.headers });
     } catch (err) {
       this.settle(q.token)?.reject(err as Error);
@@ -150,7 +156,7 @@ export class RequestMux {
     let bytes = 2;
     const send = () => {
       if (items.length === 1) this.publishOne(items[0]!);
-      else if (items.length > 1) this.publishBatch(subject, items, `[${chunk.join(',')}]`);
+      else if (items.length > 1) this.publishBatch(subject, items, `[${chunk.join(',')}]`, items[0]!.item!.signWith);
       chunk = [];
       items = [];
       bytes = 2;
@@ -159,7 +165,7 @@ export class RequestMux {
       let part: string;
       try {
         const body = q.item!.body;
-        // A body already in JSON (RawJson) is placed as it is: the service checks its signature over that text.
+        // A body already in JSON (RawJson) is placed as it is.
         part = `{"r":${JSON.stringify(q.reply)},"h":${JSON.stringify(q.item!.headers)},"d":${body instanceof RawJson ? body.text : JSON.stringify(body)}}`;
       } catch (err) {
         // A body JSON cannot hold fails its own request (as `encode` would have), not the others' or the process.
@@ -179,7 +185,8 @@ export class RequestMux {
     send();
   }
 
-  private publishBatch(subject: string, items: Queued[], payload: string): void {
+  /** One coalesced message; signed (once, over the whole message) with the key its requests are signed with. */
+  private publishBatch(subject: string, items: Queued[], payload: string, signWith: Buffer | undefined): void {
     const inbox = this.open();
     // Upper case: a single request's token is base 36 in lower case.
     const token = `C${(this.next++).toString(36)}`;
@@ -187,7 +194,8 @@ export class RequestMux {
     const timer = setTimeout(() => this.batches.delete(token), Math.max(...items.map((q) => this.pending.get(q.token)?.timeout ?? 0)));
     this.batches.set(token, { subject, items, timer });
     try {
-      this.nc.publish(coalescedSubject(subject), encoder.encode(payload), { reply: `${inbox}.${token}` });
+      const headers = signWith ? headersOf({ [SIGNATURE_HEADER]: signRequest(signWith, subject, payload) }) : undefined;
+      this.nc.publish(coalescedSubject(subject), encoder.encode(payload), { reply: `${inbox}.${token}`, headers });
     } catch (err) {
       this.endBatch(token);
       for (const q of items) this.settle(q.token)?.reject(err as Error);
@@ -275,7 +283,17 @@ interface Queued {
   data?: Uint8Array;
   headers?: MsgHdrs;
   /** A request that may be coalesced: its body and headers, encoded when it leaves. */
-  item?: { body: unknown; headers: Record<string, string> };
+  item?: CoalescibleItem;
+}
+
+/**
+ * A request that may leave with others: its body, its headers and the key it is signed with (signature.ts), if any.
+ * Alone it is signed over its own payload; in a coalesced message the message is signed once, over all of it.
+ */
+export interface CoalescibleItem {
+  body: unknown;
+  headers: Record<string, string>;
+  signWith?: Buffer;
 }
 
 interface Batch {

@@ -310,9 +310,10 @@ export class ServiceBus {
       return;
     }
     natsCoalescedRequests().observe({ subject }, items.length);
-    // Each request was signed as it would have been sent alone: its payload is the JSON text of its `d`.
-    const served = (item: CoalescedRequest) => (!check || check(JSON.stringify(item?.d ?? null), item?.h?.[SIGNATURE_HEADER]) ? fn : refuseUnsigned(subject));
-    const outs = await Promise.all(items.map((item) => this.serveOne(subject, item?.h ?? {}, () => item.d as WireRequest, served(item))));
+    // The gateway signs a coalesced message once, over all of it (request-mux.ts): it is served whole or refused whole.
+    const signed = !check || check(msg.data, headerMap(msg.headers)[SIGNATURE_HEADER]);
+    const served = signed ? fn : refuseUnsigned(subject);
+    const outs = await Promise.all(items.map((item) => this.serveOne(subject, item?.h ?? {}, () => item.d as WireRequest, served)));
     const parts = outs.map((out, i) => replyParts(out, items[i]?.h?.[REPLY_FORMAT] === 'body'));
     try {
       const framed = frameCoalescedReply(parts);
@@ -430,16 +431,20 @@ export class ServiceBus {
       const timeout = ctx.timeoutMs ?? this.defaultTimeoutMs;
       try {
         const text = JSON.stringify(wire);
-        const values = {
+        const headers = {
           'x-request-id': ctx.requestId ?? current?.requestId ?? 'internal',
           ...traceHeaders(),
           'x-instance': instance || undefined,
           [REPLY_FORMAT]: 'body',
-          [SIGNATURE_HEADER]: ctx.owner === undefined ? undefined : signRequest(this.signingKey(ctx.owner), subject, text),
         };
+        const signWith = ctx.owner === undefined ? undefined : this.signingKey(ctx.owner);
+        // A coalesced request is signed when it leaves: alone over its payload, with others once over their message.
         const msg = this.options.coalescedSubjects?.has(subject)
-          ? await this.requests.requestCoalesced(subject, { body: new RawJson(text), headers: definedValues(values) }, { timeout })
-          : await this.requests.request(subject, encodeText(text), { timeout, headers: headersOf(values) });
+          ? await this.requests.requestCoalesced(subject, { body: new RawJson(text), headers: definedValues(headers), signWith }, { timeout })
+          : await this.requests.request(subject, encodeText(text), {
+              timeout,
+              headers: headersOf({ ...headers, [SIGNATURE_HEADER]: signWith && signRequest(signWith, subject, text) }),
+            });
         return replyOf(msg);
       } catch (err) {
         throw markUndelivered(natsErrorToAppError(err, subject), undeliveredFromNats(err));

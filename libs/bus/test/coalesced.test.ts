@@ -3,7 +3,8 @@ import { AppError } from '@platform/problems';
 import { connectAs, gatewayBusKey, startNatsServer, type NatsServer } from '@platform/testkit';
 import type { NatsConnection, Subscription } from 'nats';
 import { z } from 'zod';
-import { reply, ServiceBus } from '../src';
+import { headersOf, reply, ServiceBus, SIGNATURE_HEADER, signRequest } from '../src';
+import { readCoalescedReply } from '../src/request-mux';
 
 let nats: NatsServer;
 let serviceNc: NatsConnection;
@@ -145,4 +146,21 @@ test('when one request of a turn has a body JSON cannot hold, then that request 
   const good = [request(COALESCED, 12), request(COALESCED, 14)];
   await expect(bad).rejects.toBeInstanceOf(AppError);
   expect((await Promise.all(good)).map((r) => r.ok && r.status)).toEqual([201, 201]);
+});
+
+test('when a coalesced message is unsigned, or one of its requests was changed after the gateway signed it, then every request in it is refused with 403', async () => {
+  const key = gatewayBusKey().keyFor('management')!;
+  const items = (n: number) => [2, 4].map((m) => ({ r: `_INBOX.none.${m}`, h: { 'x-request-id': `forged-${m}` }, d: { principal: { kind: 'admin', via: 'bearer' }, body: { n: m + n } } }));
+  const send = async (payload: string, signature?: string) => {
+    const msg = await callerNc.request(coalescedSubject(COALESCED), new TextEncoder().encode(payload), {
+      timeout: 5000,
+      headers: signature ? headersOf({ [SIGNATURE_HEADER]: signature }) : undefined,
+    });
+    return readCoalescedReply(msg.data)!.map((a) => { const r = JSON.parse(new TextDecoder().decode(a.data)); return (r.status ?? r.problem?.status) as number; });
+  };
+  const signed = JSON.stringify(items(0));
+  // The same message as the gateway would sign it is served; the signature of one message does not fit another.
+  expect(await send(signed, signRequest(key, COALESCED, signed))).toEqual([201, 201]);
+  expect(await send(signed)).toEqual([403, 403]);
+  expect(await send(JSON.stringify(items(2)), signRequest(key, COALESCED, signed))).toEqual([403, 403]);
 });

@@ -7,7 +7,7 @@ import type { NatsConnection } from 'nats';
 import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, COALESCED_SUBJECTS } from '@platform/contracts';
 import { BusKey, busKeyFileOf, connectNats, readBusKeyFile, ServiceBus } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
-import { erasingProjects } from './middleware/erasing-projects';
+import { erasingProjects, type ErasingProjects } from './middleware/erasing-projects';
 import { AppError } from '@platform/problems';
 import { getLogger, setLogLevel } from '@platform/logger';
 import { initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
@@ -225,7 +225,7 @@ async function listenHealth(port: number, life: Lifecycle): Promise<Listener> {
 async function drainGateway(
   config: GatewayConfig,
   life: Lifecycle,
-  parts: { listeners: Listener[]; health: Listener | undefined; auth: Authenticator; redis: Redis; nc: NatsConnection },
+  parts: { listeners: Listener[]; health: Listener | undefined; auth: Authenticator; erasing: ErasingProjects; redis: Redis; nc: NatsConnection },
 ): Promise<void> {
   const graceMs = config.SHUTDOWN_GRACE_MS;
   life.draining = true;
@@ -240,6 +240,7 @@ async function drainGateway(
     });
   await Promise.all(parts.listeners.map((l) => close(l.server)));
   parts.auth.stop();
+  parts.erasing.close();
   parts.redis.disconnect();
   await Promise.race([parts.nc.drain().catch(() => undefined), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now() - 500)).unref())]);
   if (parts.health) {
@@ -266,7 +267,8 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
    */
   const life: Lifecycle = { draining: false, isReady: () => !life.draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined };
   const keys = idempotency(redis, { inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10 });
-  const mountOpts = { bus, auth, limits, idempotency: keys, erasing: erasingProjects(redis), bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
+  const erasing = await erasingProjects(redis, nc);
+  const mountOpts = { bus, auth, limits, idempotency: keys, erasing, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
   const main = mainApp(config, life, mountOpts);
   const analytics = analyticsApp(config, life, mountOpts, nc);
 
@@ -285,7 +287,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     healthUrl: health ? `http://127.0.0.1:${health.port}` : undefined,
     graceMs: config.SHUTDOWN_GRACE_MS,
     stop() {
-      return (stopped ??= drainGateway(config, life, { listeners: [mainListener, analyticsListener], health, auth, redis, nc }));
+      return (stopped ??= drainGateway(config, life, { listeners: [mainListener, analyticsListener], health, auth, erasing, redis, nc }));
     },
   };
 }

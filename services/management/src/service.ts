@@ -2,7 +2,7 @@ import { defineService, instanceId } from '@platform/runtime';
 import { outboxRelay } from '@platform/outbox';
 import { keyedHash, SecretBox } from '@platform/secrets';
 import { publishNotice, startErasureWorker } from '@platform/bus';
-import { appChanged, credentialRevoked, erasingProjectKey, webhookDestinationsChanged, type CredentialRevoked } from '@platform/contracts';
+import { appChanged, credentialRevoked, ERASING_PROJECTS_KEY, erasingProjectMember, projectErasing, webhookDestinationsChanged, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
 import { accessTokenRepo } from './access/access-token.repo';
 import { registerAccessHandlers } from './access/access.handlers';
@@ -138,9 +138,9 @@ export const management = defineService({
       feedback,
       pub,
       markErasing: async (scope, erasing) => {
-        const key = erasingProjectKey(scope);
-        if (erasing) await redis.set(key, '1');
-        else await redis.del(key);
+        if (erasing) await redis.sadd(ERASING_PROJECTS_KEY, erasingProjectMember(scope));
+        else await redis.srem(ERASING_PROJECTS_KEY, erasingProjectMember(scope));
+        publishNotice(nc, projectErasing, { tenantId: scope.tenantId, projectId: scope.projectId, erasing });
       },
     };
     registerErasureHandlers(bus, erasureDeps);

@@ -5,7 +5,7 @@ import { CredentialRevoked } from '../manage/auth';
 import { DestinationsChanged } from '../manage/webhook-destinations';
 import { SigningKeysChanged } from '../credential-gateway/token-exchange';
 import { AppChanged, AppUsed } from './cross-service';
-import { RunEventsErased } from '../manage/erasures';
+import { ProjectErasing, RunEventsErased } from '../manage/erasures';
 
 /**
  * A notice: a core NATS message (fire-and-forget, not stored) that tells other processes something changed, so they
@@ -98,5 +98,14 @@ export const runEventsErased = notice({
   description: "A conversation's (or a project's) run events were erased; every events-ingest replica forgets the ids it remembers of them, so posting one again creates a new event.",
 });
 
+export const projectErasing = notice({
+  name: 'projectErasing',
+  subject: 'internal.erasures.project-erasing',
+  publishers: ['management'],
+  subscribers: ['gateway'],
+  payload: ProjectErasing,
+  description: "A project's erasure started or is done (sent before the deletion is answered); every gateway refuses writes to the project (409) from then until the erasure is done.",
+});
+
 /** Every notice. */
-export const notices: readonly NoticeDef[] = [appChanged, appUsed, credentialRevoked, webhookDestinationsChanged, signingKeysChanged, webhookDestinationEvents, runEventsErased];
+export const notices: readonly NoticeDef[] = [appChanged, appUsed, credentialRevoked, webhookDestinationsChanged, signingKeysChanged, webhookDestinationEvents, runEventsErased, projectErasing];

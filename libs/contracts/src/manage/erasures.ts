@@ -46,6 +46,9 @@ export type ErasureRequest = z.infer<typeof ErasureRequest>;
 /** The runEventsErased notice: the run events of a project (conversationId null) or of one conversation are gone. */
 export const RunEventsErased = z.object({ tenantId: z.string(), projectId: z.string(), conversationId: z.string().nullable() });
 
+/** Payload of the `projectErasing` notice: a project's erasure started (`erasing: true`) or is done. */
+export const ProjectErasing = z.object({ tenantId: z.string(), projectId: z.string(), erasing: z.boolean() });
+
 export const ReportErasureRequest = z.object({ tenantId: z.string(), projectId: z.string(), erasureId: z.string(), service: ErasureService });
 export const ReportErasureReply = z.object({ status: ErasureState });
 
@@ -104,7 +107,10 @@ export const getErasure = operation({
 });
 
 /**
- * The Redis key (under REDIS_KEY_PREFIX) management sets while a project is being erased and removes when the job is
- * done; the gateway refuses writes to the project (409) while it exists.
+ * The Redis set (under REDIS_KEY_PREFIX) of the projects being erased, members `erasingProjectMember(scope)`:
+ * management adds a project when it starts the job and removes it when the job is done, announcing both with the
+ * `projectErasing` notice. Every gateway keeps a copy (read at start and again every few seconds) and refuses writes
+ * to those projects (409).
  */
-export const erasingProjectKey = (scope: { tenantId: string; projectId: string }) => `erasing:${scope.tenantId}:${scope.projectId}`;
+export const ERASING_PROJECTS_KEY = 'erasing-projects';
+export const erasingProjectMember = (scope: { tenantId: string; projectId: string }) => `${scope.tenantId}:${scope.projectId}`;

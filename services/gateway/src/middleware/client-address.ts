@@ -17,5 +17,20 @@ export function clientAddressKey(ip: string | undefined, ipv6PrefixLength: numbe
   return `${ipaddr.fromByteArray(bytes).toString()}/${ipv6PrefixLength}`;
 }
 
+/** Keys of the addresses seen lately (parsing an address costs more than the rest of a rate-limit check). */
+const recent = new Map<string, string>();
+const RECENT_MAX = 10_000;
+
 /** The client address key of a request. */
-export const clientAddressOf = (req: Request, ipv6PrefixLength: number) => clientAddressKey(req.ip, ipv6PrefixLength);
+export function clientAddressOf(req: Request, ipv6PrefixLength: number): string {
+  const ip = req.ip;
+  if (!ip) return 'unknown';
+  const memo = `${ipv6PrefixLength}|${ip}`;
+  let key = recent.get(memo);
+  if (key === undefined) {
+    if (recent.size >= RECENT_MAX) recent.clear();
+    key = clientAddressKey(ip, ipv6PrefixLength);
+    recent.set(memo, key);
+  }
+  return key;
+}

@@ -320,7 +320,7 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
         // Validate before forwarding: bad input never reaches a service.
         const parsed = parseOperationInput(op, raw);
         opts.auth.authorize(op, principal, parsed.params as Record<string, unknown>);
-        await opts.erasing.assertWritable(op, principal, parsed.params as Record<string, unknown>);
+        opts.erasing.assertWritable(op, principal, parsed.params as Record<string, unknown>);
         const meta: RequestMeta = {
           ip: req.ip,
           origin: typeof req.headers.origin === 'string' ? req.headers.origin : undefined,
