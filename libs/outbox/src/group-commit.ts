@@ -2,6 +2,7 @@ import type { StoredPendingEvent } from '@platform/contracts';
 import type { Publisher } from '@platform/bus';
 import { getLogger } from '@platform/logger';
 import { histogram } from '@platform/telemetry';
+import { deleteTogether } from './delete-together';
 
 const log = getLogger('mongo.group-commit');
 
@@ -117,23 +118,11 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
    * batch, which at a few events a batch was as many commands as the inserts. The filter's `outboxMarker: true` is an
    * equality the database serves (FerretDB v1 applies an `_id: {$in}` alone to every row itself).
    */
-  const markerDeleteMs = opts.markerDeleteMs ?? 100;
-  let published: string[] = [];
-  let deleteTimer: NodeJS.Timeout | undefined;
-  /** Marker deletes under way (awaited by `flush`). */
-  const deleting = new Set<Promise<unknown>>();
-  const deletePublished = () => {
-    clearTimeout(deleteTimer);
-    deleteTimer = undefined;
-    if (!published.length) return;
-    const ids = published;
-    published = [];
-    const deleted = collection()
-      .deleteMany({ outboxMarker: true, _id: { $in: ids } } as never)
-      .catch((err: unknown) => log.warn({ err, markers: ids.length }, 'deleting published batch markers failed; the sweep will take them'))
-      .finally(() => deleting.delete(deleted));
-    deleting.add(deleted);
-  };
+  const markers = deleteTogether(collection, {
+    delayMs: opts.markerDeleteMs ?? 100,
+    filterOf: (ids) => ({ outboxMarker: true, _id: { $in: ids } }),
+    onError: (err, count) => log.warn({ err, markers: count }, 'deleting published batch markers failed; the sweep will take them'),
+  });
   const publishBatch = (markerId: string, inserted: Array<Waiting<D>>) => {
     const outbox = opts.outbox!;
     const events = inserted.flatMap((w) => w.events ?? Object.values(w.doc.pendingEvents ?? {}));
@@ -144,11 +133,7 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
         // The marker goes once its events are out; the next batch's publish does not wait for this database write
         // (it held every later event back by a delete's time; a marker whose delete fails is swept, its events
         // published again and dropped as repeats by JetStream).
-        published.push(markerId);
-        if (!deleteTimer) {
-          deleteTimer = setTimeout(deletePublished, markerDeleteMs);
-          deleteTimer.unref();
-        }
+        markers.add(markerId);
       })
       .catch((err) => log.warn({ err, markerId, count: events.length }, 'publishing a batch failed; the sweep will retry'));
   };
@@ -278,8 +263,7 @@ export function groupInsert<D extends WithOutbox>(collection: () => GroupCollect
         await Promise.allSettled(sending);
       }
       await publishing;
-      deletePublished();
-      await Promise.allSettled(deleting);
+      await markers.flush();
     },
 
     /** Documents waiting to be written (for metrics). */

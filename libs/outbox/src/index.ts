@@ -6,3 +6,4 @@ export { outboxFields, live, traced, storedPending, pendingEntries, outboxOnCrea
 export { outboxRelay, type OutboxRelay, type OutboxDoc } from './relay';
 export { KeyedLock } from './lock';
 export { groupInsert, type GroupInsertOutcome, type GroupInsertOptions, type GroupCollection } from './group-commit';
+export { deleteTogether } from './delete-together';

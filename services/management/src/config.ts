@@ -21,7 +21,7 @@ export const managementConfig = z.object({
     .int()
     .min(30)
     .default(300)
-    .describe('An audit entry still pending this long (its process stopped during the change) is completed with outcome "unknown"'),
+    .describe('A change whose audit entry is still not written this long after it began (its process stopped during the change) is recorded with outcome "unknown"'),
   TRIGGER_RATE_LIMIT_PER_MINUTE: z.coerce
     .number()
     .int()

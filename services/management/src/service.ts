@@ -1,4 +1,5 @@
 import { defineService, instanceId } from '@platform/runtime';
+import { getLogger } from '@platform/logger';
 import { outboxRelay } from '@platform/outbox';
 import { keyedHash, SecretBox } from '@platform/secrets';
 import { publishNotice, startErasureWorker } from '@platform/bus';
@@ -6,10 +7,9 @@ import { appChanged, credentialRevoked, ERASING_PROJECTS_KEY, erasingProjectMemb
 import { managementConfig } from './config';
 import { accessTokenRepo } from './access/access-token.repo';
 import { registerAccessHandlers } from './access/access.handlers';
-import { auditEntryModel } from './audit/audit-entry.model';
 import { registerAuditLog } from './audit/audit-log.handlers';
 import { auditLogRepo } from './audit/audit-log.repo';
-import { settleStaleAuditEntries } from './audit/audit-log';
+import { auditEventOf, settleStaleAuditEntries } from './audit/audit-log';
 import { sessionStore } from './access/session.store';
 import { agentModel } from './agents/agent.model';
 import { agentRepo } from './agents/agent.repo';
@@ -51,6 +51,8 @@ import { registerWebhookDestinationHandlers } from './webhook-destinations/webho
  * triggers/, feedback/, webhook-destinations/, access/) holds its handlers, domain and data; here their outbox
  * relays and repositories are built (relay first, from the model) and their handlers registered.
  */
+const log = getLogger('management');
+
 export const management = defineService({
   name: 'management',
   config: managementConfig,
@@ -62,7 +64,6 @@ export const management = defineService({
       apps: outboxRelay(appEventModel(db), pub),
       agents: outboxRelay(agentModel(db), pub),
       feedback: outboxRelay(feedbackModel(db), pub),
-      audit: outboxRelay(auditEntryModel(db), pub),
     };
     const apiKeys = apiKeyRepo(db, relays.apiKeys, redis);
     const destinations = webhookDestinationRepo(db, relays.destinations);
@@ -73,7 +74,7 @@ export const management = defineService({
     const credentials = credentialRepo(db);
     const entries = credentialStoreEntryRepo(db);
     const triggers = triggerRepo(db);
-    const auditDeps = { auditLog: auditLogRepo(db, relays.audit) };
+    const auditDeps = { auditLog: auditLogRepo(db, { publisher: pub, instance: instanceId, eventOf: auditEventOf }) };
     const invocations = triggerInvocationRepo(db);
     const dispatcher = triggerDispatcher(invocations, pub, { sweepMs: config.TRIGGER_DISPATCH_SWEEP_MS });
 
@@ -82,11 +83,12 @@ export const management = defineService({
     await apps.sweepHeld();
     const heldSweep = setInterval(() => void apps.sweepHeld().catch(() => undefined), 30_000);
     heldSweep.unref();
-    await Promise.all(Object.values(relays).map((r) => r.sweep()));
+    await Promise.all([...Object.values(relays).map((r) => r.sweep()), auditDeps.auditLog.sweep()]);
     // Audit entries of changes whose process stopped before it knew their outcome (see audit/audit-log.handlers.ts).
-    const settleAudit = () => settleStaleAuditEntries(auditDeps, config.AUDIT_PENDING_SETTLE_SECONDS * 1000).catch(() => 0);
+    const settleAudit = () => settleStaleAuditEntries(auditDeps, config.AUDIT_PENDING_SETTLE_SECONDS * 1000).catch((err: unknown) => (log.warn({ err }, 'settling audit entries failed'), 0));
     await settleAudit();
-    const auditSweep = setInterval(() => void settleAudit(), 60_000);
+    // Also the events of stored entries whose writer stopped before publishing them.
+    const auditSweep = setInterval(() => void settleAudit().then(() => auditDeps.auditLog.sweep().catch(() => 0)), 60_000);
     auditSweep.unref();
     // Trigger requests a previous process accepted and had not published yet.
     await dispatcher.sweep();
@@ -178,7 +180,7 @@ export const management = defineService({
         clearInterval(auditSweep);
         await dispatcher.stop();
         await erasureWorker.stop();
-        await Promise.all(Object.values(relays).map((r) => r.stop()));
+        await Promise.all([...Object.values(relays).map((r) => r.stop()), auditDeps.auditLog.flush()]);
       },
     };
   },

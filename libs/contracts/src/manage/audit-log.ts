@@ -17,7 +17,7 @@ export const AuditActor = z.object({
 });
 export type AuditActor = z.infer<typeof AuditActor>;
 
-export const AuditOutcome = z.enum(['pending', 'succeeded', 'failed', 'unknown']);
+export const AuditOutcome = z.enum(['succeeded', 'failed', 'unknown']);
 export type AuditOutcome = z.infer<typeof AuditOutcome>;
 
 export const AuditEntry = z.object({
@@ -34,7 +34,7 @@ export const AuditEntry = z.object({
   resourceId: z.string().nullable(),
   before: z.unknown().describe('The resource before the change, secrets redacted (null for a create)'),
   after: z.unknown().describe('The resource after the change, secrets redacted (null for a delete or a failure)'),
-  outcome: AuditOutcome.describe('pending while the change runs; unknown when the process stopped before it knew'),
+  outcome: AuditOutcome.describe('An entry is listed once its change is done; unknown when the process stopped before it knew the outcome (settled after AUDIT_PENDING_SETTLE_SECONDS)'),
   status: z.number().int().nullable().describe('The HTTP status the change answered'),
   errorCode: z.string().nullable(),
   source: z.object({

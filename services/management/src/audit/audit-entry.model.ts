@@ -3,12 +3,13 @@ import { mongoose, type Connection, type Model, type StoredDoc } from '@platform
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
- * One audit entry (collection `auditLog`, owned by management). Written once before the change runs (`outcome:
- * 'pending'`) and completed once after it, with its `audit.recorded` event in the same write (outbox). Nothing else
- * updates it and nothing deletes it.
+ * One audit entry (collection `auditLog`, owned by management), written once when the change's outcome is known, with
+ * its `audit.recorded` event (group-committed with an outbox marker, libs/outbox). Nothing updates it and nothing
+ * deletes it. Before the change runs, the same fields are written to `auditIntents` (`outcome: 'pending'`): the proof
+ * that the change was asked for, removed once its entry is stored, and turned into an entry of outcome `unknown` by
+ * the sweep when its process stopped before it knew the outcome.
  */
-const schema = new mongoose.Schema(
-  {
+const fields = {
     _id: { type: String },
     tenantId: { type: String, default: null },
     projectId: { type: String, default: null },
@@ -28,12 +29,11 @@ const schema = new mongoose.Schema(
     status: { type: Number, default: null },
     errorCode: { type: String, default: null },
     source: { type: mongoose.Schema.Types.Mixed, required: true },
-    ...outboxFields,
-  },
-  { collection: 'auditLog', versionKey: false, minimize: false },
-);
+};
+const schema = new mongoose.Schema({ ...fields, ...outboxFields }, { collection: 'auditLog', versionKey: false, minimize: false });
 schema.index({ tenantId: 1, at: -1, _id: 1 });
-schema.index({ outcome: 1, at: 1 });
+const intentSchema = new mongoose.Schema(fields, { collection: 'auditIntents', versionKey: false, minimize: false });
+intentSchema.index({ at: 1 });
 
 export type AuditEntryDoc = StoredDoc<
   typeof schema,
@@ -47,4 +47,8 @@ export type AuditEntryDoc = StoredDoc<
 
 export function auditEntryModel(db: Connection): Model<AuditEntryDoc> {
   return db.models.AuditEntry ?? db.model<AuditEntryDoc>('AuditEntry', schema);
+}
+
+export function auditIntentModel(db: Connection): Model<AuditEntryDoc> {
+  return db.models.AuditIntent ?? db.model<AuditEntryDoc>('AuditIntent', intentSchema);
 }

@@ -15,9 +15,9 @@ async function readState(bus: ServiceBus, reader: AnyOperation | undefined, para
 
 /**
  * The audit log, in one place on management's operation path: every change this bus serves (every operation that is
- * not a read, including the ones registered later) is recorded once. The entry is written before the change runs, so
- * no change happens without it, and completed with the outcome afterwards (with its `audit.recorded` event in the same
- * write); `before` is the resource as its own read operation answers it, `after` the change's reply.
+ * not a read, including the ones registered later) is recorded once. Its intent is written before the change runs, so
+ * no change happens without it, and the entry with the outcome afterwards (with its `audit.recorded` event through the
+ * outbox); `before` is the resource as its own read operation answers it (none for a create), `after` the change's reply.
  */
 export function registerAuditLog(bus: ServiceBus, deps: AuditDeps): void {
   bus.handle(listAuditLog, async ({ params, query }) => {
@@ -28,13 +28,13 @@ export function registerAuditLog(bus: ServiceBus, deps: AuditDeps): void {
     if (!isAuditedChange(op)) return next();
     const params = (input.params ?? {}) as Record<string, unknown>;
     const before = await readState(bus, readerOf(op), params, ctx);
-    const id = await openAuditEntry(deps, op, params, ctx, before);
+    const intent = await openAuditEntry(deps, op, params, ctx, before);
     try {
       const out = await next();
-      await closeAuditEntry(deps, id, { ok: true, status: out.status, body: out.body, op, params });
+      await closeAuditEntry(deps, intent, { ok: true, status: out.status, body: out.body, op, params });
       return out;
     } catch (error) {
-      await closeAuditEntry(deps, id, { ok: false, error });
+      await closeAuditEntry(deps, intent, { ok: false, error });
       throw error;
     }
   });

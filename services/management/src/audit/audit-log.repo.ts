@@ -1,9 +1,10 @@
 import type { AuditEntry, PendingEvent } from '@platform/contracts';
+import type { Publisher } from '@platform/bus';
 import { iso, type Connection } from '@platform/mongo';
-import { outboxOnUpdate, pendingEntries, traced, type OutboxRelay } from '@platform/outbox';
-import { auditEntryModel, type AuditEntryDoc } from './audit-entry.model';
+import { deleteTogether, groupInsert, traced } from '@platform/outbox';
+import { auditEntryModel, auditIntentModel, type AuditEntryDoc } from './audit-entry.model';
 
-const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, actorIds: 0 };
+const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0, actorIds: 0 };
 
 const parsed = (json: string | null | undefined): unknown => (json == null ? null : JSON.parse(json));
 
@@ -22,7 +23,8 @@ export function toAuditEntry(d: AuditEntryDoc): AuditEntry {
     resourceId: d.resourceId ?? null,
     before: parsed(d.before),
     after: parsed(d.after),
-    outcome: d.outcome,
+    // Only a completed entry is shown (an intent's 'pending' never leaves management).
+    outcome: d.outcome === 'pending' ? 'unknown' : d.outcome,
     status: d.status ?? null,
     errorCode: d.errorCode ?? null,
     source: d.source,
@@ -50,31 +52,54 @@ export interface AuditCompletion {
 
 export type AuditLogRepo = ReturnType<typeof auditLogRepo>;
 
-export function auditLogRepo(db: Connection, relay: OutboxRelay) {
+export interface AuditOutbox {
+  publisher: Publisher;
+  instance: string;
+  /** The `audit.recorded` event of a completed entry (its id is the entry's: a repeat is dropped by JetStream). */
+  eventOf(entry: AuditEntry): PendingEvent;
+}
+
+/** How long after the first of them the intents of completed entries are deleted together (ms). */
+const INTENT_DELETE_MS = 100;
+
+/**
+ * Entries and intents are written by group commit (libs/outbox `groupInsert`): the changes of one moment share one
+ * insertMany of their intents and one of their entries (with one outbox marker), and their intents go in one
+ * deleteMany; an entry costs no update (an update costs FerretDB several times an insert, docs/perf-notes.md).
+ */
+export function auditLogRepo(db: Connection, outbox: AuditOutbox) {
   const Model = auditEntryModel(db);
+  const Intents = auditIntentModel(db);
+  const eventsOf = (d: AuditEntryDoc) => [outbox.eventOf(toAuditEntry(d))];
+  const entries = groupInsert<AuditEntryDoc>(() => Model.collection, { outbox: { publisher: outbox.publisher, instance: outbox.instance, eventsOf } });
+  const intents = groupInsert<AuditEntryDoc>(() => Intents.collection);
+  // A delete that fails leaves intents whose entry is stored: the sweep finds the entry there and deletes them.
+  const settled = deleteTogether(() => Intents.collection, { delayMs: INTENT_DELETE_MS, filterOf: (ids) => ({ _id: { $in: ids } }), onError: () => undefined });
   return {
-    /** The entry of a change about to run (`outcome: 'pending'`), before anything of the change is written. */
+    /** The intent of a change about to run (`outcome: 'pending'`), stored before anything of the change is written. */
     async begin(doc: AuditEntryDoc): Promise<void> {
-      await Model.create(doc);
+      if ((await intents.insert(doc)) !== 'inserted') throw new Error(`audit intent ${doc._id} was already there`);
     },
     /**
-     * Completes a pending entry once, with its `audit.recorded` event in the same write (`event` gets the completed
-     * entry); false when it was not pending any more (completed by the sweep meanwhile).
+     * Stores the completed entry of an intent, with its `audit.recorded` event, and lets the intent go; false when the
+     * entry was stored already (the sweep completed it as `unknown` meanwhile).
      */
-    async complete(id: string, set: AuditCompletion, event: (entry: AuditEntry) => PendingEvent): Promise<boolean> {
-      const current = await Model.findOne({ _id: id, outcome: 'pending' }, { pendingEvents: 0 }).lean();
-      if (!current) return false;
-      const events = traced([event(toAuditEntry({ ...current, ...set } as AuditEntryDoc))]);
-      const ops = outboxOnUpdate(events);
-      // Only a pending entry is completed, once (findOneAndUpdate with a projection is not served by FerretDB).
-      const written = await relay.exclusive([id], () => Model.updateOne({ _id: id, outcome: 'pending' }, { $set: { ...set, ...ops.$set }, $inc: ops.$inc }));
-      if (written.modifiedCount !== 1) return false;
-      relay.flush({ _id: id, outboxSeq: (current.outboxSeq ?? 0) + 1, pendingEvents: pendingEntries(events) });
-      return true;
+    async complete(intent: AuditEntryDoc, set: AuditCompletion & { resourceId?: string }): Promise<boolean> {
+      const doc = { ...intent, ...set } as AuditEntryDoc;
+      const outcome = await entries.insert(doc, traced(eventsOf(doc)));
+      settled.add(intent._id);
+      return outcome === 'inserted';
     },
-    /** Entries still pending that began before `before` (their process stopped before it knew the outcome). */
+    /** Intents that began before `before` (their process stopped before it knew the outcome, or its delete failed). */
     async stalePending(before: Date, limit = 100): Promise<AuditEntryDoc[]> {
-      return Model.find({ outcome: 'pending', at: { $lt: before } }, hidden).limit(limit).lean();
+      return Intents.find({ at: { $lt: before } }).limit(limit).lean();
+    },
+    /** Publishes the events of stored entries whose writer died before publishing them (at start and on a timer). */
+    sweep: () => entries.sweep(),
+    /** Waits until every stored entry's event is published and the settled intents are deleted (at shutdown). */
+    async flush(): Promise<void> {
+      await entries.flush();
+      await settled.flush();
     },
     async list(tenantId: string, filter: AuditLogFilter, page: number, limit: number) {
       const at: Record<string, Date> = {};

@@ -6,6 +6,7 @@ import {
   pendingEvent,
   type AnyOperation,
   type AuditActor,
+  type AuditEntry,
   type AuditLogQuery,
   type Principal,
   type RequestMeta,
@@ -41,6 +42,8 @@ const SCOPE_PARAMS = new Set(['tenantId', 'projectId']);
  * by GET `…/api-keys/{id}`). None for a create on a collection.
  */
 export function readerOf(op: AnyOperation, operations: AnyOperation[] = allOperations): AnyOperation | undefined {
+  // A create has no state before it (the read of the path's parent, a project say, is not the resource's).
+  if (isCreate(op, operations)) return undefined;
   let best: AnyOperation | undefined;
   for (const r of operations) {
     if (r.method !== 'get' || r.service !== op.service || !/\}$/.test(r.path)) continue;
@@ -64,8 +67,9 @@ function createdId(body: unknown): string | null {
 }
 
 /** A create on a collection: a POST on the path a list reads. */
-const isCreate = (op: AnyOperation, operations: AnyOperation[]) =>
-  op.method === 'post' && operations.some((r) => r.method === 'get' && r.service === op.service && r.path === op.path);
+function isCreate(op: AnyOperation, operations: AnyOperation[]): boolean {
+  return op.method === 'post' && operations.some((r) => r.method === 'get' && r.service === op.service && r.path === op.path);
+}
 
 /**
  * The kind of resource (the path segment naming it) and its id: for a create the collection and the created id (from
@@ -117,8 +121,8 @@ export function actorOf(principal: Principal, meta: RequestMeta): AuditActor {
 const tenantOf = (params: Record<string, unknown>, principal: Principal): string | null =>
   typeof params.tenantId === 'string' ? params.tenantId : 'tenantId' in principal ? principal.tenantId : null;
 
-/** Writes the entry of a change about to run; the change must not run when this fails. Returns the entry id. */
-export async function openAuditEntry(deps: AuditDeps, op: AnyOperation, params: Record<string, unknown>, req: AuditRequest, before: unknown): Promise<string> {
+/** Writes the intent of a change about to run; the change must not run when this fails. Returns the intent. */
+export async function openAuditEntry(deps: AuditDeps, op: AnyOperation, params: Record<string, unknown>, req: AuditRequest, before: unknown): Promise<AuditEntryDoc> {
   const id = `aud_${randomId(24)}`;
   const actor = actorOf(req.principal, req.meta);
   const resource = resourceOf(op, params);
@@ -143,11 +147,12 @@ export async function openAuditEntry(deps: AuditDeps, op: AnyOperation, params: 
     source: { ip: req.meta.ip ?? null, userAgent: req.meta.userAgent ?? null, requestId: req.requestId },
   };
   await deps.auditLog.begin(doc);
-  return id;
+  return doc;
 }
 
-const eventOf = (entry: Parameters<Parameters<AuditLogRepo['complete']>[2]>[0]) =>
-  pendingEvent(auditRecorded, entry.id, { tenantId: entry.tenantId ?? AUDIT_NO_TENANT, projectId: entry.projectId ?? AUDIT_NO_PROJECT }, { entry });
+/** The `audit.recorded` event of a completed entry; its id is the entry's, so a repeat of it is dropped by JetStream. */
+export const auditEventOf = (entry: AuditEntry) =>
+  pendingEvent(auditRecorded, entry.id, { tenantId: entry.tenantId ?? AUDIT_NO_TENANT, projectId: entry.projectId ?? AUDIT_NO_PROJECT }, { entry }, entry.completedAt ?? undefined);
 
 /** What a change came to: its reply (status and body), or the error it threw. */
 export type ChangeResult = { ok: true; status: number; body: unknown; op: AnyOperation; params: Record<string, unknown> } | { ok: false; error: unknown };
@@ -156,7 +161,7 @@ export type ChangeResult = { ok: true; status: number; body: unknown; op: AnyOpe
  * Completes the entry with the outcome and the redacted state after the change (and the created resource's id). A
  * failure to write it is logged, not answered: the change is done, and the sweep completes the entry as `unknown`.
  */
-export async function closeAuditEntry(deps: AuditDeps, id: string, result: ChangeResult): Promise<void> {
+export async function closeAuditEntry(deps: AuditDeps, intent: AuditEntryDoc, result: ChangeResult): Promise<void> {
   const set: AuditCompletion & { resourceId?: string } = result.ok
     ? { outcome: 'succeeded', status: result.status, errorCode: null, after: storedState(result.op.method === 'delete' ? null : stateOf(result.body)), completedAt: new Date() }
     : {
@@ -171,20 +176,20 @@ export async function closeAuditEntry(deps: AuditDeps, id: string, result: Chang
     if (created) set.resourceId = created;
   }
   try {
-    await deps.auditLog.complete(id, set, eventOf);
+    await deps.auditLog.complete(intent, set);
   } catch (err) {
-    log.warn({ err, auditId: id }, 'completing an audit entry failed; the sweep will complete it as unknown');
+    log.warn({ err, auditId: intent._id }, 'completing an audit entry failed; the sweep will complete it as unknown');
   }
 }
 
-/** Completes, as `unknown`, entries left pending longer than `olderThanMs` (the process that ran them stopped). */
+/**
+ * Completes, as `unknown`, the intents left longer than `olderThanMs` (the process that ran them stopped before it knew
+ * the outcome); an intent whose entry is stored already only goes. Answers how many entries it completed.
+ */
 export async function settleStaleAuditEntries(deps: AuditDeps, olderThanMs: number): Promise<number> {
   const stale = await deps.auditLog.stalePending(new Date(Date.now() - olderThanMs));
-  let n = 0;
-  for (const d of stale) {
-    if (await deps.auditLog.complete(d._id, { outcome: 'unknown', status: null, errorCode: null, after: null, completedAt: new Date() }, eventOf)) n++;
-  }
-  return n;
+  const done = await Promise.all(stale.map((d) => deps.auditLog.complete(d, { outcome: 'unknown', status: null, errorCode: null, after: null, completedAt: new Date() })));
+  return done.filter(Boolean).length;
 }
 
 export async function listAuditEntries(deps: AuditDeps, tenantId: string, query: AuditLogQuery) {
