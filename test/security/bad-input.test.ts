@@ -63,11 +63,14 @@ let before: Record<string, number>;
 /**
  * The tenant's documents per collection, without the audit log's entries of refused changes: a request that reached
  * management and was refused is recorded as a failed change (docs/security.md, "Audit log"), and changes nothing else.
+ * Audit intents are left out too: an intent lives only until its change's entry is written (a moment later, by group
+ * commit), so whether the key creations of the set-up still have theirs depends on when the count is taken.
  */
 async function storedOfTenant(): Promise<Record<string, number>> {
   const rows = await rowsOfTenant(stack.env.MONGO_URL!, stack.env.MONGO_DB_PREFIX ?? 'test', p.tenantId);
   const kept = (name: string, list: unknown[]) => (name.endsWith('.auditLog') ? list.filter((r) => (r as { outcome?: string }).outcome !== 'failed') : list);
-  return Object.fromEntries(Object.entries(rows).map(([name, list]) => [name, kept(name, list).length]));
+  const lasting = Object.entries(rows).filter(([name]) => !name.endsWith('.auditIntents'));
+  return Object.fromEntries(lasting.map(([name, list]) => [name, kept(name, list).length]));
 }
 
 /** Whether an operation's path names a record (a path id other than the tenant and the project). */
