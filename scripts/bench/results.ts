@@ -114,8 +114,13 @@ export function tables(r: BenchResults): string[] {
   ];
 }
 
+/** The lines above the tables: the run, its settings, its notes. */
+export function runLines(r: BenchResults): string[] {
+  const commit = `commit ${r.run.commit.slice(0, 7)}${r.run.dirty ? ' with uncommitted changes' : ''}`;
+  return [`Run ${r.run.id}, ${r.run.startedAt}, ${commit}; ${machineLine(r.run.machine)}`, settingsLine(r.run.settings), ...r.run.notes];
+}
+
 /** What the bench prints at the end of a run: the run's line, its settings, its notes, and the tables. */
 export function runReport(r: BenchResults): string {
-  const commit = `commit ${r.run.commit.slice(0, 7)}${r.run.dirty ? ' with uncommitted changes' : ''}`;
-  return [`Run ${r.run.id}, ${r.run.startedAt}, ${commit}; ${machineLine(r.run.machine)}`, settingsLine(r.run.settings), ...r.run.notes, '', ...tables(r)].join('\n');
+  return [...runLines(r), '', ...tables(r)].join('\n');
 }
