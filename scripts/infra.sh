@@ -140,7 +140,7 @@ start_postgres() {
     "${asuser[@]}" "$pgbin/initdb -D '$pgdata' -U postgres --auth=trust -E UTF8 >/dev/null"
   fi
   # shared_buffers 1GB (was 256MB): after pnpm bench's write history the events table and its indexes pass 256MB.
-  # Not shown to help the write-growth rows yet (docs/perf-notes.md, eighth round).
+  # Its effect on the write-growth rows is within their spread (docs/performance.md, "statistics and vacuum").
   "${asuser[@]}" "$pgbin/pg_ctl -D '$pgdata' -l '$LOGS/postgres.log' -w -o \"-p $PG_PORT -k $RUN/pgsock -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=450 -c shared_buffers=1GB\" start >/dev/null"
   head -1 "$pgdata/postmaster.pid" >"$RUN/postgres.pid"
   "$pgbin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='ferretdb'" | grep -q 1 ||

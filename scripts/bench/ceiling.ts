@@ -57,7 +57,8 @@ export async function measureLoop(concurrency: number, settings: LoopSettings, o
 
 /**
  * A run event document as the API gives it, every field (`null`s and `updatedAt` too) and `_id` as the events table
- * keys it. The events table's own rows are smaller since 2026-11-26 (events-ingest's `storedRow`).
+ * keys it. The events table's own rows are smaller (packed: docs/performance.md, "The event row packed"): a saving of
+ * the design that the ceiling rows do not get.
  */
 function eventLike(i: number) {
   const id = randomUUID();

@@ -4,6 +4,8 @@
 // runs into, whatever the database alone could do.
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import type { CpuRun } from './ceiling';
+import { log } from './run';
 
 /** Linux clock ticks a second (`getconf CLK_TCK`; 100 on every common kernel). */
 const TICK_MS = 10;
@@ -151,3 +153,14 @@ export function cpuNote(use: CpuUse, ops: number): { perOpMs: number; cpuBoundRa
   const text = `${perOpMs.toFixed(2)} CPU ms per operation (${parts.join(', ')}); read/write system calls per operation (${io.join(', ')}); machine ${(use.busyShare * 100).toFixed(0)} % busy of ${use.cores} cores${stealText(use)}; ${use.cores} cores at this cost: ${cpuBoundRate.toFixed(0)}/s`;
   return { perOpMs, cpuBoundRate, text };
 }
+
+/** A CpuRun that reads the CPU around one more run, logs it per operation and hands it to `keep`. */
+export const cpuAround =
+  (what: string, label: (pid: number, comm: string) => string, keep: (cpu: ReturnType<typeof cpuNote>) => void): CpuRun =>
+  async (run) => {
+    const before = cpuSnapshot();
+    const ops = await run();
+    const cpu = cpuNote(cpuBetween(before, cpuSnapshot(), label), ops);
+    keep(cpu);
+    log(`CPU per ${what}: ${cpu.text}`);
+  };

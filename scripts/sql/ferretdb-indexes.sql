@@ -68,7 +68,7 @@ BEGIN
     -- and the planner reads an expression's statistics from whichever index of the table has them; the btree's copy,
     -- and the whole document's (no filter compares `_jsonb` itself), only made each ANALYZE dearer (1.2 s -> 0.24-0.28 s
     -- of CPU on a 200k-row table). Under load the requests that waited during an automatic ANALYZE of the events table
-    -- were the p99 of pnpm bench's half-load row (docs/perf-notes.md, eighth round). (A non-unique btree is emptied
+    -- were the p99 of pnpm bench's half-load row (docs/performance.md). (A non-unique btree is emptied
     -- below: no row of it is sampled.)
     IF is_unique THEN
       EXECUTE format('ALTER INDEX %s ALTER COLUMN %s SET STATISTICS 0', btree::regclass, k);

@@ -100,7 +100,7 @@ type WithOutbox = { _id: unknown; pendingEvents?: Record<string, StoredPendingEv
  * With `outbox`, the events of the inserted documents are published after the insert (callers are answered first),
  * and the batch's marker is deleted with the others published in the same moment: a marker row per batch and a delete
  * per moment instead of one update per document (an update of a document costs FerretDB several times its insert;
- * measured in docs/perf-notes.md).
+ * measured in docs/performance.md, "Write each row once").
  */
 export function groupInsert<D extends WithOutbox>(collection: () => GroupCollection, opts: GroupInsertOptions<D> = {}) {
   const maxBatch = opts.maxBatch ?? 100;

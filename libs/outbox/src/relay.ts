@@ -55,7 +55,7 @@ export function outboxRelay<T extends OutboxDoc>(
    * hundreds of updates can exhaust their pool. Every statement also matches `outboxPending: true`: FerretDB v1 sends
    * only plain equality filters to its backend and applies an `$in` itself after reading every row of the collection,
    * so without it each flush read the whole collection (measured: the event write path fell with every row added;
-   * docs/perf-notes.md).
+   * docs/performance.md, "Write each row once").
    */
   const clearPublished = async (docs: OutboxDoc[], published: number) => {
     await lock.run(

@@ -42,7 +42,7 @@ export interface IdleCompactionOptions {
  * Idle memory. V8 grows the young generation (up to `--max-semi-space-size`, twice: two semi-spaces) while a process
  * starts or works, and nothing shrinks it when the process goes quiet, because a quiet process does not collect. So
  * once now (after start) and at every check that finds the process idle since the previous one, the memory-reducing
- * collection runs: about 18 MB less resident memory per service at idle (docs/perf-notes.md). Load grows the young
+ * collection runs: about 18 MB less resident memory per service at idle (docs/performance.md, "Idle memory"). Load grows the young
  * generation back as it needs. The collection pauses the process for about 15 ms on a service's heap; it runs only
  * when the process is idle and its young generation has grown past `minYoungBytes`. Returns a stop function.
  */

@@ -90,7 +90,7 @@ export const webhookDispatcher = defineService({
           // A message that is not JSON can never be scheduled: drop it (logged) instead of redelivering it forever.
           terminateInvalid: true,
           // Events of a project known to have no enabled destination are acknowledged unread (most projects have none):
-          // the dispatcher's CPU per such event 0.04-0.05 -> 0.01-0.02 ms (pnpm bench, docs/perf-notes.md).
+          // the dispatcher's CPU per such event 0.04-0.05 -> 0.01-0.02 ms (pnpm bench, docs/performance.md).
           skip: (m) => destinations.noneEnabled(m.subject),
           handler: async (envelope) => {
             let jobs: Awaited<ReturnType<typeof eventDeliveryJobs>>;

@@ -68,7 +68,7 @@ const sampled = (traceparent: string) => (Number.parseInt(traceparent.slice(-2),
  * flag when it is true and the request's trace context when its trace is sampled (the sweep rebuilds the event.created
  * from the row after a crash). FerretDB converts each field and each nested map of a document on every insert:
  * the packed row costs FerretDB and PostgreSQL a fifth to a quarter less CPU per event than the same event as fields
- * (docs/perf-notes.md, twenty-fourth round). Rows of earlier releases (every field apart) are read as they are.
+ * (docs/performance.md, "The event row packed"). Rows of earlier releases (every field apart) are read as they are.
  */
 function storedRow(e: NewRunEvent, dispatch: boolean, trace: string | undefined): RunEventDoc {
   const row: Partial<RunEventDoc> = { _id: e._id, tenantId: e.tenantId, projectId: e.projectId };
@@ -107,7 +107,7 @@ export interface RunEventOutbox {
 export function runEventRepo(db: Connection, outbox: RunEventOutbox) {
   const Model = runEventModel(db);
   // A replay (the same id again, typically a client retry seconds later) is answered from here without touching the
-  // database: on FerretDB v1 a read by _id scans the whole collection (docs/perf-notes.md). Bounded, oldest dropped first.
+  // database: on FerretDB v1 a read by _id scans the whole collection (docs/performance.md). Bounded, oldest dropped first.
   const recent = new Map<string, RunEvent>();
   // Concurrent new events are written together: one unordered insertMany per batch (group commit), with one outbox
   // marker per batch instead of an update per event once its event.created is published. The events are not stored
@@ -115,7 +115,7 @@ export function runEventRepo(db: Connection, outbox: RunEventOutbox) {
   const writer = groupInsert<RunEventDoc>(() => Model.collection, {
     // One insert at a time: the next batch gathers while it runs, so batches are larger (about 20 rows instead of 15
     // at full load) and the database's per-statement cost is shared by more events. Section runs of pnpm bench, two
-    // alternating pairs (docs/perf-notes.md, tenth round): new events 3,088 and 2,856 req/s against 2,668 and 2,563
+    // alternating pairs (docs/performance.md, "Group commit, one insert in flight"): new events 3,088 and 2,856 req/s against 2,668 and 2,563
     // with two in flight.
     maxInFlight: 1,
     outbox: {

@@ -65,7 +65,7 @@ const INTENT_DELETE_MS = 100;
 /**
  * Entries and intents are written by group commit (libs/outbox `groupInsert`): the changes of one moment share one
  * insertMany of their intents and one of their entries (with one outbox marker), and their intents go in one
- * deleteMany; an entry costs no update (an update costs FerretDB several times an insert, docs/perf-notes.md).
+ * deleteMany; an entry costs no update (an update costs FerretDB several times an insert, docs/performance.md).
  */
 export function auditLogRepo(db: Connection, outbox: AuditOutbox) {
   const Model = auditEntryModel(db);

@@ -1,0 +1,49 @@
+// Analytics ingest (its own listener, analytics key): one event a request, a batch of 100 sent as 100 requests, and
+// the batch endpoint (100 events in one request, stored with one insertMany) against the raw insertMany.
+import { randomUUID } from 'node:crypto';
+import { randomId } from '@platform/secrets';
+import { client } from '@platform/testkit';
+import { proj, projectPath, type BenchContext } from '../context';
+import { must, pool } from '../helpers';
+import { measure, percentiles } from '../load';
+import { ceilingAtLeast } from '../table';
+
+const analyticsEvent = () => JSON.stringify({ entityType: 'message', messageId: `m-${randomId(8)}`, id: randomUUID(), type: 'message.viewed', properties: { n: 1 } });
+
+export async function analyticsRows(ctx: BenchContext) {
+  const { table, analyticsUrl } = ctx;
+  const load = ctx.settings.load;
+  const ak = (await must(ctx.admin.post(`${projectPath(proj('analytics'))}/analytics-keys`, { integrationId: 'web-1', name: 'bench' }), 201, 'analytics key')).data.key as string;
+  const headers = { authorization: `Bearer ${ak}` };
+  table.add('analytics POST /events (one event, 201)', await measure({ url: `${analyticsUrl}/events`, method: 'POST', headers, body: analyticsEvent, expectStatus: 201 }, load));
+  for (const atOnce of [10, 100]) await hundredRequestsRow(ctx, client(analyticsUrl, ak), atOnce);
+  // The batch endpoint: 100 events in one request, stored with one insertMany; 4 batches in flight at once.
+  const batchBody = () => JSON.stringify({ events: Array.from({ length: 100 }, () => JSON.parse(analyticsEvent())) });
+  const batchRun = await measure({ url: `${analyticsUrl}/events/batch`, method: 'POST', headers, body: batchBody, expectStatus: 200, connections: 4 }, load);
+  const batchRow = table.add(
+    'analytics POST /events/batch of 100 events (4 connections)',
+    { ...batchRun, rps: (batchRun.rps ?? 0) * 100, runRates: batchRun.runRates?.map((r) => r * 100) },
+    undefined,
+    'req/s = events/s; p50/p99 = per batch',
+  );
+  table.target(table.againstCeiling(batchRow, 'insertMany of 100'), '>= 0.5 x raw insertMany', ceilingAtLeast(0.5));
+}
+
+/** A batch of 100 events sent as 100 requests (the endpoint takes one event a request), `atOnce` at a time: each
+ * request is a gateway hop and a bus message, for comparison with the batch endpoint. */
+async function hundredRequestsRow(ctx: BenchContext, akClient: ReturnType<typeof client>, atOnce: number) {
+  const batchTimes: number[] = [];
+  for (let round = 0; round < Math.max(ctx.settings.quick ? 3 : 10, ctx.settings.load.runs * 2); round++) {
+    const t0 = performance.now();
+    await pool(100, atOnce, async () => must(akClient.post('/events', JSON.parse(analyticsEvent())), 201, 'analytics event'));
+    batchTimes.push(performance.now() - t0);
+  }
+  const batch = percentiles(batchTimes);
+  const row = ctx.table.add(
+    `analytics ingest of 100 events as 100 requests (${atOnce} at a time)`,
+    { rps: 100_000 / batch.p50, p50: Math.round(batch.p50), p99: Math.round(batch.max) },
+    undefined,
+    'req/s = events/s of the median batch; p50/p99 = median/slowest batch time',
+  );
+  ctx.table.againstCeiling(row, 'insertMany of 100');
+}
