@@ -32,6 +32,7 @@ import {
   client,
   dropDatabases,
   type Stack,
+  anAgentNamed,
 } from '@platform/testkit';
 import { randomId } from '@platform/secrets';
 import { measure, median, percentiles, type LoadResult, type LoadSettings, type LoadSpec } from './load';
@@ -382,6 +383,11 @@ async function sequential(url: string, headers: Record<string, string>, count: n
   return { rps: 1000 / mean, p50: Math.round(p.p50 * 10) / 10, p99: Math.round((times.length >= 100 ? p.p99 : p.max) * 10) / 10, errors, unexpected: 0, runs: 1 };
 }
 
+/** Makes the agents API keys are bound to (keys are refused for an agent that does not exist). */
+async function agentsIn(c: Parameters<typeof anAgentNamed>[0], p: { tenantId: string; projectId: string }, ids: string[] = ['agent-1']): Promise<void> {
+  for (const id of ids) await anAgentNamed(c, p, id);
+}
+
 async function must<T = any>(p: Promise<{ status: number; body: T }>, status: number, what: string): Promise<T> {
   const r = await p;
   if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
@@ -551,6 +557,7 @@ async function main() {
     const proj = (name: string) => ({ tenantId: `bench-${name}-${runId}`, projectId: `p-${name}` });
     const path = (p: { tenantId: string; projectId: string }) => `/manage/tenants/${p.tenantId}/projects/${p.projectId}`;
     const evP = proj('events');
+    await agentsIn(admin, evP);
     const evKey = (await must(admin.post(`${path(evP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
     const runH = { authorization: `Bearer ${evKey}` };
     const newEventWithId = (id: string) => JSON.stringify({ id, type: 'bench.event', conversationId: 'c-1', properties: { n: 1 }, userProperties: { id: 'u-1' } });
@@ -560,6 +567,7 @@ async function main() {
 
     if (profileTarget === 'list') {
       const lP = proj('profile-list');
+      await agentsIn(admin, lP);
       for (let i = 0; i < 21; i++) await must(admin.post(`${path(lP)}/api-keys`, { agentId: 'agent-1', name: `k${i}` }), 201, 'api key');
       await underLoad(stack, async () => {
         addRow('management list API keys (10 a page of 21), 10 connections', await measure({ url: `${gw}${path(lP)}/api-keys?limit=10`, headers: adminH, connections: 10 }, settings));
@@ -615,6 +623,7 @@ async function main() {
       const receiver = await startLagReceiver();
       try {
         const wP = proj(name);
+        await agentsIn(on.admin, wP);
         const wKey = (await must(on.admin.post(`${path(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
         await must(on.admin.post(`${path(wP)}/webhook-destinations`, { name: 'bench', url: receiver.url, eventTypes: ['event.created'] }), 201, 'webhook destination');
         const run = await measure(
@@ -667,9 +676,11 @@ async function main() {
       const kP = proj('manage1k');
       await seedApiKeys(shared.MONGO_URL, dbPrefix, kP, 1000);
       const mP = proj('manage');
+      await agentsIn(admin, mP);
       let keyId = '';
       for (let i = 0; i < 21; i++) keyId = (await must(admin.post(`${path(mP)}/api-keys`, { agentId: 'agent-1', name: `k${i}` }), 201, 'api key')).data.apiKey.id;
       const createP = proj('create');
+      await agentsIn(admin, createP);
       addRow(
         'management create API key',
         await measure({ url: `${gw}${path(createP)}/api-keys`, method: 'POST', headers: adminH, body: JSON.stringify({ agentId: 'agent-1', name: 'bench' }), expectStatus: 201 }, settings),
@@ -877,6 +888,7 @@ async function main() {
         const sides = started.map((s) => s.stack);
         const abP = proj('ab');
         const keys: string[] = [];
+        for (const side of sides) await agentsIn(client(side.gatewayUrl, secrets.ADMIN_TOKEN), abP);
         for (const side of sides) keys.push((await must(client(side.gatewayUrl, secrets.ADMIN_TOKEN).post(`${path(abP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string);
         const rates = sides.map(() => [] as number[]);
         const uses = sides.map(() => [] as CpuUse[]);
@@ -922,6 +934,7 @@ async function main() {
         });
         const wP = proj('wgrowth');
         const keys: string[] = [];
+        for (const side of sides) await agentsIn(side.admin, wP);
         for (const side of sides) keys.push((await must(side.admin.post(`${path(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string);
         const s0 = Date.now();
         await seedWriteHistory(shared.MONGO_URL, sides[1]!.prefix, { ...proj('history'), partition: partitionOf('grown'), destinationId: 'dst-history' }, writeGrowthSize);
@@ -980,6 +993,7 @@ async function main() {
     if (!sections.has('growth')) return;
     log(`settled in ${(await settle(nats.url)).toFixed(1)} s`);
     const gP = proj('growth');
+    await agentsIn(admin, gP, Array.from({ length: 10 }, (_, i) => `agent-${i}`));
     const t0 = Date.now();
     const ids: string[] = [];
     await pool(Math.min(1000, growthSizes[0]!), 16, async (i) => {
@@ -993,6 +1007,7 @@ async function main() {
     const seedDirect = async (tenantId: string, projectId: string, n: number) => {
       await seedApiKeys(shared.MONGO_URL, dbPrefix, { tenantId, projectId }, n);
       const p = { tenantId, projectId };
+      await agentsIn(admin, p, ['agent-0']);
       const made = (await must(admin.post(`${path(p)}/api-keys`, { agentId: 'agent-0', name: 'after seeding' }), 201, 'api key')).data.apiKey.id;
       await must(admin.delete(`${path(p)}/api-keys/${made}`), 204, 'api key revoke');
     };

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { NatsConnection } from 'nats';
 import { eventFilter, triggerInvoked } from '@platform/contracts';
 import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
-import { adminClient, aProject, aTenantToken, collectEvents, connectAs, eventually, http, projectPath, startReceiver, testStack, uniqueId, withDatabase, type Receiver } from '@platform/testkit';
+import { adminClient, aProject, aProjectWithAgents, aTenantToken, collectEvents, connectAs, eventually, http, projectPath, startReceiver, testStack, uniqueId, withDatabase, type Receiver } from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 import { createDestination } from '../support/webhooks';
 
@@ -16,7 +16,7 @@ const hmac = (algorithm: string, data: string, encoding: 'hex' | 'base64' = 'hex
 
 /** A project whose credential `signing` holds SECRET in the memory store. */
 async function aProjectWithSigningSecret(): Promise<Project> {
-  const p = aProject();
+  const p = await aProjectWithAgents(admin);
   const P = projectPath(p);
   expect((await admin.post(`${P}/credential-stores/memory-default/credentials`, { key: 'signing-key', value: SECRET })).status).toBe(201);
   expect((await admin.post(`${P}/credentials`, { id: 'signing', name: 'signing secret', type: 'memory', credentialStoreId: 'memory-default', retrievalParams: { key: 'signing-key' } })).status).toBe(201);
@@ -221,7 +221,7 @@ describe('trigger webhooks: Stripe-style and Slack signatures', () => {
 
 describe('trigger webhooks: authentication, schema, transform, 404, limits', () => {
   test('when the configured authentication header is missing, wrong or right, then 401, 403 and 202, each verdict recorded', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, { authentication: { headers: [{ name: 'X-Api-Token', value: 'tok-123456789' }] } });
     expectProblem(await post(t.webhookUrl, '{}', {}), 401);
     expectProblem(await post(t.webhookUrl, '{}', { 'X-Api-Token': 'tok-12345678' }), 403);
@@ -240,7 +240,7 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   });
 
   test('when the body does not match inputSchema, then 422 with a pointer per problem, and the rejection is recorded', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, {
       inputSchema: { type: 'object', required: ['action', 'issue'], properties: { action: { type: 'string' }, issue: { type: 'object', required: ['number'], properties: { number: { type: 'integer' } } } } },
     });
@@ -260,7 +260,7 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   });
 
   test('when outputTransform has a jmespath, then the input is what it picks, and the template renders from it', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, { outputTransform: { jmespath: 'data.object' }, messageTemplate: 'Order {{id}} for {{customer.name}}: {{items}}' });
     const ok = await post(t.webhookUrl, JSON.stringify({ data: { object: { id: 'o-1', customer: { name: 'Ada' }, items: [1, 2] } } }), {});
     expect(ok.status).toBe(202);
@@ -270,7 +270,7 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   });
 
   test('when a trigger is unknown, disabled or addressed under another agent, then 404 and nothing is recorded', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, {});
     expectProblem(await post(t.webhookUrl.replace(/\/triggers\/.*$/, '/triggers/nope'), '{}', {}), 404);
     expectProblem(await post(t.webhookUrl.replace('/agents/agent-1/', '/agents/agent-2/'), '{}', {}), 404);
@@ -280,7 +280,7 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   });
 
   test('when a trigger gets more calls a minute than its rateLimitPerMinute, then 429 with Retry-After', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, { rateLimitPerMinute: 2 });
     expect((await post(t.webhookUrl, '{}', {})).status).toBe(202);
     expect((await post(t.webhookUrl, '{}', {})).status).toBe(202);
@@ -294,7 +294,7 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   });
 
   test('when a body over the trigger limit is sent, then 413 and nothing is recorded', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, {});
     const big = JSON.stringify({ pad: 'x'.repeat(1024 * 1024) });
     expectProblem(await post(t.webhookUrl, big, {}), 413);
@@ -312,7 +312,7 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
   });
 
   test('when an accepted invocation is rerun, then a new invocation with the same input and message is dispatched to the current users', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const runtime = await runtimeOf(p);
     try {
       const t = await aTrigger(p, { runAsUserId: 'user-1', messageTemplate: 'Build {{n}}' });
@@ -338,7 +338,7 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
   });
 
   test('when a webhook destination subscribes to trigger.invoked, then it receives each execution request', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const dest = await createDestination(admin, p, { url: receiver.url, eventTypes: ['trigger.invoked'] });
     expect(dest.enabled).toBe(true);
     const t = await aTrigger(p, { runAsUserId: 'user-9', messageTemplate: 'hello {{who}}' });
@@ -355,7 +355,7 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
   });
 
   test('when a process stored an invocation and died before publishing, then the sweep publishes its requests', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, {});
     const sub = await collectEvents(eventFilter(triggerInvoked, p));
     await sub.ready;
@@ -394,7 +394,7 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
   });
 
   test("when another tenant names tenant A's trigger under its own path, or reads A's invocations, then 403 or 404 and A's log is unchanged", async () => {
-    const a = aProject();
+    const a = await aProjectWithAgents(admin);
     const b = aProject();
     const t = await aTrigger(a, {});
     const ok = await post(t.webhookUrl, '{}', {});

@@ -95,7 +95,9 @@ export const management = defineService({
 
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     const box = new SecretBox(config.ENCRYPTION_KEY);
-    const keyDeps = { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked };
+    // Triggers and API keys belong to a live agent (docs/management.md, "Deleting an agent").
+    const agentExists = async (a: { tenantId: string; projectId: string; agentId: string }) => (await agents.findById(a, a.agentId)) !== null;
+    const keyDeps = { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked, agentExists };
     const agentDeps = { agents, skills, lock: entityLock(redis) };
     // Deleting an agent also removes its triggers and revokes the keys bound to it (docs/management.md).
     const deletionDeps = {
@@ -122,7 +124,7 @@ export const management = defineService({
     registerSubAgentAttachmentHandlers(bus, agentDeps);
     registerSkillHandlers(bus, agentDeps);
     registerCredentialHandlers(bus, { credentials, entries, triggers, box });
-    registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER });
+    registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER, agentExists });
     registerTriggerInvocationHandlers(bus, {
       triggers,
       invocations,

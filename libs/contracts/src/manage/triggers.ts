@@ -218,6 +218,7 @@ export const listTriggers = operation({
 export const createTrigger = operation({
   operationId: 'createTrigger',
   summary: 'Create a trigger',
+  description: 'The agent of the path must exist in the project: 404 otherwise (triggers are deleted with their agent).',
   tags,
   method: 'post',
   path: base,

@@ -23,6 +23,8 @@ export interface TriggerDeps {
   credentials: CredentialRepo;
   /** Key of the keyed hash under which authentication header values are stored. */
   pepper: string;
+  /** Whether the agent exists (a live agent of the project, not deleted). */
+  agentExists(scope: AgentPath): Promise<boolean>;
 }
 
 export interface TriggerContext {
@@ -32,6 +34,7 @@ export interface TriggerContext {
 }
 
 const notFound = () => new AppError('not_found', 'Trigger not found');
+const agentNotFound = (agentId: string) => new AppError('not_found', `Agent "${agentId}" not found: create the agent before its triggers`);
 
 const parseJson = <T>(text: string | null | undefined): T | null => (text ? (JSON.parse(text) as T) : null);
 
@@ -155,9 +158,16 @@ export async function addTrigger(deps: TriggerDeps, scope: AgentPath, input: Tri
     updatedAt: input.updatedAt ? new Date(input.updatedAt) : now,
   };
   const state = stateOf(doc, true);
+  if (!(await deps.agentExists(scope))) throw agentNotFound(scope.agentId);
   await assertConsistent(deps, scope, state);
   const saved = await deps.triggers.insert(doc);
   if (!saved) throw new AppError('conflict', `A trigger with id "${doc.id}" already exists for this agent`);
+  // The agent was deleted between the check and the insert: its cascade may have run before the insert, so the
+  // trigger is taken back rather than left dangling (docs/management.md, "Deleting an agent").
+  if (!(await deps.agentExists(scope))) {
+    await deps.triggers.remove(scope, doc.id);
+    throw agentNotFound(scope.agentId);
+  }
   return { trigger: toTrigger(saved, ctx.baseUrl), warning: warningsOf(state) };
 }
 
