@@ -58,6 +58,7 @@ describe('triggers', () => {
         signatureVerification: null,
         deliveryIdHeader: null,
         rateLimitPerMinute: null,
+        bodyLimitBytes: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
         userCount: 0,
@@ -109,13 +110,14 @@ describe('triggers', () => {
       signingSecretCredentialReferenceId: 'signing',
       signatureVerification: aSignature({
         signedComponents: [
-          { source: 'header', key: 'X-Timestamp', regex: '^(\\d+)$' },
+          { source: 'header', key: 'X-Timestamp', regex: '^(\\d+)$', timestamp: true },
           { source: 'literal', value: '.' },
           { source: 'body', required: false },
         ],
         componentJoin: { strategy: 'concatenate', separator: '' },
-        validation: { headerCaseSensitive: true, allowEmptyBody: false, normalizeUnicode: true },
+        validation: { headerCaseSensitive: true, allowEmptyBody: false, normalizeUnicode: true, timestampToleranceSeconds: 600 },
       }),
+      bodyLimitBytes: 4096,
     };
     const res = await admin.post(`${A}/triggers`, body);
     expect(res.status).toBe(201);
@@ -127,7 +129,7 @@ describe('triggers', () => {
       signatureVerification: {
         ...body.signatureVerification,
         signedComponents: [
-          { source: 'header', key: 'X-Timestamp', regex: '^(\\d+)$', required: true },
+          { source: 'header', key: 'X-Timestamp', regex: '^(\\d+)$', timestamp: true, required: true },
           { source: 'literal', value: '.', required: true },
           { source: 'body', required: false },
         ],
