@@ -66,6 +66,7 @@ export const management = defineService({
       feedback: outboxRelay(feedbackModel(db), pub),
     };
     const apiKeys = apiKeyRepo(db, relays.apiKeys, redis);
+    const rate = triggerRateStore(redis);
     const destinations = webhookDestinationRepo(db, relays.destinations);
     const apps = appRepo(db, relays.apps);
     const agents = agentRepo(db, relays.agents);
@@ -132,7 +133,7 @@ export const management = defineService({
       entries,
       box,
       pepper: config.TOKEN_PEPPER,
-      rate: triggerRateStore(redis),
+      rate,
       dispatcher,
       defaultRatePerMinute: config.TRIGGER_RATE_LIMIT_PER_MINUTE,
     });
@@ -152,6 +153,8 @@ export const management = defineService({
       // Its own part: the conversation's feedback, or every document of the project but the erasure records.
       eraseProject: async (scope) => {
         await erasureDeps.erasures.eraseProjectData(scope);
+        // Its Redis state of the project too: the API-key list stamp and the triggers' rate counters.
+        await Promise.all([apiKeys.eraseProjectState(scope), rate.eraseProject(scope)]);
         // The dispatchers drop their copy of the project's destinations: a delivery job still waiting finds none.
         publishNotice(nc, webhookDestinationsChanged, scope);
       },
