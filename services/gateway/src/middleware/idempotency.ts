@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Request } from 'express';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import {
   acceptsIdempotencyKey,
   type AnyOperation,
@@ -138,14 +138,12 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
    * Lists an answer in its project's index until `expiresAt`, drops the members that expired before now, and keeps the
    * index as long as the longest-lived answer can be (so an idle project's index goes away on its own).
    */
-  const listInIndex = async (scope: ProjectScope, members: string[], expiresAt: number) => {
+  const listInIndex = (tx: ChainableCommander, scope: ProjectScope, members: string[], expiresAt: number) => {
     const index = indexOf(scope);
-    await redis
-      .multi()
+    return tx
       .zadd(index, ...members.flatMap((m) => [expiresAt, m]))
       .zremrangebyscore(index, '-inf', Date.now())
-      .pexpire(index, ttlMs + inFlightMs)
-      .exec();
+      .pexpire(index, ttlMs + inFlightMs);
   };
 
   /** Deletes the answers whose index members match `pattern`, then those members; answers how many answers. */
@@ -190,20 +188,23 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
       const fingerprint = sha256(callerOf(principal), op.operationId, canonical(req.params), canonical(req.query), canonical(req.body)).toString('base64');
 
       let entry: Entry | null;
+      let mine = false;
       try {
         const claimed = await redis.set(redisKey, JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry), 'PX', inFlightMs, 'NX');
         entry = claimed === 'OK' ? null : await read(redisKey);
         // Expired between the two commands: claim again (a second miss is answered as in flight).
-        let mine = claimed === 'OK';
+        mine = claimed === 'OK';
         if (claimed !== 'OK' && entry === null) {
           const again = await redis.set(redisKey, JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry), 'PX', inFlightMs, 'NX');
           if (again !== 'OK') entry = { state: 'in-flight', fingerprint };
           else mine = true;
         }
         // Only the request that claimed the key lists it (another project's request with the same key gets 422).
-        if (mine && project) await listInIndex(project, members, Date.now() + inFlightMs);
+        if (mine && project) await listInIndex(redis.multi(), project, members, Date.now() + inFlightMs).exec();
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'idempotency store unreachable');
+        // A claim that could not be listed is given up (unlisted, an erasure could not find its answer).
+        if (mine) await redis.del(redisKey).catch(() => undefined);
         throw unavailable();
       }
 
@@ -230,8 +231,9 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
         // An answer that comes back while its project is being erased is not kept (the erasure may have run already).
         if ((!reply.ok && reply.problem.status >= 500) || (project && opts.isErasing?.(project))) await redis.del(redisKey);
         else {
-          await redis.set(redisKey, JSON.stringify({ state: 'done', fingerprint, reply: seal(secret, reply) } satisfies Entry), 'PX', ttlMs);
-          if (project) await listInIndex(project, members, Date.now() + ttlMs);
+          // The answer and its listing in one transaction: an answer is never kept without the index knowing it.
+          const tx = redis.multi().set(redisKey, JSON.stringify({ state: 'done', fingerprint, reply: seal(secret, reply) } satisfies Entry), 'PX', ttlMs);
+          await (project ? listInIndex(tx, project, members, Date.now() + ttlMs) : tx).exec();
         }
       } catch (err) {
         // The answer still goes out; the in-flight marker runs out after inFlightSeconds.
