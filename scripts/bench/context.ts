@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { client, type InfraEnv, type PrivateStack } from '@platform/testkit';
 import { cpuAround } from './cpu';
 import type { CpuRun } from './ceiling';
-import { must } from './helpers';
+import { agentsIn, must } from './helpers';
 import { measure, type LoadResult } from './load';
 import type { Reference } from './paired';
 import type { MemoryWatch } from './processes';
@@ -72,6 +72,7 @@ export interface BenchContext extends Bench {
 /** The event project and its key; its replayed event stored. */
 export async function eventFixtures(bench: Bench): Promise<EventFixtures> {
   const evP = proj('events');
+  await agentsIn(bench.admin, evP);
   const key = (await must(bench.admin.post(`${projectPath(evP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
   const withId = (id: string) => JSON.stringify({ id, type: 'bench.event', conversationId: 'c-1', properties: { n: 1 }, userProperties: { id: 'u-1' } });
   const replayBody = withId('replayed-1');

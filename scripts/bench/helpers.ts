@@ -1,4 +1,5 @@
 // Small pieces the rows share: a setup request that must succeed, a pool of jobs, requests one at a time.
+import { anAgentNamed } from '@platform/testkit';
 import { percentiles, type LoadResult } from './load';
 
 /** A setup request's body, or an error naming what failed when its status is not `status`. */
@@ -6,6 +7,11 @@ export async function must<T = any>(p: Promise<{ status: number; body: T }>, sta
   const r = await p;
   if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
+}
+
+/** Makes the agents API keys are bound to (a key is refused for an agent the project does not have). */
+export async function agentsIn(c: Parameters<typeof anAgentNamed>[0], p: { tenantId: string; projectId: string }, ids: string[] = ['agent-1']): Promise<void> {
+  for (const id of ids) await anAgentNamed(c, p, id);
 }
 
 /** Runs `count` async jobs with `concurrency` at once. */

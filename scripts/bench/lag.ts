@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { client } from '@platform/testkit';
 import { proj, projectPath, type BenchContext } from './context';
-import { must } from './helpers';
+import { agentsIn, must } from './helpers';
 import { measure, percentiles } from './load';
 
 /** Seconds each webhook lag run paces before the events it counts. */
@@ -55,6 +55,7 @@ export async function webhookLag(ctx: BenchContext, name: string, rate: number, 
   const receiver = await startLagReceiver();
   try {
     const wP = proj(name);
+    await agentsIn(on.admin, wP);
     const wKey = (await must(on.admin.post(`${projectPath(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
     await must(on.admin.post(`${projectPath(wP)}/webhook-destinations`, { name: 'bench', url: receiver.url, eventTypes: ['event.created'] }), 201, 'webhook destination');
     const run = await measure(

@@ -168,6 +168,9 @@ async function main(): Promise<void> {
 
     // 2. the quick start: key, destination, event, a signed delivery
     const p = `${api}/manage/tenants/acme/projects/demo`;
+    const agent = { id: 'support-bot', name: 'Support bot', defaultSubAgentId: 'main', subAgents: { main: { id: 'main', name: 'Main', type: 'internal', prompt: 'Help.' } } };
+    const agentRes = await fetch(`${p}/agent`, { method: 'POST', headers: admin, body: JSON.stringify(agent) });
+    if (agentRes.status !== 201) throw new Error(`creating the agent answered ${agentRes.status}: ${await agentRes.text()}`);
     const keyRes = await fetch(`${p}/api-keys`, { method: 'POST', headers: admin, body: JSON.stringify({ agentId: 'support-bot', name: 'quick start' }) });
     if (keyRes.status !== 201) throw new Error(`creating an API key answered ${keyRes.status}: ${await keyRes.text()}`);
     const key = ((await keyRes.json()) as { data: { key: string } }).data.key;

@@ -4,7 +4,7 @@ import Ajv from 'ajv';
 import type { NatsConnection } from 'nats';
 import { buildAsyncApi, allEvents, eventKey, eventSubject, webhookDeliveryFailed, webhookDeliverySucceeded } from '@platform/contracts';
 import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
-import { connectAs, adminApi, aProject, eventually, repoRoot, startReceiver, testStack, uniqueId, type Receiver } from '@platform/testkit';
+import { connectAs, adminApi, aProject, eventually, repoRoot, startReceiver, testStack, uniqueId, type Receiver, adminClient, anAgentNamed } from '@platform/testkit';
 
 const stack = testStack();
 const api = adminApi(stack);
@@ -59,6 +59,7 @@ describe('webhook delivery outcome events', () => {
     const receiver = await startReceiver();
     receivers.push(receiver);
     const succeeded = await collect(webhookDeliverySucceeded, p.tenantId);
+    await anAgentNamed(adminClient(), p, 'agent-a');
     const { key } = (await api.createApiKey({ params: p, body: { agentId: 'agent-a', name: 'events' } })).data;
     const dest = (await api.createWebhookDestination({ params: p, body: { name: 'ok', url: receiver.url, eventTypes: ['event.created'] } })).data;
     const created = (await api.withToken(key).createRunEvent({ body: { type: 'order.paid' } })).data;
@@ -82,6 +83,7 @@ describe('webhook delivery outcome events', () => {
     receivers.push(receiver);
     receiver.respondAlways(500);
     const failed = await collect(webhookDeliveryFailed, p.tenantId);
+    await anAgentNamed(adminClient(), p, 'agent-a');
     const { key } = (await api.createApiKey({ params: p, body: { agentId: 'agent-a', name: 'events' } })).data;
     const dest = (await api.createWebhookDestination({ params: p, body: { name: 'down', url: receiver.url, eventTypes: ['event.created'] } })).data;
     await api.withToken(key).createRunEvent({ body: { type: 'order.paid' } });

@@ -1,4 +1,4 @@
-import { adminApi, aProject, startReceiver, testStack, type Receiver } from '@platform/testkit';
+import { adminApi, aProject, startReceiver, testStack, type Receiver, adminClient, anAgentNamed } from '@platform/testkit';
 
 const stack = testStack();
 const api = adminApi(stack);
@@ -14,6 +14,7 @@ afterAll(async () => {
 describe('the event path, end to end', () => {
   test('when an event is posted with an API key, then it is stored (201), replayed (200) and delivered to the webhook', async () => {
     const p = aProject();
+    await anAgentNamed(adminClient(), p, 'agent-a');
     const { key } = (await api.createApiKey({ params: p, body: { agentId: 'agent-a', name: 'events' } })).data;
     await api.createWebhookDestination({ params: p, body: { name: 'local', url: receiver.url, eventTypes: ['event.created'] } });
 

@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adminApi, aProject, eventually, natsAuthDir, repoRoot, testStack, trackChild } from '@platform/testkit';
+import { adminApi, aProject, eventually, natsAuthDir, repoRoot, testStack, trackChild, adminClient, anAgentNamed } from '@platform/testkit';
 
 /** examples/event-printer, started with the README's one-line command, against the test stack's NATS. */
 const stack = testStack();
@@ -46,7 +46,9 @@ describe('the event printer example', () => {
     child = printer.proc;
     await eventually(() => printer.out.stderr.includes('listening'), `the printer to start (stderr: ${printer.out.stderr})`, 30_000);
 
+    await anAgentNamed(adminClient(), p, 'agent-a');
     const key = (await api.createApiKey({ params: p, body: { agentId: 'agent-a', name: 'printer' } })).data.key;
+    await anAgentNamed(adminClient(), other, 'agent-a');
     const otherKey = (await api.createApiKey({ params: other, body: { agentId: 'agent-a', name: 'printer' } })).data.key;
     await api.withToken(otherKey).createRunEvent({ body: { type: 'elsewhere.viewed' } });
     const posted = (await api.withToken(key).createRunEvent({ body: { type: 'checkout.completed', properties: { total: 42 } } })).data;

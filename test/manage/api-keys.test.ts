@@ -1,5 +1,5 @@
 import { ProblemError } from '@platform/client';
-import { adminApi, adminClient, aProject, anApiKey, aTenantToken, client, eventually, http, projectPath, testStack } from '@platform/testkit';
+import { adminApi, adminClient, aProject, aProjectWithAgents, anApiKey, aTenantToken, client, eventually, http, projectPath, testStack } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -24,7 +24,7 @@ function expectProblem(res: { status: number; contentType: string; body: any }, 
 
 describe('API keys', () => {
   test('when a key is created, then its value is shown once and the record can be read, listed, changed and deleted', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const created = await api.createApiKey({ params: p, body: { agentId: 'agent-1', name: 'first' } });
     const { apiKey, key } = created.data;
     expect(key).toMatch(/^sk_[0-9A-Za-z]{12}\.[A-Za-z0-9_-]{43}$/);
@@ -61,9 +61,9 @@ describe('API keys', () => {
   });
 
   test('when a project holds more keys than one read of a list, then every page tells the exact total through creates and deletes', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin, 'a0', 'a1');
     const ids: string[] = [];
-    for (let i = 0; i < 105; i++) ids.push((await anApiKey(admin, p, { agentId: `a${i % 2}`, name: `k${i}` })).apiKey.id);
+    for (let i = 0; i < 105; i++) ids.push((await api.createApiKey({ params: p, body: { agentId: `a${i % 2}`, name: `k${i}` } })).data.apiKey.id);
     const pages = await Promise.all([1, 6, 11].map(async (page) => (await api.listApiKeys({ params: p, query: { page, limit: 10 } })).pagination));
     expect(pages).toEqual([
       { page: 1, limit: 10, total: 105, pages: 11, completedCount: 10 },
@@ -97,6 +97,23 @@ describe('API keys', () => {
     expect(problem.errors.length).toBeGreaterThan(0);
     expect(problem.errors[0]).toMatchObject({ pointer: expect.any(String), detail: expect.any(String) });
     expect((await api.listApiKeys({ params: p })).pagination.total).toBe(0);
+  });
+
+  test('when the key names an agent the project does not have, then create and change answer 422 at /agentId and nothing changes', async () => {
+    const p = await aProjectWithAgents(admin);
+    const problem = await problemOf(api.createApiKey({ params: p, body: { agentId: 'no-such-agent', name: 'n' } }));
+    expect(problem).toMatchObject({ status: 422, code: 'unprocessable_entity', errors: [{ pointer: '/agentId', detail: expect.stringContaining('no-such-agent') }] });
+    // An agent of another project of the same tenant is not this project's.
+    const sibling = { tenantId: p.tenantId, projectId: `${p.projectId}-b` };
+    expect((await problemOf(api.createApiKey({ params: sibling, body: { agentId: 'agent-1', name: 'n' } }))).status).toBe(422);
+    expect((await api.listApiKeys({ params: p })).pagination.total).toBe(0);
+
+    const { apiKey } = (await api.createApiKey({ params: p, body: { agentId: 'agent-1', name: 'kept' } })).data;
+    const change = await problemOf(api.updateApiKey({ params: { ...p, id: apiKey.id }, body: { agentId: 'no-such-agent' } }));
+    expect(change).toMatchObject({ status: 422, errors: [{ pointer: '/agentId' }] });
+    expect((await api.getApiKey({ params: { ...p, id: apiKey.id } })).data).toEqual(apiKey);
+    // A key that does not exist is still 404, whatever agent the change names.
+    expect((await problemOf(api.updateApiKey({ params: { ...p, id: 'nokey0000000' }, body: { agentId: 'no-such-agent' } }))).status).toBe(404);
   });
 
   test('when the body is not JSON or not declared as JSON, then it answers 400 or 415 and stores nothing', async () => {
@@ -160,8 +177,12 @@ describe('API keys', () => {
   });
 
   test('when a key is created with an expiry in the past, then it answers 422', async () => {
-    const p = aProject();
-    expect(await problemOf(api.createApiKey({ params: p, body: { agentId: 'a', name: 'n', expiresAt: '2001-01-01T00:00:00Z' } }))).toMatchObject({ status: 422, code: 'unprocessable_entity' });
+    const p = await aProjectWithAgents(admin);
+    expect(await problemOf(api.createApiKey({ params: p, body: { agentId: 'agent-1', name: 'n', expiresAt: '2001-01-01T00:00:00Z' } }))).toMatchObject({
+      status: 422,
+      code: 'unprocessable_entity',
+      errors: [{ pointer: '/expiresAt' }],
+    });
   });
 
   test('when the playground token is asked without a session cookie, then it fails with the legacy body; with a session it is issued', async () => {

@@ -1,4 +1,4 @@
-import { eventually, startPrivateStack, uniqueId, withDatabase, type PrivateStack } from '@platform/testkit';
+import { anAgentNamed, eventually, startPrivateStack, uniqueId, withDatabase, type PrivateStack } from '@platform/testkit';
 
 /**
  * A change whose management process stopped before it knew the outcome leaves its intent behind (written before the
@@ -21,6 +21,7 @@ const intents = <T>(fn: (c: ReturnType<Db['collection']>) => Promise<T>) =>
 test('when management stopped while a change ran, then the next process records the change once as unknown and keeps no intent', async () => {
   const tenantId = uniqueId('t-settle');
   // A change that completes normally leaves no intent.
+  await anAgentNamed(stack.admin, { tenantId, projectId: 'p-1' }, 'agent-1');
   expect((await stack.admin.post(`/manage/tenants/${tenantId}/projects/p-1/api-keys`, { agentId: 'agent-1', name: 'k' })).status).toBe(201);
   await eventually(async () => ((await intents((c) => c.countDocuments({ tenantId }))) === 0 ? true : undefined), 'the completed change\'s intent gone', 10_000);
 

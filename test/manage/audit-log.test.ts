@@ -1,7 +1,7 @@
 import type { NatsConnection } from 'nats';
 import { auditRecorded } from '@platform/contracts';
 import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
-import { adminClient, aProject, aTenantToken, client, connectAs, eventually, http, projectPath, testStack, uniqueId } from '@platform/testkit';
+import { adminClient, aProject, aProjectWithAgents, aTenantToken, client, connectAs, eventually, http, projectPath, testStack, uniqueId } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -28,7 +28,8 @@ async function logOf(tenantId: string, query = '') {
 
 describe('audit log', () => {
   test('when an owner makes each kind of change, then each is recorded once with who, what, from where and the outcome, and no secret', async () => {
-    const p = aProject();
+    // The key's agent is made by the admin first (keys are refused for an agent that does not exist).
+    const p = await aProjectWithAgents(admin);
     const owner = await aTenantToken(admin, p.tenantId, 'owner');
     const c = client(stack.gatewayUrl, owner);
     const ua = { 'user-agent': 'audit-test/1.0' };
@@ -53,9 +54,10 @@ describe('audit log', () => {
     expect((await http('DELETE', `${stack.gatewayUrl}/manage/auth/session`, { cookie, headers: ua })).status).toBeLessThan(300);
 
     const entries = await logOf(p.tenantId);
-    // The owner's own token was issued by the admin before: that entry comes first.
-    expect(entries[0]).toMatchObject({ operationId: 'createAccessToken', actor: { kind: 'admin', credentialId: 'admin-token' }, outcome: 'succeeded' });
-    const mine = entries.slice(1);
+    // The agent and the owner's own token were made by the admin before: those entries come first.
+    expect(entries[0]).toMatchObject({ operationId: 'createFullAgent', actor: { kind: 'admin', credentialId: 'admin-token' }, outcome: 'succeeded' });
+    expect(entries[1]).toMatchObject({ operationId: 'createAccessToken', actor: { kind: 'admin', credentialId: 'admin-token' }, outcome: 'succeeded' });
+    const mine = entries.slice(2);
     expect(mine.map((e) => e.operationId)).toEqual([
       'createApiKey',
       'updateApiKey',
@@ -105,7 +107,7 @@ describe('audit log', () => {
   });
 
   test('when the log is filtered by operation, resource, actor and time and paged, then only matching entries come back', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const owner = await aTenantToken(admin, p.tenantId, 'owner');
     const c = client(stack.gatewayUrl, owner);
     const ids: string[] = [];
@@ -122,16 +124,16 @@ describe('audit log', () => {
     const byActor = await c.get(auditPath(p.tenantId, `?actorId=${tokenId(owner)}`));
     expect(byActor.body.pagination.total).toBe(3);
     const byAdmin = await c.get(auditPath(p.tenantId, '?actorId=admin-token'));
-    expect(byAdmin.body.data.map((e: any) => e.operationId)).toEqual(['createAccessToken']);
+    expect(byAdmin.body.data.map((e: any) => e.operationId)).toEqual(['createAccessToken', 'createFullAgent']);
     const future = new Date(Date.now() + 3600_000).toISOString();
     expect((await c.get(auditPath(p.tenantId, `?from=${encodeURIComponent(future)}`))).body.data).toEqual([]);
-    expect((await c.get(auditPath(p.tenantId, `?to=${encodeURIComponent(future)}`))).body.pagination.total).toBe(4);
+    expect((await c.get(auditPath(p.tenantId, `?to=${encodeURIComponent(future)}`))).body.pagination.total).toBe(5);
   });
 
   test("when another tenant, a member or bad input asks for a tenant's log, then it is refused and sees none of its entries", async () => {
-    const a = aProject();
+    const a = await aProjectWithAgents(admin);
     const b = aProject();
-    await admin.post(`${projectPath(a)}/api-keys`, { agentId: 'agent-1', name: 'of-a' });
+    expect((await admin.post(`${projectPath(a)}/api-keys`, { agentId: 'agent-1', name: 'of-a' })).status).toBe(201);
     const ownerOfB = await aTenantToken(admin, b.tenantId, 'owner');
     const asB = client(stack.gatewayUrl, ownerOfB);
     const refused = await asB.get(auditPath(a.tenantId));
@@ -154,12 +156,12 @@ describe('audit log', () => {
   });
 
   test('when a change is recorded, then an audit.recorded event with the completed entry reaches a typed consumer of the tenant', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const got: Array<EventOf<typeof auditRecorded>> = [];
     subs.push(await subscribe(nc, auditRecorded, { durable: uniqueId('audit-test').replace(/\./g, '_'), tenantId: p.tenantId, deliverPolicy: 'new' }, (e) => void got.push(e)));
     const res = await admin.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-1', name: 'evented' });
     expect(res.status).toBe(201);
-    const [entry] = await logOf(p.tenantId);
+    const entry = (await logOf(p.tenantId)).find((e) => e.operationId === 'createApiKey');
     const e = await eventually(() => got.find((x) => x.id === entry.id), 'the audit.recorded event');
     expect(e).toMatchObject({ type: 'audit.recorded', tenantId: p.tenantId, projectId: p.projectId, data: { entry } });
     expect(got.filter((x) => x.id === entry.id)).toHaveLength(1);

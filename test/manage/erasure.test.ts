@@ -1,6 +1,23 @@
-import { adminClient, anAnalyticsKey, anApiKey, aProject, client, eventually, projectPath, rowsOfProject, testDbPrefix, testStack, type Client } from '@platform/testkit';
+import {
+  adminClient,
+  anAnalyticsKey,
+  anApiKey,
+  aProject,
+  client,
+  eventually,
+  http,
+  installChatWorkspace,
+  projectPath,
+  redisKeys,
+  rowsOfProject,
+  startReceiver,
+  testDbPrefix,
+  testStack,
+  type Client,
+} from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 import { anEvaluator, evalsPath, finishedRun, resultsOf, runsPath } from '../support/evals';
+import { CHAT, fake, withChatAgents } from '../support/chatapp';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -53,7 +70,7 @@ describe('erasure of a conversation', () => {
     const res = await admin.delete(`${projectPath(p)}/conversations/c-gone`);
     expect(res.status).toBe(202);
     expect(res.body.data).toMatchObject({ id: expect.any(String), kind: 'conversation', conversationId: 'c-gone', completedAt: null });
-    expect(res.body.data.services.map((s: { service: string }) => s.service).sort()).toEqual(['analytics', 'evals', 'events-ingest', 'management']);
+    expect(res.body.data.services.map((s: { service: string }) => s.service).sort()).toEqual(['analytics', 'evals', 'events-ingest', 'gateway', 'management']);
     const done = await doneErasure(admin, p, res.body.data.id);
     expect(done.services.every((s: { state: string; doneAt: string | null }) => s.state === 'done' && s.doneAt !== null)).toBe(true);
     expect(done.completedAt).toEqual(expect.any(String));
@@ -90,31 +107,110 @@ describe('erasure of a conversation', () => {
   });
 });
 
+/** Every Redis key of the test stack whose name holds the project (`<tenant>:<project>` at its end or before a `:`). */
+async function redisKeysOf(p: Project): Promise<string[]> {
+  const base = `${stack.env.REDIS_KEY_PREFIX}*${p.tenantId}:${p.projectId}`;
+  return [...(await redisKeys(stack.env.REDIS_URL!, base)), ...(await redisKeys(stack.env.REDIS_URL!, `${base}:*`))];
+}
+
+/** The databases (`<prefix>_<service>`, dashes as underscores) that hold rows of the project. */
+async function servicesHolding(p: Project): Promise<string[]> {
+  const rows = await rowsOfProject(stack.env.MONGO_URL!, testDbPrefix(), p);
+  return [...new Set(Object.keys(rows).map((k) => k.slice(testDbPrefix().length + 1).split('.')[0]!))].sort();
+}
+
+describe('erasure of a conversation\'s stored answers', () => {
+  test('when a conversation is deleted, then an Idempotency-Key request that named it runs again, and one that named another conversation still replays', async () => {
+    const p = aProject();
+    const run = client(stack.gatewayUrl, (await anApiKey(admin, p)).key);
+    const post = (key: string, conversationId: string) => http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: run.token, headers: { 'idempotency-key': key }, json: { type: 'message', conversationId } });
+    const gone = await post('idem-gone', 'c-gone');
+    const kept = await post('idem-kept', 'c-kept');
+    expect([gone.status, kept.status]).toEqual([201, 201]);
+    expect((await post('idem-gone', 'c-gone')).headers.get('idempotent-replayed')).toBe('true');
+
+    const res = await admin.delete(`${projectPath(p)}/conversations/c-gone`);
+    await doneErasure(admin, p, res.body.data.id);
+    const again = await post('idem-gone', 'c-gone');
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.body.data.id).not.toBe(gone.body.data.id);
+    const replay = await post('idem-kept', 'c-kept');
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(kept.body);
+  }, 60_000);
+});
+
 describe('erasure of a project', () => {
-  test('when a project is deleted, then no service holds a document of it and its event ids are free again', async () => {
+  test('when a project is deleted, then no service holds a document or a Redis key of it, its stored answers are gone and its event ids are free again', async () => {
     const p = aProject();
     const other = { tenantId: p.tenantId, projectId: `${p.projectId}-other` };
-    await twoConversations(p);
-    await twoConversations(other);
     const P = projectPath(p);
-    expect((await admin.post(`${P}/webhook-destinations`, { name: 'hook', url: 'https://hooks.example.com/a', eventTypes: ['feedback.created'] })).status).toBe(201);
-    expect((await admin.post(`${P}/credentials`, { id: 'cred-1', name: 'token', type: 'memory', credentialStoreId: 'memory-default', retrievalParams: { key: 'k' } })).status).toBe(201);
-    expect(Object.keys(await rowsOfProject(stack.env.MONGO_URL!, testDbPrefix(), p)).length).toBeGreaterThan(5);
+    const receiver = await startReceiver();
+    try {
+      // Deliveries in the dispatcher: every feedback of the project reaches a local receiver.
+      expect((await admin.post(`${P}/webhook-destinations`, { name: 'hook', url: receiver.url, eventTypes: ['feedback.created'] })).status).toBe(201);
+      const { run: keyOfErased } = await twoConversations(p);
+      await twoConversations(other);
+      await receiver.waitFor(() => true, 2);
+      expect((await admin.post(`${P}/credentials`, { id: 'cred-1', name: 'token', type: 'memory', credentialStoreId: 'memory-default', retrievalParams: { key: 'k' } })).status).toBe(201);
+      // chatapp: a workspace installed for the project, and a channel routed to one of its agents.
+      await withChatAgents(p);
+      const team = await fake.createTeam({ channels: [{ id: 'CSUPPORT1', name: 'support', memberCount: 3 }] });
+      const { result } = await installChatWorkspace(stack.gatewayUrl, { token: stack.adminToken, tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
+      expect(result.searchParams.get('success')).toBe('true');
+      expect((await admin.put(`${CHAT}/workspaces/${team.teamId}/channels/CSUPPORT1/settings`, { agentConfig: { agentId: 'support-bot', projectId: p.projectId } })).status).toBe(200);
+      // Redis: a trigger called (its rate counter), the API-key list read (its cache stamp), an answer stored for an Idempotency-Key.
+      const trigger = await admin.post(`${P}/agents/support-bot/triggers`, { name: 'hook' });
+      expect((await http('POST', trigger.body.data.webhookUrl, { json: { n: 1 } })).status).toBe(202);
+      expect((await admin.get(`${P}/api-keys`)).status).toBe(200);
+      const idem = { headers: { 'idempotency-key': 'erase-me-1' } };
+      const first = await admin.post(`${P}/feedback`, { conversationId: 'c-idem', type: 'positive' }, idem);
+      expect(first.status).toBe(201);
+      expect((await admin.post(`${P}/feedback`, { conversationId: 'c-idem', type: 'positive' }, idem)).headers.get('idempotent-replayed')).toBe('true');
 
-    const res = await admin.delete(P);
-    expect(res.status).toBe(202);
-    expect(res.body.data).toMatchObject({ kind: 'project', conversationId: null });
-    expect(res.body.data.services).toHaveLength(7);
-    await doneErasure(admin, p, res.body.data.id);
+      const project = `${p.tenantId}:${p.projectId}:`;
+      expect((await redisKeysOf(p)).map((k) => k.slice(stack.env.REDIS_KEY_PREFIX!.length).replace(project, '<p>:').split(':').slice(0, 2).join(':')).sort()).toEqual(
+        expect.arrayContaining(['apikeys:stamp', 'idem:index', 'trigger-rate:<p>']),
+      );
+      // Every service that holds project data holds some (credential-gateway holds none: its signing keys are the platform's).
+      expect(await servicesHolding(p)).toEqual(['analytics', 'chatapp', 'evals', 'events_ingest', 'management', 'webhook_dispatcher']);
 
-    // The erasure job and its parts are the one record kept (ids only): the proof of what was erased, and when.
-    const left = await rowsOfProject(stack.env.MONGO_URL!, testDbPrefix(), p);
-    expect(Object.keys(left).sort()).toEqual([expect.stringMatching(/_management\.erasureParts$/), expect.stringMatching(/_management\.erasures$/)]);
-    expect((await admin.get(`${P}/feedback`)).body.pagination.total).toBe(0);
-    // Its API keys are gone with it; with a new one, an event id it had is a new event.
-    const run = client(stack.gatewayUrl, (await anApiKey(admin, p)).key);
-    expect((await run.post('/run/v1/events', { id: 'ev-kept', type: 'message', conversationId: 'c-kept' })).status).toBe(201);
-    // Another project of the same tenant keeps everything.
-    expect((await admin.get(`${projectPath(other)}/feedback`)).body.pagination.total).toBe(2);
+      const res = await admin.delete(P);
+      expect(res.status).toBe(202);
+      expect(res.body.data).toMatchObject({ kind: 'project', conversationId: null });
+      expect(res.body.data.services.map((s: { service: string }) => s.service).sort()).toEqual([
+        'analytics',
+        'chatapp',
+        'credential-gateway',
+        'evals',
+        'events-ingest',
+        'gateway',
+        'management',
+        'webhook-dispatcher',
+      ]);
+      await doneErasure(admin, p, res.body.data.id);
+
+      // Every database of every service: the erasure job and its parts are the one record kept (ids only), the proof of what was erased, and when.
+      const left = await rowsOfProject(stack.env.MONGO_URL!, testDbPrefix(), p);
+      expect(Object.keys(left).sort()).toEqual([expect.stringMatching(/_management\.erasureParts$/), expect.stringMatching(/_management\.erasures$/)]);
+      expect(await redisKeysOf(p)).toEqual([]);
+      expect((await admin.get(`${P}/feedback`)).body.pagination.total).toBe(0);
+      // The stored answer is gone: the same Idempotency-Key runs the request again.
+      const again = await admin.post(`${P}/feedback`, { conversationId: 'c-idem', type: 'positive' }, idem);
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+      expect(again.body.data.id).not.toBe(first.body.data.id);
+      // Its API keys are gone with it, at once on every gateway (none answers from its cache of verified keys); with a
+      // new one, an event id it had is a new event.
+      expectProblem(await keyOfErased.post('/run/v1/events', { type: 'message', conversationId: 'c-after' }), 401);
+      const run = client(stack.gatewayUrl, (await anApiKey(admin, p)).key);
+      expect((await run.post('/run/v1/events', { id: 'ev-kept', type: 'message', conversationId: 'c-kept' })).status).toBe(201);
+      // Another project of the same tenant keeps everything.
+      expect((await admin.get(`${projectPath(other)}/feedback`)).body.pagination.total).toBe(2);
+      expect((await client(stack.gatewayUrl).get(`/manage/tenants/${other.tenantId}/projects/${other.projectId}/feedback`)).status).toBe(401);
+    } finally {
+      await receiver.close();
+    }
   }, 180_000);
 });

@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { adminClient, aProject, aTenantToken, client, projectPath, testStack, serviceDbName } from '@platform/testkit';
+import { adminClient, aProject, aProjectWithAgents, aTenantToken, client, projectPath, testStack, serviceDbName } from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 
 const stack = testStack();
@@ -17,7 +17,7 @@ const agentPath = (p: { tenantId: string; projectId: string }, agentId = 'agent-
 
 /** A project with a signing-secret credential `signing` (so signature verification can be set). */
 async function aProjectWithSigningSecret() {
-  const p = aProject();
+  const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
   const res = await admin.post(`${projectPath(p)}/credentials`, { id: 'signing', name: 'signing secret', type: 'memory', credentialStoreId: 'memory-default' });
   expect(res.status).toBe(201);
   return p;
@@ -36,7 +36,7 @@ async function triggerCount(p: { tenantId: string; projectId: string }) {
 
 describe('triggers', () => {
   test('when a trigger is created with only a name, then defaults are filled and it can be read, listed, switched off and on, and deleted', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
     const A = agentPath(p);
     const created = await admin.post(`${A}/triggers`, { id: 'nightly', name: 'Nightly' });
     expect(created.status).toBe(201);
@@ -58,6 +58,7 @@ describe('triggers', () => {
         signatureVerification: null,
         deliveryIdHeader: null,
         rateLimitPerMinute: null,
+        bodyLimitBytes: null,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
         userCount: 0,
@@ -109,13 +110,14 @@ describe('triggers', () => {
       signingSecretCredentialReferenceId: 'signing',
       signatureVerification: aSignature({
         signedComponents: [
-          { source: 'header', key: 'X-Timestamp', regex: '^(\\d+)$' },
+          { source: 'header', key: 'X-Timestamp', regex: '^(\\d+)$', timestamp: true },
           { source: 'literal', value: '.' },
           { source: 'body', required: false },
         ],
         componentJoin: { strategy: 'concatenate', separator: '' },
-        validation: { headerCaseSensitive: true, allowEmptyBody: false, normalizeUnicode: true },
+        validation: { headerCaseSensitive: true, allowEmptyBody: false, normalizeUnicode: true, timestampToleranceSeconds: 600 },
       }),
+      bodyLimitBytes: 4096,
     };
     const res = await admin.post(`${A}/triggers`, body);
     expect(res.status).toBe(201);
@@ -127,7 +129,7 @@ describe('triggers', () => {
       signatureVerification: {
         ...body.signatureVerification,
         signedComponents: [
-          { source: 'header', key: 'X-Timestamp', regex: '^(\\d+)$', required: true },
+          { source: 'header', key: 'X-Timestamp', regex: '^(\\d+)$', timestamp: true, required: true },
           { source: 'literal', value: '.', required: true },
           { source: 'body', required: false },
         ],
@@ -176,7 +178,7 @@ describe('triggers', () => {
   });
 
   test('when every placeholder is declared, then there is no warning', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
     const res = await admin.post(`${agentPath(p)}/triggers`, {
       name: 'clean',
       messageTemplate: 'Hi {{ name }} from {{org.id}}',
@@ -233,8 +235,20 @@ describe('triggers', () => {
     expect(await triggerCount(p)).toBe(0);
   });
 
+  test('when the agent of the path does not exist, then creating a trigger answers 404 and stores nothing', async () => {
+    const p = await aProjectWithAgents(admin);
+    const res = await admin.post(`${agentPath(p, 'no-such-agent')}/triggers`, { id: 't1', name: 'orphan' });
+    expectProblem(res, 404);
+    expect(res.body.detail).toContain('no-such-agent');
+    expect((await admin.get(`${agentPath(p, 'no-such-agent')}/triggers`)).body.pagination.total).toBe(0);
+    // Once the agent is deleted, its id takes no new triggers either.
+    expect((await admin.delete(`${agentPath(p)}`)).status).toBe(204);
+    expectProblem(await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'late' }), 404);
+    expect(await triggerCount(p)).toBe(0);
+  });
+
   test('when a trigger id is used twice for one agent, then the second create answers 409 and the first is kept', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
     const first = await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'first' });
     expectProblem(await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'second' }), 409);
     expect((await admin.get(`${agentPath(p)}/triggers/t1`)).body.data).toEqual(first.body.data);
@@ -251,14 +265,14 @@ describe('triggers', () => {
     ['an authentication header keeps a value that was never stored', { authentication: { headers: [{ name: 'X-Other', keepExisting: true }] } }, 422, '/authentication/headers/0/keepExisting'],
     ['an authentication header has neither value nor keepExisting', { authentication: { headers: [{ name: 'X-Key' }] } }, 400, '/authentication/headers/0/value'],
   ])('when an update says %s, then it answers a problem and changes nothing', async (_what, body, status, pointer) => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
     const created = await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'T', authentication: { headers: [{ name: 'X-Key', value: 'k' }] } });
     expectProblem(await admin.patch(`${agentPath(p)}/triggers/t1`, body), status, pointer);
     expect((await admin.get(`${agentPath(p)}/triggers/t1`)).body.data).toEqual(created.body.data);
   });
 
   test('when an update keeps one authentication header and replaces another, then both names remain and the stored hashes say which changed', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
     await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'T', authentication: { headers: [{ name: 'X-Key', value: 'one' }, { name: 'X-Other', value: 'two' }] } });
     const before = await db.collection('triggers').findOne({ tenantId: p.tenantId, projectId: p.projectId, id: 't1' });
     const res = await admin.patch(`${agentPath(p)}/triggers/t1`, {
@@ -289,7 +303,7 @@ describe('triggers', () => {
   });
 
   test('when an update sets createdAt, then the trigger keeps that creation time', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
     await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'T' });
     const res = await admin.patch(`${agentPath(p)}/triggers/t1`, { id: 't1', createdAt: '2025-01-02T03:04:05.000+00:00', description: 'd' });
     expect(res.status).toBe(200);
@@ -297,7 +311,7 @@ describe('triggers', () => {
   });
 
   test('when triggers are listed with page and limit, then pages are cut as asked and bad bounds are 400', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
     for (const id of ['a', 'b', 'c']) expect((await admin.post(`${agentPath(p)}/triggers`, { id, name: id })).status).toBe(201);
     const page = await admin.get(`${agentPath(p)}/triggers?page=1&limit=2`);
     expect(page.body.data).toHaveLength(2);
@@ -320,7 +334,7 @@ describe('triggers', () => {
   });
 
   test('when a tenant token reaches for another tenant\'s trigger, then it answers 403 and changes nothing', async () => {
-    const theirs = aProject();
+    const theirs = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
     const created = await admin.post(`${agentPath(theirs)}/triggers`, { id: 't1', name: 'theirs' });
     const me = client(stack.gatewayUrl, await aTenantToken(admin, aProject().tenantId));
     expectProblem(await me.get(`${agentPath(theirs)}/triggers/t1`), 403);

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { NatsConnection } from 'nats';
 import { eventFilter, triggerInvoked } from '@platform/contracts';
 import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
-import { adminClient, aProject, aTenantToken, collectEvents, connectAs, eventually, http, projectPath, startReceiver, testStack, uniqueId, withDatabase, type Receiver } from '@platform/testkit';
+import { adminClient, aProject, aProjectWithAgents, aTenantToken, collectEvents, connectAs, eventually, http, projectPath, startReceiver, testStack, uniqueId, withDatabase, type Receiver } from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 import { createDestination } from '../support/webhooks';
 
@@ -16,7 +16,7 @@ const hmac = (algorithm: string, data: string, encoding: 'hex' | 'base64' = 'hex
 
 /** A project whose credential `signing` holds SECRET in the memory store. */
 async function aProjectWithSigningSecret(): Promise<Project> {
-  const p = aProject();
+  const p = await aProjectWithAgents(admin);
   const P = projectPath(p);
   expect((await admin.post(`${P}/credential-stores/memory-default/credentials`, { key: 'signing-key', value: SECRET })).status).toBe(201);
   expect((await admin.post(`${P}/credentials`, { id: 'signing', name: 'signing secret', type: 'memory', credentialStoreId: 'memory-default', retrievalParams: { key: 'signing-key' } })).status).toBe(201);
@@ -156,56 +156,78 @@ describe('trigger webhooks: GitHub-style signatures, dispatch, de-duplication', 
 });
 
 describe('trigger webhooks: Stripe-style and Slack signatures', () => {
+  /** Unix seconds, `offsetSeconds` from now. */
+  const unixTime = (offsetSeconds = 0) => String(Math.floor(Date.now() / 1000) + offsetSeconds);
+
+  const stripeVerification = (validation: Record<string, unknown> = {}) => ({
+    algorithm: 'sha256',
+    encoding: 'hex',
+    signature: { source: 'header', key: 'Stripe-Signature', regex: 'v1=([0-9a-f]+)' },
+    signedComponents: [
+      { source: 'header', key: 'Stripe-Signature', regex: 't=(\\d+)', timestamp: true },
+      { source: 'body', required: true },
+    ],
+    componentJoin: { strategy: 'concatenate', separator: '.' },
+    validation,
+  });
+  const stripeHeader = (timestamp: string, body: string) => `t=${timestamp},v1=${hmac('sha256', `${timestamp}.${body}`)},v0=deadbeef`;
+
   test('when a Stripe-style timestamped signature (t=…,v1=…) signs "<t>.<body>", then it is accepted; the same header on another body is 403', async () => {
     const p = await aProjectWithSigningSecret();
-    const t = await aTrigger(p, {
-      signingSecretCredentialReferenceId: 'signing',
-      signatureVerification: {
-        algorithm: 'sha256',
-        encoding: 'hex',
-        signature: { source: 'header', key: 'Stripe-Signature', regex: 'v1=([0-9a-f]+)' },
-        signedComponents: [
-          { source: 'header', key: 'Stripe-Signature', regex: 't=(\\d+)' },
-          { source: 'body', required: true },
-        ],
-        componentJoin: { strategy: 'concatenate', separator: '.' },
-      },
-      messageTemplate: 'Stripe {{type}}',
-    });
+    const t = await aTrigger(p, { signingSecretCredentialReferenceId: 'signing', signatureVerification: stripeVerification(), messageTemplate: 'Stripe {{type}}' });
     const body = '{"id":"evt_1","type":"invoice.paid"}';
-    const timestamp = '1764633600';
-    const header = `t=${timestamp},v1=${hmac('sha256', `${timestamp}.${body}`)},v0=deadbeef`;
+    const timestamp = unixTime();
+    const header = stripeHeader(timestamp, body);
     const ok = await post(t.webhookUrl, body, { 'Stripe-Signature': header });
     expect(ok.status).toBe(202);
     expect(await invocation(p, t.id, ok.body.invocationId)).toMatchObject({ verdicts: { signature: 'passed' }, message: 'Stripe invoice.paid' });
     expectProblem(await post(t.webhookUrl, '{"id":"evt_1","type":"invoice.voided"}', { 'Stripe-Signature': header }), 403);
     // Another timestamp with the same v1 is another signed text.
-    expectProblem(await post(t.webhookUrl, body, { 'Stripe-Signature': header.replace(timestamp, '1764633601') }), 403);
+    expectProblem(await post(t.webhookUrl, body, { 'Stripe-Signature': header.replace(`t=${timestamp}`, `t=${Number(timestamp) + 1}`) }), 403);
   });
+
+  test('when a Stripe-style call was signed longer ago than the tolerance, then it is refused with 401 even though its signature is right; a wider timestampToleranceSeconds accepts it', async () => {
+    const p = await aProjectWithSigningSecret();
+    const t = await aTrigger(p, { signingSecretCredentialReferenceId: 'signing', signatureVerification: stripeVerification() });
+    const body = '{"id":"evt_old","type":"invoice.paid"}';
+    // Captured six minutes ago and replayed now: the default tolerance is five minutes.
+    const replayed = { 'Stripe-Signature': stripeHeader(unixTime(-360), body) };
+    const refused = await post(t.webhookUrl, body, replayed);
+    expectProblem(refused, 401);
+    expect(refused.body.detail).toMatch(/timestamp is \d+ s old; at most 300 s/);
+    const [rejected] = (await invocations(p, t.id)).data;
+    expect(rejected).toMatchObject({ status: 'rejected', verdicts: { signature: 'failed' }, error: { status: 401 } });
+    expectProblem(await post(t.webhookUrl, body, { 'Stripe-Signature': stripeHeader(unixTime(360), body) }), 401);
+
+    const widened = await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { signatureVerification: stripeVerification({ timestampToleranceSeconds: 900 }) });
+    expect(widened.status).toBe(200);
+    expect(widened.body.data.signatureVerification.validation).toMatchObject({ timestampToleranceSeconds: 900 });
+    expect((await post(t.webhookUrl, body, replayed)).status).toBe(202);
+  });
+
+  const slackVerification = (marked: boolean) => ({
+    algorithm: 'sha256',
+    encoding: 'hex',
+    signature: { source: 'header', key: 'X-Slack-Signature', prefix: 'v0=' },
+    signedComponents: [{ source: 'literal', value: 'v0' }, { source: 'header', key: 'X-Slack-Request-Timestamp', ...(marked ? { timestamp: true } : {}) }, { source: 'body' }],
+    componentJoin: { strategy: 'concatenate', separator: ':' },
+  });
+  const slackHeaders = (ts: string, body: string) => ({ 'X-Slack-Request-Timestamp': ts, 'X-Slack-Signature': `v0=${hmac('sha256', `v0:${ts}:${body}`)}` });
+  const FORM = 'application/x-www-form-urlencoded';
 
   test('when Slack signs "v0:<timestamp>:<body>" of a form-encoded slash command, then it is accepted and the form fields feed the schema and the template', async () => {
     const p = await aProjectWithSigningSecret();
     const t = await aTrigger(p, {
       runAsUserId: 'user-1',
       signingSecretCredentialReferenceId: 'signing',
-      signatureVerification: {
-        algorithm: 'sha256',
-        encoding: 'hex',
-        signature: { source: 'header', key: 'X-Slack-Signature', prefix: 'v0=' },
-        signedComponents: [
-          { source: 'literal', value: 'v0' },
-          { source: 'header', key: 'X-Slack-Request-Timestamp' },
-          { source: 'body' },
-        ],
-        componentJoin: { strategy: 'concatenate', separator: ':' },
-      },
+      signatureVerification: slackVerification(true),
       inputSchema: { type: 'object', required: ['command', 'text'], properties: { command: { type: 'string' }, text: { type: 'string' } } },
       messageTemplate: '{{command}} {{text}}',
     });
     const body = 'token=abc&team_id=T1&command=%2Fdeploy&text=api+to+prod';
-    const ts = '1764633600';
-    const headers = { 'X-Slack-Request-Timestamp': ts, 'X-Slack-Signature': `v0=${hmac('sha256', `v0:${ts}:${body}`)}` };
-    const ok = await post(t.webhookUrl, body, headers, 'application/x-www-form-urlencoded');
+    const ts = unixTime();
+    const headers = slackHeaders(ts, body);
+    const ok = await post(t.webhookUrl, body, headers, FORM);
     expect(ok.status).toBe(202);
     expect(await invocation(p, t.id, ok.body.invocationId)).toMatchObject({
       verdicts: { signature: 'passed', schema: 'passed' },
@@ -213,15 +235,44 @@ describe('trigger webhooks: Stripe-style and Slack signatures', () => {
       input: { token: 'abc', team_id: 'T1', command: '/deploy', text: 'api to prod' },
     });
     // The timestamp is signed: changing it breaks the signature.
-    expectProblem(await post(t.webhookUrl, body, { ...headers, 'X-Slack-Request-Timestamp': '1764633601' }, 'application/x-www-form-urlencoded'), 403);
+    expectProblem(await post(t.webhookUrl, body, { ...headers, 'X-Slack-Request-Timestamp': String(Number(ts) + 1) }, FORM), 403);
     // A required signed component that is missing is 401 (nothing to verify against).
-    expectProblem(await post(t.webhookUrl, body, { 'X-Slack-Signature': headers['X-Slack-Signature'] }, 'application/x-www-form-urlencoded'), 401);
+    expectProblem(await post(t.webhookUrl, body, { 'X-Slack-Signature': headers['X-Slack-Signature'] }, FORM), 401);
+  });
+
+  test('when a Slack request is replayed after more than five minutes, or its timestamp is not a Unix time, then 401; without the timestamp mark the trigger warns that replays are possible', async () => {
+    const p = await aProjectWithSigningSecret();
+    const t = await aTrigger(p, { signingSecretCredentialReferenceId: 'signing', signatureVerification: slackVerification(true) });
+    const body = 'command=%2Fdeploy&text=api';
+    const old = await post(t.webhookUrl, body, slackHeaders(unixTime(-301), body), FORM);
+    expectProblem(old, 401);
+    expect(old.body.detail).toContain('old');
+    expectProblem(await post(t.webhookUrl, body, slackHeaders('yesterday', body), FORM), 401);
+    expect((await post(t.webhookUrl, body, slackHeaders(unixTime(-5), body), FORM)).status).toBe(202);
+
+    // The same configuration without the mark has no replay guard, and says so when it is written.
+    const unmarked = await admin.post(`${agentPath(p)}/triggers`, { name: 'unguarded', signingSecretCredentialReferenceId: 'signing', signatureVerification: slackVerification(false) });
+    expect(unmarked.status).toBe(201);
+    expect(unmarked.body.warning).toContain('timestamp: true');
+    expect((await post(unmarked.body.data.webhookUrl, body, slackHeaders(unixTime(-3600), body), FORM)).status).toBe(202);
+  });
+
+  test.each([
+    ['two components are marked as the timestamp', { signedComponents: [{ source: 'header', key: 'X-A', timestamp: true }, { source: 'header', key: 'X-B', timestamp: true }] }, '/signatureVerification/signedComponents/1/timestamp'],
+    ['a literal is marked as the timestamp', { signedComponents: [{ source: 'literal', value: '1', timestamp: true }, { source: 'body' }] }, '/signatureVerification/signedComponents/0/timestamp'],
+    ['a tolerance is set but no component is the timestamp', { validation: { timestampToleranceSeconds: 60 } }, '/signatureVerification/validation/timestampToleranceSeconds'],
+    ['the tolerance is over a day', { signedComponents: [{ source: 'header', key: 'X-T', timestamp: true }], validation: { timestampToleranceSeconds: 86_401 } }, '/signatureVerification/validation/timestampToleranceSeconds'],
+  ])('when %s, then the trigger is refused with 400 at the field', async (_what, fields, pointer) => {
+    const p = await aProjectWithSigningSecret();
+    const signatureVerification = { signature: { source: 'header', key: 'X-Sig' }, ...fields };
+    expectProblem(await admin.post(`${agentPath(p)}/triggers`, { name: 'bad', signingSecretCredentialReferenceId: 'signing', signatureVerification }), 400, pointer);
+    expect((await admin.get(`${agentPath(p)}/triggers`)).body.pagination.total).toBe(0);
   });
 });
 
 describe('trigger webhooks: authentication, schema, transform, 404, limits', () => {
   test('when the configured authentication header is missing, wrong or right, then 401, 403 and 202, each verdict recorded', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, { authentication: { headers: [{ name: 'X-Api-Token', value: 'tok-123456789' }] } });
     expectProblem(await post(t.webhookUrl, '{}', {}), 401);
     expectProblem(await post(t.webhookUrl, '{}', { 'X-Api-Token': 'tok-12345678' }), 403);
@@ -240,7 +291,7 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   });
 
   test('when the body does not match inputSchema, then 422 with a pointer per problem, and the rejection is recorded', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, {
       inputSchema: { type: 'object', required: ['action', 'issue'], properties: { action: { type: 'string' }, issue: { type: 'object', required: ['number'], properties: { number: { type: 'integer' } } } } },
     });
@@ -260,7 +311,7 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   });
 
   test('when outputTransform has a jmespath, then the input is what it picks, and the template renders from it', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, { outputTransform: { jmespath: 'data.object' }, messageTemplate: 'Order {{id}} for {{customer.name}}: {{items}}' });
     const ok = await post(t.webhookUrl, JSON.stringify({ data: { object: { id: 'o-1', customer: { name: 'Ada' }, items: [1, 2] } } }), {});
     expect(ok.status).toBe(202);
@@ -270,7 +321,7 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   });
 
   test('when a trigger is unknown, disabled or addressed under another agent, then 404 and nothing is recorded', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, {});
     expectProblem(await post(t.webhookUrl.replace(/\/triggers\/.*$/, '/triggers/nope'), '{}', {}), 404);
     expectProblem(await post(t.webhookUrl.replace('/agents/agent-1/', '/agents/agent-2/'), '{}', {}), 404);
@@ -280,7 +331,7 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   });
 
   test('when a trigger gets more calls a minute than its rateLimitPerMinute, then 429 with Retry-After', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, { rateLimitPerMinute: 2 });
     expect((await post(t.webhookUrl, '{}', {})).status).toBe(202);
     expect((await post(t.webhookUrl, '{}', {})).status).toBe(202);
@@ -294,11 +345,29 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   });
 
   test('when a body over the trigger limit is sent, then 413 and nothing is recorded', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, {});
     const big = JSON.stringify({ pad: 'x'.repeat(1024 * 1024) });
     expectProblem(await post(t.webhookUrl, big, {}), 413);
     expect((await invocations(p, t.id)).pagination.total).toBe(0);
+  });
+
+  test('when a trigger sets its own bodyLimitBytes, then a body over it gets 413 naming the limit, one at it is accepted, and the limit cannot exceed the platform maximum', async () => {
+    const p = await aProjectWithAgents(admin);
+    const t = await aTrigger(p, { bodyLimitBytes: 64 });
+    expect((await admin.get(`${agentPath(p)}/triggers/${t.id}`)).body.data.bodyLimitBytes).toBe(64);
+    const atLimit = JSON.stringify({ pad: 'x'.repeat(64 - '{"pad":""}'.length) });
+    expect(Buffer.byteLength(atLimit)).toBe(64);
+    expect((await post(t.webhookUrl, atLimit, {})).status).toBe(202);
+    const over = await post(t.webhookUrl, JSON.stringify({ pad: 'x'.repeat(64) }), {});
+    expectProblem(over, 413);
+    expect(over.body.detail).toContain('64 bytes');
+    expect((await invocations(p, t.id)).pagination.total).toBe(1);
+    // Back to the platform maximum, the same body is accepted.
+    expect((await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { bodyLimitBytes: null })).body.data.bodyLimitBytes).toBeNull();
+    expect((await post(t.webhookUrl, JSON.stringify({ pad: 'x'.repeat(64) }), {})).status).toBe(202);
+    expectProblem(await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { bodyLimitBytes: 1024 * 1024 + 1 }), 400, '/bodyLimitBytes');
+    expectProblem(await admin.post(`${agentPath(p)}/triggers`, { name: 'zero', bodyLimitBytes: 0 }), 400, '/bodyLimitBytes');
   });
 });
 
@@ -312,7 +381,7 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
   });
 
   test('when an accepted invocation is rerun, then a new invocation with the same input and message is dispatched to the current users', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const runtime = await runtimeOf(p);
     try {
       const t = await aTrigger(p, { runAsUserId: 'user-1', messageTemplate: 'Build {{n}}' });
@@ -338,7 +407,7 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
   });
 
   test('when a webhook destination subscribes to trigger.invoked, then it receives each execution request', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const dest = await createDestination(admin, p, { url: receiver.url, eventTypes: ['trigger.invoked'] });
     expect(dest.enabled).toBe(true);
     const t = await aTrigger(p, { runAsUserId: 'user-9', messageTemplate: 'hello {{who}}' });
@@ -355,7 +424,7 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
   });
 
   test('when a process stored an invocation and died before publishing, then the sweep publishes its requests', async () => {
-    const p = aProject();
+    const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, {});
     const sub = await collectEvents(eventFilter(triggerInvoked, p));
     await sub.ready;
@@ -394,7 +463,7 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
   });
 
   test("when another tenant names tenant A's trigger under its own path, or reads A's invocations, then 403 or 404 and A's log is unchanged", async () => {
-    const a = aProject();
+    const a = await aProjectWithAgents(admin);
     const b = aProject();
     const t = await aTrigger(a, {});
     const ok = await post(t.webhookUrl, '{}', {});

@@ -77,12 +77,13 @@ export async function rowsOfTenant(mongoUrl: string, prefix: string, tenantId: s
 
 /**
  * Every document of a project in every database of a prefix (`<db>.<collection>` keys): those with its `tenantId` and
- * `projectId`, those whose `_id` starts with `<tenant>:<project>:` (stores keyed by id), and those naming it as their
- * `defaultProjectId` or in a `projectId` alone (records of another tenant cannot: project ids are unique in a test).
+ * `projectId`, those whose `_id` holds `<tenant>:<project>` as whole `:`-separated parts (stores keyed by id, at the
+ * start or after a kind such as `stamp:`), and those naming it as their `defaultProjectId` or in a `projectId` alone
+ * (records of another tenant cannot: project ids are unique in a test).
  */
 export async function rowsOfProject(mongoUrl: string, prefix: string, scope: { tenantId: string; projectId: string }): Promise<Record<string, unknown[]>> {
-  const idPrefix = `${scope.tenantId}:${scope.projectId}:`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const filter = { $or: [{ projectId: scope.projectId }, { defaultProjectId: scope.projectId }, { _id: { $regex: `^${idPrefix}` } }] } as Record<string, unknown>;
+  const idPart = `${scope.tenantId}:${scope.projectId}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const filter = { $or: [{ projectId: scope.projectId }, { defaultProjectId: scope.projectId }, { _id: { $regex: `(^|:)${idPart}(:|$)` } }] } as Record<string, unknown>;
   return rowsMatching(mongoUrl, prefix, filter);
 }
 

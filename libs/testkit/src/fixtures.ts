@@ -36,8 +36,26 @@ export function aProject() {
 
 export const projectPath = (p: { tenantId: string; projectId: string }) => `/manage/tenants/${p.tenantId}/projects/${p.projectId}`;
 
-/** Creates an API key through the API and returns its value and record. */
+/**
+ * Makes sure the project has an agent with this id (a small one is created when there is none): triggers and API keys
+ * are refused for an agent that does not exist.
+ */
+export async function anAgentNamed(admin: Client, p: { tenantId: string; projectId: string }, agentId: string) {
+  const body = { id: agentId, name: `Agent ${agentId}`, defaultSubAgentId: 'main', subAgents: { main: { id: 'main', name: 'Main', type: 'internal', prompt: 'Help.' } } };
+  const res = await admin.post(`${projectPath(p)}/agent`, body);
+  if (res.status !== 201 && res.status !== 409) throw new Error(`creating agent ${agentId} failed: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+/** A fresh project with these agents (default `agent-1`), for tests of what is bound to an agent (triggers, API keys). */
+export async function aProjectWithAgents(admin: Client, ...agentIds: string[]) {
+  const p = aProject();
+  for (const id of agentIds.length ? agentIds : ['agent-1']) await anAgentNamed(admin, p, id);
+  return p;
+}
+
+/** Creates an API key through the API (and its agent, when the project has none by that id); returns its value and record. */
 export async function anApiKey(admin: Client, p: { tenantId: string; projectId: string }, overrides: Record<string, unknown> = {}) {
+  await anAgentNamed(admin, p, (overrides.agentId as string | undefined) ?? 'agent-1');
   const res = await admin.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-1', name: 'test key', ...overrides });
   if (res.status !== 201) throw new Error(`creating an API key failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { key: res.body.data.key as string, apiKey: res.body.data.apiKey as { id: string; agentId: string } };

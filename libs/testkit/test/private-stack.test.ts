@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { ensureInfra, http, startPrivateStack, testStack } from '../src';
+import { anAgentNamed, ensureInfra, http, startPrivateStack, testStack } from '../src';
 
 /** The databases of a prefix that exist on the server right now. */
 async function databasesOf(prefix: string): Promise<string[]> {
@@ -25,6 +25,7 @@ test('when a private stack runs, then its databases are its own and its private 
     expect(stack.natsUrl).not.toBe(testStack().env.NATS_URL);
     expect(stack.env.REDIS_URL).toBe(stack.redis!.url);
     // Something stored through the API, so its database exists.
+    await anAgentNamed(stack.admin, { tenantId: 't-pstack', projectId: 'p-pstack' }, 'a');
     const res = await stack.admin.post('/manage/tenants/t-pstack/projects/p-pstack/api-keys', { agentId: 'a', name: 'k' });
     expect(res.status).toBe(201);
     expect(await databasesOf(stack.dbPrefix)).toContain(`${stack.dbPrefix}_management`);

@@ -5,7 +5,7 @@
 import { client, freePort } from '@platform/testkit';
 import { proj, projectPath, type BenchContext } from '../context';
 import { cpuNote, cpuSum, type CpuUse } from '../cpu';
-import { must } from '../helpers';
+import { agentsIn, must } from '../helpers';
 import { inTurn, newEventsOn } from '../in-turn';
 import { median } from '../load';
 import { log } from '../run';
@@ -21,6 +21,7 @@ export async function abRows(ctx: BenchContext) {
     const keys: string[] = [];
     for (const side of sides) {
       const admin = client(side.gatewayUrl, ctx.secrets.ADMIN_TOKEN);
+      await agentsIn(admin, proj('ab'));
       keys.push((await must(admin.post(`${projectPath(proj('ab'))}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string);
     }
     const rates = sides.map(() => [] as number[]);

@@ -1,6 +1,6 @@
 // Growth: list and get latency as a project fills (and other tenants hold as many rows), one request at a time.
 import { proj, projectPath, type BenchContext } from '../context';
-import { must, pool, sequential, sleep } from '../helpers';
+import { agentsIn, must, pool, sequential, sleep } from '../helpers';
 import type { LoadResult } from '../load';
 import { dbPrefix, runId } from '../run';
 import { seedApiKeys } from '../seed';
@@ -18,6 +18,7 @@ export async function growthRows(ctx: BenchContext) {
   const { settings } = ctx;
   await settled(ctx.stack.natsUrl);
   const gP = proj('growth');
+  await agentsIn(ctx.admin, gP, Array.from({ length: 10 }, (_, i) => `agent-${i}`));
   const t0 = Date.now();
   const ids: string[] = [];
   const first = Math.min(1000, settings.growthSizes[0]!);
@@ -42,6 +43,7 @@ export async function growthRows(ctx: BenchContext) {
 async function seedDirect(ctx: BenchContext, tenantId: string, projectId: string, n: number) {
   const p = { tenantId, projectId };
   await seedApiKeys(ctx.infra.MONGO_URL, dbPrefix, p, n);
+  await agentsIn(ctx.admin, p, ['agent-0']);
   const made = (await must(ctx.admin.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-0', name: 'after seeding' }), 201, 'api key')).data.apiKey.id;
   await must(ctx.admin.delete(`${projectPath(p)}/api-keys/${made}`), 204, 'api key revoke');
 }

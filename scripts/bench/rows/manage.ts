@@ -2,7 +2,7 @@
 // of API keys read against the find it makes, on a project of 21 keys and one of 1,000.
 import { findCeiling } from '../ceiling';
 import { proj, projectPath, type BenchContext, type Project } from '../context';
-import { must } from '../helpers';
+import { agentsIn, must } from '../helpers';
 import { measure } from '../load';
 import { dbPrefix } from '../run';
 import { seedApiKeys } from '../seed';
@@ -16,9 +16,11 @@ export async function manageRows(ctx: BenchContext) {
   const kP = proj('manage1k');
   await seedApiKeys(ctx.infra.MONGO_URL, dbPrefix, kP, 1000);
   const mP = proj('manage');
+  await agentsIn(admin, mP);
   let keyId = '';
   for (let i = 0; i < 21; i++) keyId = (await must(admin.post(`${projectPath(mP)}/api-keys`, { agentId: 'agent-1', name: `k${i}` }), 201, 'api key')).data.apiKey.id;
   const createP = proj('create');
+  await agentsIn(admin, createP);
   table.add(
     'management create API key',
     await measure({ url: `${gw}${projectPath(createP)}/api-keys`, method: 'POST', headers: adminH, body: JSON.stringify({ agentId: 'agent-1', name: 'bench' }), expectStatus: 201 }, load),

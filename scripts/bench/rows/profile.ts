@@ -2,13 +2,14 @@
 // `list`: the API key list at 10 connections; `events` (or 1): new events, closed loop or paced at BENCH_PROFILE_RATE,
 // and replayed ones.
 import { proj, projectPath, type BenchContext } from '../context';
-import { must } from '../helpers';
+import { agentsIn, must } from '../helpers';
 import { measure } from '../load';
 
 export async function profileRows(ctx: BenchContext) {
   const { table, stack, gw, admin, adminH, events, settings } = ctx;
   if (settings.profile === 'list') {
     const lP = proj('profile-list');
+    await agentsIn(admin, lP);
     for (let i = 0; i < 21; i++) await must(admin.post(`${projectPath(lP)}/api-keys`, { agentId: 'agent-1', name: `k${i}` }), 201, 'api key');
     await ctx.memory.underLoad(stack, async () => {
       table.add('management list API keys (10 a page of 21), 10 connections', await measure({ url: `${gw}${projectPath(lP)}/api-keys?limit=10`, headers: adminH, connections: 10 }, settings.load));

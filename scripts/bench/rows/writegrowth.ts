@@ -6,7 +6,7 @@
 import { client, freePort, type PrivateStack } from '@platform/testkit';
 import { proj, projectPath, type BenchContext } from '../context';
 import { cpuNote, cpuSum, type CpuUse } from '../cpu';
-import { must, sleep } from '../helpers';
+import { agentsIn, must, sleep } from '../helpers';
 import { inTurn, newEventsOn } from '../in-turn';
 import { pooledLag, webhookLag, type LagRun } from '../lag';
 import { median, type LoadResult } from '../load';
@@ -57,6 +57,7 @@ async function growthSides(ctx: BenchContext, started: BenchStack[]): Promise<Si
     const admin = client(stack.gatewayUrl, ctx.secrets.ADMIN_TOKEN);
     sides.push({ name, stack, gw: stack.gatewayUrl, admin, natsUrl: stack.natsUrl, prefix: dbPrefixOf(name), key: '' });
   }
+  for (const side of sides) await agentsIn(side.admin, wP);
   for (const side of sides) side.key = (await must(side.admin.post(`${projectPath(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
   return sides;
 }

@@ -5,7 +5,7 @@ import cors from 'cors';
 import { Redis } from 'ioredis';
 import type { NatsConnection } from 'nats';
 import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, COALESCED_SUBJECTS } from '@platform/contracts';
-import { BusKey, busKeyFileOf, connectNats, readBusKeyFile, ServiceBus } from '@platform/bus';
+import { BusKey, busKeyFileOf, connectNats, readBusKeyFile, ServiceBus, startErasureWorker, type RunningConsumer } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
 import { erasingProjects, type ErasingProjects } from './middleware/erasing-projects';
 import { AppError } from '@platform/problems';
@@ -225,7 +225,7 @@ async function listenHealth(port: number, life: Lifecycle): Promise<Listener> {
 async function drainGateway(
   config: GatewayConfig,
   life: Lifecycle,
-  parts: { listeners: Listener[]; health: Listener | undefined; auth: Authenticator; erasing: ErasingProjects; redis: Redis; nc: NatsConnection },
+  parts: { listeners: Listener[]; health: Listener | undefined; auth: Authenticator; erasing: ErasingProjects; erasure: RunningConsumer; redis: Redis; nc: NatsConnection },
 ): Promise<void> {
   const graceMs = config.SHUTDOWN_GRACE_MS;
   life.draining = true;
@@ -239,6 +239,8 @@ async function drainGateway(
       setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now() - 1000)).unref();
     });
   await Promise.all(parts.listeners.map((l) => close(l.server)));
+  // An erasure job being worked is finished or goes back to its durable for another gateway.
+  await parts.erasure.stop(Math.max(0, deadline - Date.now() - 1000)).catch(() => undefined);
   parts.auth.stop();
   parts.erasing.close();
   parts.redis.disconnect();
@@ -266,8 +268,12 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
    * Redis outage would turn a degraded limit into a full outage.
    */
   const life: Lifecycle = { draining: false, isReady: () => !life.draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined };
-  const keys = idempotency(redis, { inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10 });
-  const erasing = await erasingProjects(redis, nc);
+  // When a project's erasure starts or ends, the verified credentials are forgotten: the erasure deletes the project's
+  // API keys and analytics keys without revoking each, and none may keep working from a gateway's cache.
+  const erasing = await erasingProjects(redis, nc, { onNotice: () => auth.forgetAll() });
+  const keys = idempotency(redis, { inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10, isErasing: (scope) => erasing.has(scope) });
+  // The gateway's part of erasure jobs: the stored answers of Idempotency-Key requests (docs/operating.md, "Erasure").
+  const erasure = await startErasureWorker(nc, bus, 'gateway', { eraseProject: (scope) => keys.eraseProject(scope), eraseConversation: (scope, c) => keys.eraseConversation(scope, c) });
   const mountOpts = { bus, auth, limits, idempotency: keys, erasing, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
   const main = mainApp(config, life, mountOpts);
   const analytics = analyticsApp(config, life, mountOpts, nc);
@@ -287,7 +293,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     healthUrl: health ? `http://127.0.0.1:${health.port}` : undefined,
     graceMs: config.SHUTDOWN_GRACE_MS,
     stop() {
-      return (stopped ??= drainGateway(config, life, { listeners: [mainListener, analyticsListener], health, auth, erasing, redis, nc }));
+      return (stopped ??= drainGateway(config, life, { listeners: [mainListener, analyticsListener], health, auth, erasing, erasure, redis, nc }));
     },
   };
 }

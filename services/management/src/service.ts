@@ -66,6 +66,7 @@ export const management = defineService({
       feedback: outboxRelay(feedbackModel(db), pub),
     };
     const apiKeys = apiKeyRepo(db, relays.apiKeys, redis);
+    const rate = triggerRateStore(redis);
     const destinations = webhookDestinationRepo(db, relays.destinations);
     const apps = appRepo(db, relays.apps);
     const agents = agentRepo(db, relays.agents);
@@ -95,7 +96,9 @@ export const management = defineService({
 
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     const box = new SecretBox(config.ENCRYPTION_KEY);
-    const keyDeps = { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked };
+    // Triggers and API keys belong to a live agent (docs/management.md, "Deleting an agent").
+    const agentExists = async (a: { tenantId: string; projectId: string; agentId: string }) => (await agents.findById(a, a.agentId)) !== null;
+    const keyDeps = { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked, agentExists };
     const agentDeps = { agents, skills, lock: entityLock(redis) };
     // Deleting an agent also removes its triggers and revokes the keys bound to it (docs/management.md).
     const deletionDeps = {
@@ -122,7 +125,7 @@ export const management = defineService({
     registerSubAgentAttachmentHandlers(bus, agentDeps);
     registerSkillHandlers(bus, agentDeps);
     registerCredentialHandlers(bus, { credentials, entries, triggers, box });
-    registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER });
+    registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER, agentExists });
     registerTriggerInvocationHandlers(bus, {
       triggers,
       invocations,
@@ -130,7 +133,7 @@ export const management = defineService({
       entries,
       box,
       pepper: config.TOKEN_PEPPER,
-      rate: triggerRateStore(redis),
+      rate,
       dispatcher,
       defaultRatePerMinute: config.TRIGGER_RATE_LIMIT_PER_MINUTE,
     });
@@ -150,6 +153,8 @@ export const management = defineService({
       // Its own part: the conversation's feedback, or every document of the project but the erasure records.
       eraseProject: async (scope) => {
         await erasureDeps.erasures.eraseProjectData(scope);
+        // Its Redis state of the project too: the API-key list stamp and the triggers' rate counters.
+        await Promise.all([apiKeys.eraseProjectState(scope), rate.eraseProject(scope)]);
         // The dispatchers drop their copy of the project's destinations: a delivery job still waiting finds none.
         publishNotice(nc, webhookDestinationsChanged, scope);
       },

@@ -1,5 +1,5 @@
-import { PLATFORM_EVENTS_STREAM, eventFilter, webhookEventDurable, webhookEvents, type EventEnvelope } from '@platform/contracts';
-import { consumeDurable, startErasureWorker, type RunningConsumer } from '@platform/bus';
+import { PLATFORM_EVENTS_STREAM, eventFilter, projectErasing, webhookEventDurable, webhookEvents, type EventEnvelope } from '@platform/contracts';
+import { consumeDurable, startErasureWorker, subscribeNotice, type RunningConsumer } from '@platform/bus';
 import { eraseProjectDocuments } from '@platform/mongo';
 import { parseHostOverrides } from '@platform/address-safety';
 import { getLogger } from '@platform/logger';
@@ -135,13 +135,22 @@ export const webhookDispatcher = defineService({
       recoverMaxPerCall: config.WEBHOOK_RECOVER_MAX_PER_CALL,
     };
     registerManualDeliveryHandlers(bus, manual);
-    // Project erasure: the delivery log, its counters and the destinations' health of the project.
-    const erasure = await startErasureWorker(nc, bus, 'webhook-dispatcher', { eraseProject: (scope) => eraseProjectDocuments(db, scope) });
+    // Project erasure: the delivery log, its counters and the destinations' health of the project. Counters added up in
+    // memory are dropped first (on every replica when the erasure starts, and here again before the documents go),
+    // so a later flush cannot write a document of the erased project again.
+    const erasingNotice = subscribeNotice(nc, projectErasing, 'webhook-dispatcher', (n) => void statsStore.projectErasing(n, n.erasing));
+    const erasure = await startErasureWorker(nc, bus, 'webhook-dispatcher', {
+      eraseProject: async (scope) => {
+        await statsStore.dropProject(scope);
+        await eraseProjectDocuments(db, scope);
+      },
+    });
     return {
       async stop(graceMs = 20_000) {
         // Consumers first (no new deliveries are scheduled; unfinished messages go back to the stream), then the
         // worker finishes the attempts it is sending; a claim it cannot finish runs out and another replica retries.
         const started = Date.now();
+        erasingNotice.unsubscribe();
         await Promise.all([...consumers, erasure].map((c) => c.stop(graceMs / 3)));
         await worker.stop(Math.max(0, graceMs - (Date.now() - started)));
         await statsStore.stop().catch((err) => log.warn({ err: (err as Error).message }, 'delivery counters not written at stop'));

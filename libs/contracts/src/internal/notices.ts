@@ -102,9 +102,10 @@ export const projectErasing = notice({
   name: 'projectErasing',
   subject: 'internal.erasures.project-erasing',
   publishers: ['management'],
-  subscribers: ['gateway'],
+  subscribers: ['gateway', 'webhook-dispatcher'],
   payload: ProjectErasing,
-  description: "A project's erasure started or is done (sent before the deletion is answered); every gateway refuses writes to the project (409) from then until the erasure is done.",
+  description:
+    "A project's erasure started or is done (sent before the deletion is answered); every gateway refuses writes to the project (409) from then until the erasure is done, and every webhook-dispatcher drops the delivery counters of the project it has not written yet and keeps none until then.",
 });
 
 /** Every notice. */

@@ -55,6 +55,7 @@ export const listApiKeys = operation({
 export const createApiKey = operation({
   operationId: 'createApiKey',
   summary: 'Create an API key (the key value is shown once)',
+  description: 'The key is bound to `agentId`, an agent of this project: 422 (pointer `/agentId`) when there is none by that id.',
   tags,
   method: 'post',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/api-keys',
@@ -86,6 +87,7 @@ export const getApiKey = operation({
 export const updateApiKey = operation({
   operationId: 'updateApiKey',
   summary: 'Update an API key',
+  description: 'A new `agentId` must name an agent of this project (422, pointer `/agentId`, otherwise).',
   tags,
   method: 'patch',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/api-keys/{id}',

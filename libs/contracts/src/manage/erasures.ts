@@ -2,10 +2,16 @@ import { z } from 'zod';
 import { operation, type ServiceName } from '../operation';
 import { ProjectPath, Rid, dataReply } from '../common';
 
-/** The services that hold conversation data: each erases its part of a conversation. */
-export const CONVERSATION_ERASURE_SERVICES = ['management', 'events-ingest', 'analytics', 'evals'] as const satisfies readonly ServiceName[];
+/**
+ * The services that hold conversation data: each erases its part of a conversation (the gateway: the stored answers
+ * of Idempotency-Key requests that named the conversation).
+ */
+export const CONVERSATION_ERASURE_SERVICES = ['management', 'events-ingest', 'analytics', 'evals', 'gateway'] as const satisfies readonly ServiceName[];
 
-/** The services that hold project data: each erases every document of the project it stores. */
+/**
+ * The services that hold project data: each erases every document (and Redis key) of the project it stores; the
+ * gateway erases the stored answers of the project's Idempotency-Key requests.
+ */
 export const PROJECT_ERASURE_SERVICES = [
   'management',
   'events-ingest',
@@ -14,6 +20,7 @@ export const PROJECT_ERASURE_SERVICES = [
   'webhook-dispatcher',
   'chatapp',
   'credential-gateway',
+  'gateway',
 ] as const satisfies readonly ServiceName[];
 
 export const ErasureService = z.enum(PROJECT_ERASURE_SERVICES);

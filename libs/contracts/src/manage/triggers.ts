@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { operation } from '../operation';
 import { Rid, AgentPath, ListQuery, listReply, HeaderName, HeaderValue, JsonObject, IsoDateTime } from '../common';
 import { text } from '../text';
+import { TRIGGER_BODY_LIMIT_BYTES } from '../run/triggers';
 
 function compiles(source: string): boolean {
   try {
@@ -39,14 +40,24 @@ const SignedComponent = z
     value: z.string().max(1000).optional().describe('The text of a literal component'),
     regex: Regex.optional().describe('Extracts part of the value (first capture group)'),
     required: z.boolean().default(true),
+    timestamp: z
+      .boolean()
+      .optional()
+      .describe(
+        'This component is the time the provider signed the call, in Unix seconds (Stripe `t=`, Slack `X-Slack-Request-Timestamp`): a call whose time is further from now than `validation.timestampToleranceSeconds` (default 300) is refused with 401, so an old signed request cannot be replayed (addition)',
+      ),
   })
   .superRefine((c, ctx) => {
     if (c.source === 'literal' && c.value === undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: 'a literal component needs a value' });
+    if (c.source === 'literal' && c.timestamp) ctx.addIssue({ code: 'custom', path: ['timestamp'], message: 'a literal cannot be the timestamp: name the header or body value that carries it' });
     if (c.source === 'header') {
       if (c.key === undefined) ctx.addIssue({ code: 'custom', path: ['key'], message: 'a header component needs a key (the header name)' });
       else if (!HeaderToken.safeParse(c.key).success) ctx.addIssue({ code: 'custom', path: ['key'], message: 'must be a header name when source is header' });
     }
   });
+
+/** How far a signed call's timestamp may be from now when `validation.timestampToleranceSeconds` is not set. */
+export const DEFAULT_TIMESTAMP_TOLERANCE_SECONDS = 300;
 
 export const SignatureVerification = z.strictObject({
   algorithm: z.enum(SIGNATURE_ALGORITHMS).default('sha256').describe('HMAC hash; md5 and sha1 are accepted with a warning'),
@@ -66,8 +77,21 @@ export const SignatureVerification = z.strictObject({
       headerCaseSensitive: z.boolean().default(false),
       allowEmptyBody: z.boolean().default(true),
       normalizeUnicode: z.boolean().default(false),
+      timestampToleranceSeconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(86_400)
+        .optional()
+        .describe(`How far the signed timestamp (the component marked \`timestamp\`) may be from now, either way (default ${DEFAULT_TIMESTAMP_TOLERANCE_SECONDS}) (addition)`),
     })
     .default({ headerCaseSensitive: false, allowEmptyBody: true, normalizeUnicode: false }),
+}).superRefine((v, ctx) => {
+  const marked = v.signedComponents.flatMap((c, i) => (c.timestamp ? [i] : []));
+  for (const i of marked.slice(1)) ctx.addIssue({ code: 'custom', path: ['signedComponents', i, 'timestamp'], message: 'only one signed component can be the timestamp' });
+  if (v.validation.timestampToleranceSeconds !== undefined && marked.length === 0) {
+    ctx.addIssue({ code: 'custom', path: ['validation', 'timestampToleranceSeconds'], message: 'mark the signed component that carries the timestamp with `timestamp: true`' });
+  }
 });
 export type SignatureVerification = z.infer<typeof SignatureVerification>;
 
@@ -121,6 +145,7 @@ export const Trigger = z.object({
   signatureVerification: z.record(z.string(), z.unknown()).nullable(),
   deliveryIdHeader: z.string().nullable().describe('Header carrying the provider\'s delivery id; a repeated id is answered with the first invocation (addition)'),
   rateLimitPerMinute: z.number().int().nullable().describe('Webhook calls accepted per minute (null: the platform default, TRIGGER_RATE_LIMIT_PER_MINUTE) (addition)'),
+  bodyLimitBytes: z.number().int().nullable().describe(`Largest webhook body accepted, in bytes (null: the platform maximum, ${TRIGGER_BODY_LIMIT_BYTES}) (addition)`),
   createdAt: z.string(),
   updatedAt: z.string(),
   userCount: z.number().int().describe('Distinct run-as users (runAsUserId and runAsUserIds)'),
@@ -144,6 +169,12 @@ const fields = {
   signatureVerification: SignatureVerification,
   deliveryIdHeader: HeaderToken.max(128).describe('Header that carries the provider\'s delivery id, e.g. X-GitHub-Delivery (addition)'),
   rateLimitPerMinute: z.number().int().min(1).max(100_000).describe('Webhook calls accepted per minute; more get 429 (addition)'),
+  bodyLimitBytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(TRIGGER_BODY_LIMIT_BYTES)
+    .describe(`Largest webhook body accepted, in bytes, at most the platform maximum (${TRIGGER_BODY_LIMIT_BYTES}); a larger body gets 413 (addition)`),
 };
 
 export const TriggerCreate = z.strictObject({
@@ -163,6 +194,7 @@ export const TriggerCreate = z.strictObject({
   signatureVerification: fields.signatureVerification.nullable().optional(),
   deliveryIdHeader: fields.deliveryIdHeader.nullable().optional(),
   rateLimitPerMinute: fields.rateLimitPerMinute.nullable().optional(),
+  bodyLimitBytes: fields.bodyLimitBytes.nullable().optional(),
   createdAt: IsoDateTime.optional(),
   updatedAt: IsoDateTime.optional(),
 });
@@ -185,6 +217,7 @@ export const TriggerUpdate = z.strictObject({
   signatureVerification: fields.signatureVerification.nullable().optional(),
   deliveryIdHeader: fields.deliveryIdHeader.nullable().optional(),
   rateLimitPerMinute: fields.rateLimitPerMinute.nullable().optional(),
+  bodyLimitBytes: fields.bodyLimitBytes.nullable().optional(),
   createdAt: IsoDateTime.optional(),
   updatedAt: IsoDateTime.optional(),
 });
@@ -218,6 +251,7 @@ export const listTriggers = operation({
 export const createTrigger = operation({
   operationId: 'createTrigger',
   summary: 'Create a trigger',
+  description: 'The agent of the path must exist in the project: 404 otherwise (triggers are deleted with their agent).',
   tags,
   method: 'post',
   path: base,

@@ -17,7 +17,8 @@ export const invokeTrigger = operation({
   operationId: 'invokeTrigger',
   summary: 'Invoke a trigger (its webhookUrl): checks, transforms and dispatches one execution request per run-as user',
   description:
-    'No platform credential: the trigger\'s own `authentication` headers and `signatureVerification` are checked. The body (JSON or form-encoded) ' +
+    'No platform credential: the trigger\'s own `authentication` headers and `signatureVerification` are checked (a signed timestamp, when one component is marked `timestamp`, must be within `validation.timestampToleranceSeconds` of now, else 401). ' +
+    'Each trigger has its own rate limit (`rateLimitPerMinute`, 429) and body limit (`bodyLimitBytes`, at most the platform maximum, 413). The body (JSON or form-encoded) ' +
     'is validated against `inputSchema` (422 with pointers), transformed by `outputTransform` and rendered into `messageTemplate`. ' +
     '202 with the invocation id once the invocation is stored; the execution requests follow as `trigger.invoked` events.',
   tags: ['Triggers'],

@@ -325,6 +325,10 @@ export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cooki
     },
     authorize,
     authorizeTenant,
+    /** Forgets every verified credential (a project's erasure deletes its keys without revoking them one by one). */
+    forgetAll() {
+      cache.clear();
+    },
     stop() {
       sub.unsubscribe();
     },

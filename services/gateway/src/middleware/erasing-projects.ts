@@ -10,11 +10,13 @@ const log = getLogger('gateway.erasing-projects');
 export interface ErasingProjects {
   /** 409 when the request writes to a project whose erasure is under way (docs/operating.md, "Erasure"). */
   assertWritable(op: AnyOperation, principal: Principal, params: Record<string, unknown>): void;
+  /** Whether the project's erasure is under way, as this gateway knows it. */
+  has(scope: { tenantId: string; projectId: string }): boolean;
   close(): void;
 }
 
 /** The project a request writes to: its path's, or the run or analytics credential's. */
-function projectOf(principal: Principal, params: Record<string, unknown>): { tenantId: string; projectId: string } | undefined {
+export function projectOf(principal: Principal, params: Record<string, unknown>): { tenantId: string; projectId: string } | undefined {
   if (typeof params.tenantId === 'string' && typeof params.projectId === 'string') return { tenantId: params.tenantId, projectId: params.projectId };
   if (principal.kind === 'run' || principal.kind === 'analytics') return { tenantId: principal.tenantId, projectId: principal.projectId };
   return undefined;
@@ -25,9 +27,10 @@ function projectOf(principal: Principal, params: Record<string, unknown>): { ten
  * listens and again every `resyncMs`, and changed at once by management's `projectErasing` notice, which arrives
  * before the deletion is answered. So the check costs no round trip per request. A gateway that was cut off from NATS
  * meanwhile could not forward a write anyway, and reads the set again within `resyncMs` of its return. Redis away:
- * the last set read stays (the erasure still removes what it finds).
+ * the last set read stays (the erasure still removes what it finds). `onNotice` runs on each notice, as it is read.
  */
-export async function erasingProjects(redis: Redis, nc: NatsConnection, resyncMs = 5_000): Promise<ErasingProjects> {
+export async function erasingProjects(redis: Redis, nc: NatsConnection, opts: { resyncMs?: number; onNotice?: () => void } = {}): Promise<ErasingProjects> {
+  const resyncMs = opts.resyncMs ?? 5_000;
   let erasing = new Set<string>();
   /** Notices since the last read began: applied again over what the read found (a read can predate them). */
   let changes: Array<{ member: string; erasing: boolean }> = [];
@@ -36,6 +39,7 @@ export async function erasingProjects(redis: Redis, nc: NatsConnection, resyncMs
     const change = { member: erasingProjectMember(n), erasing: n.erasing };
     apply(erasing, change);
     changes.push(change);
+    opts.onNotice?.();
   });
   const read = async () => {
     changes = [];
@@ -57,6 +61,9 @@ export async function erasingProjects(redis: Redis, nc: NatsConnection, resyncMs
       if (scope && erasing.has(erasingProjectMember(scope))) {
         throw new AppError('conflict', 'This project is being erased; writes are refused until its erasure is done');
       }
+    },
+    has(scope) {
+      return erasing.has(erasingProjectMember(scope));
     },
     close() {
       clearInterval(timer);

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Request } from 'express';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import {
   acceptsIdempotencyKey,
   type AnyOperation,
@@ -8,10 +8,12 @@ import {
   IDEMPOTENCY_KEY_PATTERN,
   IDEMPOTENCY_KEY_TTL_SECONDS,
   type Principal,
+  type ProjectScope,
 } from '@platform/contracts';
 import type { WireReply } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
+import { projectOf } from './erasing-projects';
 
 const log = getLogger('gateway.idempotency');
 
@@ -27,18 +29,30 @@ const log = getLogger('gateway.idempotency');
  * new API key) is encrypted with AES-256-GCM under a key derived from the Idempotency-Key, which only the caller
  * knows. When Redis cannot be reached a request with a key gets 503 (the promise of one execution cannot be kept);
  * requests without a key never touch Redis.
+ *
+ * Erasure (docs/operating.md, "Erasure"): the answers of a project's requests are listed in the project's index, a
+ * sorted set `<prefix>index:<tenant>:<project>` whose members are the answers' key hashes (with `|<hash of the
+ * conversation id>` once more for each conversation the request named), scored by when they expire. The gateway
+ * takes part in every erasure job (ERASURE stream) and deletes what the index lists: all of a project's answers, or
+ * those that named the conversation. An answer that comes back while its project is being erased is not stored.
  */
 export interface Idempotency {
   /** The request's key, when the operation takes one and the header is there (400 for a malformed key). */
   keyOf(op: AnyOperation, req: Request): string | undefined;
   /** Calls `send` at most once per key (see above); without a key just calls it. */
   run(op: AnyOperation, req: Request, principal: Principal, key: string | undefined, send: () => Promise<WireReply>): Promise<WireReply>;
+  /** Deletes every stored answer of the project's requests, and its index (safe to repeat). */
+  eraseProject(scope: ProjectScope): Promise<number>;
+  /** Deletes the stored answers of the project's requests that named the conversation (safe to repeat). */
+  eraseConversation(scope: ProjectScope, conversationId: string): Promise<number>;
 }
 
 export interface IdempotencyOptions {
   /** How long a key stays "in flight" if its gateway dies before the answer (the request deadline plus a margin). */
   inFlightSeconds: number;
   keyPrefix?: string;
+  /** Whether the project is being erased now: an answer that comes back meanwhile is not stored. */
+  isErasing?(scope: ProjectScope): boolean;
 }
 
 type Entry = { state: 'in-flight'; fingerprint: string } | { state: 'done'; fingerprint: string; reply: string };
@@ -76,6 +90,22 @@ function callerOf(principal: Principal): string {
   }
 }
 
+/** The conversations a request names: `conversationId` of its body, or of each item of a batch (`events`). */
+function conversationIdsOf(body: unknown): string[] {
+  const of = (x: unknown) => {
+    const id = (x as { conversationId?: unknown } | null | undefined)?.conversationId;
+    return typeof id === 'string' && id !== '' ? [id] : [];
+  };
+  const events = (body as { events?: unknown } | null | undefined)?.events;
+  return [...new Set([...of(body), ...(Array.isArray(events) ? events.flatMap(of) : [])])];
+}
+
+/** The index member suffix of a conversation (its id is the caller's text: only a hash of it is stored). */
+const conversationTag = (conversationId: string) => sha256('conversation', conversationId).toString('hex').slice(0, 32);
+
+/** Index entries read per ZSCAN step (members are hex and `|`, so a member pattern needs no escaping). */
+const ZSCAN_COUNT = 500;
+
 function seal(secret: Buffer, reply: WireReply): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', secret, iv);
@@ -102,6 +132,36 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
     const raw = await redis.get(redisKey);
     return raw ? (JSON.parse(raw) as Entry) : null;
   };
+  const indexOf = (scope: ProjectScope) => `${prefix}index:${scope.tenantId}:${scope.projectId}`;
+
+  /**
+   * Lists an answer in its project's index until `expiresAt`, drops the members that expired before now, and keeps the
+   * index as long as the longest-lived answer can be (so an idle project's index goes away on its own).
+   */
+  const listInIndex = (tx: ChainableCommander, scope: ProjectScope, members: string[], expiresAt: number) => {
+    const index = indexOf(scope);
+    return tx
+      .zadd(index, ...members.flatMap((m) => [expiresAt, m]))
+      .zremrangebyscore(index, '-inf', Date.now())
+      .pexpire(index, ttlMs + inFlightMs);
+  };
+
+  /** Deletes the answers whose index members match `pattern`, then those members; answers how many answers. */
+  const eraseMatching = async (scope: ProjectScope, pattern: string | undefined): Promise<number> => {
+    const index = indexOf(scope);
+    let cursor = '0';
+    let erased = 0;
+    do {
+      const [next, flat] = pattern ? await redis.zscan(index, cursor, 'MATCH', pattern, 'COUNT', ZSCAN_COUNT) : await redis.zscan(index, cursor, 'COUNT', ZSCAN_COUNT);
+      const members = flat.filter((_, i) => i % 2 === 0);
+      const keys = [...new Set(members.map((m) => prefix + m.split('|', 1)[0]!))];
+      if (keys.length) erased += await redis.del(...keys);
+      if (pattern && members.length) await redis.zrem(index, ...members);
+      cursor = next;
+    } while (cursor !== '0');
+    if (!pattern) await redis.del(index);
+    return erased;
+  };
 
   return {
     keyOf(op, req) {
@@ -114,24 +174,37 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
       return value;
     },
 
+    eraseProject: (scope) => eraseMatching(scope, undefined),
+    eraseConversation: (scope, conversationId) => eraseMatching(scope, `*|${conversationTag(conversationId)}`),
+
     async run(op, req, principal, key, send) {
       if (key === undefined) return send();
       const tenant = tenantOf(principal, req);
-      const redisKey = prefix + sha256('key', tenant, key).toString('hex');
+      const keyHash = sha256('key', tenant, key).toString('hex');
+      const redisKey = prefix + keyHash;
+      const project = projectOf(principal, req.params);
+      const members = project ? [keyHash, ...conversationIdsOf(req.body).map((c) => `${keyHash}|${conversationTag(c)}`)] : [];
       const secret = sha256('seal', tenant, key);
       const fingerprint = sha256(callerOf(principal), op.operationId, canonical(req.params), canonical(req.query), canonical(req.body)).toString('base64');
 
       let entry: Entry | null;
+      let mine = false;
       try {
         const claimed = await redis.set(redisKey, JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry), 'PX', inFlightMs, 'NX');
         entry = claimed === 'OK' ? null : await read(redisKey);
         // Expired between the two commands: claim again (a second miss is answered as in flight).
+        mine = claimed === 'OK';
         if (claimed !== 'OK' && entry === null) {
           const again = await redis.set(redisKey, JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry), 'PX', inFlightMs, 'NX');
           if (again !== 'OK') entry = { state: 'in-flight', fingerprint };
+          else mine = true;
         }
+        // Only the request that claimed the key lists it (another project's request with the same key gets 422).
+        if (mine && project) await listInIndex(redis.multi(), project, members, Date.now() + inFlightMs).exec();
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'idempotency store unreachable');
+        // A claim that could not be listed is given up (unlisted, an erasure could not find its answer).
+        if (mine) await redis.del(redisKey).catch(() => undefined);
         throw unavailable();
       }
 
@@ -155,8 +228,13 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
         throw err;
       }
       try {
-        if (!reply.ok && reply.problem.status >= 500) await redis.del(redisKey);
-        else await redis.set(redisKey, JSON.stringify({ state: 'done', fingerprint, reply: seal(secret, reply) } satisfies Entry), 'PX', ttlMs);
+        // An answer that comes back while its project is being erased is not kept (the erasure may have run already).
+        if ((!reply.ok && reply.problem.status >= 500) || (project && opts.isErasing?.(project))) await redis.del(redisKey);
+        else {
+          // The answer and its listing in one transaction: an answer is never kept without the index knowing it.
+          const tx = redis.multi().set(redisKey, JSON.stringify({ state: 'done', fingerprint, reply: seal(secret, reply) } satisfies Entry), 'PX', ttlMs);
+          await (project ? listInIndex(tx, project, members, Date.now() + ttlMs) : tx).exec();
+        }
       } catch (err) {
         // The answer still goes out; the in-flight marker runs out after inFlightSeconds.
         log.warn({ err: (err as Error).message }, 'could not store the answer of an idempotent request');

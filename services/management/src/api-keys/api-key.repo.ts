@@ -41,6 +41,11 @@ function projectTotals(db: Connection) {
   const Totals = db.collection<{ _id: string; stamp?: string; n?: number; at?: Date }>('apiKeyTotals');
   const ids = (scope: ProjectScope) => ({ stamp: `stamp:${scope.tenantId}:${scope.projectId}`, count: `count:${scope.tenantId}:${scope.projectId}` });
   return {
+    /** Project erasure: both documents go (their ids name the project, but they carry no tenantId field). */
+    async forget(scope: ProjectScope): Promise<void> {
+      const id = ids(scope);
+      await Totals.deleteMany({ _id: { $in: [id.stamp, id.count] } });
+    },
     async changed(scope: ProjectScope): Promise<void> {
       const set = { $set: { stamp: randomUUID() } };
       await Totals.updateOne({ _id: ids(scope).stamp }, set, { upsert: true }).catch((err) => {
@@ -106,6 +111,11 @@ function listCache(redis: Redis | undefined) {
       pages.set(key, { stamp, at: Date.now(), value });
       if (pages.size > PAGES_MAX) pages.delete(pages.keys().next().value!);
     },
+    /** The project is erased: its pages here and its stamp in Redis go (a failure throws, so the erasure is retried). */
+    async forget(scope: ProjectScope): Promise<void> {
+      dropProject(scope);
+      if (redis) await redis.del(stampKey(scope));
+    },
     /** After a change is stored: a new stamp for the project (every replica's pages of it stop being served). */
     async changed(scope: ProjectScope): Promise<void> {
       dropProject(scope);
@@ -123,6 +133,13 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay, redis?: Redis) {
   const hidden = { keyHash: 0, pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, live: 0 };
   return {
     model: Model,
+    /**
+     * Project erasure: what of the project's keys is not found by its tenantId and projectId: the list cache's stamp in
+     * Redis and the project's two `apiKeyTotals` documents; the keys themselves go with the rest.
+     */
+    eraseProjectState: async (scope: ProjectScope) => {
+      await Promise.all([cache.forget(scope), totals.forget(scope)]);
+    },
     async insert(doc: ApiKeyDoc): Promise<ApiKey> {
       await Model.create({ ...doc, live: true });
       await Promise.all([totals.changed(doc), cache.changed(doc)]);

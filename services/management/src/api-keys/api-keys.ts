@@ -1,4 +1,4 @@
-import { apiKeyRevoked, pendingEvent, type ApiKey, type ApiKeyCreate, type ApiKeyUpdate, type ProjectScope, type VerifiedApiKey } from '@platform/contracts';
+import { apiKeyRevoked, pendingEvent, type AgentPath, type ApiKey, type ApiKeyCreate, type ApiKeyUpdate, type ProjectScope, type VerifiedApiKey } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { keyedHash, randomId, randomSecret, safeEqual } from '@platform/secrets';
 import type { ApiKeyRepo } from './api-key.repo';
@@ -8,6 +8,16 @@ export interface ApiKeyDeps {
   pepper: string;
   /** Tells every gateway to drop its cached verification of a credential at once. */
   announceRevoked(r: { apiKeyId?: string; accessTokenId?: string }): void;
+  /** Whether the agent exists (a live agent of the project, not deleted). */
+  agentExists(scope: AgentPath): Promise<boolean>;
+}
+
+/** A key is bound to an agent of its project: 422 at `/agentId` when there is none by that id. */
+async function assertAgentExists(deps: ApiKeyDeps, scope: ProjectScope, agentId: string): Promise<void> {
+  if (!(await deps.agentExists({ ...scope, agentId }))) {
+    const detail = `no agent "${agentId}" in this project: create the agent before its keys`;
+    throw new AppError('unprocessable_entity', `The API key names an agent that does not exist (${agentId})`, { errors: [{ pointer: '/agentId', detail }] });
+  }
 }
 
 const KEY_PATTERN = /^sk_([0-9A-Za-z]{12})\.([A-Za-z0-9_-]{43})$/;
@@ -19,6 +29,7 @@ export async function issueApiKey(deps: ApiKeyDeps, scope: ProjectScope, input: 
   if (input.expiresAt && new Date(input.expiresAt) <= now) {
     throw new AppError('unprocessable_entity', 'expiresAt must be in the future', { errors: [{ pointer: '/expiresAt', detail: 'must be in the future' }] });
   }
+  await assertAgentExists(deps, scope, input.agentId);
   const publicId = randomId(12);
   const key = `sk_${publicId}.${randomSecret(32)}`;
   const apiKey = await deps.apiKeys.insert({
@@ -33,7 +44,20 @@ export async function issueApiKey(deps: ApiKeyDeps, scope: ProjectScope, input: 
     createdAt: input.createdAt ? new Date(input.createdAt) : now,
     updatedAt: input.updatedAt ? new Date(input.updatedAt) : now,
   });
+  await revokeUnlessAgentExists(deps, scope, apiKey.id, input.agentId);
   return { apiKey, key };
+}
+
+/**
+ * After a key was bound to an agent: when the agent was deleted between the check and the write, its cascade may
+ * have missed the key, so the key is revoked here and the request answered 422 (nothing is left bound to no agent).
+ */
+async function revokeUnlessAgentExists(deps: ApiKeyDeps, scope: ProjectScope, id: string, agentId: string): Promise<void> {
+  if (await deps.agentExists({ ...scope, agentId })) return;
+  await revokeApiKey(deps, scope, id).catch((err: unknown) => {
+    if (!(err instanceof AppError && err.code === 'not_found')) throw err;
+  });
+  await assertAgentExists(deps, scope, agentId);
 }
 
 export async function findApiKey(deps: ApiKeyDeps, scope: ProjectScope, id: string): Promise<ApiKey> {
@@ -45,11 +69,16 @@ export async function findApiKey(deps: ApiKeyDeps, scope: ProjectScope, id: stri
 export async function changeApiKey(deps: ApiKeyDeps, scope: ProjectScope, id: string, input: ApiKeyUpdate): Promise<ApiKey> {
   const set: Record<string, unknown> = { updatedAt: input.updatedAt ? new Date(input.updatedAt) : new Date() };
   if (input.name !== undefined) set.name = input.name;
-  if (input.agentId !== undefined) set.agentId = input.agentId;
+  if (input.agentId !== undefined) {
+    await findApiKey(deps, scope, id);
+    await assertAgentExists(deps, scope, input.agentId);
+    set.agentId = input.agentId;
+  }
   if (input.expiresAt !== undefined) set.expiresAt = input.expiresAt === null ? null : new Date(input.expiresAt);
   const updated = await deps.apiKeys.update(scope, id, set, [pendingEvent(apiKeyRevoked, randomId(24), scope, { id, publicId: id })]);
   if (!updated) throw new AppError('not_found', 'API key not found');
   deps.announceRevoked({ apiKeyId: id });
+  if (input.agentId !== undefined) await revokeUnlessAgentExists(deps, scope, id, input.agentId);
   return updated;
 }
 

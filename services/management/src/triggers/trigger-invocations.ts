@@ -1,4 +1,4 @@
-import { iso, type AgentPath, type SignatureVerification, type TriggerInvocation, type TriggerInvocationVerdicts } from '@platform/contracts';
+import { iso, TRIGGER_BODY_LIMIT_BYTES, type AgentPath, type SignatureVerification, type TriggerInvocation, type TriggerInvocationVerdicts } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId, type SecretBox } from '@platform/secrets';
 import { getLogger } from '@platform/logger';
@@ -99,13 +99,21 @@ async function admitCall(deps: TriggerInvocationDeps, t: TriggerDoc): Promise<vo
   }
 }
 
+/** The trigger's own body limit (bodyLimitBytes, else the platform maximum the gateway already applied): 413 above it. */
+function admitBody(t: TriggerDoc, call: WebhookCall): void {
+  const limit = t.bodyLimitBytes ?? TRIGGER_BODY_LIMIT_BYTES;
+  if (call.rawBody.length > limit) {
+    throw new AppError('payload_too_large', `This trigger accepts bodies of at most ${limit} bytes; this one has ${call.rawBody.length}`);
+  }
+}
+
 interface Accepted {
   invocationId: string;
   duplicate: boolean;
 }
 
 /**
- * A webhook call: 404 for an unknown or disabled trigger; the rate limit; then authentication, signature and input
+ * A webhook call: 404 for an unknown or disabled trigger; the rate limit; the body limit; then authentication, signature and input
  * schema in that order, each verdict recorded. A call that fails a check is stored as `rejected` (with the answer the
  * caller got) and answered with that problem. An accepted call is stored with all its requests before the 202.
  */
@@ -113,6 +121,7 @@ export async function acceptWebhookCall(deps: TriggerInvocationDeps, scope: Agen
   const trigger = await deps.triggers.findById(scope, scope.id);
   if (!trigger || !trigger.enabled) throw triggerNotFound();
   await admitCall(deps, trigger);
+  admitBody(trigger, call);
   const ts: TriggerScope = { tenantId: scope.tenantId, projectId: scope.projectId, agentId: scope.agentId, triggerId: trigger.id };
   const verdicts: TriggerInvocationVerdicts = { authentication: 'skipped', signature: 'skipped', schema: 'skipped' };
   const receivedAt = new Date();

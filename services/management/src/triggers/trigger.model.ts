@@ -27,6 +27,7 @@ const schema = new mongoose.Schema(
     signatureVerificationJson: { type: String, default: null },
     deliveryIdHeader: { type: String, default: null },
     rateLimitPerMinute: { type: Number, default: null },
+    bodyLimitBytes: { type: Number, default: null },
     revision: { type: Number, required: true },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },

@@ -23,6 +23,8 @@ export interface TriggerDeps {
   credentials: CredentialRepo;
   /** Key of the keyed hash under which authentication header values are stored. */
   pepper: string;
+  /** Whether the agent exists (a live agent of the project, not deleted). */
+  agentExists(scope: AgentPath): Promise<boolean>;
 }
 
 export interface TriggerContext {
@@ -32,6 +34,7 @@ export interface TriggerContext {
 }
 
 const notFound = () => new AppError('not_found', 'Trigger not found');
+const agentNotFound = (agentId: string) => new AppError('not_found', `Agent "${agentId}" not found: create the agent before its triggers`);
 
 const parseJson = <T>(text: string | null | undefined): T | null => (text ? (JSON.parse(text) as T) : null);
 
@@ -60,6 +63,7 @@ export function toTrigger(d: TriggerDoc, baseUrl: string | undefined): Trigger {
     signatureVerification: parseJson(d.signatureVerificationJson),
     deliveryIdHeader: d.deliveryIdHeader ?? null,
     rateLimitPerMinute: d.rateLimitPerMinute ?? null,
+    bodyLimitBytes: d.bodyLimitBytes ?? null,
     createdAt: iso(d.createdAt)!,
     updatedAt: iso(d.updatedAt)!,
     userCount: users.size,
@@ -82,6 +86,16 @@ async function assertConsistent(deps: TriggerDeps, scope: AgentPath, state: Trig
   if (errors.length) throw unprocessable(errors);
 }
 
+/**
+ * A signed component that looks like the provider's timestamp (a header named like one, or a `t=` regex as in
+ * Stripe-style headers) when none is marked `timestamp: true`; undefined otherwise.
+ */
+function unmarkedTimestamp(spec: SignatureVerification | null): string | undefined {
+  if (!spec || spec.signedComponents.some((c) => c.timestamp)) return undefined;
+  const found = spec.signedComponents.find((c) => c.source !== 'literal' && (/timestamp/i.test(c.key ?? '') || /(^|[^A-Za-z])t=/.test(c.regex ?? '')));
+  return found ? `${found.source} ${found.key ?? ''}`.trim() : undefined;
+}
+
 /** Things that work but deserve attention; answered as `warning`, never an error. */
 function warningsOf(state: TriggerState): string | undefined {
   const warnings: string[] = [];
@@ -94,6 +108,10 @@ function warningsOf(state: TriggerState): string | undefined {
   const algorithm = state.signatureVerification?.algorithm;
   if (algorithm && WEAK_SIGNATURE_ALGORITHMS.includes(algorithm)) {
     warnings.push(`signatureVerification.algorithm ${algorithm} is weak; prefer sha256`);
+  }
+  const unmarked = unmarkedTimestamp(state.signatureVerification);
+  if (unmarked) {
+    warnings.push(`signatureVerification signs what looks like a timestamp (${unmarked}) but no signed component is marked \`timestamp: true\`: an old signed call can be replayed`);
   }
   if (state.userCount > 0 && !state.hasAuthentication && !state.signatureVerification) {
     warnings.push('the trigger runs as users but has neither authentication nor signatureVerification: anyone who knows its webhookUrl can run it');
@@ -150,14 +168,22 @@ export async function addTrigger(deps: TriggerDeps, scope: AgentPath, input: Tri
     signatureVerificationJson: input.signatureVerification ? JSON.stringify(input.signatureVerification) : null,
     deliveryIdHeader: input.deliveryIdHeader ?? null,
     rateLimitPerMinute: input.rateLimitPerMinute ?? null,
+    bodyLimitBytes: input.bodyLimitBytes ?? null,
     revision: 1,
     createdAt: input.createdAt ? new Date(input.createdAt) : now,
     updatedAt: input.updatedAt ? new Date(input.updatedAt) : now,
   };
   const state = stateOf(doc, true);
+  if (!(await deps.agentExists(scope))) throw agentNotFound(scope.agentId);
   await assertConsistent(deps, scope, state);
   const saved = await deps.triggers.insert(doc);
   if (!saved) throw new AppError('conflict', `A trigger with id "${doc.id}" already exists for this agent`);
+  // The agent was deleted between the check and the insert: its cascade may have run before the insert, so the
+  // trigger is taken back rather than left dangling (docs/management.md, "Deleting an agent").
+  if (!(await deps.agentExists(scope))) {
+    await deps.triggers.remove(scope, doc.id);
+    throw agentNotFound(scope.agentId);
+  }
   return { trigger: toTrigger(saved, ctx.baseUrl), warning: warningsOf(state) };
 }
 
@@ -211,6 +237,7 @@ export async function changeTrigger(deps: TriggerDeps, scope: AgentPath, id: str
     if (input.signatureVerification !== undefined) set.signatureVerificationJson = input.signatureVerification ? JSON.stringify(input.signatureVerification) : null;
     if (input.deliveryIdHeader !== undefined) set.deliveryIdHeader = input.deliveryIdHeader;
     if (input.rateLimitPerMinute !== undefined) set.rateLimitPerMinute = input.rateLimitPerMinute;
+    if (input.bodyLimitBytes !== undefined) set.bodyLimitBytes = input.bodyLimitBytes;
     const next = { ...current, ...set };
     const state = stateOf(next, input.signingSecretCredentialReferenceId !== undefined);
     await assertConsistent(deps, scope, state);

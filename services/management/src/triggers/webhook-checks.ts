@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import jmespath from 'jmespath';
-import type { SignatureVerification } from '@platform/contracts';
+import { DEFAULT_TIMESTAMP_TOLERANCE_SECONDS, type SignatureVerification } from '@platform/contracts';
 import { AppError, type FieldError } from '@platform/problems';
 import { keyedHash, safeEqual } from '@platform/secrets';
 import { unprocessable } from '../shared/unprocessable';
@@ -82,8 +82,12 @@ function sentSignature(call: WebhookCall, spec: SignatureVerification): string {
   return extracted;
 }
 
-/** The bytes that were signed: each component in order (a missing optional one is left out), joined by the separator. */
-function signedBytes(call: WebhookCall, spec: SignatureVerification): Buffer {
+/**
+ * The bytes that were signed: each component in order (a missing optional one is left out), joined by the separator;
+ * and the text of the component marked `timestamp` (undefined when it is missing).
+ */
+function signedBytes(call: WebhookCall, spec: SignatureVerification): { bytes: Buffer; timestamp: string | undefined } {
+  let timestamp: string | undefined;
   const text = (s: string) => Buffer.from(spec.validation.normalizeUnicode ? s.normalize('NFC') : s, 'utf8');
   const parts: Buffer[] = [];
   spec.signedComponents.forEach((c, i) => {
@@ -105,21 +109,40 @@ function signedBytes(call: WebhookCall, spec: SignatureVerification): Buffer {
       if (c.required) throw signatureMissing(`signed component ${i} (${c.source}${c.key ? ` ${c.key}` : ''}) is missing`);
       return;
     }
+    if (c.timestamp) timestamp = part.toString('utf8');
     parts.push(part);
   });
   const separator = Buffer.from(spec.componentJoin.separator, 'utf8');
-  return Buffer.concat(parts.flatMap((p, i) => (i ? [separator, p] : [p])));
+  return { bytes: Buffer.concat(parts.flatMap((p, i) => (i ? [separator, p] : [p]))), timestamp };
+}
+
+/**
+ * The replay guard of timestamped signatures (Stripe, Slack): the signed time, in Unix seconds, must be within the
+ * tolerance of now, either way (a clock a little ahead is fine). 401 otherwise, like a missing signature: the
+ * request may have been signed by the provider, but not for now.
+ */
+function checkTimestamp(spec: SignatureVerification, timestamp: string | undefined, now: number): void {
+  if (!spec.signedComponents.some((c) => c.timestamp)) return;
+  if (timestamp === undefined) throw signatureMissing('the signed timestamp is missing');
+  if (!/^\d{1,12}$/.test(timestamp.trim())) throw signatureMissing('the signed timestamp is not a Unix time in seconds');
+  const tolerance = spec.validation.timestampToleranceSeconds ?? DEFAULT_TIMESTAMP_TOLERANCE_SECONDS;
+  const age = Math.round(now / 1000) - Number(timestamp.trim());
+  if (Math.abs(age) > tolerance) {
+    throw signatureMissing(`the signed timestamp is ${Math.abs(age)} s ${age >= 0 ? 'old' : 'in the future'}; at most ${tolerance} s are accepted`);
+  }
 }
 
 /**
  * Applies `signatureVerification` exactly as configured: HMAC-`algorithm` with the signing secret over the signed
  * components, encoded as `encoding`, compared in constant time with the signature sent. No signature (or a missing
- * required component) is 401; a signature that does not match is 403.
+ * required component, or a signed timestamp outside the tolerance) is 401; a signature that does not match is 403.
  */
-export function checkSignature(call: WebhookCall, spec: SignatureVerification, secret: string): void {
+export function checkSignature(call: WebhookCall, spec: SignatureVerification, secret: string, now = Date.now()): void {
   if (!spec.validation.allowEmptyBody && call.rawBody.length === 0) throw signatureMissing('the body is empty');
   const sent = sentSignature(call, spec);
-  const expected = createHmac(spec.algorithm, secret).update(signedBytes(call, spec)).digest(spec.encoding);
+  const signed = signedBytes(call, spec);
+  checkTimestamp(spec, signed.timestamp, now);
+  const expected = createHmac(spec.algorithm, secret).update(signed.bytes).digest(spec.encoding);
   const matches = spec.encoding === 'hex' ? safeEqual(expected, sent.toLowerCase()) : safeEqual(expected, sent);
   if (!matches) throw new AppError('forbidden', 'Signature verification failed: the signature does not match');
 }

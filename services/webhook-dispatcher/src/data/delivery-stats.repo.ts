@@ -24,6 +24,14 @@ export function deliveryStatsRepo(db: Connection, partition: string, opts: { flu
   const Model = deliveryStatsModel(db);
   let pending = new Map<string, Pending>();
   let flushing: Promise<void> = Promise.resolve();
+  /** Projects being erased (`<tenant>:<project>`): their counters are neither kept nor written meanwhile. */
+  const erasing = new Set<string>();
+  const projectOf = (k: { tenantId: string; projectId: string }) => `${k.tenantId}:${k.projectId}`;
+  /** Drops the project's counters not written yet, and waits for a flush under way (it may hold some of them). */
+  const dropProject = async (scope: { tenantId: string; projectId: string }) => {
+    for (const [id, p] of pending) if (projectOf(p.key) === projectOf(scope)) pending.delete(id);
+    await flushing;
+  };
   const docId = (k: DestinationKey, hour: Date) => `${partition}:${scopedId(k, k.destinationId)}:${hour.toISOString().slice(0, 13)}`;
 
   const write = async (id: string, p: Pending) => {
@@ -58,6 +66,7 @@ export function deliveryStatsRepo(db: Connection, partition: string, opts: { flu
   };
 
   const merge = (id: string, key: DestinationKey, hour: Date, inc: Record<string, number>) => {
+    if (erasing.size && erasing.has(projectOf(key))) return;
     let p = pending.get(id);
     if (!p) pending.set(id, (p = { key, hour, inc: {} }));
     for (const [f, n] of Object.entries(inc)) p.inc[f] = (p.inc[f] ?? 0) + n;
@@ -91,6 +100,22 @@ export function deliveryStatsRepo(db: Connection, partition: string, opts: { flu
         for (const [slot, counters] of Object.entries(d.s ?? {})) out.push({ start: hour + Number(slot) * SLOT_MS, counters });
       }
       return out;
+    },
+
+    /**
+     * Project erasure: the project's counters that are not written yet are dropped (after this resolves, nothing of
+     * the project is written by this process unless it is added again), so the erasure of its documents is final.
+     */
+    dropProject,
+
+    /** A project's erasure started (its counters are dropped, and ignored until it ends) or ended. */
+    async projectErasing(scope: { tenantId: string; projectId: string }, on: boolean): Promise<void> {
+      if (!on) {
+        erasing.delete(projectOf(scope));
+        return;
+      }
+      erasing.add(projectOf(scope));
+      await dropProject(scope);
     },
 
     /** Writes what has been added up so far (at stop, and for tests). */
