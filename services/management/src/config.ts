@@ -3,7 +3,6 @@ import { z } from 'zod';
 export const managementConfig = z.object({
   ADMIN_TOKEN: z.string().min(24).describe('The platform admin bearer token (all tenants). npm start generates one into .local/admin-token'),
   TOKEN_PEPPER: z.string().min(16).describe('Server-side key of the keyed hash (HMAC-SHA-256) under which API keys and access tokens are stored'),
-  ENCRYPTION_KEY: z.string().min(16).describe('Key for secrets encrypted at rest (credential values, webhook secrets)'),
   SESSION_COOKIE_PREFIX: z.string().default('platform').describe('Session cookie name is <prefix>.session_token'),
   SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(7 * 24 * 3600).describe('Lifetime of a browser session'),
   PLAYGROUND_SIGNING_KEY: z.string().min(32).optional().describe('HMAC key of playground tokens (defaults to a key derived from TOKEN_PEPPER)'),

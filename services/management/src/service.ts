@@ -1,7 +1,7 @@
 import { defineService, instanceId } from '@platform/runtime';
 import { getLogger } from '@platform/logger';
 import { outboxRelay } from '@platform/outbox';
-import { keyedHash, SecretBox } from '@platform/secrets';
+import { keyedHash } from '@platform/secrets';
 import { publishNotice, startErasureWorker } from '@platform/bus';
 import { appChanged, credentialRevoked, ERASING_PROJECTS_KEY, erasingProjectMember, projectErasing, webhookDestinationsChanged, type CredentialRevoked } from '@platform/contracts';
 import { managementConfig } from './config';
@@ -56,8 +56,8 @@ const log = getLogger('management');
 export const management = defineService({
   name: 'management',
   config: managementConfig,
-  uses: { mongo: true, redis: true },
-  async start({ config, bus, pub, db, redis, nc }) {
+  uses: { mongo: true, redis: true, sealing: true },
+  async start({ config, bus, pub, db, redis, nc, box }) {
     const relays = {
       apiKeys: outboxRelay(apiKeyModel(db), pub),
       destinations: outboxRelay(webhookDestinationModel(db), pub),
@@ -94,7 +94,6 @@ export const management = defineService({
     await dispatcher.sweep();
 
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
-    const box = new SecretBox(config.ENCRYPTION_KEY);
     const keyDeps = { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked };
     const agentDeps = { agents, skills, lock: entityLock(redis) };
     // Deleting an agent also removes its triggers and revokes the keys bound to it (docs/management.md).

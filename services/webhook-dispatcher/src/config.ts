@@ -10,7 +10,6 @@ const msList = z
   .transform((s) => s.split(',').map((n) => Number(n.trim())));
 
 export const webhookDispatcherConfig = z.object({
-  ENCRYPTION_KEY: z.string().min(16).describe('Key that opens the sealed signing secrets management stores (the same ENCRYPTION_KEY as management)'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000).describe('Time one HTTP delivery attempt may take in total (connect, headers, body)'),
   WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000).describe('Time to open the TCP/TLS connection of one attempt'),
   WEBHOOK_TEST_TIMEOUT_MS: z.coerce

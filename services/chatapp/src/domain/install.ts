@@ -6,6 +6,7 @@ import type { ChatappDeps } from './deps';
 import { notConfigured } from './chat-errors';
 import { secondsLeft, signToken, verifyToken } from './tokens';
 import { tenantFor } from './access';
+import { workspaceBinding } from '../data/workspace.model';
 
 const log = getLogger('chatapp.install');
 
@@ -112,6 +113,8 @@ export async function finishInstall(deps: ChatappDeps, q: { code?: string; error
   } catch {
     teamDomain = null;
   }
+  // The bot token and webhook URL open only for this workspace of this tenant.
+  const sealedFor = workspaceBinding({ _id: install.teamId, tenantId });
   const saved = await deps.workspaces.upsertInstall(
     {
       _id: install.teamId,
@@ -122,11 +125,11 @@ export async function finishInstall(deps: ChatappDeps, q: { code?: string; error
       teamDomain,
       appId: install.appId,
       botUserId: install.botUserId,
-      botTokenSealed: deps.box.seal(install.botToken),
+      botTokenSealed: deps.box.seal(install.botToken, sealedFor),
       scopes: install.scopes,
       installerUserId: install.installerUserId,
       incomingWebhook: install.incomingWebhook
-        ? { channelId: install.incomingWebhook.channelId, channel: install.incomingWebhook.channel, urlSealed: deps.box.seal(install.incomingWebhook.url) }
+        ? { channelId: install.incomingWebhook.channelId, channel: install.incomingWebhook.channel, urlSealed: deps.box.seal(install.incomingWebhook.url, sealedFor) }
         : null,
       updatedAt: new Date(),
     },
