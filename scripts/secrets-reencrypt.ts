@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { encryptionConfig, loadConfig, mongoConfig, sealingKeysOf, withSealingKeys, type EncryptionConfig } from '../libs/config/src';
 import { connectMongo, reencryptCollection, type ReencryptReport, type SealedFields } from '../libs/mongo/src';
 import { SecretBox } from '@platform/secrets';
+import { setLogLevel } from '../libs/logger/src';
 import { sealedValues as chatapp } from '../services/chatapp/src/sealed-values';
 import { sealedValues as credentialGateway } from '../services/credential-gateway/src/sealed-values';
 import { sealedValues as management } from '../services/management/src/sealed-values';
@@ -55,6 +56,8 @@ export async function reencryptAll(env: Record<string, string | undefined>, opts
 async function main(): Promise<number> {
   const { values } = parseArgs({ args: process.argv.slice(2).filter((a) => a !== '--'), options: { check: { type: 'boolean' }, 'env-file': { type: 'string', multiple: true } } });
   for (const file of values['env-file'] ?? []) process.loadEnvFile(file);
+  // The connections' own notices (a database closed at the end) are not the command's output.
+  setLogLevel(process.env.LOG_LEVEL ?? 'error');
   const check = Boolean(values.check);
   const reports = await reencryptAll(process.env, { check });
   let pending = 0;

@@ -1,4 +1,4 @@
-import { adminClient, aProject, projectPath, startReceiver, testStack, withDatabase, type Receiver } from '@platform/testkit';
+import { adminClient, aProject, eventually, projectPath, startReceiver, testStack, withDatabase, type Receiver } from '@platform/testkit';
 import { anInstalledWorkspace, fake } from '../support/chatapp';
 import { createDestination, signatureValid } from '../support/webhooks';
 
@@ -26,9 +26,13 @@ const destinationKey = (p: Project, id: string) => `${p.tenantId}:${p.projectId}
 /** Copies one destination's stored (sealed) signing secret onto another destination, as a database write would. */
 async function copySecret(from: { p: Project; id: string }, to: { p: Project; id: string }) {
   await withDatabase(mongoUrl, 'management', async (db) => {
-    const source = await db.collection('webhookDestinations').findOne({ _id: destinationKey(from.p, from.id) as never });
+    const destinations = db.collection('webhookDestinations');
+    const target = { _id: destinationKey(to.p, to.id) as never };
+    const source = await destinations.findOne({ _id: destinationKey(from.p, from.id) as never });
     expect(source?.secret).toEqual(expect.any(String));
-    const res = await db.collection('webhookDestinations').updateOne({ _id: destinationKey(to.p, to.id) as never }, { $set: { secret: source!.secret } });
+    // After the outbox relay's last write to it (FerretDB writes a whole document back: an earlier read would undo ours).
+    await eventually(async () => !(await destinations.findOne(target))?.outboxPending, 'the created event relayed');
+    const res = await destinations.updateOne(target, { $set: { secret: source!.secret } });
     expect(res.modifiedCount).toBe(1);
   });
 }

@@ -10,7 +10,7 @@ export const chatappConfig = z.object({
   CHATAPP_CLIENT_SECRET: optionalString.describe('OAuth client secret of our app in the chat product (sent to oauth.v2.access only)'),
   CHATAPP_SIGNING_SECRET: optionalString.describe('The chat product\'s request-signing secret; used as the state and link-token key when CHATAPP_STATE_SECRET is unset'),
   CHATAPP_STATE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()).describe(
-    'HMAC key of OAuth `state`, link tokens and link-session tokens (defaults to CHATAPP_SIGNING_SECRET, else a key derived from the oldest key of ENCRYPTION_KEYS)',
+    'HMAC key of OAuth `state`, link tokens and link-session tokens (defaults to CHATAPP_SIGNING_SECRET, else keys derived from ENCRYPTION_KEYS: the newest signs, every one verifies)',
   ),
   CHATAPP_REDIRECT_URL: optionalUrl.describe('Our OAuth redirect URL as registered with the chat product (default: <gateway base URL>/work-apps/chatapp/oauth_redirect)'),
   CHATAPP_RESULT_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:3000/work-apps/chatapp/result').describe(

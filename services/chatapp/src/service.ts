@@ -24,6 +24,10 @@ export const chatapp = defineService({
     const channels = channelConfigRepo(db);
     const links = userLinkRepo(db);
     await Promise.all([workspaces.model.init(), channels.model.init(), links.model.init()]);
+    // Without a configured state key, one derived from each sealing key: the newest signs, every one verifies, so a
+    // rotation of ENCRYPTION_KEYS does not end the install and link tokens in flight.
+    const configuredStateSecret = config.CHATAPP_STATE_SECRET ?? config.CHATAPP_SIGNING_SECRET;
+    const stateSecrets = configuredStateSecret ? [configuredStateSecret] : box.derivedSecrets('chatapp-state-secret');
     const deps: ChatappDeps = {
       workspaces,
       channels,
@@ -33,8 +37,8 @@ export const chatapp = defineService({
       agents: agentDirectory(bus),
       box,
       settings: {
-        // Derived from the oldest sealing key: putting a new key first changes nothing; dropping the old one does.
-        stateSecret: config.CHATAPP_STATE_SECRET ?? config.CHATAPP_SIGNING_SECRET ?? box.derivedSecrets('chatapp-state-secret').at(-1)!,
+        stateSecret: stateSecrets[0]!,
+        acceptedStateSecrets: stateSecrets,
         clientId: config.CHATAPP_CLIENT_ID,
         authorizeUrl: config.CHATAPP_AUTHORIZE_URL,
         redirectUrl: config.CHATAPP_REDIRECT_URL,

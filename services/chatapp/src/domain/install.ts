@@ -52,7 +52,7 @@ export async function startInstall(deps: ChatappDeps, q: { link?: string; tenant
     return resultUrl(deps, { error: 'install_not_authorized', reason });
   };
   if (!q.link) return refuse('missing');
-  const verified = verifyToken<StateClaims>(deps.settings.stateSecret, 'installLink', q.link);
+  const verified = verifyToken<StateClaims>(deps.settings.acceptedStateSecrets, 'installLink', q.link);
   if ('problem' in verified) return refuse(verified.problem);
   const { tid, pid, wh, jti, exp } = verified.claims;
   if ((q.tenant_id !== undefined && q.tenant_id !== tid) || (q.project_id !== undefined && pid !== null && q.project_id !== pid)) return refuse('tenant_mismatch');
@@ -89,7 +89,7 @@ export async function finishInstall(deps: ChatappDeps, q: { code?: string; error
   };
   if (q.error) return fail(safeWord(q.error));
   if (!q.state) return fail('invalid_state', { reason: 'missing' });
-  const verified = verifyToken<StateClaims>(deps.settings.stateSecret, 'state', q.state);
+  const verified = verifyToken<StateClaims>(deps.settings.acceptedStateSecrets, 'state', q.state);
   if ('problem' in verified) return fail('invalid_state', { reason: verified.problem });
   const { tid: tenantId, pid: projectId, jti, exp } = verified.claims;
   if (!(await deps.nonces.claim('state', jti, secondsLeft(exp)))) return fail('invalid_state', { reason: 'replayed', tenant_id: tenantId });
