@@ -98,6 +98,16 @@ export function withSealingKeys<S extends z.ZodObject>(schema: S): S {
   }) as S;
 }
 
+/** The audit settings of a service that records its changes (libs/audit): a part of its config schema. */
+export const auditConfig = z.object({
+  AUDIT_PENDING_SETTLE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(30)
+    .default(300)
+    .describe('A change whose audit entry is still not written this long after it began (its process stopped during the change) is recorded with outcome "unknown"'),
+});
+
 /** Booleans from env: "true"/"1"/"yes" are true, anything else false. */
 export const envBool = (def: boolean) =>
   z

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { auditConfig } from '@platform/config';
 
 export const managementConfig = z.object({
   ADMIN_TOKEN: z.string().min(24).describe('The platform admin bearer token (all tenants). npm start generates one into .local/admin-token'),
@@ -15,12 +16,6 @@ export const managementConfig = z.object({
     .max(7 * 24 * 3600)
     .default(24 * 3600)
     .describe('After a signing-secret rotation, how long the previous secret keeps signing next to the new one (a rotate request may say otherwise)'),
-  AUDIT_PENDING_SETTLE_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(30)
-    .default(300)
-    .describe('A change whose audit entry is still not written this long after it began (its process stopped during the change) is recorded with outcome "unknown"'),
   TRIGGER_RATE_LIMIT_PER_MINUTE: z.coerce
     .number()
     .int()
@@ -33,5 +28,6 @@ export const managementConfig = z.object({
     .min(100)
     .default(2000)
     .describe('How often pending trigger execution requests are looked for and published when due (after a restart, or after a long dispatchDelayMs)'),
+  ...auditConfig.shape,
 });
 export type ManagementConfig = z.infer<typeof managementConfig>;

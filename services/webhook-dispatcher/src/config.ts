@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { auditConfig } from '@platform/config';
 
 const HOUR = 3600_000;
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 27.6 hours. */
@@ -78,5 +79,6 @@ export const webhookDispatcherConfig = z.object({
     .default(2000)
     .describe('How often the delivery counters added up in memory are written (one $inc upsert per destination and hour touched)'),
   DESTINATION_CACHE_MS: z.coerce.number().int().min(0).default(2000).describe("How long a project's destinations are used before they are asked for again (changes clear them at once; the list in hand is used while the new one is fetched)"),
+  ...auditConfig.shape,
 });
 export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherConfig>;

@@ -4,7 +4,8 @@ import { eraseProjectDocuments } from '@platform/mongo';
 import { parseHostOverrides } from '@platform/address-safety';
 import { getLogger } from '@platform/logger';
 import { currentTraceparent } from '@platform/telemetry';
-import { defineService } from '@platform/runtime';
+import { defineService, instanceId } from '@platform/runtime';
+import { startAuditLog } from '@platform/audit';
 import { webhookDispatcherConfig } from './config';
 import { attemptRepo } from './data/attempt.repo';
 import { deliveryStatsRepo } from './data/delivery-stats.repo';
@@ -124,6 +125,8 @@ export const webhookDispatcher = defineService({
       }),
     );
 
+    // Redeliveries, recoveries and test deliveries are audited here and copied into the tenant's log by management.
+    const audit = await startAuditLog({ bus, db, pub, instance: instanceId, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
     registerDeliveryHandlers(bus, deps);
     const manual: ManualDeliveryDeps = {
       ...deps,
@@ -142,6 +145,7 @@ export const webhookDispatcher = defineService({
         const started = Date.now();
         await Promise.all([...consumers, erasure].map((c) => c.stop(graceMs / 3)));
         await worker.stop(Math.max(0, graceMs - (Date.now() - started)));
+        await audit.stop().catch((err) => log.warn({ err: (err as Error).message }, 'audit entries not all published at stop'));
         await statsStore.stop().catch((err) => log.warn({ err: (err as Error).message }, 'delivery counters not written at stop'));
         destinations.stop();
         await http.close();
