@@ -1,6 +1,6 @@
 import type { NatsConnection } from 'nats';
 import { auditRecorded } from '@platform/contracts';
-import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
+import { subscribe, type EventOf } from '@platform/consumer';
 import { adminClient, aProject, aTenantToken, client, connectAs, eventually, projectPath, startReceiver, testStack, uniqueId, type Receiver } from '@platform/testkit';
 import { evalsPath, evaluatorsPath, improvementsPath } from '../support/evals';
 import { createDestination } from '../support/webhooks';
@@ -13,16 +13,11 @@ import { createDestination } from '../support/webhooks';
 const stack = testStack();
 const admin = adminClient(stack);
 let receiver: Receiver;
-let nc: NatsConnection;
-const subs: Subscription[] = [];
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  nc = await connectAs(stack.env.NATS_URL!, 'admin');
 });
 afterAll(async () => {
-  await Promise.all(subs.map((s) => s.stop(1000)));
-  await nc?.drain();
   await receiver?.close();
 });
 
@@ -141,11 +136,17 @@ describe('audit log of changes served outside management', () => {
   test('when evals records a change, then its audit.recorded event reaches a typed consumer of the tenant once, like management\'s', async () => {
     const p = aProject();
     const got: Array<EventOf<typeof auditRecorded>> = [];
-    subs.push(await subscribe(nc, auditRecorded, { durable: uniqueId('audit-evals').replace(/\./g, '_'), tenantId: p.tenantId, deliverPolicy: 'new' }, (e) => void got.push(e)));
-    expect((await admin.post(evaluatorsPath(p), { id: 'ev-evt', name: 'evented', kind: 'contains', config: { value: 'z' } })).status).toBe(201);
-    const [entry] = await entriesOfServices(p.tenantId, 1);
-    const e = await eventually(() => got.find((x) => x.id === entry!.id), 'the audit.recorded event of evals');
-    expect(e).toMatchObject({ type: 'audit.recorded', tenantId: p.tenantId, projectId: p.projectId, data: { entry: { ...entry, service: 'evals' } } });
-    expect(got.filter((x) => x.id === entry!.id)).toHaveLength(1);
+    const nc: NatsConnection = await connectAs(stack.env.NATS_URL!, 'admin');
+    const sub = await subscribe(nc, auditRecorded, { durable: uniqueId('audit-evals').replace(/\./g, '_'), tenantId: p.tenantId, deliverPolicy: 'new' }, (e) => void got.push(e));
+    try {
+      expect((await admin.post(evaluatorsPath(p), { id: 'ev-evt', name: 'evented', kind: 'contains', config: { value: 'z' } })).status).toBe(201);
+      const [entry] = await entriesOfServices(p.tenantId, 1);
+      const e = await eventually(() => got.find((x) => x.id === entry!.id), 'the audit.recorded event of evals');
+      expect(e).toMatchObject({ type: 'audit.recorded', tenantId: p.tenantId, projectId: p.projectId, data: { entry: { ...entry, service: 'evals' } } });
+      expect(got.filter((x) => x.id === entry!.id)).toHaveLength(1);
+    } finally {
+      await sub.stop(1000);
+      await nc.drain();
+    }
   });
 });
