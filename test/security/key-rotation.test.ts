@@ -25,8 +25,8 @@ import { createDestination, signatureValid } from '../support/webhooks';
 /**
  * Rotating the sealing key without downtime (docs/security.md, "Sealed values"), through the real services: values
  * sealed under key A; the services restarted with ENCRYPTION_KEYS=B,A read them all; `pnpm secrets:reencrypt` seals
- * them again under B (and converts a value of the format before bindings); restarted with B alone, every value still
- * reads. One database set across the three stacks, as a deployment keeps its database across releases.
+ * them again under B (and converts a value of the format before bindings); restarted with B alone (and values of the
+ * format before refused), every value still reads. One database set across the three stacks, as a deployment keeps its database across releases.
  */
 const KEY_A = randomSecret(32);
 const KEY_B = randomSecret(32);
@@ -39,7 +39,7 @@ let chat: ChatappFakeServer;
 let receiver: Receiver;
 let stack: PrivateStack | undefined;
 
-async function startWith(keys: string): Promise<PrivateStack> {
+async function startWith(keys: string, env: Record<string, string> = {}): Promise<PrivateStack> {
   await stack?.stop();
   stack = await startPrivateStack({
     name: 'rotation',
@@ -55,6 +55,7 @@ async function startWith(keys: string): Promise<PrivateStack> {
       CHATAPP_CLIENT_SECRET: chat.clientSecret,
       CHATAPP_RESULT_URL: 'http://127.0.0.1/chatapp-result',
       CHATAPP_LINK_URL: 'http://127.0.0.1/chatapp-link',
+      ...env,
     },
   });
   return stack;
@@ -184,8 +185,8 @@ test('when the sealing key is rotated (A; then B,A and pnpm secrets:reencrypt; t
   expect(again.out.match(/ 0 sealed again under the newest key/g)).toHaveLength(4);
   await expectAllRead(s, sealed);
 
-  // 3. A dropped: everything still reads.
-  s = await startWith(KEY_B);
+  // 3. A dropped, and values of the format before refused (none is left): everything still reads.
+  s = await startWith(KEY_B, { ENCRYPTION_ACCEPT_UNBOUND: 'false' });
   await expectAllRead(s, sealed);
   expect(reencrypt(KEY_B, '--check').status).toBe(0);
 }, 600_000);

@@ -74,6 +74,12 @@ export const encryptionConfig = z.object({
   ENCRYPTION_KEY: z
     .preprocess(unsetWhenEmpty, z.string().min(16).optional())
     .describe('One sealing key: the same as ENCRYPTION_KEYS with that key alone (kept for deployments made before the list). When both are set, ENCRYPTION_KEYS must contain it'),
+  ENCRYPTION_ACCEPT_UNBOUND: z
+    .enum(['true', 'false'])
+    .default('true')
+    .describe(
+      '"true": values sealed by releases before record bindings (format v1) still open. Set "false" once `pnpm secrets:reencrypt --check` reports nothing left: then a v1 value put into a record (from an old backup) is refused like one copied from another record',
+    ),
 });
 export type EncryptionConfig = z.infer<typeof encryptionConfig>;
 

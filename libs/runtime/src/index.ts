@@ -108,7 +108,8 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
     await undone(redis.connect());
   }
   const keys = def.uses.sealing ? sealingKeysOf(config as unknown as EncryptionConfig) : undefined;
-  const box = keys && 'keys' in keys ? new SecretBox(keys.keys) : undefined;
+  const acceptUnbound = (config as { ENCRYPTION_ACCEPT_UNBOUND?: string }).ENCRYPTION_ACCEPT_UNBOUND !== 'false';
+  const box = keys && 'keys' in keys ? new SecretBox(keys.keys, { acceptUnbound }) : undefined;
   const deps = { config, nc, bus, pub, db, redis, box } as Deps<z.infer<S>, U>;
   const running = await undone(def.start(deps));
   started = running;

@@ -66,7 +66,7 @@ export interface SealedBinding {
 /** Why a sealed value did not open. The message names the record and the key id, never the value. */
 export class SealedValueError extends Error {
   constructor(
-    readonly reason: 'malformed' | 'unknown_key' | 'not_this_record' | 'no_key_opens',
+    readonly reason: 'malformed' | 'unknown_key' | 'not_this_record' | 'no_key_opens' | 'unbound',
     message: string,
   ) {
     super(message);
@@ -104,8 +104,14 @@ const describe = (b: SealedBinding) => `tenant ${b.tenantId ?? '(platform)'}, ${
 export class SecretBox {
   private readonly keys: SealingKey[];
 
-  /** `keys`: newest first (one key: a string). */
-  constructor(keys: string | readonly string[]) {
+  /**
+   * `keys`: newest first (one key: a string). `acceptUnbound: false` refuses values of the format before bindings
+   * (once they have all been sealed again, a `v1` value in a record can only have been put there from elsewhere).
+   */
+  constructor(
+    keys: string | readonly string[],
+    private readonly options: { acceptUnbound?: boolean } = {},
+  ) {
     const list = typeof keys === 'string' ? [keys] : [...keys];
     if (!list.length) throw new Error('at least one encryption key is needed');
     this.keys = list.map(sealingKey);
@@ -138,7 +144,12 @@ export class SecretBox {
   /** The plaintext of a value sealed for `binding`; a `SealedValueError` says why it does not open. */
   open(sealed: string, binding: SealedBinding): string {
     const parts = sealed.split('.');
-    if (parts[0] === LEGACY_FORMAT && parts.length === 4) return this.openLegacy(parts as [string, string, string, string], binding);
+    if (parts[0] === LEGACY_FORMAT && parts.length === 4) {
+      if (this.options.acceptUnbound === false) {
+        throw new SealedValueError('unbound', `the value stored for ${describe(binding)} is in the format before bindings (v1), which ENCRYPTION_ACCEPT_UNBOUND=false refuses`);
+      }
+      return this.openLegacy(parts as [string, string, string, string], binding);
+    }
     const [v, kid, iv, tag, ct] = parts;
     if (v !== FORMAT || parts.length !== 5 || !kid || !iv || !tag || ct === undefined) {
       throw new SealedValueError('malformed', `the value stored for ${describe(binding)} is not a sealed value`);

@@ -68,6 +68,12 @@ describe('sealed values', () => {
     expect(reasonOf(() => new SecretBox(b).open(legacy, record))?.reason).toBe('no_key_opens');
   });
 
+  test('when values of the format before are no longer accepted, then a v1 value in a record is refused and bound ones still open', () => {
+    const strict = new SecretBox(a, { acceptUnbound: false });
+    expect(reasonOf(() => strict.open(legacySeal(a, 'old backup'), record))).toEqual({ reason: 'unbound', message: expect.stringContaining('ENCRYPTION_ACCEPT_UNBOUND=false') });
+    expect(strict.open(new SecretBox(a).reseal(legacySeal(a, 'converted'), record), record)).toBe('converted');
+  });
+
   test('when a value is damaged or its tag is shortened, then it does not open', () => {
     const box = new SecretBox(a);
     const [v, kid, iv, tag, ct] = box.seal('secret', record).split('.');
