@@ -212,7 +212,7 @@ describe('credential stores', () => {
 
     const rows = await db.collection('credentialStoreEntries').find({ tenantId: p.tenantId, projectId: p.projectId }).toArray();
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ key: 'github-token', storeId: 'memory-default', sealed: expect.stringMatching(/^v1\./) });
+    expect(rows[0]).toMatchObject({ key: 'github-token', storeId: 'memory-default', sealed: expect.stringMatching(/^v2\.[A-Za-z0-9_-]{8}\./) });
     const raw = JSON.stringify(rows);
     expect(raw).not.toContain(value);
     expect(raw).not.toContain(headerSecret);

@@ -158,6 +158,36 @@ describe('tenant isolation matrix (generated from the operation declarations)', 
   }, 120_000);
 });
 
+/**
+ * Operations of the edge review (issue 54) whose path names no tenant: they act on the caller's own tenant, so the
+ * generated matrix above (operations under a tenant path) does not reach them. Tried here with tenant B's credential on
+ * tenant A's records. (The tenant's sessions and audit log are under a tenant path: the matrix covers them.)
+ */
+describe('operations whose path names no tenant', () => {
+  test("when tenant B lists its own sessions or ends one of tenant A's by id, then it sees none of A's and the end is 404", async () => {
+    const mine = await http('GET', `${stack.gatewayUrl}/manage/auth/sessions`, { token: tokenOfB });
+    expect(mine.status).toBe(200);
+    expect(JSON.stringify(mine.body)).not.toContain(ids['id:sessions']!);
+    expect(JSON.stringify(mine.body)).not.toContain(A.tenantId);
+    for (const credential of [{ token: tokenOfB }, { cookie: sessionCookieOfB }]) {
+      const ended = await http('DELETE', `${stack.gatewayUrl}/manage/auth/sessions/${encodeURIComponent(ids['id:sessions']!)}`, credential);
+      expect(ended.status).toBe(404);
+    }
+    const ofA = await admin.get(`/manage/tenants/${A.tenantId}/sessions`);
+    expect(ofA.body.data.map((x: { id: string }) => x.id)).toContain(ids['id:sessions']);
+  });
+
+  test("when tenant B asks for a chat install link of tenant A, then it is refused and gets no link", async () => {
+    for (const body of [{ tenantId: A.tenantId }, { tenantId: A.tenantId, projectId: A.projectId }]) {
+      const res = await http('POST', `${stack.gatewayUrl}/work-apps/chatapp/install-links`, { token: tokenOfB, json: body });
+      expect(res.status).toBe(403);
+      expect(res.body).not.toHaveProperty('data');
+    }
+    const viaCookie = await http('POST', `${stack.gatewayUrl}/work-apps/chatapp/install-links`, { cookie: sessionCookieOfB, json: { tenantId: A.tenantId } });
+    expect(viaCookie.status).toBe(403);
+  });
+});
+
 describe('run API keys', () => {
   test('when a project API key posts an event naming another project, then it is refused or stored under the key\'s own project only', async () => {
     const mine = aProject();

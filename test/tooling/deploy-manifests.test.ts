@@ -165,6 +165,30 @@ describe('deployment files', () => {
       expect(sharedKeys.filter((k) => !readBySome.has(k))).toEqual([]);
     });
 
+    test('when it is rendered, then every service that seals secrets gets ENCRYPTION_KEYS, and the re-encryption command is a suspended CronJob of the image that reads only the database and the keys', () => {
+      const sealing = Object.entries(configSchemas)
+        .filter(([, schema]) => 'ENCRYPTION_KEYS' in schema.shape)
+        .map(([name]) => name)
+        .sort();
+      expect(sealing).toEqual(['chatapp', 'credential-gateway', 'management', 'webhook-dispatcher']);
+      for (const name of sealing) expect({ name, env: envNames(named(overlay, 'Deployment', name)!) }).toEqual({ name, env: expect.arrayContaining(['ENCRYPTION_KEYS', 'ENCRYPTION_KEY']) });
+      const job = named(overlay, 'CronJob', 'secrets-reencrypt')!;
+      // It never runs on its own: an operator starts it (kubectl create job --from=cronjob/secrets-reencrypt).
+      expect(job.spec).toMatchObject({ suspend: true, concurrencyPolicy: 'Forbid' });
+      const pod = job.spec.jobTemplate.spec.template;
+      const c = pod.spec.containers[0];
+      expect(c.command).toEqual(['node', '/app/tools/secrets-reencrypt.js']);
+      expect(c.image).toBe(container(named(overlay, 'Deployment', 'management')!).image);
+      expect(c.env.map((e: { name: string }) => e.name).sort()).toEqual(['ENCRYPTION_KEY', 'ENCRYPTION_KEYS', 'MONGO_URL']);
+      for (const e of c.env) expect(e.valueFrom.secretKeyRef).toMatchObject({ name: 'platform-secrets', key: e.name });
+      expect(c.envFrom).toEqual([{ configMapRef: { name: expect.stringMatching(/^platform-config-/) } }]);
+      expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+      expect(pod.spec).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, securityContext: { runAsNonRoot: true, runAsUser: 1000 } });
+      // No NATS credential: it talks to the database only (the infrastructure policy selects it by this label).
+      expect((pod.spec.volumes ?? []).filter((v: any) => v.secret)).toEqual([]);
+      expect(pod.metadata.labels['app.kubernetes.io/part-of']).toBe('agent-platform');
+    });
+
     test('when it is rendered, then the network policies deny by default, admit only the ingress controller to the gateway and give internet egress, without private ranges, only to labelled pods', () => {
       const policies = objects(overlay, 'NetworkPolicy');
       const deny = policies.find((p) => p.metadata.name === 'default-deny-all')!;

@@ -55,6 +55,65 @@ export const redisConfig = z.object({
   REDIS_KEY_PREFIX: z.string().default('platform:').describe('Prefix of every Redis key'),
 });
 
+const unsetWhenEmpty = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+/** The keys that seal secrets at rest (services that store sealed values: `uses: { sealing: true }` in libs/runtime). */
+export const encryptionConfig = z.object({
+  ENCRYPTION_KEYS: z
+    .preprocess(
+      unsetWhenEmpty,
+      z
+        .string()
+        .transform((s) => s.split(',').map((k) => k.trim()))
+        .pipe(z.array(z.string().min(16, 'each key must be at least 16 characters')).min(1))
+        .optional(),
+    )
+    .describe(
+      'Keys that seal secrets at rest, comma-separated, newest first: the newest seals, every key opens (each at least 16 characters; the same list for every service that reads it). Rotation: put the new key first, deploy, run `pnpm secrets:reencrypt`, then drop the old key (docs/security.md, "Sealed values"). Required unless ENCRYPTION_KEY is set',
+    ),
+  ENCRYPTION_KEY: z
+    .preprocess(unsetWhenEmpty, z.string().min(16).optional())
+    .describe('One sealing key: the same as ENCRYPTION_KEYS with that key alone (kept for deployments made before the list). When both are set, ENCRYPTION_KEYS must contain it'),
+  ENCRYPTION_ACCEPT_UNBOUND: z
+    .enum(['true', 'false'])
+    .default('true')
+    .describe(
+      '"true": values sealed by releases before record bindings (format v1) still open. Set "false" once `pnpm secrets:reencrypt --check` reports nothing left: then a v1 value put into a record (from an old backup) is refused like one copied from another record',
+    ),
+});
+export type EncryptionConfig = z.infer<typeof encryptionConfig>;
+
+/** The sealing keys, newest first, or why the configuration gives none (for `loadConfig`'s list of problems). */
+export function sealingKeysOf(config: EncryptionConfig): { keys: string[] } | { problem: { path: string; message: string } } {
+  const list = config.ENCRYPTION_KEYS;
+  const single = config.ENCRYPTION_KEY;
+  if (list && single && !list.includes(single)) {
+    return { problem: { path: 'ENCRYPTION_KEYS', message: 'does not contain ENCRYPTION_KEY: add it to the list (it opens what it sealed), or unset ENCRYPTION_KEY once no value is sealed under it' } };
+  }
+  if (list && new Set(list).size !== list.length) return { problem: { path: 'ENCRYPTION_KEYS', message: 'names a key twice' } };
+  const keys = list ?? (single ? [single] : []);
+  if (!keys.length) return { problem: { path: 'ENCRYPTION_KEYS', message: 'required (or ENCRYPTION_KEY): the keys that seal secrets at rest' } };
+  return { keys };
+}
+
+/** `schema` with the rule that ENCRYPTION_KEYS or ENCRYPTION_KEY gives at least one key. */
+export function withSealingKeys<S extends z.ZodObject>(schema: S): S {
+  return schema.superRefine((config, ctx) => {
+    const r = sealingKeysOf(config as EncryptionConfig);
+    if ('problem' in r) ctx.addIssue({ code: 'custom', path: [r.problem.path], message: r.problem.message });
+  }) as S;
+}
+
+/** The audit settings of a service that records its changes (libs/audit): a part of its config schema. */
+export const auditConfig = z.object({
+  AUDIT_PENDING_SETTLE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(30)
+    .default(300)
+    .describe('A change whose audit entry is still not written this long after it began (its process stopped during the change) is recorded with outcome "unknown"'),
+});
+
 /** Booleans from env: "true"/"1"/"yes" are true, anything else false. */
 export const envBool = (def: boolean) =>
   z

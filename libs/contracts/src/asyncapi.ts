@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_SUBJECT_PREFIX, EventEnvelope, PLATFORM_EVENTS_STREAM, type EventDef } from './event';
+import { EVENT_SUBJECT_PREFIX, EventEnvelope, PLATFORM_EVENTS_STREAM, publishersOf, type EventDef } from './event';
 import { allEvents } from './events';
 
 /**
@@ -69,6 +69,7 @@ export function buildAsyncApi(events: EventDef[] = allEvents, server: { host: st
       },
       payload: envelopeSchema(def),
       'x-publisher': def.publisher,
+      ...(def.alsoPublishedBy ? { 'x-also-published-by': [...def.alsoPublishedBy] } : {}),
       ...(def.webhookFamily ? { 'x-webhook-family': def.webhookFamily } : {}),
     };
     channels[key] = {
@@ -86,7 +87,7 @@ export function buildAsyncApi(events: EventDef[] = allEvents, server: { host: st
     operations[`publish${key[0]!.toUpperCase()}${key.slice(1)}`] = {
       action: 'send',
       channel: { $ref: `#/channels/${key}` },
-      summary: `${def.publisher} publishes ${def.name} v${def.version}`,
+      summary: `${publishersOf(def).join(', ')} publish${def.alsoPublishedBy ? '' : 'es'} ${def.name} v${def.version}`,
       messages: [{ $ref: `#/channels/${key}/messages/${key}` }],
       'x-publisher': def.publisher,
     };

@@ -5,7 +5,7 @@ import { notices } from './internal/notices';
 import { durables, streams } from './internal/streams';
 import type { ServiceName } from './operation';
 import { allOperations, coalescedSubject } from './operations';
-import { subjectToken } from './event';
+import { publishersOf, subjectToken } from './event';
 
 /**
  * The bus's permission table, derived from the declarations (docs/security.md, "The message bus"): each identity may
@@ -74,7 +74,7 @@ export function busPermissions(): Record<string, IdentityPermission> {
     for (const s of n.subscribers) of(s).subscribe.add(n.queue ? `${n.subject} ${s}` : n.subject);
   }
   // Events: each service publishes only the event types it is the publisher of (JetStream acknowledges to its inbox).
-  for (const e of allEvents) of(e.publisher).publish.add(`${EVENT_SUBJECT_PREFIX}.*.*.${e.name}.v${e.version}`);
+  for (const e of allEvents) for (const p of publishersOf(e)) of(p).publish.add(`${EVENT_SUBJECT_PREFIX}.*.*.${e.name}.v${e.version}`);
   // Streams: who publishes to a stream may look it up and create it (the first replica to start does).
   for (const stream of streams) {
     const users = stream.name === PLATFORM_EVENTS_STREAM ? RUNTIME_SERVICES : [...new Set([...stream.publishers, ...(stream.creators ?? [])])];

@@ -10,6 +10,8 @@ export interface EventDef<S extends z.ZodType = z.ZodType> {
   name: string;
   version: number;
   publisher: ServiceName;
+  /** Further services that publish it, the same payload about their own records (the audit log's `audit.recorded`). */
+  alsoPublishedBy?: readonly ServiceName[];
   description: string;
   payload: S;
   /** Webhook family this event feeds, if any (the envelope `type` is the name). */
@@ -20,6 +22,9 @@ export function event<S extends z.ZodType>(def: EventDef<S>): EventDef<S> {
   if (!/^[a-z-]+\.[a-z.-]+$/.test(def.name)) throw new Error(`bad event name ${def.name}`);
   return def;
 }
+
+/** Every service that publishes an event: its publisher first. */
+export const publishersOf = (def: EventDef): ServiceName[] => [def.publisher, ...(def.alsoPublishedBy ?? [])];
 
 /** NATS subject tokens: anything outside [A-Za-z0-9_-] is %-encoded (ids may contain `.`). */
 export function subjectToken(value: string): string {

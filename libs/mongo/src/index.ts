@@ -15,3 +15,4 @@ export { mongoose };
 export type { Connection, Model, InferSchemaType } from 'mongoose';
 export type { StoredDoc } from './stored';
 export { eraseProjectDocuments, projectDocumentFilter } from './erasure';
+export { reencryptCollection, type ReencryptReport, type SealedFields } from './sealed';

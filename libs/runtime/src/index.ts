@@ -4,11 +4,12 @@ import type { AddressInfo } from 'node:net';
 import type { NatsConnection } from 'nats';
 import { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { baseConfig, loadConfig, mongoConfig, redisConfig } from '@platform/config';
+import { baseConfig, encryptionConfig, loadConfig, mongoConfig, redisConfig, sealingKeysOf, withSealingKeys, type EncryptionConfig } from '@platform/config';
 import { BusKey, ServiceBus, busKeyFileOf, connectNats, ensureStream, platformEventsStream, publisher, readBusKeyFile, type Publisher } from '@platform/bus';
 import { healthCallOf, type ServiceName } from '@platform/contracts';
 import { connectMongo, ensureIndexes, mongoReady, type Connection } from '@platform/mongo';
 import { getLogger, setLogLevel } from '@platform/logger';
+import { SecretBox } from '@platform/secrets';
 import { compactMemoryWhenIdle, initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
 
 export const instanceId = `${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -17,6 +18,8 @@ export const instanceId = `${process.pid}-${randomUUID().slice(0, 8)}`;
 export interface Uses {
   mongo?: boolean;
   redis?: boolean;
+  /** Stores sealed secrets: reads ENCRYPTION_KEYS (or ENCRYPTION_KEY) and gets `box`, the SecretBox of those keys. */
+  sealing?: boolean;
 }
 
 export type Deps<C, U extends Uses = Uses> = {
@@ -25,7 +28,8 @@ export type Deps<C, U extends Uses = Uses> = {
   bus: ServiceBus;
   pub: Publisher;
 } & (U extends { mongo: true } ? { db: Connection } : { db?: Connection }) &
-  (U extends { redis: true } ? { redis: Redis } : { redis?: Redis });
+  (U extends { redis: true } ? { redis: Redis } : { redis?: Redis }) &
+  (U extends { sealing: true } ? { box: SecretBox } : { box?: SecretBox });
 
 export interface Running {
   /** Stop taking new work, finish what is in flight (within `graceMs`), release resources the service opened itself. */
@@ -50,6 +54,7 @@ export function fullConfigSchema<S extends z.ZodObject, U extends Uses>(def: Ser
   let schema: z.ZodObject = baseConfig.extend(def.config.shape);
   if (def.uses.mongo) schema = schema.extend(mongoConfig.shape);
   if (def.uses.redis) schema = schema.extend(redisConfig.shape);
+  if (def.uses.sealing) schema = withSealingKeys(schema.extend(encryptionConfig.shape));
   return schema as z.ZodObject;
 }
 
@@ -102,7 +107,10 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
     await undone(redis.connect());
   }
-  const deps = { config, nc, bus, pub, db, redis } as Deps<z.infer<S>, U>;
+  const keys = def.uses.sealing ? sealingKeysOf(config as unknown as EncryptionConfig) : undefined;
+  const acceptUnbound = (config as { ENCRYPTION_ACCEPT_UNBOUND?: string }).ENCRYPTION_ACCEPT_UNBOUND !== 'false';
+  const box = keys && 'keys' in keys ? new SecretBox(keys.keys, { acceptUnbound }) : undefined;
+  const deps = { config, nc, bus, pub, db, redis, box } as Deps<z.infer<S>, U>;
   const running = await undone(def.start(deps));
   started = running;
   if (db) for (const model of Object.values(db.models)) await undone(ensureIndexes(model));

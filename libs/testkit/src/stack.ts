@@ -64,7 +64,8 @@ export function localSecrets(): Record<string, string> {
   return {
     ADMIN_TOKEN: `adm_${randomSecret(32)}`,
     TOKEN_PEPPER: randomSecret(32),
-    ENCRYPTION_KEY: randomSecret(32),
+    // One sealing key (a list of one: docs/security.md, "Sealed values").
+    ENCRYPTION_KEYS: randomSecret(32),
     SIGNING_KEY_SEED: randomSecret(32),
   };
 }

@@ -1,4 +1,5 @@
-import { defineService } from '@platform/runtime';
+import { defineService, instanceId } from '@platform/runtime';
+import { startAuditLog } from '@platform/audit';
 import { publishNotice, startErasureWorker } from '@platform/bus';
 import { eraseProjectDocuments } from '@platform/mongo';
 import { credentialRevoked, type CredentialRevoked } from '@platform/contracts';
@@ -13,10 +14,12 @@ export const analytics = defineService({
   name: 'analytics',
   config: analyticsConfig,
   uses: { mongo: true },
-  async start({ config, bus, db, nc }) {
+  async start({ config, bus, db, nc, pub }) {
     const keys = analyticsKeyRepo(db);
     const events = analyticsEventRepo(db);
     await Promise.all([keys.model.init(), events.model.init()]);
+    // Changes of analytics keys are audited here and copied into the tenant's log by management (event ingest is not).
+    const audit = await startAuditLog({ bus, db, pub, instance: instanceId, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     registerAnalyticsKeyHandlers(bus, { keys, pepper: config.TOKEN_PEPPER, announceRevoked });
     registerAnalyticsEventHandlers(bus, { events });
@@ -27,6 +30,7 @@ export const analytics = defineService({
     return {
       async stop() {
         await erasure.stop();
+        await audit.stop();
       },
     };
   },

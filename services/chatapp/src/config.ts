@@ -4,14 +4,13 @@ const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.url({ prot
 const optionalString = z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional());
 
 export const chatappConfig = z.object({
-  ENCRYPTION_KEY: z.string().min(16).describe('Key for secrets encrypted at rest (the workspaces\' bot tokens)'),
   CHATAPP_API_URL: optionalUrl.describe('Base URL of the chat product\'s Web API (methods are POSTed to <url>/<method>, e.g. .../oauth.v2.access); unset disables every call to it'),
   CHATAPP_AUTHORIZE_URL: optionalUrl.describe('The chat product\'s OAuth v2 authorize page that `install` redirects to'),
   CHATAPP_CLIENT_ID: optionalString.describe('OAuth client id of our app in the chat product'),
   CHATAPP_CLIENT_SECRET: optionalString.describe('OAuth client secret of our app in the chat product (sent to oauth.v2.access only)'),
   CHATAPP_SIGNING_SECRET: optionalString.describe('The chat product\'s request-signing secret; used as the state and link-token key when CHATAPP_STATE_SECRET is unset'),
   CHATAPP_STATE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()).describe(
-    'HMAC key of OAuth `state`, link tokens and link-session tokens (defaults to CHATAPP_SIGNING_SECRET, else a key derived from ENCRYPTION_KEY)',
+    'HMAC key of OAuth `state`, link tokens and link-session tokens (defaults to CHATAPP_SIGNING_SECRET, else keys derived from ENCRYPTION_KEYS: the newest signs, every one verifies)',
   ),
   CHATAPP_REDIRECT_URL: optionalUrl.describe('Our OAuth redirect URL as registered with the chat product (default: <gateway base URL>/work-apps/chatapp/oauth_redirect)'),
   CHATAPP_RESULT_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:3000/work-apps/chatapp/result').describe(

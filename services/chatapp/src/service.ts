@@ -1,7 +1,6 @@
 import { defineService } from '@platform/runtime';
 import { startErasureWorker } from '@platform/bus';
 import { eraseProjectDocuments } from '@platform/mongo';
-import { keyedHash, SecretBox } from '@platform/secrets';
 import { chatappConfig } from './config';
 import { chatApi } from './clients/chat-api';
 import { agentDirectory } from './clients/agents';
@@ -19,12 +18,16 @@ import { registerChannelMessageHandlers } from './handlers/channel-messages';
 export const chatapp = defineService({
   name: 'chatapp',
   config: chatappConfig,
-  uses: { mongo: true, redis: true },
-  async start({ config, bus, db, redis, nc }) {
+  uses: { mongo: true, redis: true, sealing: true },
+  async start({ config, bus, db, redis, nc, box }) {
     const workspaces = workspaceRepo(db);
     const channels = channelConfigRepo(db);
     const links = userLinkRepo(db);
     await Promise.all([workspaces.model.init(), channels.model.init(), links.model.init()]);
+    // Without a configured state key, one derived from each sealing key: the newest signs, every one verifies, so a
+    // rotation of ENCRYPTION_KEYS does not end the install and link tokens in flight.
+    const configuredStateSecret = config.CHATAPP_STATE_SECRET ?? config.CHATAPP_SIGNING_SECRET;
+    const stateSecrets = configuredStateSecret ? [configuredStateSecret] : box.derivedSecrets('chatapp-state-secret');
     const deps: ChatappDeps = {
       workspaces,
       channels,
@@ -32,9 +35,10 @@ export const chatapp = defineService({
       nonces: nonceStore(redis),
       chat: chatApi({ apiUrl: config.CHATAPP_API_URL, clientId: config.CHATAPP_CLIENT_ID, clientSecret: config.CHATAPP_CLIENT_SECRET, timeoutMs: config.CHATAPP_API_TIMEOUT_MS }),
       agents: agentDirectory(bus),
-      box: new SecretBox(config.ENCRYPTION_KEY),
+      box,
       settings: {
-        stateSecret: config.CHATAPP_STATE_SECRET ?? config.CHATAPP_SIGNING_SECRET ?? keyedHash(config.ENCRYPTION_KEY, 'chatapp-state-secret'),
+        stateSecret: stateSecrets[0]!,
+        acceptedStateSecrets: stateSecrets,
         clientId: config.CHATAPP_CLIENT_ID,
         authorizeUrl: config.CHATAPP_AUTHORIZE_URL,
         redirectUrl: config.CHATAPP_REDIRECT_URL,

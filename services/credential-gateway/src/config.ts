@@ -1,7 +1,6 @@
 import { z } from 'zod';
 
 export const credentialGatewayConfig = z.object({
-  ENCRYPTION_KEY: z.string().min(16).describe('Key that seals the private signing keys at rest (SecretBox); the same ENCRYPTION_KEY as the other services'),
   CREDENTIAL_GATEWAY_ISSUER: z.string().min(1).default('urn:platform:credential-gateway').describe('`iss` of issued tokens (platforms check it)'),
   CREDENTIAL_GATEWAY_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(300).describe('Lifetime of an issued token (capped by the subject token\'s own expiry)'),
   CREDENTIAL_GATEWAY_SIGNING_ALG: z.enum(['ES256', 'EdDSA']).default('ES256').describe('Algorithm of newly created signing keys (existing keys keep theirs)'),

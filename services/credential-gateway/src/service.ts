@@ -3,10 +3,10 @@ import { publishNotice, startErasureWorker, subscribeNotice } from '@platform/bu
 import { eraseProjectDocuments } from '@platform/mongo';
 import { getLogger } from '@platform/logger';
 import { defineService } from '@platform/runtime';
-import { keyedHash, SecretBox } from '@platform/secrets';
 import { credentialGatewayConfig } from './config';
 import { readCatalogFile } from './data/catalog-file';
 import { signingKeyRepo } from './data/signing-key.repo';
+import { signingKeyBinding, signingKeyRings } from './data/signing-key.model';
 import { subjectTokenVerifier } from './data/subject-tokens';
 import { buildCatalog } from './domain/catalog';
 import { DEFAULT_PLATFORMS } from './domain/default-platforms';
@@ -21,16 +21,16 @@ const log = getLogger('credential-gateway');
 export const credentialGateway = defineService({
   name: 'credential-gateway',
   config: credentialGatewayConfig,
-  uses: { mongo: true },
-  async start({ bus, config, db, nc }) {
+  uses: { mongo: true, sealing: true },
+  async start({ bus, config, db, nc, box }) {
     const file = config.CREDENTIAL_GATEWAY_PLATFORMS_FILE;
     const catalog = file ? buildCatalog(readCatalogFile(file), file) : buildCatalog(DEFAULT_PLATFORMS, 'built-in');
 
-    // Keys sealed with another ENCRYPTION_KEY live in another ring and are never read here.
-    const store = signingKeyRepo(db, keyedHash(config.ENCRYPTION_KEY, 'credential-gateway:signing-key-ring').slice(0, 22));
+    // Keys sealed under keys not in ENCRYPTION_KEYS live in other rings and are never read here.
+    const store = signingKeyRepo(db, signingKeyRings(box));
     const keys = keyring({
       store,
-      box: new SecretBox(config.ENCRYPTION_KEY),
+      box: { seal: (plaintext, kid) => box.seal(plaintext, signingKeyBinding(kid)), open: (sealed, kid) => box.open(sealed, signingKeyBinding(kid)) },
       alg: config.CREDENTIAL_GATEWAY_SIGNING_ALG,
       tokenTtlSeconds: config.CREDENTIAL_GATEWAY_TOKEN_TTL_SECONDS,
       refreshSeconds: config.CREDENTIAL_GATEWAY_KEY_REFRESH_SECONDS,

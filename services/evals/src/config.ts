@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { auditConfig } from '@platform/config';
 
 export const evalsConfig = z.object({
   // Empty counts as unset: docker-compose.yml passes `${LLM_BASE_URL:-}`, and an empty URL stopped evals at start.
@@ -13,5 +14,6 @@ export const evalsConfig = z.object({
   IMPROVEMENT_MAX_AGENTS: z.coerce.number().int().min(1).max(5000).default(500).describe('Most agents an improvement branch copies; triggering on a project with more answers 422'),
   MERGE_SWEEP_MS: z.coerce.number().int().min(100).default(10_000).describe('How often merges of improvement branches left half-written (a process stopped mid-merge) are looked for and finished; a merge decided less than this long ago is left to its request'),
   OUTBOX_SWEEP_MS: z.coerce.number().int().min(100).default(5_000).describe('How often queued work items (evaluation items, assistant turns) and evaluation.failed events left unpublished are republished'),
+  ...auditConfig.shape,
 });
 export type EvalsConfig = z.infer<typeof evalsConfig>;

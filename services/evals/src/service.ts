@@ -1,4 +1,5 @@
-import { defineService } from '@platform/runtime';
+import { defineService, instanceId } from '@platform/runtime';
+import { startAuditLog } from '@platform/audit';
 import { eraseProjectDocuments, type Model } from '@platform/mongo';
 import { startErasureWorker } from '@platform/bus';
 import { outboxRelay, type OutboxDoc } from '@platform/outbox';
@@ -40,6 +41,8 @@ export const evals = defineService({
     const llm = llmClient({ baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL, timeoutMs: config.LLM_TIMEOUT_MS });
 
     const evaluationDeps = { runs, evaluators, platform, llm };
+    // Every change served under /manage is audited here and copied into the tenant's log by management (libs/audit).
+    const audit = await startAuditLog({ bus, db, pub, instance: instanceId, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
     registerDatasetItemHandlers(bus, { items });
     registerEvaluatorHandlers(bus, { evaluators });
     registerEvaluationHandlers(bus, evaluationDeps);
@@ -67,7 +70,7 @@ export const evals = defineService({
         clearInterval(mergeSweep);
         await Promise.all([worker.stop(), erasure.stop()]);
         await sweeping;
-        await Promise.all([runRelay.stop(), resultRelay.stop(), turnRelay.stop()]);
+        await Promise.all([runRelay.stop(), resultRelay.stop(), turnRelay.stop(), audit.stop()]);
       },
     };
   },

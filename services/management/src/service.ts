@@ -1,15 +1,27 @@
 import { defineService, instanceId } from '@platform/runtime';
-import { getLogger } from '@platform/logger';
 import { outboxRelay } from '@platform/outbox';
-import { keyedHash, SecretBox } from '@platform/secrets';
-import { publishNotice, startErasureWorker } from '@platform/bus';
-import { appChanged, credentialRevoked, ERASING_PROJECTS_KEY, erasingProjectMember, projectErasing, webhookDestinationsChanged, type CredentialRevoked } from '@platform/contracts';
+import { keyedHash } from '@platform/secrets';
+import { consumeDurable, publishNotice, startErasureWorker } from '@platform/bus';
+import {
+  appChanged,
+  auditCopyDurable,
+  auditRecorded,
+  credentialRevoked,
+  ERASING_PROJECTS_KEY,
+  erasingProjectMember,
+  eventFilter,
+  parseEventData,
+  projectErasing,
+  webhookDestinationsChanged,
+  type CredentialRevoked,
+  type EventEnvelope,
+} from '@platform/contracts';
 import { managementConfig } from './config';
 import { accessTokenRepo } from './access/access-token.repo';
 import { registerAccessHandlers } from './access/access.handlers';
-import { registerAuditLog } from './audit/audit-log.handlers';
-import { auditLogRepo } from './audit/audit-log.repo';
-import { auditEventOf, settleStaleAuditEntries } from './audit/audit-log';
+import { startAuditLog } from '@platform/audit';
+import { registerAuditLogHandlers } from './audit/audit-log.handlers';
+import { keepEntryOfAnotherService } from './audit/audit-log';
 import { sessionStore } from './access/session.store';
 import { agentModel } from './agents/agent.model';
 import { agentRepo } from './agents/agent.repo';
@@ -51,13 +63,11 @@ import { registerWebhookDestinationHandlers } from './webhook-destinations/webho
  * triggers/, feedback/, webhook-destinations/, access/) holds its handlers, domain and data; here their outbox
  * relays and repositories are built (relay first, from the model) and their handlers registered.
  */
-const log = getLogger('management');
-
 export const management = defineService({
   name: 'management',
   config: managementConfig,
-  uses: { mongo: true, redis: true },
-  async start({ config, bus, pub, db, redis, nc }) {
+  uses: { mongo: true, redis: true, sealing: true },
+  async start({ config, bus, pub, db, redis, nc, box }) {
     const relays = {
       apiKeys: outboxRelay(apiKeyModel(db), pub),
       destinations: outboxRelay(webhookDestinationModel(db), pub),
@@ -75,7 +85,6 @@ export const management = defineService({
     const credentials = credentialRepo(db);
     const entries = credentialStoreEntryRepo(db);
     const triggers = triggerRepo(db);
-    const auditDeps = { auditLog: auditLogRepo(db, { publisher: pub, instance: instanceId, eventOf: auditEventOf }) };
     const invocations = triggerInvocationRepo(db);
     const dispatcher = triggerDispatcher(invocations, pub, { sweepMs: config.TRIGGER_DISPATCH_SWEEP_MS });
 
@@ -84,18 +93,11 @@ export const management = defineService({
     await apps.sweepHeld();
     const heldSweep = setInterval(() => void apps.sweepHeld().catch(() => undefined), 30_000);
     heldSweep.unref();
-    await Promise.all([...Object.values(relays).map((r) => r.sweep()), auditDeps.auditLog.sweep()]);
-    // Audit entries of changes whose process stopped before it knew their outcome (see audit/audit-log.handlers.ts).
-    const settleAudit = () => settleStaleAuditEntries(auditDeps, config.AUDIT_PENDING_SETTLE_SECONDS * 1000).catch((err: unknown) => (log.warn({ err }, 'settling audit entries failed'), 0));
-    await settleAudit();
-    // Also the events of stored entries whose writer stopped before publishing them.
-    const auditSweep = setInterval(() => void settleAudit().then(() => auditDeps.auditLog.sweep().catch(() => 0)), 60_000);
-    auditSweep.unref();
+    await Promise.all(Object.values(relays).map((r) => r.sweep()));
     // Trigger requests a previous process accepted and had not published yet.
     await dispatcher.sweep();
 
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
-    const box = new SecretBox(config.ENCRYPTION_KEY);
     // Triggers and API keys belong to a live agent (docs/management.md, "Deleting an agent").
     const agentExists = async (a: { tenantId: string; projectId: string; agentId: string }) => (await agents.findById(a, a.agentId)) !== null;
     const keyDeps = { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked, agentExists };
@@ -110,8 +112,17 @@ export const management = defineService({
     await finishAgentDeletions(deletionDeps);
     const deletionSweep = setInterval(() => void finishAgentDeletions(deletionDeps).catch(() => undefined), 30_000);
     deletionSweep.unref();
-    // First: the audit log's interceptor wraps every change registered after it.
-    registerAuditLog(bus, auditDeps);
+    // The audit log (libs/audit): its interceptor records every change this bus serves.
+    const audit = await startAuditLog({ bus, db, pub, instance: instanceId, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
+    registerAuditLogHandlers(bus, audit.deps);
+    // The other services' entries join the tenants' log (management's own are skipped: they are stored already).
+    const auditCopies = await consumeDurable<EventEnvelope>(nc, {
+      stream: auditCopyDurable.stream,
+      durable: auditCopyDurable.durable,
+      filterSubjects: [eventFilter(auditRecorded)],
+      terminateInvalid: true,
+      handler: (envelope) => keepEntryOfAnotherService(audit.deps, parseEventData(auditRecorded, envelope.data).entry),
+    });
     registerSystemHandlers(bus, instanceId);
     registerApiKeyHandlers(bus, keyDeps);
     registerWebhookDestinationHandlers(bus, {
@@ -182,10 +193,10 @@ export const management = defineService({
       async stop() {
         clearInterval(heldSweep);
         clearInterval(deletionSweep);
-        clearInterval(auditSweep);
+        await auditCopies.stop();
         await dispatcher.stop();
         await erasureWorker.stop();
-        await Promise.all([...Object.values(relays).map((r) => r.stop()), auditDeps.auditLog.flush()]);
+        await Promise.all([...Object.values(relays).map((r) => r.stop()), audit.stop()]);
       },
     };
   },

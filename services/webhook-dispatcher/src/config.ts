@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { auditConfig } from '@platform/config';
 
 const HOUR = 3600_000;
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 27.6 hours. */
@@ -10,7 +11,6 @@ const msList = z
   .transform((s) => s.split(',').map((n) => Number(n.trim())));
 
 export const webhookDispatcherConfig = z.object({
-  ENCRYPTION_KEY: z.string().min(16).describe('Key that opens the sealed signing secrets management stores (the same ENCRYPTION_KEY as management)'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000).describe('Time one HTTP delivery attempt may take in total (connect, headers, body)'),
   WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000).describe('Time to open the TCP/TLS connection of one attempt'),
   WEBHOOK_TEST_TIMEOUT_MS: z.coerce
@@ -79,5 +79,6 @@ export const webhookDispatcherConfig = z.object({
     .default(2000)
     .describe('How often the delivery counters added up in memory are written (one $inc upsert per destination and hour touched)'),
   DESTINATION_CACHE_MS: z.coerce.number().int().min(0).default(2000).describe("How long a project's destinations are used before they are asked for again (changes clear them at once; the list in hand is used while the new one is fetched)"),
+  ...auditConfig.shape,
 });
 export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherConfig>;

@@ -1,11 +1,11 @@
-import { PLATFORM_EVENTS_STREAM, eventFilter, projectErasing, webhookEventDurable, webhookEvents, type EventEnvelope } from '@platform/contracts';
+import { PLATFORM_EVENTS_STREAM, eventFilter, projectErasing, webhookEventDurable, webhookEvents, webhookSecretBinding, type EventEnvelope } from '@platform/contracts';
 import { consumeDurable, startErasureWorker, subscribeNotice, type RunningConsumer } from '@platform/bus';
 import { eraseProjectDocuments } from '@platform/mongo';
 import { parseHostOverrides } from '@platform/address-safety';
 import { getLogger } from '@platform/logger';
 import { currentTraceparent } from '@platform/telemetry';
-import { defineService } from '@platform/runtime';
-import { SecretBox } from '@platform/secrets';
+import { defineService, instanceId } from '@platform/runtime';
+import { startAuditLog } from '@platform/audit';
 import { webhookDispatcherConfig } from './config';
 import { attemptRepo } from './data/attempt.repo';
 import { deliveryStatsRepo } from './data/delivery-stats.repo';
@@ -28,8 +28,8 @@ const log = getLogger('webhook-dispatcher');
 export const webhookDispatcher = defineService({
   name: 'webhook-dispatcher',
   config: webhookDispatcherConfig,
-  uses: { mongo: true },
-  async start({ config, bus, nc, pub, db }) {
+  uses: { mongo: true, sealing: true },
+  async start({ config, bus, nc, pub, db, box }) {
     // Subjects and durable names take no dots or wildcards.
     const partition = config.WEBHOOK_PARTITION.replace(/[^A-Za-z0-9_-]/g, '_');
     await ensureJobStream(nc, (config as { JS_REPLICAS?: number }).JS_REPLICAS ?? 1);
@@ -39,7 +39,6 @@ export const webhookDispatcher = defineService({
     const attempts = countedAttempts(attemptRepo(db, config.WEBHOOK_PARTITION), stats);
     const health = destinationHealthRepo(db, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
-    const box = new SecretBox(config.ENCRYPTION_KEY);
     const allowLoopback = config.ALLOW_LOOPBACK_WEBHOOKS === 'true';
     if (allowLoopback) log.warn('ALLOW_LOOPBACK_WEBHOOKS=true: deliveries may reach loopback addresses (development only)');
     const http = httpSender({
@@ -56,7 +55,7 @@ export const webhookDispatcher = defineService({
       transports: { http: http.post, chat: chatappSender(bus, config.WEBHOOK_TIMEOUT_MS) },
       retries: retryQueue(pub, partition),
       publish: (events) => pub.publishPending(events),
-      openSecret: (sealed) => box.open(sealed),
+      openSecret: (sealed, d) => box.open(sealed, webhookSecretBinding(d)),
       disableDestination: managementDisabler(bus),
       retry: { scheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS, jitter: config.WEBHOOK_RETRY_JITTER },
       disableAfterFailingMs: config.WEBHOOK_DISABLE_AFTER_FAILING_MS,
@@ -126,6 +125,8 @@ export const webhookDispatcher = defineService({
       }),
     );
 
+    // Redeliveries, recoveries and test deliveries are audited here and copied into the tenant's log by management.
+    const audit = await startAuditLog({ bus, db, pub, instance: instanceId, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
     registerDeliveryHandlers(bus, deps);
     const manual: ManualDeliveryDeps = {
       ...deps,
@@ -153,6 +154,7 @@ export const webhookDispatcher = defineService({
         erasingNotice.unsubscribe();
         await Promise.all([...consumers, erasure].map((c) => c.stop(graceMs / 3)));
         await worker.stop(Math.max(0, graceMs - (Date.now() - started)));
+        await audit.stop().catch((err) => log.warn({ err: (err as Error).message }, 'audit entries not all published at stop'));
         await statsStore.stop().catch((err) => log.warn({ err: (err as Error).message }, 'delivery counters not written at stop'));
         destinations.stop();
         await http.close();

@@ -1,4 +1,4 @@
-import { EVENT_SUBJECT_PREFIX, type EventDef, PLATFORM_EVENTS_STREAM, subjectToken } from '../event';
+import { EVENT_SUBJECT_PREFIX, type EventDef, PLATFORM_EVENTS_STREAM, publishersOf, subjectToken } from '../event';
 import { allEvents, webhookEvents } from '../events';
 import type { ServiceName } from '../operation';
 import { PROJECT_ERASURE_SERVICES } from '../manage/erasures';
@@ -28,7 +28,7 @@ export interface DurableDef {
 export const platformEventsStreamDef: StreamDef = {
   name: PLATFORM_EVENTS_STREAM,
   subjects: [`${EVENT_SUBJECT_PREFIX}.>`],
-  publishers: [...new Set(allEvents.map((e) => e.publisher))],
+  publishers: [...new Set(allEvents.flatMap(publishersOf))],
   retention: 'limits',
   maxAgeMs: 7 * 24 * 3600 * 1000,
   duplicateWindowMs: 10 * 60 * 1000,
@@ -104,6 +104,14 @@ export const evalWorkDurable: DurableDef = {
   description: 'Shared by every evals replica: works evaluation items and improvement assistant turns.',
 };
 
+/** Management's copy of the other services' audit entries (the tenants' audit log reads management's collection). */
+export const auditCopyDurable: DurableDef = {
+  stream: PLATFORM_EVENTS_STREAM,
+  durable: 'management-audit',
+  service: 'management',
+  description: "Copies the audit entries of the other services (their audit.recorded events) into the tenants' audit log.",
+};
+
 /** Every durable consumer a service creates. */
 export const durables: readonly DurableDef[] = [
   ...webhookEvents.map((def) => ({
@@ -119,6 +127,7 @@ export const durables: readonly DurableDef[] = [
     description: "One per dispatcher partition (webhook-dispatcher-jobs-<partition>): the partition's delivery jobs as they fall due.",
   },
   evalWorkDurable,
+  auditCopyDurable,
   ...PROJECT_ERASURE_SERVICES.map((service) => ({
     stream: ERASURE_STREAM,
     durable: erasureDurable(service),

@@ -5,8 +5,10 @@ import { IsoDateTime, ListQuery, TenantPath, listReply } from '../common';
 
 /**
  * The audit log: one entry per management change (create, update, delete, rotate, revoke, session start and end,
- * merge), written by the service that made the change before the change runs and completed with its outcome after it
- * (see docs/security.md, "Audit log"). Entries are never updated by anyone else and never deleted through the API.
+ * merge, redeliver, test, evaluate), written by the service that made the change (management, evals, the webhook
+ * dispatcher, analytics) before the change runs and completed with its outcome after it; management keeps every
+ * service's entries for the tenant's log (see docs/security.md, "Audit log"). Entries are never updated by anyone else
+ * and never deleted through the API.
  */
 export const AuditActor = z.object({
   kind: z.enum(['admin', 'user', 'anonymous', 'run', 'analytics']).describe('Kind of principal that made the request'),
@@ -59,7 +61,8 @@ export type AuditLogQuery = z.infer<typeof AuditLogQuery>;
 export const listAuditLog = operation({
   operationId: 'listAuditLog',
   summary: "List a tenant's audit log (newest first)",
-  description: 'Every management change of the tenant, with who, what, when, from where and the outcome. Owners and admins only.',
+  description:
+    "Every management change of the tenant (management's own and those served by evals, the webhook dispatcher and analytics under /manage), with who, what, when, from where and the outcome. Owners and admins only.",
   tags: ['Audit log'],
   method: 'get',
   path: '/manage/tenants/{tenantId}/audit-log',
@@ -82,6 +85,8 @@ export const auditRecorded = event({
   name: 'audit.recorded',
   version: 1,
   publisher: 'management',
+  // Each service that serves changes under /manage records its own and publishes their entries; management copies them.
+  alsoPublishedBy: ['evals', 'webhook-dispatcher', 'analytics'],
   description: `An audit entry was completed (its outcome is known). For SIEM consumers: one message per entry, de-duplicate by \`id\`. Tenant-level entries use the project token \`${AUDIT_NO_PROJECT}\`; the platform admin's own sessions the tenant token \`${AUDIT_NO_TENANT}\`.`,
   payload: z.object({ entry: AuditEntry }),
 });

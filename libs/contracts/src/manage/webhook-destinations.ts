@@ -221,7 +221,17 @@ export const rotateWebhookDestinationSecret = operation({
 /** Internal call `listDestinationsForDispatch`: the dispatcher asks for the destinations of a project when its projection is cold. */
 export const ListDestinationsForDispatchRequest = ProjectPath;
 
-/** A destination as the dispatcher sees it: the public record plus its sealed signing secrets (SecretBox, ENCRYPTION_KEY). */
+/**
+ * The record a destination's sealed signing secrets are bound to (libs/secrets SealedBinding): management seals them
+ * for it and the dispatcher opens them with it, so a secret copied onto another destination does not open there.
+ */
+export const webhookSecretBinding = (d: { tenantId: string; projectId: string; id: string }) => ({
+  tenantId: d.tenantId,
+  collection: 'webhookDestinations',
+  recordId: `${d.projectId}/${d.id}`,
+});
+
+/** A destination as the dispatcher sees it: the public record plus its sealed signing secrets (SecretBox, ENCRYPTION_KEYS). */
 export const DispatchDestination = WebhookDestination.extend({
   tenantId: z.string(),
   projectId: z.string(),

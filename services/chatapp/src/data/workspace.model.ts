@@ -1,4 +1,5 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { mongoose, type Connection, type Model, type SealedFields, type StoredDoc } from '@platform/mongo';
+import type { SealedBinding } from '@platform/secrets';
 
 /** One installation per chat workspace; `_id` is the team id (a workspace belongs to one tenant at a time). */
 const schema = new mongoose.Schema(
@@ -11,7 +12,7 @@ const schema = new mongoose.Schema(
     teamDomain: { type: String, default: null },
     appId: { type: String, default: null },
     botUserId: { type: String, default: null },
-    /** SecretBox-sealed bot token. */
+    /** SecretBox-sealed bot token, bound to the workspace (`workspaceBinding`). */
     botTokenSealed: { type: String, required: true },
     scopes: { type: [String], default: [] },
     installerUserId: { type: String, default: null },
@@ -42,3 +43,15 @@ export interface DefaultAgentDoc {
   grantAccessToMembers: boolean;
   agentName: string;
 }
+
+const COLLECTION = 'chatWorkspaces';
+
+/** The record a workspace's sealed values (bot token, incoming-webhook URL) are bound to: its tenant and team. */
+export const workspaceBinding = (ws: { _id: string; tenantId: string }): SealedBinding => ({ tenantId: ws.tenantId, collection: COLLECTION, recordId: ws._id });
+
+/** The sealed values of each workspace (`pnpm secrets:reencrypt`). */
+export const workspaceSealed: SealedFields<WorkspaceDoc> = {
+  collection: COLLECTION,
+  fields: ['botTokenSealed', 'incomingWebhook.urlSealed'],
+  bindingOf: workspaceBinding,
+};

@@ -7,7 +7,10 @@ import type { UserLinkRepo } from '../data/user-link.repo';
 import type { NonceStore } from '../data/nonce.store';
 
 export interface ChatappSettings {
+  /** Signs state, install-link and link tokens. */
   stateSecret: string;
+  /** Verify them: the state secret first, then the ones derived from older sealing keys (during a key rotation). */
+  acceptedStateSecrets: string[];
   clientId?: string;
   authorizeUrl?: string;
   redirectUrl?: string;

@@ -6,6 +6,7 @@ import type { ChatappDeps } from './deps';
 import { notConfigured } from './chat-errors';
 import { secondsLeft, signToken, verifyToken } from './tokens';
 import { tenantFor } from './access';
+import { workspaceBinding } from '../data/workspace.model';
 
 const log = getLogger('chatapp.install');
 
@@ -51,7 +52,7 @@ export async function startInstall(deps: ChatappDeps, q: { link?: string; tenant
     return resultUrl(deps, { error: 'install_not_authorized', reason });
   };
   if (!q.link) return refuse('missing');
-  const verified = verifyToken<StateClaims>(deps.settings.stateSecret, 'installLink', q.link);
+  const verified = verifyToken<StateClaims>(deps.settings.acceptedStateSecrets, 'installLink', q.link);
   if ('problem' in verified) return refuse(verified.problem);
   const { tid, pid, wh, jti, exp } = verified.claims;
   if ((q.tenant_id !== undefined && q.tenant_id !== tid) || (q.project_id !== undefined && pid !== null && q.project_id !== pid)) return refuse('tenant_mismatch');
@@ -88,7 +89,7 @@ export async function finishInstall(deps: ChatappDeps, q: { code?: string; error
   };
   if (q.error) return fail(safeWord(q.error));
   if (!q.state) return fail('invalid_state', { reason: 'missing' });
-  const verified = verifyToken<StateClaims>(deps.settings.stateSecret, 'state', q.state);
+  const verified = verifyToken<StateClaims>(deps.settings.acceptedStateSecrets, 'state', q.state);
   if ('problem' in verified) return fail('invalid_state', { reason: verified.problem });
   const { tid: tenantId, pid: projectId, jti, exp } = verified.claims;
   if (!(await deps.nonces.claim('state', jti, secondsLeft(exp)))) return fail('invalid_state', { reason: 'replayed', tenant_id: tenantId });
@@ -112,6 +113,8 @@ export async function finishInstall(deps: ChatappDeps, q: { code?: string; error
   } catch {
     teamDomain = null;
   }
+  // The bot token and webhook URL open only for this workspace of this tenant.
+  const sealedFor = workspaceBinding({ _id: install.teamId, tenantId });
   const saved = await deps.workspaces.upsertInstall(
     {
       _id: install.teamId,
@@ -122,11 +125,11 @@ export async function finishInstall(deps: ChatappDeps, q: { code?: string; error
       teamDomain,
       appId: install.appId,
       botUserId: install.botUserId,
-      botTokenSealed: deps.box.seal(install.botToken),
+      botTokenSealed: deps.box.seal(install.botToken, sealedFor),
       scopes: install.scopes,
       installerUserId: install.installerUserId,
       incomingWebhook: install.incomingWebhook
-        ? { channelId: install.incomingWebhook.channelId, channel: install.incomingWebhook.channel, urlSealed: deps.box.seal(install.incomingWebhook.url) }
+        ? { channelId: install.incomingWebhook.channelId, channel: install.incomingWebhook.channel, urlSealed: deps.box.seal(install.incomingWebhook.url, sealedFor) }
         : null,
       updatedAt: new Date(),
     },

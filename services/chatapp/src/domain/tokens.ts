@@ -32,8 +32,19 @@ export function signToken(secret: string, kind: TokenKind, claims: Record<string
   return { token, jti, expiresAt: new Date(decoded.exp * 1000) };
 }
 
-/** Verifies signature, audience and expiry; answers what is wrong instead of throwing. */
-export function verifyToken<C>(secret: string, kind: TokenKind, token: string): VerifiedToken<C> | { problem: TokenProblem } {
+/**
+ * Verifies signature, audience and expiry under any of `secrets` (the state key and, during a rotation of the sealing
+ * keys it derives from, the earlier ones); answers what is wrong instead of throwing.
+ */
+export function verifyToken<C>(secrets: string | readonly string[], kind: TokenKind, token: string): VerifiedToken<C> | { problem: TokenProblem } {
+  for (const secret of typeof secrets === 'string' ? [secrets] : secrets) {
+    const verified = verifyUnder<C>(secret, kind, token);
+    if (!('problem' in verified) || verified.problem !== 'bad_signature') return verified;
+  }
+  return { problem: 'bad_signature' };
+}
+
+function verifyUnder<C>(secret: string, kind: TokenKind, token: string): VerifiedToken<C> | { problem: TokenProblem } {
   try {
     const claims = jwt.verify(token, secret, { algorithms: ['HS256'], audience: AUD[kind], issuer: ISSUER }) as C & { jti?: string; exp?: number };
     if (typeof claims !== 'object' || !claims.jti || typeof claims.exp !== 'number') return { problem: 'malformed' };

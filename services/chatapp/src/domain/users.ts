@@ -35,7 +35,7 @@ function tokenError(kind: 'link token' | 'link session', problem: TokenProblem |
 }
 
 async function verifyOnce<C>(deps: ChatappDeps, kind: TokenKind, label: 'link token' | 'link session', token: string, check: (claims: C) => Promise<void>) {
-  const v = verifyToken<C>(deps.settings.stateSecret, kind, token);
+  const v = verifyToken<C>(deps.settings.acceptedStateSecrets, kind, token);
   if ('problem' in v) throw tokenError(label, v.problem);
   // Every check comes before the token is spent, so a refused attempt does not burn it.
   await check(v.claims);

@@ -2,7 +2,7 @@ import type { AgentConfig, AgentConfigInput, ChatWorkspace, ChatWorkspaceSummary
 import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
 import { ChatApiError } from '../clients/chat-api';
-import type { WorkspaceDoc } from '../data/workspace.model';
+import { workspaceBinding, type WorkspaceDoc } from '../data/workspace.model';
 import type { ChatappDeps } from './deps';
 import { canSee } from './access';
 import { chatProblem, DEAD_TOKEN_ERRORS } from './chat-errors';
@@ -17,14 +17,15 @@ export async function loadWorkspace(deps: ChatappDeps, principal: Principal, tea
 }
 
 /**
- * The workspace's bot token. One that cannot be unsealed (sealed under another ENCRYPTION_KEY, or damaged) is
- * unusable, like a revoked token: the chat product's `invalid_auth`, so health reports it and uninstall still works.
+ * The workspace's bot token. One that cannot be unsealed (sealed for another workspace or tenant, under a key not in
+ * ENCRYPTION_KEYS, or damaged) is unusable, like a revoked token: the chat product's `invalid_auth`, so health reports
+ * it and uninstall still works.
  */
 export function botToken(deps: ChatappDeps, ws: WorkspaceDoc): string {
   try {
-    return deps.box.open(ws.botTokenSealed);
-  } catch {
-    log.warn({ teamId: ws._id }, 'stored bot token cannot be unsealed; treating it as revoked');
+    return deps.box.open(ws.botTokenSealed, workspaceBinding(ws));
+  } catch (err) {
+    log.warn({ teamId: ws._id, err: (err as Error).message }, 'stored bot token cannot be unsealed; treating it as revoked');
     throw new ChatApiError('token.unseal', 'invalid_auth', 'platform');
   }
 }

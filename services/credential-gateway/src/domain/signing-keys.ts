@@ -8,7 +8,7 @@ export interface StoredSigningKey {
   kid: string;
   alg: SigningAlg;
   publicJwk: JWK;
-  /** The private JWK as JSON, sealed with SecretBox (ENCRYPTION_KEY). */
+  /** The private JWK as JSON, sealed with SecretBox (ENCRYPTION_KEYS), bound to the key's id. */
   sealedPrivateJwk: string;
   createdAt: Date;
 }
@@ -20,9 +20,10 @@ export interface SigningKeyStore {
   remove(kids: string[]): Promise<void>;
 }
 
+/** Seals and opens a private key for the signing key `kid` (it opens for that key only). */
 export interface Sealer {
-  seal(plaintext: string): string;
-  open(sealed: string): string;
+  seal(plaintext: string, kid: string): string;
+  open(sealed: string, kid: string): string;
 }
 
 const log = getLogger('credential-gateway.signing-keys');
@@ -69,7 +70,7 @@ export function keyring(opts: KeyringOptions) {
     const publicJwk = await exportJWK(pair.publicKey);
     const privateJwk = await exportJWK(pair.privateKey);
     const kid = await calculateJwkThumbprint(publicJwk, 'sha256');
-    const key: StoredSigningKey = { kid, alg: opts.alg, publicJwk, sealedPrivateJwk: opts.box.seal(JSON.stringify(privateJwk)), createdAt: new Date() };
+    const key: StoredSigningKey = { kid, alg: opts.alg, publicJwk, sealedPrivateJwk: opts.box.seal(JSON.stringify(privateJwk), kid), createdAt: new Date() };
     await opts.store.insert(key);
     log.info({ kid, alg: opts.alg }, 'signing key created');
     return key;
@@ -87,7 +88,7 @@ export function keyring(opts: KeyringOptions) {
     const keep = publishedKeys(keys, now, windowMs);
     const head = keep[0]!;
     if (!signer || signer.kid !== head.kid) {
-      const privateJwk = JSON.parse(opts.box.open(head.sealedPrivateJwk)) as JWK;
+      const privateJwk = JSON.parse(opts.box.open(head.sealedPrivateJwk, head.kid)) as JWK;
       signer = { kid: head.kid, alg: head.alg, key: await importJWK(privateJwk, head.alg) };
     }
     published = keep;

@@ -1,9 +1,6 @@
 import type { ProjectScope } from '@platform/contracts';
 import { isDuplicateKey, scoped, type Connection } from '@platform/mongo';
-import { sha256Hex } from '@platform/secrets';
-import { credentialStoreEntryModel, type CredentialStoreEntryDoc } from './credential-store-entry.model';
-
-const entryId = (scope: ProjectScope, storeId: string, key: string) => sha256Hex(JSON.stringify([scope.tenantId, scope.projectId, storeId, key]));
+import { credentialEntryId as entryId, credentialStoreEntryModel, type CredentialStoreEntryDoc } from './credential-store-entry.model';
 
 export type CredentialStoreEntryRepo = ReturnType<typeof credentialStoreEntryRepo>;
 

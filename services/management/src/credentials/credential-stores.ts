@@ -3,6 +3,7 @@ import { AppError } from '@platform/problems';
 import type { SecretBox } from '@platform/secrets';
 import { iso } from '@platform/contracts';
 import type { CredentialStoreEntryRepo } from './credential-store-entry.repo';
+import { credentialEntryBinding } from './credential-store-entry.model';
 
 export interface CredentialStoreDeps {
   entries: CredentialStoreEntryRepo;
@@ -10,7 +11,7 @@ export interface CredentialStoreDeps {
 }
 
 /**
- * The stores this deployment knows. `memory` is our own collection, encrypted at rest with ENCRYPTION_KEY.
+ * The stores this deployment knows. `memory` is our own collection, encrypted at rest (ENCRYPTION_KEYS).
  * The others say why they cannot be used rather than pretending: a server process has no OS keychain, and no
  * connection-broker client is built into this deployment.
  */
@@ -59,7 +60,7 @@ export async function putStoreEntry(
   const store = knownStore(storeId);
   if (!store) throw new AppError('not_found', `Credential store '${storeId}' not found`);
   if (!store.available) throw new AppError('unprocessable_entity', `Credential store '${storeId}' is not available: ${store.reason}`);
-  const sealed = deps.box.seal(JSON.stringify({ value: input.value, metadata: input.metadata ?? {} }));
+  const sealed = deps.box.seal(JSON.stringify({ value: input.value, metadata: input.metadata ?? {} }), credentialEntryBinding(scope, storeId, input.key));
   const { created, doc } = await deps.entries.put(scope, storeId, input.key, sealed);
   return { created, entry: { key: doc.key, storeId: doc.storeId, createdAt: iso(doc.createdAt)! } };
 }

@@ -1,10 +1,11 @@
 import { iso, TRIGGER_BODY_LIMIT_BYTES, type AgentPath, type SignatureVerification, type TriggerInvocation, type TriggerInvocationVerdicts } from '@platform/contracts';
 import { AppError } from '@platform/problems';
-import { randomId, type SecretBox } from '@platform/secrets';
+import { randomId, SealedValueError, type SecretBox } from '@platform/secrets';
 import { getLogger } from '@platform/logger';
 import { renderTemplate, valueProblems } from '../agents/json-schema';
 import type { CredentialRepo } from '../credentials/credential.repo';
 import type { CredentialStoreEntryRepo } from '../credentials/credential-store-entry.repo';
+import { credentialEntrySealed } from '../credentials/credential-store-entry.model';
 import type { TriggerDoc } from './trigger.model';
 import type { TriggerRepo } from './trigger.repo';
 import type { StoredDispatch, TriggerInvocationDoc } from './trigger-invocation.model';
@@ -78,7 +79,15 @@ async function signingSecret(deps: TriggerInvocationDeps, scope: AgentPath, cred
   if (!credential || typeof key !== 'string') throw unavailable();
   const entry = await deps.entries.find(scope, credential.credentialStoreId, key);
   if (!entry) throw unavailable();
-  const value = (JSON.parse(deps.box.open(entry.sealed)) as { value?: unknown }).value;
+  let opened: string;
+  try {
+    opened = deps.box.open(entry.sealed, credentialEntrySealed.bindingOf(entry));
+  } catch (err) {
+    if (!(err instanceof SealedValueError)) throw err;
+    log.error({ credentialId, reason: err.reason, err: err.message }, "the trigger's signing secret does not open");
+    throw unavailable();
+  }
+  const value = (JSON.parse(opened) as { value?: unknown }).value;
   if (typeof value !== 'string' || !value) throw unavailable();
   return value;
 }

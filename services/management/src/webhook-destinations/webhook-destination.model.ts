@@ -1,4 +1,5 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { webhookSecretBinding } from '@platform/contracts';
+import { mongoose, type Connection, type Model, type SealedFields, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /** `_id` is `<tenant>:<project>:<id>` (ids are unique per project). */
@@ -19,7 +20,7 @@ const schema = new mongoose.Schema(
     chatappChannelId: { type: String, default: null },
     /** Why delivery turned it off (410 Gone, failing for days); null otherwise. */
     disabledReason: { type: String, default: null },
-    /** Sealed (SecretBox) Standard Webhooks signing secret `whsec_…`. */
+    /** Sealed (SecretBox, bound by `webhookSecretBinding`) Standard Webhooks signing secret `whsec_…`. */
     secret: { type: String, default: null },
     /** The sealed secret before the last rotation; it keeps signing until `previousSecretExpiresAt`. */
     previousSecret: { type: String, default: null },
@@ -41,3 +42,10 @@ export type WebhookDestinationDoc = StoredDoc<typeof schema, string, PendingEven
 export function webhookDestinationModel(db: Connection): Model<WebhookDestinationDoc> {
   return db.models.WebhookDestination ?? db.model<WebhookDestinationDoc>('WebhookDestination', schema);
 }
+
+/** The signing secrets of each destination (`pnpm secrets:reencrypt`). */
+export const webhookDestinationSealed: SealedFields<WebhookDestinationDoc> = {
+  collection: 'webhookDestinations',
+  fields: ['secret', 'previousSecret'],
+  bindingOf: (d) => webhookSecretBinding(d),
+};

@@ -3,6 +3,7 @@ import {
   webhookDestinationCreated,
   webhookDestinationDeleted,
   webhookDestinationUpdated,
+  webhookSecretBinding,
   type DispatchDestination,
   type ProjectScope,
   type WebhookDestinationCreate,
@@ -18,7 +19,7 @@ import type { WebhookDestinationDoc } from './webhook-destination.model';
 
 export interface WebhookDestinationDeps {
   destinations: WebhookDestinationRepo;
-  /** Seals signing secrets at rest (ENCRYPTION_KEY). */
+  /** Seals signing secrets at rest (ENCRYPTION_KEYS), bound to their destination. */
   box: SecretBox;
   /** Development only: accept loopback URLs (ALLOW_LOOPBACK_WEBHOOKS). */
   allowLoopback: boolean;
@@ -66,7 +67,7 @@ export async function addWebhookDestination(deps: WebhookDestinationDeps, scope:
       url: input.url ?? null,
       chatappChannelId: input.chatappChannelId ?? null,
       disabledReason: null,
-      secret: deps.box.seal(secret),
+      secret: deps.box.seal(secret, webhookSecretBinding({ ...scope, id })),
       previousSecret: null,
       previousSecretExpiresAt: null,
       revision: 1,
@@ -127,7 +128,8 @@ export async function rotateWebhookDestinationSecret(deps: WebhookDestinationDep
     const keepPrevious = graceSeconds > 0 && current.secret !== null;
     const previousSecretExpiresAt = keepPrevious ? new Date(now.getTime() + graceSeconds * 1000) : null;
     const set: Partial<WebhookDestinationDoc> = {
-      secret: deps.box.seal(secret),
+      // The previous secret stays as it was sealed: for the same destination.
+      secret: deps.box.seal(secret, webhookSecretBinding({ ...scope, id })),
       previousSecret: keepPrevious ? current.secret : null,
       previousSecretExpiresAt,
       updatedAt: now,

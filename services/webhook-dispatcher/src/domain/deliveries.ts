@@ -1,7 +1,7 @@
 import { pendingEvent, webhookDeliveryFailed, webhookDeliverySucceeded, type DispatchDestination, type EventEnvelope, type PendingEvent, type ProjectScope } from '@platform/contracts';
 import { getLogger } from '@platform/logger';
 import { AppError } from '@platform/problems';
-import { randomId, sha256Hex } from '@platform/secrets';
+import { randomId, SealedValueError, sha256Hex } from '@platform/secrets';
 import { attemptRowId, type AttemptRepo, type AttemptRow } from '../data/attempt.repo';
 import type { DeliveryStatus } from '../data/attempt.model';
 import type { DestinationHealthRepo, DestinationKey } from '../data/destination-health.repo';
@@ -23,8 +23,8 @@ export interface DeliveryDeps {
   retries: RetryQueue;
   /** Publishes outcome events (webhook.delivery.succeeded / failed); the event id makes a repeat a duplicate. */
   publish(events: PendingEvent[]): Promise<void>;
-  /** Opens a sealed signing secret (SecretBox with ENCRYPTION_KEY). */
-  openSecret(sealed: string): string;
+  /** Opens a sealed signing secret of destination `d` (SecretBox with ENCRYPTION_KEYS, bound to the destination). */
+  openSecret(sealed: string, d: DispatchDestination): string;
   /** Asks management to turn a destination off. */
   disableDestination(scope: ProjectScope, id: string, reason: string): Promise<void>;
   retry: RetryPolicy;
@@ -98,8 +98,13 @@ export async function sendOnce(deps: DeliveryDeps, dest: DispatchDestination, d:
     let secrets: string[];
     try {
       secrets = signingSecrets(dest, deps.openSecret);
-    } catch {
-      return { kind: 'retryable', statusCode: null, durationMs: 0, error: "the signing secret could not be opened (this dispatcher's ENCRYPTION_KEY differs from management's)" };
+    } catch (err) {
+      if (!(err instanceof SealedValueError)) throw err;
+      log.error({ destinationId: dest.id, reason: err.reason, err: err.message }, 'signing secret does not open');
+      // A key missing from this dispatcher's ENCRYPTION_KEYS can be added, and the attempt retried; a secret that
+      // belongs to another destination (or is damaged) will never open here.
+      const kind = err.reason === 'unknown_key' || err.reason === 'no_key_opens' ? 'retryable' : 'permanent';
+      return { kind, statusCode: null, durationMs: 0, error: `the signing secret could not be opened: ${err.message}` };
     }
     return deps.transports.http({ url: dest.url, headers: requestHeaders(dest.headers, signedHeaders(d.id, d.body, secrets)), body: d.body, timeoutMs });
   }

@@ -17,9 +17,9 @@ export function matches(d: DispatchDestination, eventType: string, agentId: stri
 }
 
 /** The secrets that sign now: the current one, plus the previous one during a rotation's grace period. */
-export function signingSecrets(d: DispatchDestination, open: (sealed: string) => string, now = Date.now()): string[] {
+export function signingSecrets(d: DispatchDestination, open: (sealed: string, d: DispatchDestination) => string, now = Date.now()): string[] {
   const out: string[] = [];
-  if (d.sealedSecret) out.push(open(d.sealedSecret));
-  if (d.sealedPreviousSecret && d.previousSecretExpiresAt && Date.parse(d.previousSecretExpiresAt) > now) out.push(open(d.sealedPreviousSecret));
+  if (d.sealedSecret) out.push(open(d.sealedSecret, d));
+  if (d.sealedPreviousSecret && d.previousSecretExpiresAt && Date.parse(d.previousSecretExpiresAt) > now) out.push(open(d.sealedPreviousSecret, d));
   return out;
 }

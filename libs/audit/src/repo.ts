@@ -2,7 +2,7 @@ import type { AuditEntry, PendingEvent } from '@platform/contracts';
 import type { Publisher } from '@platform/bus';
 import { iso, type Connection } from '@platform/mongo';
 import { deleteTogether, groupInsert, traced } from '@platform/outbox';
-import { auditEntryModel, auditIntentModel, type AuditEntryDoc } from './audit-entry.model';
+import { auditEntryModel, auditIntentModel, type AuditEntryDoc } from './entry.model';
 
 const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0, actorIds: 0 };
 
@@ -28,6 +28,30 @@ export function toAuditEntry(d: AuditEntryDoc): AuditEntry {
     status: d.status ?? null,
     errorCode: d.errorCode ?? null,
     source: d.source,
+  };
+}
+
+/** The stored form of an entry (a copy of another service's). */
+function docOf(e: AuditEntry): AuditEntryDoc {
+  return {
+    _id: e.id,
+    tenantId: e.tenantId,
+    projectId: e.projectId,
+    at: new Date(e.at),
+    completedAt: e.completedAt ? new Date(e.completedAt) : null,
+    actor: e.actor,
+    actorIds: [e.actor.userId, e.actor.credentialId].filter((v): v is string => Boolean(v)),
+    operationId: e.operationId,
+    method: e.method,
+    service: e.service,
+    resourceType: e.resourceType,
+    resourceId: e.resourceId,
+    before: e.before == null ? null : JSON.stringify(e.before),
+    after: e.after == null ? null : JSON.stringify(e.after),
+    outcome: e.outcome,
+    status: e.status,
+    errorCode: e.errorCode,
+    source: e.source,
   };
 }
 
@@ -73,6 +97,7 @@ export function auditLogRepo(db: Connection, outbox: AuditOutbox) {
   const eventsOf = (d: AuditEntryDoc) => [outbox.eventOf(toAuditEntry(d))];
   const entries = groupInsert<AuditEntryDoc>(() => Model.collection, { outbox: { publisher: outbox.publisher, instance: outbox.instance, eventsOf } });
   const intents = groupInsert<AuditEntryDoc>(() => Intents.collection);
+  const copies = groupInsert<AuditEntryDoc>(() => Model.collection);
   // A delete that fails leaves intents whose entry is stored: the sweep finds the entry there and deletes them.
   const settled = deleteTogether(() => Intents.collection, { delayMs: INTENT_DELETE_MS, filterOf: (ids) => ({ _id: { $in: ids } }), onError: () => undefined });
   return {
@@ -93,6 +118,13 @@ export function auditLogRepo(db: Connection, outbox: AuditOutbox) {
     /** Intents that began before `before` (their process stopped before it knew the outcome, or its delete failed). */
     async stalePending(before: Date, limit = 100): Promise<AuditEntryDoc[]> {
       return Intents.find({ at: { $lt: before } }).limit(limit).lean();
+    },
+    /**
+     * Stores a copy of another service's entry, as its `audit.recorded` event carries it (management's log of every
+     * service). Its event is published already, by that service: no outbox. A repeat (a redelivered event) is a no-op.
+     */
+    async copy(entry: AuditEntry): Promise<'inserted' | 'duplicate'> {
+      return copies.insert(docOf(entry));
     },
     /** Publishes the events of stored entries whose writer died before publishing them (at start and on a timer). */
     sweep: () => entries.sweep(),

@@ -3,11 +3,13 @@ import { mongoose, type Connection, type Model, type StoredDoc } from '@platform
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
- * One audit entry (collection `auditLog`, owned by management), written once when the change's outcome is known, with
- * its `audit.recorded` event (group-committed with an outbox marker, libs/outbox). Nothing updates it and nothing
- * deletes it. Before the change runs, the same fields are written to `auditIntents` (`outcome: 'pending'`): the proof
- * that the change was asked for, removed once its entry is stored, and turned into an entry of outcome `unknown` by
- * the sweep when its process stopped before it knew the outcome.
+ * One audit entry (collection `auditLog` of the service that made the change, in its own database), written once when
+ * the change's outcome is known, with its `audit.recorded` event (group-committed with an outbox marker, libs/outbox).
+ * Nothing updates it and nothing deletes it. Before the change runs, the same fields are written to `auditIntents`
+ * (`outcome: 'pending'`): the proof that the change was asked for, removed once its entry is stored, and turned into an
+ * entry of outcome `unknown` by the sweep when its process stopped before it knew the outcome. Management's `auditLog`
+ * also holds the entries of the other services, copied from their `audit.recorded` events: the tenant's log is read
+ * there (docs/security.md, "Audit log").
  */
 const fields = {
     _id: { type: String },
