@@ -4,8 +4,8 @@
  * bus's permissions can be generated from them.
  *
  * Scans the *.ts files of services/ and libs/ (not libs/contracts, not test/ folders) for string and template literals
- * that look like subjects: starting with svc., internal., evt., work., webhook-jobs, $JS. or _INBOX, ending in
- * .coalesced, or templates that start from a subject prefix constant (`${EVENT_SUBJECT_PREFIX}.*.*.…`). Comments are
+ * that look like subjects: starting with svc., internal., evt., work., webhook-jobs, $JS. or _INBOX, or templates
+ * that start from a subject prefix constant (`${EVENT_SUBJECT_PREFIX}.*.*.…`). Comments are
  * not looked at. Prints file:line of each and exits 1 when there is any.
  *
  *   pnpm subjects:check
@@ -33,7 +33,7 @@ function* tsFiles(dir: string): Generator<string> {
 
 function looksLikeSubject(text: string): boolean {
   if (PREFIXES.some((p) => text.startsWith(p))) return true;
-  return text.endsWith('.coalesced') || FROM_PREFIX_CONSTANT.test(text);
+  return FROM_PREFIX_CONSTANT.test(text);
 }
 
 /** The literals of a file that look like subjects, with their lines (a template's placeholders as `${name}` or `${…}`). */

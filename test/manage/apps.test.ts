@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { NatsConnection } from 'nats';
 import { appChanged, getAppForAuth } from '@platform/contracts';
-import { connectAs, aKeyPair, anApp, aProject, aTenantToken, adminClient, client, eventually, projectPath, testStack } from '@platform/testkit';
+import { connectAs, aKeyPair, anApp, aProject, aTenantToken, adminClient, client, eventually, projectPath, requestSubject, testStack } from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -15,8 +15,7 @@ afterAll(async () => {
 });
 
 async function appForAuth(appId: string) {
-  const m = await nc.request(getAppForAuth.subject, new TextEncoder().encode(JSON.stringify({ principal: { kind: 'anonymous' }, body: { appId } })), { timeout: 5000 });
-  return JSON.parse(new TextDecoder().decode(m.data)) as { ok: boolean; body: { app: any } };
+  return requestSubject<{ ok: boolean; body: { app: any } }>(stack.env.NATS_URL!, getAppForAuth.subject, { appId }, 5000);
 }
 
 const webClientBody = (over: Record<string, unknown> = {}) => ({

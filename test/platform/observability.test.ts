@@ -72,13 +72,13 @@ describe('traces', () => {
   }, 120_000);
 });
 
-describe('coalesced requests', () => {
+describe('batched requests', () => {
   test('when run events of two projects arrive at once, then events-ingest gets them together in fewer messages, and each answer, row and span is its own', async () => {
     const admin = stack.admin;
     const projects = [aProject(), aProject()];
     const keys = await Promise.all(projects.map(async (p) => (await anApiKey(admin, p, { agentId: 'co-agent' })).key));
-    const coalesced = async () => sample(await scrape(proc('events-ingest').healthUrl), 'nats_coalesced_requests_sum', { subject: 'svc.events-ingest.events.create' }) ?? 0;
-    const before = await coalesced();
+    const batched = async () => sample(await scrape(proc('events-ingest').healthUrl), 'nats_batched_requests_sum', { subject: 'svc.events-ingest.events.create' }) ?? 0;
+    const before = await batched();
     const tag = Date.now().toString(36);
     const sent = Array.from({ length: 40 }, (_, i) => ({ side: i % 2, id: `co-${i}`, requestId: `req_co_${i}_${tag}` }));
     const answers = await Promise.all(sent.map((s) => client(stack.gatewayUrl, keys[s.side]).post('/run/v1/events', { id: s.id, type: 'co.tested', properties: { i: s.id } }, { headers: { 'x-request-id': s.requestId } })));
@@ -87,8 +87,8 @@ describe('coalesced requests', () => {
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({ id, tenantId: projects[side]!.tenantId, projectId: projects[side]!.projectId, properties: { i: id } });
     });
-    // Most of the 40 travelled in coalesced messages (how many share one depends on the turns they arrive in).
-    expect((await coalesced()) - before).toBeGreaterThanOrEqual(2);
+    // Most of the 40 travelled in batches (how many share one depends on the turns they arrive in).
+    expect((await batched()) - before).toBeGreaterThanOrEqual(2);
     // Each request is served as if it came alone: its own span, a child of the gateway's send span of that request.
     for (const { requestId } of [sent[3]!, sent[30]!]) {
       const served = await otlp.waitFor((s) => s.service === 'events-ingest' && s.name === 'svc.events-ingest.events.create' && s.attributes['request.id'] === requestId);

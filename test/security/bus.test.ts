@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, credsAuthenticator, type NatsConnection } from 'nats';
-import { credsIdentity, headersOf, publisher, SIGNATURE_HEADER, ServiceBus, signRequest, type WireReply } from '@platform/bus';
+import { credsIdentity, headersOf, publisher, SIGNATURE_HEADER, ServiceBus, signRequest, readReply } from '@platform/bus';
 import { subscribe, type Subscription } from '@platform/consumer';
 import { createAccessToken, eventCreated, pendingEvent, verifyApiKey, type RunEvent } from '@platform/contracts';
 import { writeCredentialSet } from '@platform/nats-auth';
@@ -158,7 +158,7 @@ describe('who sent a public operation', () => {
     const payload = (name: string) => JSON.stringify({ principal: { kind: 'admin', via: 'bearer' }, body: { name }, params: { tenantId } });
     const send = async (name: string, signature?: string) => {
       const msg = await nc.request(subject, new TextEncoder().encode(payload(name)), { timeout: 5000, headers: signature ? headersOf({ [SIGNATURE_HEADER]: signature }) : undefined });
-      const reply = JSON.parse(new TextDecoder().decode(msg.data)) as WireReply;
+      const reply = readReply(msg);
       return reply.ok ? reply.status : reply.problem.status;
     };
     const key = gatewayBusKey();

@@ -1,6 +1,6 @@
 import { createInbox, ErrorCode, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
-import { coalescedSubject } from '@platform/contracts';
-import { headersOf, RawJson } from './codec';
+import { headersOf } from './codec';
+import { BATCH_HEADER, type FramePart, framedSize, readFrame, writeFrame } from './frame';
 import { SIGNATURE_HEADER, signRequest } from './signature';
 import { inboxPrefixOf } from './connection';
 
@@ -10,12 +10,16 @@ export interface Answer {
   headers?: Pick<MsgHdrs, 'get'>;
 }
 
-/** The headers of one reply of a coalesced answer (read with `get`, as a message's are; "" when absent). */
-class ReplyHeaders {
-  constructor(private readonly values: Record<string, string>) {}
-  get(name: string): string {
-    return this.values[name] ?? '';
-  }
+/**
+ * A request between the platform's processes: its payload (JSON text), its headers, the key it is signed with (a
+ * public operation: signature.ts) and the service that answers it (its replies come to an inbox of that service's
+ * own, the only one of this identity's inboxes that service may publish to).
+ */
+export interface BusRequest {
+  text: string;
+  headers: Record<string, string>;
+  signWith?: Buffer;
+  owner?: string;
 }
 
 interface Pending {
@@ -45,43 +49,46 @@ function natsError(code: string, message: string): Error {
 }
 
 /**
- * Request/reply over one wildcard inbox subscription per connection: each request publishes with the reply subject
- * `<inbox>.<n>` and waits for that token. The same protocol as nats.js's own `request`, without its per-request costs
- * on the success path (it builds a `NatsError` with a stack trace for every answered request, and races two
- * promises): on the gateway that was 3–4 % of its CPU. A reply that is NATS's "no responders" status (503) rejects
- * with code `503`, a request not answered in time with `TIMEOUT`, and every request still waiting when the
- * connection closes with `CONNECTION_CLOSED`.
+ * Request/reply over wildcard inbox subscriptions: each request publishes with the reply subject `<inbox>.<n>` and
+ * waits for that token. The same protocol as nats.js's own `request`, without its per-request costs on the success
+ * path (it builds a `NatsError` with a stack trace for every answered request, and races two promises). A reply that is
+ * NATS's "no responders" status (503) rejects with code `503`, a request not answered in time with `TIMEOUT`, and every
+ * request still waiting when the connection closes with `CONNECTION_CLOSED`.
+ *
+ * The requests of one turn of the event loop leave together, and the platform's own requests (`send`) to one subject
+ * travel as one message, a batch (frame.ts): the service serves each as if it had come alone and answers them in one
+ * message, or each on its own reply subject when together they would not fit. A service of the release before, which
+ * takes one request per message, answers a batch with something that is not a frame: its requests are then sent again
+ * one by one, and that subject's requests go alone for a while.
  */
 export class RequestMux {
   private readonly pending = new Map<string, Pending>();
-  private inbox?: string;
-  private sub?: Subscription;
+  /** Inboxes by the service that answers there ('' for requests to NATS itself). */
+  private readonly inboxes = new Map<string, string>();
+  private readonly subs: Subscription[] = [];
+  private closing = false;
   private next = 0;
   private queued: Queued[] = [];
   private scheduled = false;
-  /** Coalesced messages waiting for their answer, by reply token. */
+  /** Batches waiting for their answer, by reply token. */
   private readonly batches = new Map<string, Batch>();
-  /** Subjects whose coalesced form nobody serves (a service of an older release), until when not to try it again. */
+  /** Subjects whose service answered a batch as a single request (the release before), until when to send alone. */
   private readonly refused = new Map<string, number>();
 
   constructor(private readonly nc: NatsConnection) {}
 
+  /** One message, sent as it is (the JetStream API, a probe). */
   request(subject: string, data: Uint8Array, opts: { timeout: number; headers?: MsgHdrs }): Promise<Answer> {
-    return this.enqueue(opts.timeout, (token, reply) => ({ token, subject, data, reply, headers: opts.headers }));
+    return this.enqueue(opts.timeout, '', (token, reply) => ({ token, subject, data, reply, headers: opts.headers }));
   }
 
-  /**
-   * A request that may leave in one message with the other requests of this turn to the same subject: they are sent
-   * as one JSON array on `<subject>.coalesced` (see `coalescedSubject`), and the service answers them in one message
-   * (`frameCoalescedReply`). Each request keeps its own timeout and answer. Used where the service serves the
-   * coalesced subject too; while nobody does (an older release), the requests are sent one by one.
-   */
-  requestCoalesced(subject: string, item: CoalescibleItem, opts: { timeout: number }): Promise<Answer> {
-    return this.enqueue(opts.timeout, (token, reply) => ({ token, subject, reply, item }));
+  /** A request of the platform's own: it leaves in one batch with this turn's other requests to `subject`, or alone. */
+  send(subject: string, request: BusRequest, opts: { timeout: number }): Promise<Answer> {
+    return this.enqueue(opts.timeout, request.owner ?? '', (token, reply) => ({ token, subject, reply, request }));
   }
 
-  private enqueue(timeout: number, queued: (token: string, reply: string) => Queued): Promise<Answer> {
-    const inbox = this.open();
+  private enqueue(timeout: number, owner: string, queued: (token: string, reply: string) => Queued): Promise<Answer> {
+    const inbox = this.inboxOf(owner);
     const token = (this.next++).toString(36);
     return new Promise<Answer>((resolve, reject) => {
       const timer = setTimeout(() => this.settle(token)?.reject(natsError(ErrorCode.Timeout, 'TIMEOUT')), timeout);
@@ -101,25 +108,70 @@ export class RequestMux {
    */
   private readonly publishQueued = () => {
     this.scheduled = false;
-    const batch = this.queued;
+    const turn = this.queued;
     this.queued = [];
-    let coalesced: Map<string, Queued[]> | undefined;
-    for (const q of batch) {
+    let bySubject: Map<string, Queued[]> | undefined;
+    for (const q of turn) {
       // Timed out, or failed with the connection, before it left.
       if (!this.pending.has(q.token)) continue;
-      if (q.item && this.mayCoalesce(q.subject)) {
-        coalesced ??= new Map();
-        const same = coalesced.get(q.subject);
-        if (same) same.push(q);
-        else coalesced.set(q.subject, [q]);
-      } else {
+      if (!q.request) {
         this.publishOne(q);
+        continue;
       }
+      bySubject ??= new Map();
+      const same = bySubject.get(q.subject);
+      if (same) same.push(q);
+      else bySubject.set(q.subject, [q]);
     }
-    if (coalesced) for (const [subject, items] of coalesced) this.publishCoalesced(subject, items);
+    if (bySubject) for (const [subject, items] of bySubject) this.publishTogether(subject, items);
   };
 
-  private mayCoalesce(subject: string): boolean {
+  private publishOne(q: Queued): void {
+    try {
+      if (q.request) {
+        const { text, headers, signWith } = q.request;
+        const signed = signWith ? { ...headers, [SIGNATURE_HEADER]: signRequest(signWith, q.subject, text) } : headers;
+        this.nc.publish(q.subject, encoder.encode(text), { reply: q.reply, headers: headersOf(signed) });
+      } else {
+        this.nc.publish(q.subject, q.data!, { reply: q.reply, headers: q.headers });
+      }
+    } catch (err) {
+      this.settle(q.token)?.reject(err as Error);
+    }
+  }
+
+  /**
+   * This turn's requests to one subject, in batches of at most half the server's largest payload (a request larger
+   * than that leaves alone, as it would have) and `MAX_BATCH` requests.
+   */
+  private publishTogether(subject: string, queued: Queued[]): void {
+    if (queued.length === 1 || !this.mayBatch(subject)) {
+      for (const q of queued) this.publishOne(q);
+      return;
+    }
+    const limit = Math.floor((this.nc.info?.max_payload ?? 1024 * 1024) / 2);
+    let items: Queued[] = [];
+    let bytes = 0;
+    const send = () => {
+      if (items.length === 1) this.publishOne(items[0]!);
+      else if (items.length > 1) this.publishBatch(subject, items);
+      items = [];
+      bytes = 0;
+    };
+    for (const q of queued) {
+      const size = framedSize(partOf(q));
+      if (size > limit) {
+        this.publishOne(q);
+        continue;
+      }
+      if (bytes + size > limit || items.length === MAX_BATCH) send();
+      items.push(q);
+      bytes += size;
+    }
+    send();
+  }
+
+  private mayBatch(subject: string): boolean {
     const until = this.refused.get(subject);
     if (until === undefined) return true;
     if (Date.now() < until) return false;
@@ -127,75 +179,18 @@ export class RequestMux {
     return true;
   }
 
-  private publishOne(q: Queued): void {
-    try {
-      if (q.item) {
-        const { body, headers, signWith } = q.item;
-        const text = body instanceof RawJson ? body.text : JSON.stringify(body);
-        const signed = signWith ? { ...headers, [SIGNATURE_HEADER]: signRequest(signWith, q.subject, text) } : headers;
-        this.nc.publish(q.subject, encoder.encode(text), { reply: q.reply, headers: headersOf(signed) });
-      }
-      else this.nc.publish(q.subject, q.data!, { reply: q.reply, headers: q.headers });
-    } catch (err) {
-      this.settle(q.token)?.reject(err as Error);
-    }
-  }
-
-  /**
-   * The coalesced requests of one subject, in messages of at most half the server's largest payload (a request larger
-   * than that leaves alone, as it would have).
-   */
-  private publishCoalesced(subject: string, queued: Queued[]): void {
-    if (queued.length === 1) {
-      this.publishOne(queued[0]!);
-      return;
-    }
-    const limit = Math.floor((this.nc.info?.max_payload ?? 1024 * 1024) / 2);
-    let chunk: string[] = [];
-    let items: Queued[] = [];
-    let bytes = 2;
-    const send = () => {
-      if (items.length === 1) this.publishOne(items[0]!);
-      else if (items.length > 1) this.publishBatch(subject, items, `[${chunk.join(',')}]`, items[0]!.item!.signWith);
-      chunk = [];
-      items = [];
-      bytes = 2;
-    };
-    for (const q of queued) {
-      let part: string;
-      try {
-        const body = q.item!.body;
-        // A body already in JSON (RawJson) is placed as it is.
-        part = `{"r":${JSON.stringify(q.reply)},"h":${JSON.stringify(q.item!.headers)},"d":${body instanceof RawJson ? body.text : JSON.stringify(body)}}`;
-      } catch (err) {
-        // A body JSON cannot hold fails its own request (as `encode` would have), not the others' or the process.
-        this.settle(q.token)?.reject(err as Error);
-        continue;
-      }
-      const size = Buffer.byteLength(part) + 1;
-      if (size > limit) {
-        this.publishOne(q);
-        continue;
-      }
-      if (bytes + size > limit) send();
-      chunk.push(part);
-      items.push(q);
-      bytes += size;
-    }
-    send();
-  }
-
-  /** One coalesced message; signed (once, over the whole message) with the key its requests are signed with. */
-  private publishBatch(subject: string, items: Queued[], payload: string, signWith: Buffer | undefined): void {
-    const inbox = this.open();
+  /** One batch; signed (once, over the whole frame) with the key its requests are signed with. */
+  private publishBatch(subject: string, items: Queued[]): void {
+    const first = items[0]!.request!;
     // Upper case: a single request's token is base 36 in lower case.
     const token = `C${(this.next++).toString(36)}`;
     // Kept until answered, or as long as its longest-waiting request (each request has its own timer as well).
     const timer = setTimeout(() => this.batches.delete(token), Math.max(...items.map((q) => this.pending.get(q.token)?.timeout ?? 0)));
     this.batches.set(token, { subject, items, timer });
     try {
-      const headers = signWith ? headersOf({ [SIGNATURE_HEADER]: signRequest(signWith, subject, payload) }) : undefined;
-      this.nc.publish(coalescedSubject(subject), encoder.encode(payload), { reply: `${inbox}.${token}`, headers });
+      const frame = writeFrame(items.map(partOf));
+      const headers = headersOf({ [BATCH_HEADER]: String(items.length), [SIGNATURE_HEADER]: first.signWith && signRequest(first.signWith, subject, frame) });
+      this.nc.publish(subject, frame, { reply: `${this.inboxOf(first.owner ?? '')}.${token}`, headers });
     } catch (err) {
       this.endBatch(token);
       for (const q of items) this.settle(q.token)?.reject(err as Error);
@@ -203,28 +198,29 @@ export class RequestMux {
   }
 
   /**
-   * The answer to a coalesced message: each request's reply, framed by `frameCoalescedReply`. "No responders" means no
-   * service serves the coalesced form yet: its requests are sent again one by one, and the subject's requests go one by
-   * one for a while. (A service that answers its requests one by one sends nothing here.)
+   * The answer to a batch: a frame with each request's reply, in the requests' order. A NATS status (no responders)
+   * fails each request as it would have failed alone. Anything else is the answer of a service that takes one request
+   * per message: the requests are sent again one by one, and the subject's requests go alone for a while.
    */
   private answerBatch(batch: Batch, msg: Msg): void {
     const h = msg.headers;
+    const waiting = batch.items.filter((q) => this.pending.has(q.token));
     if (h?.hasError) {
-      if (h.code === 503) this.refused.set(batch.subject, Date.now() + REFUSED_MS);
-      for (const q of batch.items) {
-        if (!this.pending.has(q.token)) continue;
-        if (h.code === 503) this.publishOne(q);
-        else this.settle(q.token)?.reject(statusError(h));
-      }
+      for (const q of waiting) this.settle(q.token)?.reject(statusError(h));
       return;
     }
-    const replies = readCoalescedReply(msg.data);
+    if (!h?.get(BATCH_HEADER)) {
+      this.refused.set(batch.subject, Date.now() + REFUSED_MS);
+      for (const q of waiting) this.publishOne(q);
+      return;
+    }
+    const replies = readFrame(msg.data);
     batch.items.forEach((q, i) => {
       const answer = replies?.[i];
       const p = this.settle(q.token);
       if (!p) return;
       if (answer) p.resolve(answer);
-      else p.reject(new Error(`the coalesced answer on ${batch.subject} has no reply for request ${i + 1} of ${batch.items.length}`));
+      else p.reject(new Error(`the answer to a batch on ${batch.subject} has no reply for request ${i + 1} of ${batch.items.length}`));
     });
   }
 
@@ -233,17 +229,23 @@ export class RequestMux {
     return takeTimed(this.pending, token);
   }
 
-  /** Takes a coalesced message that waits for its answer out (its timer stopped). */
+  /** Takes a batch that waits for its answer out (its timer stopped). */
   private endBatch(token: string): Batch | undefined {
     return takeTimed(this.batches, token);
   }
 
-  private open(): string {
-    if (this.inbox) return this.inbox;
-    const inbox = createInbox(inboxPrefixOf(this.nc));
-    this.sub = this.nc.subscribe(`${inbox}.*`, { callback: (err, msg) => (err ? this.failAll(err) : this.answer(inbox, msg)) });
-    this.inbox = inbox;
-    void this.nc.closed().then(() => this.failAll(natsError(ErrorCode.ConnectionClosed, 'CONNECTION_CLOSED')));
+  /** The inbox the replies of `owner`'s service come to (one wildcard subscription each, made when first needed). */
+  private inboxOf(owner: string): string {
+    const known = this.inboxes.get(owner);
+    if (known) return known;
+    const prefix = inboxPrefixOf(this.nc);
+    const inbox = createInbox(owner && prefix ? `${prefix}.${owner}` : prefix);
+    this.subs.push(this.nc.subscribe(`${inbox}.*`, { callback: (err, msg) => (err ? this.failAll(err) : this.answer(inbox, msg)) }));
+    this.inboxes.set(owner, inbox);
+    if (!this.closing) {
+      this.closing = true;
+      void this.nc.closed().then(() => this.failAll(natsError(ErrorCode.ConnectionClosed, 'CONNECTION_CLOSED')));
+    }
     return inbox;
   }
 
@@ -269,9 +271,9 @@ export class RequestMux {
     for (const token of [...this.pending.keys()]) this.settle(token)?.reject(err);
   }
 
-  /** The inbox subscription (for tests and shutdown). */
-  get subscription(): Subscription | undefined {
-    return this.sub;
+  /** The inbox subscriptions (for tests and shutdown). */
+  get subscriptions(): readonly Subscription[] {
+    return this.subs;
   }
 }
 
@@ -279,21 +281,11 @@ interface Queued {
   token: string;
   subject: string;
   reply: string;
-  /** A request sent as it is. */
+  /** A message sent as it is. */
   data?: Uint8Array;
   headers?: MsgHdrs;
-  /** A request that may be coalesced: its body and headers, encoded when it leaves. */
-  item?: CoalescibleItem;
-}
-
-/**
- * A request that may leave with others: its body, its headers and the key it is signed with (signature.ts), if any.
- * Alone it is signed over its own payload; in a coalesced message the message is signed once, over all of it.
- */
-export interface CoalescibleItem {
-  body: unknown;
-  headers: Record<string, string>;
-  signWith?: Buffer;
+  /** A request of the platform's own (may leave in a batch). */
+  request?: BusRequest;
 }
 
 interface Batch {
@@ -302,49 +294,11 @@ interface Batch {
   timer: NodeJS.Timeout;
 }
 
+/** A request's part of a batch: its headers, its own reply subject and its payload. */
+const partOf = (q: Queued): FramePart => ({ headers: q.request!.headers, reply: q.reply, text: q.request!.text });
+
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-/** How long a subject whose coalesced form had no responders is sent one request at a time. */
+/** How long a subject whose service answered a batch as a single request is sent one request at a time. */
 const REFUSED_MS = 5_000;
-
-/** One request of a coalesced message: the reply subject it would have had alone, its headers and its body. */
-export interface CoalescedRequest {
-  r: string;
-  h: Record<string, string>;
-  d: unknown;
-}
-
-/**
- * The answer to a coalesced message: a line of JSON with each reply's headers and payload length, in the requests'
- * order, then the payloads one after another (each exactly what the reply alone would have carried).
- */
-export function frameCoalescedReply(replies: Array<{ headers?: Record<string, string>; text: string }>): Uint8Array {
-  const meta = replies.map((r) => {
-    const n = Buffer.byteLength(r.text);
-    return r.headers ? { h: r.headers, n } : { n };
-  });
-  // One encoding of the whole frame: the payloads are text (JSON) already.
-  return encoder.encode(`${JSON.stringify(meta)}\n${replies.map((r) => r.text).join('')}`);
-}
-
-/** The replies of `frameCoalescedReply`; undefined when the payload is not such a frame. */
-export function readCoalescedReply(data: Uint8Array): Answer[] | undefined {
-  const end = data.indexOf(0x0a);
-  if (end < 0) return undefined;
-  let meta: Array<{ h?: Record<string, string>; n: number }>;
-  try {
-    meta = JSON.parse(decoder.decode(data.subarray(0, end))) as typeof meta;
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(meta)) return undefined;
-  let at = end + 1;
-  const out: Answer[] = [];
-  for (const m of meta) {
-    const n = typeof m?.n === 'number' && m.n >= 0 ? m.n : -1;
-    if (n < 0 || at + n > data.length) return undefined;
-    out.push({ data: data.subarray(at, at + n), headers: m.h ? new ReplyHeaders(m.h) : undefined });
-    at += n;
-  }
-  return out;
-}
+/** Requests in one batch at most. */
+const MAX_BATCH = 500;

@@ -2,7 +2,7 @@ import { type NatsConnection, type Msg, type Subscription, ErrorCode, type NatsE
 import type { z } from 'zod';
 import {
   type AnyOperation,
-  coalescedSubject,
+  gatewayMayRepeat,
   type InternalCallDef,
   type OperationInput,
   type OperationReplyBody,
@@ -12,12 +12,13 @@ import {
 } from '@platform/contracts';
 import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProblem } from '@platform/problems';
 import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
-import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsCoalescedRequests, natsRequestDuration, traceHeaders } from '@platform/telemetry';
-import { decode, headerMap, headersOf, RawJson } from './codec';
+import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsBatchedRequests, natsRequestDuration, traceHeaders } from '@platform/telemetry';
+import { decode, headerMap, headersOf } from './codec';
 import { natsReachable } from './connection';
-import { type Answer, type CoalescedRequest, frameCoalescedReply, RequestMux } from './request-mux';
+import { BATCH_HEADER, type FramePart, readFrame, writeFrame } from './frame';
+import { type Answer, RequestMux } from './request-mux';
 import { markUndelivered, undeliveredFromNats, withRetries, type RetryPolicy } from './retry';
-import { type BusKey, SIGNATURE_HEADER, signRequest, verifyRequest } from './signature';
+import { type BusKey, SIGNATURE_HEADER, verifyRequest } from './signature';
 
 const log = getLogger('bus.rpc');
 
@@ -44,24 +45,16 @@ export function bodyOf(reply: Extract<WireReply, { ok: true }>): unknown {
 }
 
 /**
- * Reply framing. A requester that sends `platform-reply: body` accepts a success as NATS headers (`platform-status`,
- * `platform-headers` as JSON when there are any) with the body's JSON as the payload (empty for no body); problems,
- * and every reply to a requester without that header (a process of an older release during a rolling deploy), are one
- * JSON `WireReply`.
+ * A reply: a success is its status in headers (`platform-status`, `platform-headers` as JSON when there are any) with
+ * the body's JSON as the payload (empty for no body); a problem is one JSON `WireReply`.
  */
-const REPLY_FORMAT = 'platform-reply';
 const STATUS_HEADER = 'platform-status';
 const HEADERS_HEADER = 'platform-headers';
 const utf8 = new TextDecoder();
 
-/**
- * A reply's payload (as text) and headers: one JSON `WireReply`, or with body framing a success's body and its status
- * in headers.
- */
-function replyParts(out: WireReply, bodyFraming: boolean): { text: string; headers?: Record<string, string> } {
-  if (!out.ok || !bodyFraming) {
-    return { text: JSON.stringify(out.ok ? { ok: true, status: out.status, body: bodyOf(out), headers: out.headers } : out) };
-  }
+/** A reply's payload (as text) and headers. */
+function replyParts(out: WireReply): FramePart {
+  if (!out.ok) return { text: JSON.stringify(out) };
   const headers: Record<string, string> = { [STATUS_HEADER]: String(out.status) };
   if (out.headers && Object.keys(out.headers).length > 0) headers[HEADERS_HEADER] = JSON.stringify(out.headers);
   const json = out.json ?? (out.body === undefined ? undefined : JSON.stringify(out.body));
@@ -71,7 +64,8 @@ function replyParts(out: WireReply, bodyFraming: boolean): { text: string; heade
 const textEncoder = new TextEncoder();
 const encodeText = (s: string) => textEncoder.encode(s);
 
-function replyOf(msg: Answer): WireReply {
+/** A reply as it came off the bus (a success with its body still JSON text, see `bodyOf`). */
+export function readReply(msg: Answer): WireReply {
   const status = msg.headers?.get(STATUS_HEADER);
   if (!status) return decode<WireReply>(msg.data);
   const headers = msg.headers?.get(HEADERS_HEADER);
@@ -119,17 +113,22 @@ export interface CallContext {
   traceparent?: string;
   /** The request's deadline: every attempt of it ends within this time. */
   timeoutMs?: number;
-  /** The service that owns the public operation sent: the request is signed with its key (see signature.ts). */
-  owner?: string;
-  /** Whether this request may be sent again after a timeout (see retry.ts); default false. */
-  repeatable?: boolean;
+  /** The HTTP path the request came on (a problem's `instance`). */
+  instance?: string;
+}
+
+/** How one request is sent: the service that answers it, whether it is signed for it, and whether it may be repeated. */
+interface Route {
+  owner: string;
+  /** A public operation: signed with the owner's key (signature.ts). */
+  signed: boolean;
+  /** Sent again after a timeout (see retry.ts). */
+  repeatable: boolean;
 }
 
 export interface ServiceBusOptions {
   /** Turns retries on: how long one attempt of a request that is safe to repeat waits before it is sent again. */
   attemptTimeoutMs?: number;
-  /** Subjects whose concurrent requests travel together (operations declared `coalesce`; see RequestMux.requestCoalesced). */
-  coalescedSubjects?: ReadonlySet<string>;
   /**
    * This process's bus key (signature.ts): the gateway's signs the public operations it sends; a service's checks that
    * the public operations it serves were signed by the gateway. Needed to serve or send a public operation.
@@ -225,7 +224,7 @@ export class ServiceBus {
         const intercept = this.interceptor;
         return intercept ? intercept(op, input, ctx, () => run(input, ctx)) : run(input, ctx);
       },
-      { coalesced: op.coalesce === true, key },
+      key,
     );
   }
 
@@ -258,26 +257,18 @@ export class ServiceBus {
   }
 
   /**
-   * Serves a subject (queue group = service) with request-context restore and error mapping. With `coalesced`,
-   * also the subject's coalesced requests (several in one message, see RequestMux.requestCoalesced): each is served as
-   * if it had come alone, and their replies leave together once all are ready. With `key`, only requests signed with
-   * it are served (public operations: signed by the gateway); the others are answered 403.
+   * Serves a subject (queue group = service) with request-context restore and error mapping, a request at a time or a
+   * batch of them (request-mux.ts). With `key`, only requests signed with it are served (public operations: signed by
+   * the gateway); the others are answered 403.
    */
-  private serve(subject: string, fn: ServeFn, opts: { coalesced?: boolean; key?: Buffer } = {}): void {
-    const { key } = opts;
-    const check = key ? (payload: string | Uint8Array, signature: string | undefined) => verifyRequest(key, subject, payload, signature) : undefined;
-    this.listen(subject, subject, (msg) => this.dispatch(subject, msg, fn, check));
-    if (opts.coalesced) this.listen(coalescedSubject(subject), subject, (msg) => this.dispatchCoalesced(subject, msg, fn, check));
-  }
-
-  /** Subscribes in the service's queue group, so replicas share the load. */
-  private listen(on: string, subject: string, onMessage: (msg: Msg) => Promise<void>): void {
+  private serve(subject: string, fn: ServeFn, key?: Buffer): void {
+    const check = key ? (payload: Uint8Array, signature: string | undefined) => verifyRequest(key, subject, payload, signature) : undefined;
     // A callback, not an async iterator: no promise per message before the handler starts.
-    const sub = this.nc.subscribe(on, {
+    const sub = this.nc.subscribe(subject, {
       queue: this.service,
       callback: (err, msg) => {
         if (err) log.warn({ err: err.message, subject }, 'subscription ended with an error');
-        else void onMessage(msg);
+        else void this.dispatch(subject, msg, fn, check);
       },
     });
     this.subs.push(sub);
@@ -286,10 +277,15 @@ export class ServiceBus {
   private async dispatch(subject: string, msg: Msg, fn: ServeFn, check?: SignatureCheck) {
     const hdrs = headerMap(msg.headers);
     const signed = !check || check(msg.data, hdrs[SIGNATURE_HEADER]);
-    const out = await this.serveOne(subject, hdrs, () => decode<WireRequest>(msg.data), signed ? fn : refuseUnsigned(subject));
+    const served = signed ? fn : refuseUnsigned(subject);
+    if (hdrs[BATCH_HEADER]) {
+      await this.dispatchBatch(subject, msg, served);
+      return;
+    }
+    const out = await this.serveOne(subject, hdrs, () => decode<WireRequest>(msg.data), served);
     if (!msg.reply) return;
     try {
-      const { text, headers } = replyParts(out, hdrs[REPLY_FORMAT] === 'body');
+      const { text, headers } = replyParts(out);
       msg.respond(encodeText(text), headers ? { headers: headersOf(headers) } : undefined);
     } catch (err) {
       log.warn({ err }, 'could not send reply');
@@ -297,32 +293,27 @@ export class ServiceBus {
   }
 
   /**
-   * Requests that came in one message: served concurrently, answered in one message (`frameCoalescedReply`), or each
-   * on its own reply subject when together they would pass the server's largest payload.
+   * A batch: its requests served concurrently, each as if it had come alone (a batch is signed, or refused, whole),
+   * answered in one message, or each on its own reply subject when together they would pass the server's largest
+   * payload.
    */
-  private async dispatchCoalesced(subject: string, msg: Msg, fn: ServeFn, check?: SignatureCheck) {
-    let items: CoalescedRequest[];
-    try {
-      items = decode<CoalescedRequest[]>(msg.data);
-      if (!Array.isArray(items)) throw new Error('not an array');
-    } catch (err) {
-      log.warn({ err: (err as Error).message, subject }, 'coalesced request that is not a JSON array of requests; dropped');
+  private async dispatchBatch(subject: string, msg: Msg, fn: ServeFn) {
+    const items = readFrame(msg.data);
+    if (!items) {
+      log.warn({ subject }, 'a batch that is not a frame of requests; dropped');
       return;
     }
-    natsCoalescedRequests().observe({ subject }, items.length);
-    // The gateway signs a coalesced message once, over all of it (request-mux.ts): it is served whole or refused whole.
-    const signed = !check || check(msg.data, headerMap(msg.headers)[SIGNATURE_HEADER]);
-    const served = signed ? fn : refuseUnsigned(subject);
-    const outs = await Promise.all(items.map((item) => this.serveOne(subject, item?.h ?? {}, () => item.d as WireRequest, served)));
-    const parts = outs.map((out, i) => replyParts(out, items[i]?.h?.[REPLY_FORMAT] === 'body'));
+    natsBatchedRequests().observe({ subject }, items.length);
+    const outs = await Promise.all(items.map((item) => this.serveOne(subject, item.headers?.values ?? {}, () => decode<WireRequest>(item.data), fn)));
+    const parts = outs.map(replyParts);
     try {
-      const framed = frameCoalescedReply(parts);
-      if (msg.reply && framed.length <= (this.nc.info?.max_payload ?? 1024 * 1024)) {
-        msg.respond(framed);
+      const frame = writeFrame(parts);
+      if (msg.reply && frame.length <= (this.nc.info?.max_payload ?? 1024 * 1024)) {
+        msg.respond(frame, { headers: headersOf({ [BATCH_HEADER]: String(parts.length) }) });
         return;
       }
       parts.forEach((p, i) => {
-        const reply = items[i]?.r;
+        const reply = items[i]?.reply;
         if (reply) this.nc.publish(reply, encodeText(p.text), p.headers ? { headers: headersOf(p.headers) } : undefined);
       });
     } catch (err) {
@@ -378,9 +369,18 @@ export class ServiceBus {
       principal: ctx.principal ?? { kind: 'admin', via: 'bearer' },
       meta: ctx.meta,
     };
-    const reply = await this.requestRaw(op.subject, wire, { ...ctx, owner: op.service }, op.path);
+    const reply = await this.send(op, wire, { instance: op.path, ...ctx });
     if (!reply.ok) throw AppError.fromProblem(reply.problem, reply.headers);
     return { status: reply.status, body: bodyOf(reply) as OperationReplyBody<O>, headers: reply.headers };
+  }
+
+  /**
+   * Sends a public operation to its owning service (signed with that service's key: only the gateway's bus key has
+   * them) and answers the reply as it came, a problem included. Sent again within the deadline when no replica received
+   * it, and after a timeout when the operation is safe to repeat (its declaration, `gatewayMayRepeat`).
+   */
+  send(op: AnyOperation, wire: WireRequest, ctx: CallContext = {}): Promise<WireReply> {
+    return this.request(op.subject, wire, ctx, { owner: op.service, signed: true, repeatable: gatewayMayRepeat(op, wire.body) });
   }
 
   /**
@@ -389,7 +389,8 @@ export class ServiceBus {
    * Sent again after a timeout (on a bus with retries) only when the call is declared `repeatable`.
    */
   async callInternal<Q extends z.ZodType, R extends z.ZodType>(def: InternalCallDef<Q, R>, request: z.input<Q>, ctx: InternalCallContext = {}): Promise<z.infer<R>> {
-    const reply = await this.requestRaw(def.subject, { principal: INTERNAL_PRINCIPAL, body: request }, { ...ctx, repeatable: def.repeatable === true });
+    const route = { owner: def.owner, signed: false, repeatable: def.repeatable === true };
+    const reply = await this.request(def.subject, { principal: INTERNAL_PRINCIPAL, body: request }, ctx, route);
     if (!reply.ok) throw AppError.fromProblem(reply.problem, reply.headers);
     let body: unknown;
     try {
@@ -412,15 +413,14 @@ export class ServiceBus {
    * received is sent again within the deadline, and one that may have been received (a timeout) when it is safe to
    * repeat.
    */
-  async requestRaw(subject: string, wire: WireRequest, ctx: CallContext = {}, instance?: string): Promise<WireReply> {
+  private request(subject: string, wire: WireRequest, ctx: CallContext, route: Route): Promise<WireReply> {
     const { attemptTimeoutMs } = this.options;
-    const repeatable = ctx.repeatable ?? false;
     // Buses without an attempt timeout (the services' own calls) never send a request twice.
-    const policy: RetryPolicy | undefined = attemptTimeoutMs === undefined ? undefined : { repeatable, attemptTimeoutMs };
-    return withRetries(subject, ctx.timeoutMs ?? this.defaultTimeoutMs, policy, (timeoutMs) => this.requestOnce(subject, wire, { ...ctx, timeoutMs }, instance));
+    const policy: RetryPolicy | undefined = attemptTimeoutMs === undefined ? undefined : { repeatable: route.repeatable, attemptTimeoutMs };
+    return withRetries(subject, ctx.timeoutMs ?? this.defaultTimeoutMs, policy, (timeoutMs) => this.requestOnce(subject, wire, { ...ctx, timeoutMs }, route));
   }
 
-  private async requestOnce(subject: string, wire: WireRequest, ctx: CallContext, instance?: string): Promise<WireReply> {
+  private async requestOnce(subject: string, wire: WireRequest, ctx: CallContext, route: Route): Promise<WireReply> {
     const current = currentContext();
     // A caller-given traceparent (a message from elsewhere) is the parent; otherwise the active span is.
     const parent = ctx.traceparent ? contextFromHeaders({ traceparent: ctx.traceparent }) : undefined;
@@ -428,24 +428,15 @@ export class ServiceBus {
       if (!natsReachable(this.nc)) {
         throw markUndelivered(new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } }), 'not-delivered');
       }
-      const timeout = ctx.timeoutMs ?? this.defaultTimeoutMs;
       try {
-        const text = JSON.stringify(wire);
-        const headers = {
+        const headers = definedValues({
           'x-request-id': ctx.requestId ?? current?.requestId ?? 'internal',
           ...traceHeaders(),
-          'x-instance': instance || undefined,
-          [REPLY_FORMAT]: 'body',
-        };
-        const signWith = ctx.owner === undefined ? undefined : this.signingKey(ctx.owner);
-        // A coalesced request is signed when it leaves: alone over its payload, with others once over their message.
-        const msg = this.options.coalescedSubjects?.has(subject)
-          ? await this.requests.requestCoalesced(subject, { body: new RawJson(text), headers: definedValues(headers), signWith }, { timeout })
-          : await this.requests.request(subject, encodeText(text), {
-              timeout,
-              headers: headersOf({ ...headers, [SIGNATURE_HEADER]: signWith && signRequest(signWith, subject, text) }),
-            });
-        return replyOf(msg);
+          'x-instance': ctx.instance || undefined,
+        });
+        const signWith = route.signed ? this.signingKey(route.owner) : undefined;
+        const msg = await this.requests.send(subject, { text: JSON.stringify(wire), headers, signWith, owner: route.owner }, { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs });
+        return readReply(msg);
       } catch (err) {
         throw markUndelivered(natsErrorToAppError(err, subject), undeliveredFromNats(err));
       }
@@ -498,7 +489,7 @@ function definedValues(values: Record<string, string | undefined>): Record<strin
 type ServeFn = (wire: WireRequest, headers: Record<string, string>) => Promise<WireReply>;
 
 /** Whether a request's payload carries a valid signature (the service's bus key; see signature.ts). */
-type SignatureCheck = (payload: string | Uint8Array, signature: string | undefined) => boolean;
+type SignatureCheck = (payload: Uint8Array, signature: string | undefined) => boolean;
 
 /**
  * What answers a public operation's request that the gateway did not sign: 403, and an error in the log (either the

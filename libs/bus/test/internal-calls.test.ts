@@ -3,7 +3,7 @@ import { AppError } from '@platform/problems';
 import { connectAs, startNatsServer, type NatsServer } from '@platform/testkit';
 import type { NatsConnection } from 'nats';
 import { z } from 'zod';
-import { decode, encode, publishNotice, ServiceBus, subscribeNotice, type WireReply } from '../src';
+import { decode, encode, publishNotice, ServiceBus, subscribeNotice } from '../src';
 
 let nats: NatsServer;
 let serviceNc: NatsConnection;
@@ -90,9 +90,9 @@ describe('internal calls', () => {
     expect(() => gateway.serveInternal(double, () => ({ doubled: 0, label: '', requestId: '' }))).toThrow(/gateway cannot serve doubleForTest .* owned by management/);
   });
 
-  test('when a requester of an older release sends the wire request itself, then it gets one JSON reply with status 200', async () => {
-    const msg = await callerNc.request(double.subject, encode({ principal: { kind: 'anonymous' }, body: { n: 2, label: 'old' } }), { timeout: 5000 });
-    expect(decode<WireReply>(msg.data)).toEqual({ ok: true, status: 200, body: { doubled: 4, label: 'old', requestId: 'internal' } });
+  test('when a plain NATS client sends the wire request itself, then it gets the reply body with status 200 in a header', async () => {
+    const msg = await callerNc.request(double.subject, encode({ principal: { kind: 'anonymous' }, body: { n: 2, label: 'plain' } }), { timeout: 5000 });
+    expect([msg.headers?.get('platform-status'), decode(msg.data)]).toEqual(['200', { doubled: 4, label: 'plain', requestId: 'internal' }]);
   });
 });
 

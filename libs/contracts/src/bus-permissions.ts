@@ -4,7 +4,7 @@ import { internalCalls } from './internal/calls';
 import { notices } from './internal/notices';
 import { durables, streams } from './internal/streams';
 import type { ServiceName } from './operation';
-import { allOperations, coalescedSubject } from './operations';
+import { allOperations } from './operations';
 import { publishersOf, subjectToken } from './event';
 
 /**
@@ -36,6 +36,14 @@ export function inboxPrefixFor(identity: string): string {
   return `_INBOX_${identity}`;
 }
 
+/**
+ * Where `caller`'s requests to `owner` are answered: an inbox of the caller's own for that service (libs/bus), which
+ * that service may publish to, so it can answer the requests of a batch one by one, and never answer for another.
+ */
+export function replyInboxFor(caller: string, owner: string): string {
+  return `${inboxPrefixFor(caller)}.${owner}`;
+}
+
 export function busPermissions(): Record<string, IdentityPermission> {
   const table = new Map<ServiceName, { publish: Set<string>; subscribe: Set<string>; responds: boolean }>();
   const of = (s: ServiceName) => {
@@ -46,27 +54,22 @@ export function busPermissions(): Record<string, IdentityPermission> {
     }
     return entry;
   };
-  const serves = (owner: ServiceName, subject: string) => {
+  const serves = (owner: ServiceName, subject: string, callers: readonly ServiceName[]) => {
     of(owner).subscribe.add(`${subject} ${owner}`);
     of(owner).responds = true;
+    for (const caller of callers) of(owner).publish.add(`${replyInboxFor(caller, owner)}.>`);
   };
   for (const s of BUS_IDENTITIES) of(s);
 
   // Public operations: only the gateway sends them (with the caller's principal); the owner serves them.
   for (const op of allOperations) {
     of('gateway').publish.add(op.subject);
-    serves(op.service, op.subject);
-    if (op.coalesce) {
-      of('gateway').publish.add(coalescedSubject(op.subject));
-      serves(op.service, coalescedSubject(op.subject));
-      // A coalesced answer too large for one message goes to each request's own reply subject (the gateway's inbox).
-      of(op.service).publish.add(`${inboxPrefixFor('gateway')}.>`);
-    }
+    serves(op.service, op.subject, ['gateway']);
   }
   // Internal calls: the declared callers send, the owner serves.
   for (const call of internalCalls) {
     for (const caller of call.callers) of(caller).publish.add(call.subject);
-    serves(call.owner, call.subject);
+    serves(call.owner, call.subject, call.callers);
   }
   // Notices (core NATS): publishers publish, subscribers read (in their queue group when the notice says so).
   for (const n of notices) {

@@ -84,12 +84,6 @@ export interface OperationDef<
    * repeat.ts for the values and the default by method). Declare it only where the default is wrong.
    */
   repeat?: Repeat;
-  /**
-   * Whether the gateway may send concurrent requests of this operation to the service together, one message for all
-   * that arrive in one turn of its event loop (each still answered, timed out and retried as its own): for the
-   * high-rate, small, independent writes (run events), where the cost per bus message is a large share of each.
-   */
-  coalesce?: boolean;
 }
 
 /**

@@ -42,15 +42,6 @@ function isOperation(v: unknown): v is AnyOperation {
 
 export const allOperations: AnyOperation[] = modules.flatMap((m) => Object.values(m).filter(isOperation));
 
-/**
- * Subjects of the operations declared `coalesce`: the gateway sends the concurrent requests of one turn to such a
- * subject in one message, and the owning service answers them in one (libs/bus, RequestMux.requestCoalesced).
- */
-export const COALESCED_SUBJECTS: ReadonlySet<string> = new Set(allOperations.filter((op) => op.coalesce === true).map((op) => op.subject));
-
-/** The subject a service serves the coalesced requests of `subject` on (several requests in one message). */
-export const coalescedSubject = (subject: string) => `${subject}.coalesced`;
-
 const seen = new Set<string>();
 for (const op of allOperations) {
   const key = `${op.method} ${op.path}`;

@@ -43,9 +43,9 @@ export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 export const natsRequestDuration = () =>
   histogram('nats_request_duration_seconds', 'Time to handle one NATS request, by served subject', ['subject', 'outcome'], LATENCY_BUCKETS);
 
-/** Requests per coalesced message a service received, by the subject it serves (libs/bus, RequestMux.requestCoalesced). */
-export const natsCoalescedRequests = () =>
-  histogram('nats_coalesced_requests', 'Requests that arrived together in one coalesced message, by served subject', ['subject'], [2, 4, 8, 16, 32, 64]);
+/** Requests per batch a service received, by the subject it serves (libs/bus: the requests of one turn to one subject). */
+export const natsBatchedRequests = () =>
+  histogram('nats_batched_requests', 'Requests that arrived together in one batch, by served subject', ['subject'], [2, 4, 8, 16, 32, 64]);
 
 /** Gateway: requests by operation and status. */
 export const httpRequestsTotal = () => counter('http_requests_total', 'HTTP requests answered by the gateway, by operation and status', ['operation', 'status']);

@@ -1,5 +1,6 @@
 import type { NatsConnection } from 'nats';
 import { connectAs } from './nats-auth';
+import { requestSubject } from './nats';
 import { randomId } from '@platform/secrets';
 import type { Client } from './http';
 import { projectPath } from './fixtures';
@@ -61,14 +62,8 @@ export async function aStoredSkill(admin: Client, p: { tenantId: string; project
 }
 
 /** Calls an internal NATS subject of the test stack the way services do, returning the wire reply. */
-export async function internalRequest(subject: string, body: unknown): Promise<{ ok: boolean; status?: number; body?: any; problem?: any }> {
-  const nc = await connectAs(testStack().env.NATS_URL!, 'admin', { name: 'test-internal-request' });
-  try {
-    const m = await nc.request(subject, new TextEncoder().encode(JSON.stringify({ principal: { kind: 'anonymous' }, body })), { timeout: 5000 });
-    return JSON.parse(new TextDecoder().decode(m.data));
-  } finally {
-    await nc.close();
-  }
+export function internalRequest(subject: string, body: unknown): Promise<{ ok: boolean; status?: number; body?: any; problem?: any }> {
+  return requestSubject(testStack().env.NATS_URL!, subject, body, 5000);
 }
 
 /** Collects the events published on `subject` (a core NATS subscription) until closed. */

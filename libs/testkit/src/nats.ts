@@ -2,6 +2,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { bodyOf, readReply } from '@platform/bus';
 import { freePort } from './ports';
 import { connectAs, natsServerBin, natsServerConfig } from './nats-auth';
 import { serverProcess } from './server-process';
@@ -45,14 +46,15 @@ export async function startNatsServer(opts: { port?: number; args?: string[]; /*
 }
 
 /**
- * Sends one internal request (the `{principal, body}` wire of `bus.requestWire`) on a subject and returns the
- * decoded reply (`{ok, status, body}` or `{ok:false, problem}`), for tests of internal subjects.
+ * Sends one internal request (the `{principal, body}` wire of an internal call) on a subject and returns the reply
+ * decoded (`{ok, status, body}` or `{ok:false, problem}`), for tests of internal subjects.
  */
 export async function requestSubject<T = any>(natsUrl: string, subject: string, body: unknown, timeoutMs = 10_000, identity = 'admin'): Promise<T> {
   const nc = await connectAs(natsUrl, identity, { name: 'test-request', maxReconnectAttempts: 0 });
   try {
     const msg = await nc.request(subject, new TextEncoder().encode(JSON.stringify({ principal: { kind: 'anonymous' }, body })), { timeout: timeoutMs });
-    return JSON.parse(new TextDecoder().decode(msg.data)) as T;
+    const reply = readReply(msg);
+    return (reply.ok ? { ok: true, status: reply.status, body: bodyOf(reply), headers: reply.headers } : reply) as T;
   } finally {
     await nc.close();
   }

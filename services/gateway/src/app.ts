@@ -4,7 +4,7 @@ import express from 'express';
 import cors from 'cors';
 import { Redis } from 'ioredis';
 import type { NatsConnection } from 'nats';
-import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi, COALESCED_SUBJECTS } from '@platform/contracts';
+import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi } from '@platform/contracts';
 import { BusKey, busKeyFileOf, connectNats, readBusKeyFile, ServiceBus, startErasureWorker, type RunningConsumer } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
 import { erasingProjects, type ErasingProjects } from './middleware/erasing-projects';
@@ -71,7 +71,6 @@ async function openBus(config: GatewayConfig) {
   // timeout only those that are safe to repeat (the operation's repeat policy, an internal call declared repeatable).
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS, {
     attemptTimeoutMs: config.RETRY_ATTEMPT_TIMEOUT_MS ?? Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 2),
-    coalescedSubjects: config.COALESCE_REQUESTS ? COALESCED_SUBJECTS : undefined,
     // Signs every public operation it sends, with the key of the service that owns it (libs/bus/src/signature.ts).
     key: BusKey.gateway(readBusKeyFile(busKeyFileOf(config.NATS_CREDS, config.BUS_KEY_FILE))),
   });

@@ -33,9 +33,6 @@ export const gatewayConfig = baseConfig.extend(redisConfig.shape).extend({
     .min(100)
     .optional()
     .describe('How long one attempt of a request that is safe to repeat waits for a replica before it is sent again, to another replica (all attempts end within NATS_REQUEST_TIMEOUT_MS); default: half of NATS_REQUEST_TIMEOUT_MS'),
-  COALESCE_REQUESTS: envBool(true).describe(
-    'Send the concurrent requests of the operations declared to allow it (run events) to their service together, one NATS message for those of one turn of the event loop (each still answered, timed out and retried as its own)',
-  ),
   RATE_LIMIT_ENABLED: envBool(true).describe('Count requests per client IP and per credential in Redis and answer 429 above the limits'),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60).describe('Window of the gateway rate limits'),
   RATE_LIMIT_PER_IP: z.coerce.number().int().min(1).default(6000).describe('Requests one client IP may make in each window (all operations)'),

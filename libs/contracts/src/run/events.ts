@@ -48,5 +48,4 @@ export const createRunEvent = operation({
   extraReplies: [{ status: 200, description: 'The event already existed; the original row is returned unchanged', body: dataReply(RunEvent) }],
   errors: [400, 401, 403, 422, 500],
   rateLimit: 'run',
-  coalesce: true,
 });

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import getRawBody from 'raw-body';
 import secureJson from 'secure-json-parse';
-import { type AnyOperation, AUTH_METHODS, expressPath, type Principal, type RequestMeta, gatewayMayRepeat } from '@platform/contracts';
+import { type AnyOperation, AUTH_METHODS, expressPath, type Principal, type RequestMeta } from '@platform/contracts';
 import { bodyOf, parseOperationInput, type ServiceBus, type WireReply } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import type { Authenticator } from '../middleware/authenticate';
@@ -332,9 +332,8 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
         };
         // Sent again to another replica when none answered in time, if the operation is safe to repeat (its declaration).
         const idempotencyKey = opts.idempotency.keyOf(op, req);
-        const repeatable = gatewayMayRepeat(op, parsed.body);
         const reply: WireReply = await opts.idempotency.run(op, req, principal, idempotencyKey, () =>
-          opts.bus.requestRaw(op.subject, { ...raw, principal, meta }, { requestId, timeoutMs: opts.timeoutMs, repeatable, owner: op.service }, req.path),
+          opts.bus.send(op, { ...raw, principal, meta }, { requestId, timeoutMs: opts.timeoutMs, instance: req.path }),
         );
         if (reply.ok) allowVerifiedOrigin(op, principal, req, res);
         sendReply(res, req, op, reply);
