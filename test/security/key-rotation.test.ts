@@ -3,6 +3,7 @@ import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto
 import { join } from 'node:path';
 import { randomSecret } from '@platform/secrets';
 import {
+  anAgentNamed,
   aProject,
   chatappFake,
   dropDatabases,
@@ -148,6 +149,7 @@ test('when the sealing key is rotated (A; then B,A and pnpm secrets:reencrypt; t
   await installChatWorkspace(s.gatewayUrl, { token: s.adminToken, tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
   expect((await s.admin.post(`${P}/credential-stores/memory-default/credentials`, { key: 'signing-key', value: TRIGGER_SECRET })).status).toBe(201);
   expect((await s.admin.post(`${P}/credentials`, { id: 'signing', name: 'signing secret', type: 'memory', credentialStoreId: 'memory-default', retrievalParams: { key: 'signing-key' } })).status).toBe(201);
+  await anAgentNamed(s.admin, p, 'agent-1');
   const trigger = await s.admin.post(`${P}/agents/agent-1/triggers`, {
     name: 'hook',
     signingSecretCredentialReferenceId: 'signing',
