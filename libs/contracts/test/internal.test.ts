@@ -1,4 +1,4 @@
-import { BACKEND_SERVICES, allOperations, durables, healthSubject, internalCalls, notices, streams, webhookEvents } from '../src';
+import { BACKEND_SERVICES, WEBHOOK_EVENT_TYPES, allOperations, durables, healthSubject, internalCalls, notices, streams, webhookEvents } from '../src';
 
 test('every internal call has a subject of its own, under its owner, that no public operation uses', () => {
   const publicSubjects = new Set(allOperations.map((op) => op.subject));
@@ -33,4 +33,8 @@ test('every durable is on a declared stream, and the dispatcher has one per webh
   const perEvent = durables.filter((d) => d.stream === 'PLATFORM_EVENTS' && d.service === 'webhook-dispatcher');
   expect(perEvent).toHaveLength(webhookEvents.length);
   expect(perEvent.map((d) => d.durable)).toContain('webhook-dispatcher-conversation-created');
+});
+
+test('the event types a webhook destination may subscribe to are the webhook events the dispatcher consumes', () => {
+  expect([...WEBHOOK_EVENT_TYPES].sort()).toEqual(webhookEvents.map((e) => e.name).sort());
 });
