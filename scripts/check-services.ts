@@ -2,9 +2,11 @@
  * The files that cannot derive the list of services, checked against it (libs/contracts/src/services.ts):
  *   services/<name>/src/main.ts                    a folder per service, and no other service folder
  *   docker-compose.yml                             a Compose service per service (SERVICE, NATS_CREDS, depends_on its
- *                                                  database and Redis as `uses` says; the gateway after every service)
+ *                                                  database and Redis, ENCRYPTION_KEYS, as `uses` says; the gateway
+ *                                                  after every service)
  *   deploy/k8s/base/<name>.yaml, kustomization     its Deployment, HorizontalPodAutoscaler and PodDisruptionBudget,
- *                                                  listed in the kustomization; MONGO_URL / REDIS_URL as `uses` says
+ *                                                  listed in the kustomization; MONGO_URL / REDIS_URL /
+ *                                                  ENCRYPTION_KEYS as `uses` says
  *   network policies                               the internet-egress label exactly on the services with
  *                                                  `internetEgress`; no policy or overlay patch naming another name
  *   deploy/helm-values/mongodb-replicaset.yaml     the MongoDB user's role on each database of a service with `mongo`
@@ -20,7 +22,7 @@ import { services as serviceList, type ServiceFacts } from '@platform/contracts'
 const LIST = 'libs/contracts/src/services.ts';
 const INFRA = new Set(['mongo', 'nats', 'redis']);
 const WORKLOAD_KINDS = new Set(['Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget']);
-
+/** A parsed YAML document, read field by field. */
 type Yaml = any;
 
 /** Every problem of the files under `root` against `list` (the committed list unless a test gives another). */
@@ -53,6 +55,8 @@ export function serviceListProblems(root: string, list: Readonly<Record<string, 
     for (const dep of ['mongo', 'redis'] as const) {
       if (Boolean(facts.uses[dep]) !== after.includes(dep)) problems.push(`docker-compose.yml: ${name} ${facts.uses[dep] ? 'does not wait' : 'waits'} for ${dep}, but uses.${dep} in ${LIST} is ${Boolean(facts.uses[dep])}`);
     }
+    const keys = 'ENCRYPTION_KEYS' in (svc.environment ?? {});
+    if (Boolean(facts.uses.sealing) !== keys) problems.push(`docker-compose.yml: ${name} ${keys ? 'sets' : 'does not set'} ENCRYPTION_KEYS, but uses.sealing in ${LIST} is ${Boolean(facts.uses.sealing)}`);
   }
   const gatewayAfter = Object.keys(compose.gateway?.depends_on ?? {}).filter((n) => !INFRA.has(n));
   compare([...gatewayAfter, 'gateway'], (n) => `docker-compose.yml: the gateway does not wait for ${n} (depends_on)`, (n) => `docker-compose.yml: the gateway waits for ${n}`);
@@ -79,7 +83,7 @@ export function serviceListProblems(root: string, list: Readonly<Record<string, 
     const env = new Map<string, Yaml>((deployment.spec.template.spec.containers[0].env ?? []).map((e: Yaml) => [e.name, e]));
     if (env.get('SERVICE')?.value !== name) problems.push(`${file}: the container does not set SERVICE=${name}`);
     if (env.get('NATS_CREDS')?.value !== `/etc/nats-creds/${name}.creds`) problems.push(`${file}: the container does not set NATS_CREDS=/etc/nats-creds/${name}.creds`);
-    for (const [dep, variable] of [['mongo', 'MONGO_URL'], ['redis', 'REDIS_URL']] as const) {
+    for (const [dep, variable] of [['mongo', 'MONGO_URL'], ['redis', 'REDIS_URL'], ['sealing', 'ENCRYPTION_KEYS']] as const) {
       if (Boolean(facts.uses[dep]) !== env.has(variable)) problems.push(`${file}: ${env.has(variable) ? 'sets' : 'does not set'} ${variable}, but uses.${dep} in ${LIST} is ${Boolean(facts.uses[dep])}`);
     }
     const egress = deployment.spec.template.metadata.labels?.['agent-platform/egress'] === 'internet';

@@ -152,7 +152,7 @@ describe('deployment files', () => {
         .filter(([, schema]) => 'ENCRYPTION_KEYS' in schema.shape)
         .map(([name]) => name)
         .sort();
-      expect(sealing).toEqual(['chatapp', 'credential-gateway', 'management', 'webhook-dispatcher']);
+      expect(sealing).toEqual(services.filter((s) => 'sealing' in serviceList[s].uses));
       for (const name of sealing) expect({ name, env: envNames(named(overlay, 'Deployment', name)!) }).toEqual({ name, env: expect.arrayContaining(['ENCRYPTION_KEYS', 'ENCRYPTION_KEY']) });
       const job = named(overlay, 'CronJob', 'secrets-reencrypt')!;
       // It never runs on its own: an operator starts it (kubectl create job --from=cronjob/secrets-reencrypt).

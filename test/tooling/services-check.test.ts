@@ -39,12 +39,14 @@ test('when a service is taken out of the list only, then the check names each fi
 });
 
 test("when a service's facts change in the list only, then the check names the Compose, Kubernetes and MongoDB lines that disagree", () => {
-  const problems = serviceListProblems(root, { ...services, evals: { uses: { redis: true }, erases: [] } });
+  const problems = serviceListProblems(root, { ...services, evals: { uses: { redis: true, sealing: true }, erases: [] } });
   expect(problems).toEqual([
     `docker-compose.yml: evals waits for mongo, but uses.mongo in ${LIST} is false`,
     `docker-compose.yml: evals does not wait for redis, but uses.redis in ${LIST} is true`,
+    `docker-compose.yml: evals does not set ENCRYPTION_KEYS, but uses.sealing in ${LIST} is true`,
     `deploy/k8s/base/evals.yaml: sets MONGO_URL, but uses.mongo in ${LIST} is false`,
     `deploy/k8s/base/evals.yaml: does not set REDIS_URL, but uses.redis in ${LIST} is true`,
+    `deploy/k8s/base/evals.yaml: does not set ENCRYPTION_KEYS, but uses.sealing in ${LIST} is true`,
     `deploy/k8s/base/evals.yaml: the pod has the label agent-platform/egress: internet, but internetEgress in ${LIST} is false`,
     `deploy/helm-values/mongodb-replicaset.yaml: a role on platform_evals, which no service of ${LIST} with uses.mongo owns`,
   ]);

@@ -14,8 +14,8 @@ export type ErasureKind = 'project' | 'conversation';
 
 export interface ServiceFacts {
   /**
-   * What it uses besides NATS: `mongo` (a database of its own, `<prefix>_<name>`), `redis`, `sealing` (it stores
-   * sealed secrets: it reads ENCRYPTION_KEYS and gets the SecretBox of those keys). libs/runtime opens the connections
+   * What it uses besides NATS: `mongo` (a database of its own, `<prefix>_<name>`), `redis`, `sealing` (it seals or
+   * opens secrets at rest: it reads ENCRYPTION_KEYS and gets the SecretBox of those keys). libs/runtime opens the connections
    * and adds their settings to the service's configuration; Compose starts it after them; its Kubernetes Deployment
    * reads MONGO_URL / REDIS_URL / ENCRYPTION_KEYS from the Secret; the MongoDB user may use its database.
    */
