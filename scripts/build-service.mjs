@@ -1,14 +1,21 @@
 #!/usr/bin/env node
 // Bundles services into services/<name>/dist/main.js (one file each; production dependencies inlined).
-// Usage: node scripts/build-service.mjs [name ...]   (no names: every service)
-import { build } from 'esbuild';
-import { readdirSync, existsSync } from 'node:fs';
+// Usage: node scripts/build-service.mjs [name ...]   (no names: every service of libs/contracts/src/services.ts)
+import { build, transformSync } from 'esbuild';
+import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const all = readdirSync(join(root, 'services')).filter((n) => existsSync(join(root, 'services', n, 'src', 'main.ts')));
-const names = process.argv.slice(2).length ? process.argv.slice(2) : all;
+// The list of services, a TypeScript file that imports nothing: compiled here and loaded as a module.
+const list = transformSync(readFileSync(join(root, 'libs', 'contracts', 'src', 'services.ts'), 'utf8'), { loader: 'ts', format: 'esm' }).code;
+const { SERVICE_NAMES } = await import(`data:text/javascript,${encodeURIComponent(list)}`);
+const names = process.argv.slice(2).length ? process.argv.slice(2) : SERVICE_NAMES;
+const unknown = names.filter((n) => !SERVICE_NAMES.includes(n));
+if (unknown.length) {
+  console.error(`build-service: ${unknown.join(', ')}: not in libs/contracts/src/services.ts (one of: ${SERVICE_NAMES.join(', ')})`);
+  process.exit(64);
+}
 
 // Optional native add-ons of the MongoDB driver and friends: never installed, loaded lazily.
 const external = [

@@ -31,6 +31,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { BackendServiceName, ServiceName } from '@platform/contracts';
 import {
   anAnalyticsKey,
   anApiKey,
@@ -284,7 +285,7 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
 type Env = { stack: PrivateStack; admin: Client; adminToken: string; analyticsUrl: string };
 
 /** A private stack of the run (its own NATS unless `infra` names one); its databases are dropped when it stops. */
-async function newStack(name: string, services: string[], opts: { infra?: Partial<InfraEnv>; env?: Record<string, string>; replicas?: Record<string, number> } = {}): Promise<Env> {
+async function newStack(name: string, services: BackendServiceName[], opts: { infra?: Partial<InfraEnv>; env?: Record<string, string>; replicas?: Partial<Record<ServiceName, number>> } = {}): Promise<Env> {
   const stack = await startPrivateStack({
     name,
     services,
@@ -318,7 +319,7 @@ async function stopStack(label: string, env: Env | undefined): Promise<void> {
   }
 }
 
-const killAndRestart = (stack: Stack, name: string) => async (end: () => void) => {
+const killAndRestart = (stack: Stack, name: ServiceName) => async (end: () => void) => {
   const proc = stack.processes.find((p) => p.name === name);
   if (!proc) throw new Error(`no ${name} process in the stack`);
   await stack.kill(proc, 'SIGKILL');
@@ -327,7 +328,7 @@ const killAndRestart = (stack: Stack, name: string) => async (end: () => void) =
 };
 
 /** A rolling restart, as a Deployment does it: for each replica in turn, a new one is started (and ready) before the old one gets SIGTERM. */
-const rollingRestart = (stack: Stack, name: string) => async (end: () => void) => {
+const rollingRestart = (stack: Stack, name: ServiceName) => async (end: () => void) => {
   for (const old of stack.processes.filter((p) => p.name === name)) {
     await stack.startProcess(name);
     await stack.kill(old, 'SIGTERM');
@@ -587,7 +588,7 @@ async function main() {
 
   // Two replicas of each service under load: one SIGKILLed (and started again), then a rolling restart; last, two
   // gateways behind a readiness-checking balancer restarted in turn.
-  const replicaServices: Array<[string, string, (env: Env, s: AbortSignal, name: string, fault: (end: () => void) => Promise<void>) => Promise<Row>]> = [
+  const replicaServices: Array<[BackendServiceName, string, (env: Env, s: AbortSignal, name: string, fault: (end: () => void) => Promise<void>) => Promise<Row>]> = [
     ['management', 'feedback creates + reads', (e, s, name, f) => managementFault(e, s, name, f, true)],
     ['events-ingest', 'run events with ids', (e, s, name, f) => runEventsFault(name, e, f, s)],
     ['analytics', 'ingest with ids + count reads', (e, s, name, f) => analyticsFault(e, s, name, f, true)],

@@ -7,13 +7,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot, startDevStack } from '@platform/testkit';
+import { ALL_SERVICES, repoRoot, startDevStack } from '@platform/testkit';
 
 const port = (name: string, def: number) => Number(process.env[name] ?? def);
 
 async function main() {
   const local = join(repoRoot, '.local');
-  console.log('[start] starting 8 services, the gateway and the chat product fake…');
+  console.log(`[start] starting ${ALL_SERVICES.length} services, the gateway and the chat product fake…`);
   const dev = await startDevStack({
     localDir: local,
     persistent: true,

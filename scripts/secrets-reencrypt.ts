@@ -15,6 +15,7 @@
 import { parseArgs } from 'node:util';
 import { encryptionConfig, loadConfig, mongoConfig, sealingKeysOf, withSealingKeys, type EncryptionConfig } from '../libs/config/src';
 import { connectMongo, reencryptCollection, type ReencryptReport, type SealedFields } from '../libs/mongo/src';
+import type { BackendServiceName } from '@platform/contracts';
 import { SecretBox } from '@platform/secrets';
 import { setLogLevel } from '../libs/logger/src';
 import { sealedValues as chatapp } from '../services/chatapp/src/sealed-values';
@@ -22,7 +23,7 @@ import { sealedValues as credentialGateway } from '../services/credential-gatewa
 import { sealedValues as management } from '../services/management/src/sealed-values';
 
 /** Each service that stores sealed values, with where it keeps them (its own database). */
-const SERVICES: Array<{ service: string; collections: ReadonlyArray<SealedFields<any>> }> = [
+const SERVICES: Array<{ service: BackendServiceName; collections: ReadonlyArray<SealedFields<any>> }> = [
   { service: 'management', collections: management },
   { service: 'chatapp', collections: chatapp },
   { service: 'credential-gateway', collections: credentialGateway },

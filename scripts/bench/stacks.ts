@@ -2,12 +2,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { BackendServiceName } from '@platform/contracts';
 import { connectAs, repoRoot, startPrivateStack, trackChild, type PrivateStack } from '@platform/testkit';
 import { atTeardown } from './teardown';
 import { dbPrefixOf, log, logDir, partitionOf, runId } from './run';
 import type { BenchSettings } from './settings';
 
-export const SERVICES = ['management', 'run-auth', 'events-ingest', 'analytics', 'webhook-dispatcher'];
+export const SERVICES: BackendServiceName[] = ['management', 'run-auth', 'events-ingest', 'analytics', 'webhook-dispatcher'];
 
 const dockerfile = () => readFileSync(join(repoRoot, 'deploy', 'Dockerfile'), 'utf8');
 

@@ -16,6 +16,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Webhook } from 'standardwebhooks';
+import { SERVICE_NAMES } from '@platform/contracts';
 import { localSecrets, repoRoot } from '@platform/testkit';
 
 const engine = process.env.CONTAINER_ENGINE ?? 'podman';
@@ -51,7 +52,6 @@ function containerOf(service: string): string {
   return id;
 }
 
-const services = ['management', 'run-auth', 'events-ingest', 'analytics', 'evals', 'chatapp', 'credential-gateway', 'webhook-dispatcher', 'gateway'];
 
 /** The image's health check, run in the container: /readyz answers 200 once the service's dependencies do. */
 function ready(container: string): boolean {
@@ -156,7 +156,7 @@ async function main(): Promise<void> {
     run(compose, [...args, 'up', '-d'], 900_000);
     // podman 4.3 runs no health checks by itself (they need systemd) and podman-compose then ignores the
     // service_healthy conditions: wait here for every service's /readyz (the image's health check command).
-    for (const service of services) await until(`${service} to be ready`, 300_000, async () => (ready(containerOf(service)) ? true : undefined));
+    for (const service of SERVICE_NAMES) await until(`${service} to be ready`, 300_000, async () => (ready(containerOf(service)) ? true : undefined));
     await until('the gateway to be ready', 60_000, async () => ((await fetch(`${api}/readyz`)).ok ? true : undefined));
     const stackSeconds = (Date.now() - t0) / 1000;
     log(`compose up to every service ready: ${stackSeconds.toFixed(1)} s`);

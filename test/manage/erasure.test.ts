@@ -1,3 +1,4 @@
+import { CONVERSATION_ERASURE_SERVICES } from '@platform/contracts';
 import {
   adminClient,
   anAnalyticsKey,
@@ -70,7 +71,7 @@ describe('erasure of a conversation', () => {
     const res = await admin.delete(`${projectPath(p)}/conversations/c-gone`);
     expect(res.status).toBe(202);
     expect(res.body.data).toMatchObject({ id: expect.any(String), kind: 'conversation', conversationId: 'c-gone', completedAt: null });
-    expect(res.body.data.services.map((s: { service: string }) => s.service).sort()).toEqual(['analytics', 'evals', 'events-ingest', 'gateway', 'management']);
+    expect(res.body.data.services.map((s: { service: string }) => s.service).sort()).toEqual([...CONVERSATION_ERASURE_SERVICES].sort());
     const done = await doneErasure(admin, p, res.body.data.id);
     expect(done.services.every((s: { state: string; doneAt: string | null }) => s.state === 'done' && s.doneAt !== null)).toBe(true);
     expect(done.completedAt).toEqual(expect.any(String));

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SERVICE_NAMES } from '@platform/contracts';
 import { anInstallLink, aStoredAgent, client, freePort, http, startDevStack, type DevStack } from '@platform/testkit';
 
 /*
@@ -33,7 +34,7 @@ function link(page: string, label: string): string {
 }
 
 test('when the local stack is up, then every process answers /healthz, /readyz and /metrics on its own health port', async () => {
-  expect(dev.urls.health.map((h) => h.name).sort()).toEqual(['analytics', 'chatapp', 'credential-gateway', 'evals', 'events-ingest', 'gateway', 'management', 'run-auth', 'webhook-dispatcher']);
+  expect(dev.urls.health.map((h) => h.name).sort()).toEqual([...SERVICE_NAMES].sort());
   for (const { name, url } of dev.urls.health) {
     expect({ name, healthz: (await fetch(`${url}/healthz`)).status, readyz: (await fetch(`${url}/readyz`)).status }).toEqual({ name, healthz: 200, readyz: 200 });
     const metrics = await fetch(`${url}/metrics`);

@@ -1,3 +1,4 @@
+import { PROJECT_ERASURE_SERVICES } from '@platform/contracts';
 import { aProject, anApiKey, client, eventually, projectPath, rowsOfProject, startGatewayProcess, startPrivateStack, startReceiver, type PrivateStack } from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 
@@ -101,7 +102,7 @@ test('when webhook-dispatcher is down during a project erasure, then writes answ
     await stack.startProcess('webhook-dispatcher');
     const done = await eventually(async () => ((await erasureOf(p, id)).status === 'done' ? erasureOf(p, id) : undefined), 'the erasure done', 60_000);
     expect(Object.values(stateOf(done)).every((state) => state === 'done')).toBe(true);
-    expect(Object.keys(stateOf(done)).sort()).toEqual(['analytics', 'chatapp', 'credential-gateway', 'evals', 'events-ingest', 'gateway', 'management', 'webhook-dispatcher']);
+    expect(Object.keys(stateOf(done)).sort()).toEqual([...PROJECT_ERASURE_SERVICES].sort());
     expect(await dispatcherRows()).toEqual([]);
     // Writable again once done.
     expect((await admin.post(`${P}/feedback`, { conversationId: 'c-2', type: 'positive' })).status).toBe(201);

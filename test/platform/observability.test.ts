@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ServiceName } from '@platform/contracts';
 import { aProject, anAnalyticsKey, anApiKey, aTenantToken, client, eventually, http, projectPath, startOtlpReceiver, startPrivateStack, startReceiver, type OtlpReceiver, type PrivateStack, type Receiver } from '@platform/testkit';
 import { sample, scrape } from '../support/metrics';
 
@@ -11,7 +12,7 @@ let stack: PrivateStack;
 let otlp: OtlpReceiver;
 let receiver: Receiver;
 
-const proc = (name: string) => stack.process(name);
+const proc = (name: ServiceName) => stack.process(name);
 
 beforeAll(async () => {
   otlp = await startOtlpReceiver();

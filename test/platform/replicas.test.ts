@@ -1,3 +1,4 @@
+import type { ServiceName } from '@platform/contracts';
 import { aProject, anApiKey, client, eventually, http, projectPath, startPrivateStack, startReceiver, type Client, type PrivateStack, type Receiver } from '@platform/testkit';
 import { sample, scrape } from '../support/metrics';
 
@@ -33,7 +34,7 @@ beforeAll(async () => {
 
 afterAll(() => stack?.stop());
 
-const replicas = (name: string) => stack.replicas(name);
+const replicas = (name: ServiceName) => stack.replicas(name);
 
 /** Posts run events `ids` with `workers` clients at once; a refused or failed post is retried until accepted. */
 async function postAll(key: string, ids: string[], workers = 8, onAccepted?: (n: number) => void): Promise<number> {

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import type { BackendServiceName } from '@platform/contracts';
 import { randomSecret } from '@platform/secrets';
 import {
   anAgentNamed,
@@ -31,7 +32,7 @@ import { createDestination, signatureValid } from '../support/webhooks';
  */
 const KEY_A = randomSecret(32);
 const KEY_B = randomSecret(32);
-const SERVICES = ['management', 'webhook-dispatcher', 'chatapp', 'credential-gateway'];
+const SERVICES: BackendServiceName[] = ['management', 'webhook-dispatcher', 'chatapp', 'credential-gateway'];
 const secrets = { ...localSecrets(), ENCRYPTION_KEYS: '' };
 const dbPrefix = `rotation${Date.now().toString(36)}`;
 const TRIGGER_SECRET = 'trigger-signing-secret-0123456789';

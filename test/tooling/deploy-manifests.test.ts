@@ -2,17 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { fullConfigSchema } from '../../libs/runtime/src';
+import { SERVICE_NAMES, services as serviceList } from '@platform/contracts';
 import { containerImages, natsVersion } from '../../libs/testkit/src/containers';
-import { gatewayConfig } from '../../services/gateway/src/config';
-import { analytics } from '../../services/analytics/src/service';
-import { chatapp } from '../../services/chatapp/src/service';
-import { credentialGateway } from '../../services/credential-gateway/src/service';
-import { evals } from '../../services/evals/src/service';
-import { eventsIngest } from '../../services/events-ingest/src/service';
-import { management } from '../../services/management/src/service';
-import { runAuth } from '../../services/run-auth/src/service';
-import { webhookDispatcher } from '../../services/webhook-dispatcher/src/service';
+import { configSchemas as schemasOf } from '../../scripts/service-definitions';
 
 /**
  * The deployment files, checked offline: scripts/validate-deploy.sh renders every kustomize overlay and validates it
@@ -20,21 +12,11 @@ import { webhookDispatcher } from '../../services/webhook-dispatcher/src/service
  * what it rendered and check what a cluster operator relies on.
  */
 const root = join(__dirname, '../..');
-const services = readdirSync(join(root, 'services')).filter((n) => existsSync(join(root, 'services', n, 'src', 'main.ts'))).sort();
+const services = [...SERVICE_NAMES].sort();
 const overlays = readdirSync(join(root, 'deploy/k8s/overlays')).sort();
 
 /** Every environment variable each service parses (its zod configuration). */
-const configSchemas: Record<string, ReturnType<typeof fullConfigSchema>> = {
-  gateway: gatewayConfig,
-  analytics: fullConfigSchema(analytics),
-  chatapp: fullConfigSchema(chatapp),
-  'credential-gateway': fullConfigSchema(credentialGateway),
-  evals: fullConfigSchema(evals),
-  'events-ingest': fullConfigSchema(eventsIngest),
-  management: fullConfigSchema(management),
-  'run-auth': fullConfigSchema(runAuth),
-  'webhook-dispatcher': fullConfigSchema(webhookDispatcher),
-};
+const configSchemas = Object.fromEntries(schemasOf());
 /** Read outside the zod configurations: the image's service selector and the stream replica count. */
 const runtimeVariables = new Set(['SERVICE', 'JS_REPLICAS']);
 const secretLooking = /TOKEN|SECRET|PEPPER|PASSWORD|ENCRYPTION_KEY|SIGNING_KEY|HMAC_KEY|^MONGO_URL$|^REDIS_URL$/;
@@ -170,7 +152,7 @@ describe('deployment files', () => {
         .filter(([, schema]) => 'ENCRYPTION_KEYS' in schema.shape)
         .map(([name]) => name)
         .sort();
-      expect(sealing).toEqual(['chatapp', 'credential-gateway', 'management', 'webhook-dispatcher']);
+      expect(sealing).toEqual(services.filter((s) => 'sealing' in serviceList[s].uses));
       for (const name of sealing) expect({ name, env: envNames(named(overlay, 'Deployment', name)!) }).toEqual({ name, env: expect.arrayContaining(['ENCRYPTION_KEYS', 'ENCRYPTION_KEY']) });
       const job = named(overlay, 'CronJob', 'secrets-reencrypt')!;
       // It never runs on its own: an operator starts it (kubectl create job --from=cronjob/secrets-reencrypt).
@@ -220,7 +202,7 @@ describe('deployment files', () => {
         .filter((d) => d.spec.template.metadata.labels['agent-platform/egress'] === 'internet')
         .map((d) => d.metadata.name)
         .sort();
-      expect(withInternet).toEqual(['chatapp', 'credential-gateway', 'evals', 'webhook-dispatcher']);
+      expect(withInternet).toEqual(services.filter((s) => 'internetEgress' in serviceList[s]));
       // Every platform pod carries the label the infrastructure and DNS policies select.
       for (const d of objects(overlay, 'Deployment')) expect(d.spec.template.metadata.labels['app.kubernetes.io/part-of']).toBe('agent-platform');
     });

@@ -57,7 +57,7 @@ export const redisConfig = z.object({
 
 const unsetWhenEmpty = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
-/** The keys that seal secrets at rest (services that store sealed values: `uses: { sealing: true }` in libs/runtime). */
+/** The keys that seal secrets at rest (services that store sealed values: `sealing` in their `uses`, libs/contracts/src/services.ts). */
 export const encryptionConfig = z.object({
   ENCRYPTION_KEYS: z
     .preprocess(

@@ -3,7 +3,7 @@ import { allEvents } from './events';
 import { internalCalls } from './internal/calls';
 import { notices } from './internal/notices';
 import { durables, streams } from './internal/streams';
-import type { ServiceName } from './operation';
+import { BACKEND_SERVICES, type ServiceName } from './services';
 import { allOperations } from './operations';
 import { publishersOf, subjectToken } from './event';
 
@@ -20,10 +20,7 @@ export interface IdentityPermission {
   allowResponses: boolean;
 }
 
-/** The services behind the gateway, in the order a stack starts them. */
-export const BACKEND_SERVICES = ['management', 'run-auth', 'events-ingest', 'analytics', 'evals', 'chatapp', 'credential-gateway', 'webhook-dispatcher'] as const satisfies readonly ServiceName[];
-
-/** Every identity of the permission table: the gateway and the services. */
+/** Every identity of the permission table: the gateway and the services (libs/contracts/src/services.ts). */
 export const BUS_IDENTITIES: readonly ServiceName[] = ['gateway', ...BACKEND_SERVICES];
 
 /** Services started by libs/runtime: they make sure PLATFORM_EVENTS exists at boot. */

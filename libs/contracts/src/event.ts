@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ServiceName } from './operation';
+import type { ServiceName } from './services';
 
 /** The stream every public platform event lands in. */
 export const PLATFORM_EVENTS_STREAM = 'PLATFORM_EVENTS';

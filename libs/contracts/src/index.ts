@@ -1,5 +1,6 @@
 export * from './common';
 export * from './operation';
+export * from './services';
 export * from './principal';
 export * from './event';
 export * from './events';

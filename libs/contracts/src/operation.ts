@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ServiceName } from './services';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -14,17 +15,6 @@ export type AuthScheme = 'manage' | 'bearer' | 'cookie' | 'admin' | 'run' | 'ana
 
 /** Minimum role a `manage` operation needs (view < use < edit < admin). */
 export type Permission = 'view' | 'use' | 'edit' | 'admin';
-
-export type ServiceName =
-  | 'gateway'
-  | 'management'
-  | 'run-auth'
-  | 'events-ingest'
-  | 'analytics'
-  | 'evals'
-  | 'chatapp'
-  | 'credential-gateway'
-  | 'webhook-dispatcher';
 
 export interface ExtraReply {
   status: number;

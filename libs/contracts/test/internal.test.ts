@@ -1,4 +1,4 @@
-import { allOperations, durables, healthSubject, internalCalls, notices, streams, webhookEvents } from '../src';
+import { BACKEND_SERVICES, WEBHOOK_EVENT_TYPES, allOperations, durables, healthSubject, internalCalls, notices, streams, webhookEvents } from '../src';
 
 test('every internal call has a subject of its own, under its owner, that no public operation uses', () => {
   const publicSubjects = new Set(allOperations.map((op) => op.subject));
@@ -11,7 +11,7 @@ test('every internal call has a subject of its own, under its owner, that no pub
 
 test('each service that boots through the runtime has its health call, which the gateway may call', () => {
   const health = internalCalls.filter((c) => c.subject === healthSubject(c.owner));
-  expect(health.map((c) => c.owner).sort()).toEqual(['analytics', 'chatapp', 'credential-gateway', 'evals', 'events-ingest', 'management', 'run-auth', 'webhook-dispatcher']);
+  expect(health.map((c) => c.owner).sort()).toEqual([...BACKEND_SERVICES].sort());
   for (const c of health) expect(c.callers).toEqual(['gateway']);
 });
 
@@ -33,4 +33,8 @@ test('every durable is on a declared stream, and the dispatcher has one per webh
   const perEvent = durables.filter((d) => d.stream === 'PLATFORM_EVENTS' && d.service === 'webhook-dispatcher');
   expect(perEvent).toHaveLength(webhookEvents.length);
   expect(perEvent.map((d) => d.durable)).toContain('webhook-dispatcher-conversation-created');
+});
+
+test('the event types a webhook destination may subscribe to are the webhook events the dispatcher consumes', () => {
+  expect([...WEBHOOK_EVENT_TYPES].sort()).toEqual(webhookEvents.map((e) => e.name).sort());
 });

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { baseConfig, encryptionConfig, loadConfig, mongoConfig, redisConfig, sealingKeysOf, withSealingKeys, type EncryptionConfig } from '@platform/config';
 import { BusKey, ServiceBus, busKeyFileOf, connectNats, ensureStream, platformEventsStream, publisher, readBusKeyFile, type Publisher } from '@platform/bus';
-import { healthCallOf, type ServiceName } from '@platform/contracts';
+import { healthCallOf, serviceFacts, type BackendServiceName, type UsesOf } from '@platform/contracts';
 import { connectMongo, ensureIndexes, mongoReady, type Connection } from '@platform/mongo';
 import { getLogger, setLogLevel } from '@platform/logger';
 import { SecretBox } from '@platform/secrets';
@@ -14,12 +14,12 @@ import { compactMemoryWhenIdle, initTracing, renderMetrics, shutdownTracing, sta
 
 export const instanceId = `${process.pid}-${randomUUID().slice(0, 8)}`;
 
-/** Which connections a service asks for; `start` then gets them as required fields. */
+/** What a service uses besides NATS (`uses` in libs/contracts/src/services.ts); `start` gets them as required fields. */
 export interface Uses {
-  mongo?: boolean;
-  redis?: boolean;
+  readonly mongo?: boolean;
+  readonly redis?: boolean;
   /** Stores sealed secrets: reads ENCRYPTION_KEYS (or ENCRYPTION_KEY) and gets `box`, the SecretBox of those keys. */
-  sealing?: boolean;
+  readonly sealing?: boolean;
 }
 
 export type Deps<C, U extends Uses = Uses> = {
@@ -38,23 +38,24 @@ export interface Running {
   ready?(): Promise<boolean>;
 }
 
-export interface ServiceDefinition<S extends z.ZodObject, U extends Uses = Uses> {
-  name: ServiceName;
+export interface ServiceDefinition<S extends z.ZodObject, N extends BackendServiceName = BackendServiceName> {
+  /** Its entry in libs/contracts/src/services.ts, which says which connections it gets. */
+  name: N;
   config: S;
-  uses: U;
-  start(deps: Deps<z.infer<S>, U>): Promise<Running>;
+  start(deps: Deps<z.infer<S>, UsesOf<N>>): Promise<Running>;
 }
 
-export function defineService<S extends z.ZodObject, const U extends Uses>(def: ServiceDefinition<S, U>): ServiceDefinition<S, U> {
+export function defineService<S extends z.ZodObject, N extends BackendServiceName>(def: ServiceDefinition<S, N>): ServiceDefinition<S, N> {
   return def;
 }
 
 /** The config schema a service really parses: base + mongo/redis where used + its own. */
-export function fullConfigSchema<S extends z.ZodObject, U extends Uses>(def: ServiceDefinition<S, U>) {
+export function fullConfigSchema<S extends z.ZodObject, N extends BackendServiceName>(def: ServiceDefinition<S, N>) {
+  const uses: Uses = serviceFacts(def.name).uses;
   let schema: z.ZodObject = baseConfig.extend(def.config.shape);
-  if (def.uses.mongo) schema = schema.extend(mongoConfig.shape);
-  if (def.uses.redis) schema = schema.extend(redisConfig.shape);
-  if (def.uses.sealing) schema = withSealingKeys(schema.extend(encryptionConfig.shape));
+  if (uses.mongo) schema = schema.extend(mongoConfig.shape);
+  if (uses.redis) schema = schema.extend(redisConfig.shape);
+  if (uses.sealing) schema = withSealingKeys(schema.extend(encryptionConfig.shape));
   return schema as z.ZodObject;
 }
 
@@ -69,7 +70,7 @@ export interface StartedService {
 }
 
 /** Opens the service's connections, starts it and its health listener. Used by main.ts and by tests. */
-export async function bootService<S extends z.ZodObject, U extends Uses>(def: ServiceDefinition<S, U>, env: Record<string, string | undefined> = process.env): Promise<StartedService> {
+export async function bootService<S extends z.ZodObject, N extends BackendServiceName>(def: ServiceDefinition<S, N>, env: Record<string, string | undefined> = process.env): Promise<StartedService> {
   const config = loadConfig(fullConfigSchema(def), env) as z.infer<S> & z.infer<typeof baseConfig> & Partial<z.infer<typeof mongoConfig> & z.infer<typeof redisConfig>>;
   setLogLevel(config.LOG_LEVEL);
   initTracing({ service: def.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
@@ -99,18 +100,19 @@ export async function bootService<S extends z.ZodObject, U extends Uses>(def: Se
   // Its own bus key: it serves only the public operations the gateway signed (libs/bus/src/signature.ts).
   const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS, { key: BusKey.service(def.name, readBusKeyFile(busKeyFileOf(config.NATS_CREDS, config.BUS_KEY_FILE))) });
   const pub = publisher(nc);
-  if (def.uses.mongo) {
+  const uses: Uses = serviceFacts(def.name).uses;
+  if (uses.mongo) {
     db = await undone(connectMongo({ url: config.MONGO_URL!, dbPrefix: config.MONGO_DB_PREFIX!, service: def.name, poolSize: config.MONGO_POOL_SIZE }));
   }
-  if (def.uses.redis) {
+  if (uses.redis) {
     redis = new Redis(config.REDIS_URL!, { keyPrefix: config.REDIS_KEY_PREFIX, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true });
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
     await undone(redis.connect());
   }
-  const keys = def.uses.sealing ? sealingKeysOf(config as unknown as EncryptionConfig) : undefined;
+  const keys = uses.sealing ? sealingKeysOf(config as unknown as EncryptionConfig) : undefined;
   const acceptUnbound = (config as { ENCRYPTION_ACCEPT_UNBOUND?: string }).ENCRYPTION_ACCEPT_UNBOUND !== 'false';
   const box = keys && 'keys' in keys ? new SecretBox(keys.keys, { acceptUnbound }) : undefined;
-  const deps = { config, nc, bus, pub, db, redis, box } as Deps<z.infer<S>, U>;
+  const deps = { config, nc, bus, pub, db, redis, box } as Deps<z.infer<S>, UsesOf<N>>;
   const running = await undone(def.start(deps));
   started = running;
   if (db) for (const model of Object.values(db.models)) await undone(ensureIndexes(model));

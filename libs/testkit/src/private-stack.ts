@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { ServiceName } from '@platform/contracts';
 import { randomId } from '@platform/secrets';
 import { dropDatabases } from './db';
 import { client, type Client } from './http';
@@ -16,7 +17,7 @@ export interface PrivateStackOptions extends Omit<StackOptions, 'infra' | 'logDi
    */
   nats?: 'private' | 'shared';
   /** A private memory-only redis-server: for every process (`true`) or only for the ones named (service or `gateway`). */
-  privateRedis?: boolean | readonly string[];
+  privateRedis?: boolean | readonly ServiceName[];
   /** Overrides of the shared servers (another database, a NATS cluster). */
   infra?: Partial<InfraEnv>;
   /** Secrets of the stack (default: fresh ones from `localSecrets()`). */
@@ -46,9 +47,9 @@ export interface PrivateStack extends Stack {
   /** The private redis-server (with `privateRedis`). */
   redis?: RedisServer;
   /** The first running process of a service. */
-  process(name: string): ServiceProcess;
+  process(name: ServiceName): ServiceProcess;
   /** Every running process of a service. */
-  replicas(name: string): ServiceProcess[];
+  replicas(name: ServiceName): ServiceProcess[];
   /** Runs `fn` at stop, before the servers go (fakes, receivers the stack's processes talk to). */
   onStop(fn: () => unknown): void;
   /** Stops the processes, runs the `onStop` callbacks, stops its private servers and drops its databases. Idempotent. */
@@ -112,7 +113,7 @@ export async function startPrivateStack(opts: PrivateStackOptions): Promise<Priv
     if (privateRedis) redis = await startRedisServer();
     const redisEnv: Record<string, string> = redis ? { REDIS_URL: redis.url } : {};
     const serviceEnv = { ...stackOptions.serviceEnv };
-    if (Array.isArray(privateRedis)) for (const s of privateRedis) serviceEnv[s] = { ...serviceEnv[s], ...redisEnv };
+    if (privateRedis && privateRedis !== true) for (const s of privateRedis) serviceEnv[s] = { ...serviceEnv[s], ...redisEnv };
     stack = await startStack({
       ...stackOptions,
       infra: { ...shared, ...(nats ? { NATS_URL: nats.url } : {}), ...(privateRedis === true ? redisEnv : {}) },

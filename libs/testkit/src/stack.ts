@@ -6,10 +6,11 @@ import { trackChild } from './children';
 import type { NatsConnection } from 'nats';
 import { connectAs, natsCredsFile } from './nats-auth';
 import { ServiceBus } from '@platform/bus';
-import { BACKEND_SERVICES, healthCallOf, type ServiceName } from '@platform/contracts';
+import { BACKEND_SERVICES, healthCallOf, type BackendServiceName, type ServiceName } from '@platform/contracts';
 import { randomSecret } from '@platform/secrets';
 import { repoRoot, type InfraEnv } from './infra';
 
+/** Every service behind the gateway, in start order (libs/contracts/src/services.ts). */
 export const ALL_SERVICES = BACKEND_SERVICES;
 
 export interface StackOptions {
@@ -17,9 +18,10 @@ export interface StackOptions {
   /** Extra env for every process (secrets, prefixes, feature flags). */
   env?: Record<string, string>;
   /** Per-service extra env. */
-  serviceEnv?: Partial<Record<string, Record<string, string>>>;
-  services?: readonly string[];
-  replicas?: Partial<Record<string, number>>;
+  serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+  /** The services to start (default ALL_SERVICES). */
+  services?: readonly BackendServiceName[];
+  replicas?: Partial<Record<ServiceName, number>>;
   gatewayPort?: number;
   /** Folder for one log file per process. */
   logDir: string;
@@ -27,7 +29,7 @@ export interface StackOptions {
   /** Node flags of every process (default `--enable-source-maps`; the benchmark runs them with the production image's NODE_OPTIONS). */
   nodeArgs?: string[];
   /** Extra node flags of one service's processes (for example `--cpu-prof`, which NODE_OPTIONS does not accept). */
-  serviceNodeArgs?: Partial<Record<string, string[]>>;
+  serviceNodeArgs?: Partial<Record<ServiceName, string[]>>;
   /**
    * Give every process its own HEALTH_PORT (health, readiness and /metrics), exposed as `healthUrl`: free ports, or
    * with `{ base }` consecutive ports from `base` in start order (services in ALL_SERVICES order, then the gateway).
@@ -36,7 +38,7 @@ export interface StackOptions {
 }
 
 export interface ServiceProcess {
-  name: string;
+  name: ServiceName;
   index: number;
   child: ChildProcess;
   exited: Promise<number | null>;
@@ -53,9 +55,9 @@ export interface Stack {
   env: Record<string, string>;
   processes: ServiceProcess[];
   /** Starts one more process of a service and waits until it answers health. */
-  startProcess(name: string): Promise<ServiceProcess>;
+  startProcess(name: ServiceName): Promise<ServiceProcess>;
   kill(proc: ServiceProcess, signal?: NodeJS.Signals): Promise<void>;
-  waitReady(names?: readonly string[]): Promise<void>;
+  waitReady(names?: readonly BackendServiceName[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -95,7 +97,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const counters = new Map<string, number>();
   let spawned = 0;
 
-  const spawnOne = async (name: string): Promise<ServiceProcess> => {
+  const spawnOne = async (name: ServiceName): Promise<ServiceProcess> => {
     const index = counters.get(name) ?? 0;
     counters.set(name, index + 1);
     const logFile = join(opts.logDir, `${name}${index ? `-${index}` : ''}.log`);
@@ -136,10 +138,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
   // The launcher asks each service's health call as the gateway would.
   const launcher = new ServiceBus(nc, 'stack-launcher', 1000);
-  const serviceReady = async (name: string, deadline: number) => {
+  const serviceReady = async (name: BackendServiceName, deadline: number) => {
     for (;;) {
       try {
-        if ((await launcher.callInternal(healthCallOf(name as ServiceName), {}, { timeoutMs: 1000 })).ready) return;
+        if ((await launcher.callInternal(healthCallOf(name), {}, { timeoutMs: 1000 })).ready) return;
       } catch {
         /* not up yet */
       }
@@ -166,7 +168,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   for (const name of services) for (let i = 0; i < (opts.replicas?.[name] ?? 1); i++) await spawnOne(name);
   if (opts.withGateway !== false) for (let i = 0; i < (opts.replicas?.gateway ?? 1); i++) await spawnOne('gateway');
 
-  const waitReady = async (names: readonly string[] = services) => {
+  const waitReady = async (names: readonly BackendServiceName[] = services) => {
     const deadline = Date.now() + readyTimeoutMs(60_000);
     const gateways = processes.filter((p) => p.name === 'gateway');
     await Promise.all([...names.map((n) => serviceReady(n, deadline)), ...gateways.map((g) => gatewayReady(deadline, g.url))]);

@@ -13,7 +13,6 @@ import { registerAnalyticsEventHandlers } from './handlers/analytics-events';
 export const analytics = defineService({
   name: 'analytics',
   config: analyticsConfig,
-  uses: { mongo: true },
   async start({ config, bus, db, nc, pub }) {
     const keys = analyticsKeyRepo(db);
     const events = analyticsEventRepo(db);

@@ -18,7 +18,6 @@ import { registerChannelMessageHandlers } from './handlers/channel-messages';
 export const chatapp = defineService({
   name: 'chatapp',
   config: chatappConfig,
-  uses: { mongo: true, redis: true, sealing: true },
   async start({ config, bus, db, redis, nc, box }) {
     const workspaces = workspaceRepo(db);
     const channels = channelConfigRepo(db);

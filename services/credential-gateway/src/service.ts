@@ -21,7 +21,6 @@ const log = getLogger('credential-gateway');
 export const credentialGateway = defineService({
   name: 'credential-gateway',
   config: credentialGatewayConfig,
-  uses: { mongo: true, sealing: true },
   async start({ bus, config, db, nc, box }) {
     const file = config.CREDENTIAL_GATEWAY_PLATFORMS_FILE;
     const catalog = file ? buildCatalog(readCatalogFile(file), file) : buildCatalog(DEFAULT_PLATFORMS, 'built-in');

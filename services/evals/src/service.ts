@@ -27,7 +27,6 @@ const log = getLogger('evals');
 export const evals = defineService({
   name: 'evals',
   config: evalsConfig,
-  uses: { mongo: true },
   async start({ config, bus, pub, db, nc }) {
     const relayOf = <T extends OutboxDoc>(model: Model<T>) => outboxRelay(model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
     const runRelay = relayOf(evaluationRunModel(db));

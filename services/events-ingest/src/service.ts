@@ -14,7 +14,6 @@ const log = getLogger('events-ingest');
 export const eventsIngest = defineService({
   name: 'events-ingest',
   config: eventsIngestConfig,
-  uses: { mongo: true },
   async start({ config, bus, pub, db, nc }) {
     const events = runEventRepo(db, { publisher: pub, instance: instanceId, eventsOf: runEventEvents });
     // Rows written by versions that cleared an outbox flag per event are relayed the old way (a query that finds none

@@ -66,7 +66,6 @@ import { registerWebhookDestinationHandlers } from './webhook-destinations/webho
 export const management = defineService({
   name: 'management',
   config: managementConfig,
-  uses: { mongo: true, redis: true, sealing: true },
   async start({ config, bus, pub, db, redis, nc, box }) {
     const relays = {
       apiKeys: outboxRelay(apiKeyModel(db), pub),

@@ -22,7 +22,6 @@ function secret(explicit: string | undefined, seed: string | undefined, purpose:
 export const runAuth = defineService({
   name: 'run-auth',
   config: runAuthConfig,
-  uses: { redis: true },
   async start({ bus, config, redis, nc }) {
     const apps = appDirectory(bus, config.AUTH_CACHE_TTL_MS);
     // Every replica drops a changed app at once (core NATS, no queue group). A callback, like the request handlers:

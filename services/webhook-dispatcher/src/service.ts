@@ -28,7 +28,6 @@ const log = getLogger('webhook-dispatcher');
 export const webhookDispatcher = defineService({
   name: 'webhook-dispatcher',
   config: webhookDispatcherConfig,
-  uses: { mongo: true, sealing: true },
   async start({ config, bus, nc, pub, db, box }) {
     // Subjects and durable names take no dots or wildcards.
     const partition = config.WEBHOOK_PARTITION.replace(/[^A-Za-z0-9_-]/g, '_');

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ServiceName } from '../operation';
+import { BACKEND_SERVICES, camelName, type BackendServiceName, type ServiceName } from '../services';
 import { AuthenticateRunReply, AuthenticateRunRequest } from '../run/auth';
 import { ResolveManageCredential, ResolveManageCredentialReply, VerifyPlaygroundTokenReply, VerifyPlaygroundTokenRequest } from '../manage/auth';
 import { VerifyApiKeyReply, VerifyApiKeyRequest } from '../manage/api-keys';
@@ -295,9 +295,9 @@ export const completeLinkSession = internalCall({
 
 // ---------------------------------------------------------------- health (every service)
 
-const health = (owner: Exclude<ServiceName, 'gateway'>, name: string) =>
+const health = (owner: BackendServiceName) =>
   internalCall({
-    name,
+    name: `${camelName(owner)}Health`,
     subject: healthSubject(owner),
     owner,
     callers: ['gateway'],
@@ -307,16 +307,8 @@ const health = (owner: Exclude<ServiceName, 'gateway'>, name: string) =>
     repeatable: true,
   });
 
-export const healthCalls = {
-  management: health('management', 'managementHealth'),
-  'run-auth': health('run-auth', 'runAuthHealth'),
-  'events-ingest': health('events-ingest', 'eventsIngestHealth'),
-  analytics: health('analytics', 'analyticsHealth'),
-  evals: health('evals', 'evalsHealth'),
-  chatapp: health('chatapp', 'chatappHealth'),
-  'credential-gateway': health('credential-gateway', 'credentialGatewayHealth'),
-  'webhook-dispatcher': health('webhook-dispatcher', 'webhookDispatcherHealth'),
-} satisfies Record<Exclude<ServiceName, 'gateway'>, InternalCallDef>;
+/** One per service behind the gateway (libs/contracts/src/services.ts): `managementHealth`, `runAuthHealth`, … */
+export const healthCalls = Object.fromEntries(BACKEND_SERVICES.map((s) => [s, health(s)])) as Record<BackendServiceName, ReturnType<typeof health>>;
 
 /** The health call a service serves (the gateway serves none). */
 export function healthCallOf(service: ServiceName): InternalCallDef<typeof HealthRequest, typeof ServiceHealth> {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { EVENT_SUBJECT_PREFIX, EventEnvelope } from '../event';
-import type { ServiceName } from '../operation';
+import type { ServiceName } from '../services';
 import { CredentialRevoked } from '../manage/auth';
 import { DestinationsChanged } from '../manage/webhook-destinations';
 import { SigningKeysChanged } from '../credential-gateway/token-exchange';

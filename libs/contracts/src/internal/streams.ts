@@ -1,6 +1,6 @@
 import { EVENT_SUBJECT_PREFIX, type EventDef, PLATFORM_EVENTS_STREAM, publishersOf, subjectToken } from '../event';
 import { allEvents, webhookEvents } from '../events';
-import type { ServiceName } from '../operation';
+import type { ServiceName } from '../services';
 import { PROJECT_ERASURE_SERVICES } from '../manage/erasures';
 
 /** A JetStream stream: its subjects and the services that publish to it. */

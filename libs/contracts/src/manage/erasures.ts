@@ -1,27 +1,19 @@
 import { z } from 'zod';
-import { operation, type ServiceName } from '../operation';
+import { operation } from '../operation';
+import { erasingServices } from '../services';
 import { ProjectPath, Rid, dataReply } from '../common';
 
 /**
  * The services that hold conversation data: each erases its part of a conversation (the gateway: the stored answers
- * of Idempotency-Key requests that named the conversation).
+ * of Idempotency-Key requests that named the conversation). From `erases` in libs/contracts/src/services.ts.
  */
-export const CONVERSATION_ERASURE_SERVICES = ['management', 'events-ingest', 'analytics', 'evals', 'gateway'] as const satisfies readonly ServiceName[];
+export const CONVERSATION_ERASURE_SERVICES = erasingServices('conversation');
 
 /**
  * The services that hold project data: each erases every document (and Redis key) of the project it stores; the
  * gateway erases the stored answers of the project's Idempotency-Key requests.
  */
-export const PROJECT_ERASURE_SERVICES = [
-  'management',
-  'events-ingest',
-  'analytics',
-  'evals',
-  'webhook-dispatcher',
-  'chatapp',
-  'credential-gateway',
-  'gateway',
-] as const satisfies readonly ServiceName[];
+export const PROJECT_ERASURE_SERVICES = erasingServices('project');
 
 export const ErasureService = z.enum(PROJECT_ERASURE_SERVICES);
 export type ErasureService = z.infer<typeof ErasureService>;
