@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { BackendServiceName } from '@platform/contracts';
@@ -86,14 +86,23 @@ function legacySeal(key: string, plaintext: string): string {
 }
 
 /** `pnpm secrets:reencrypt`, as an operator runs it against the stack's databases. */
-function reencrypt(keys: string, ...args: string[]) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts', 'secrets-reencrypt.ts'), ...args], {
-    cwd: repoRoot,
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: { PATH: process.env.PATH, MONGO_URL: stack!.env.MONGO_URL, MONGO_DB_PREFIX: dbPrefix, ENCRYPTION_KEYS: keys },
+/**
+ * Runs `pnpm secrets:reencrypt` as a child process without blocking this process (a blocked event loop let the
+ * gateway close an idle keep-alive connection that the next request was then sent on).
+ */
+function reencrypt(keys: string, ...args: string[]): Promise<{ status: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts', 'secrets-reencrypt.ts'), ...args], {
+      cwd: repoRoot,
+      timeout: 120_000,
+      env: { PATH: process.env.PATH, MONGO_URL: stack!.env.MONGO_URL, MONGO_DB_PREFIX: dbPrefix, ENCRYPTION_KEYS: keys },
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, out }));
   });
-  return { status: run.status, out: `${run.stdout}${run.stderr}` };
 }
 
 type Project = { tenantId: string; projectId: string };
@@ -173,17 +182,17 @@ test('when the sealing key is rotated (A; then B,A and pnpm secrets:reencrypt; t
   const d3 = await createDestination(s.admin, p, { url: receiver.url, eventTypes: ['event.created'] });
   sealed.destinations.push(d3);
   // What is not under B yet: two destination secrets (one of the format before), the store entry, the bot token, the signing key.
-  const check = reencrypt(`${KEY_B},${KEY_A}`, '--check');
+  const check = await reencrypt(`${KEY_B},${KEY_A}`, '--check');
   expect(check.status).toBe(1);
   expect(check.out).toContain('management webhookDestinations: 3 sealed values, 2 not under the newest key, 0 do not open');
-  const run = reencrypt(`${KEY_B},${KEY_A}`);
+  const run = await reencrypt(`${KEY_B},${KEY_A}`);
   expect(run).toEqual({ status: 0, out: expect.stringContaining('Every sealed value is under the newest key') });
   expect(run.out).toContain('management webhookDestinations: 3 sealed values, 2 sealed again under the newest key, 0 do not open, 0 changed meanwhile');
   expect(run.out).toContain('management credentialStoreEntries: 1 sealed values, 1 sealed again under the newest key');
   expect(run.out).toContain('chatapp chatWorkspaces: 1 sealed values, 1 sealed again under the newest key');
   expect(run.out).toContain('credential-gateway signingKeys: 1 sealed values, 1 sealed again under the newest key');
   // Idempotent: nothing left to do.
-  const again = reencrypt(`${KEY_B},${KEY_A}`);
+  const again = await reencrypt(`${KEY_B},${KEY_A}`);
   expect(again.status).toBe(0);
   expect(again.out.match(/ 0 sealed again under the newest key/g)).toHaveLength(4);
   await expectAllRead(s, sealed);
@@ -191,5 +200,5 @@ test('when the sealing key is rotated (A; then B,A and pnpm secrets:reencrypt; t
   // 3. A dropped, and values of the format before refused (none is left): everything still reads.
   s = await startWith(KEY_B, { ENCRYPTION_ACCEPT_UNBOUND: 'false' });
   await expectAllRead(s, sealed);
-  expect(reencrypt(KEY_B, '--check').status).toBe(0);
+  expect((await reencrypt(KEY_B, '--check')).status).toBe(0);
 }, 600_000);
