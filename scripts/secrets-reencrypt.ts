@@ -20,7 +20,7 @@ import { SecretBox } from '@platform/secrets';
 import { setLogLevel } from '../libs/logger/src';
 import { sealedValues as chatapp } from '../services/chatapp/src/sealed-values';
 import { sealedValues as credentialGateway } from '../services/credential-gateway/src/sealed-values';
-import { sealedValues as management } from '../services/management/src/sealed-values';
+import { sealedValues as management } from '../services/management/src/data/sealed-values';
 
 /** Each service that stores sealed values, with where it keeps them (its own database). */
 const SERVICES: Array<{ service: BackendServiceName; collections: ReadonlyArray<SealedFields<any>> }> = [
