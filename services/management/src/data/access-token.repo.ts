@@ -1,8 +1,20 @@
 import type { AccessToken } from '@platform/contracts';
 import type { Connection } from '@platform/mongo';
-import { accessTokenModel, type AccessTokenDoc } from './access-token.model';
+import { accessTokenModel } from './access-token.model';
 
-export function toAccessToken(d: AccessTokenDoc): AccessToken {
+/** A tenant access token as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredAccessToken {
+  _id: string;
+  tenantId: string;
+  name: string;
+  userId: string;
+  tokenHash: string;
+  expiresAt?: Date | null;
+  createdAt: Date;
+  role: 'owner' | 'admin' | 'member' | 'viewer';
+}
+
+export function toAccessToken(d: StoredAccessToken): AccessToken {
   return { id: d._id, tenantId: d.tenantId, name: d.name, role: d.role, userId: d.userId, expiresAt: d.expiresAt ? d.expiresAt.toISOString() : null, createdAt: d.createdAt.toISOString() };
 }
 
@@ -12,7 +24,7 @@ export type AccessTokenRepo = ReturnType<typeof accessTokenRepo>;
 export function accessTokenRepo(db: Connection) {
   const Model = accessTokenModel(db);
   return {
-    async insert(doc: AccessTokenDoc): Promise<void> {
+    async insert(doc: StoredAccessToken): Promise<void> {
       await Model.create(doc);
     },
     async listPage(tenantId: string, page: number, limit: number) {
@@ -28,7 +40,7 @@ export function accessTokenRepo(db: Connection) {
       return r.deletedCount > 0;
     },
     /** For verification: by id, with the hash. */
-    async findForVerify(id: string): Promise<AccessTokenDoc | null> {
+    async findForVerify(id: string): Promise<StoredAccessToken | null> {
       return Model.findById(id).lean();
     },
   };

@@ -1,19 +1,40 @@
 import type { App, AppForAuth, AppPublicKey, PendingEvent, StoredPendingEvent } from '@platform/contracts';
 import { iso, scoped, type Connection } from '@platform/mongo';
 import { storedPending, type OutboxRelay } from '@platform/outbox';
-import { appEventModel, appModel, appUsageModel, type AppDoc, type StoredAppKey } from './app.model';
+import { appEventModel, appModel, appUsageModel, type StoredAppConfig, type StoredAppKey } from './app.model';
+export type { StoredAppConfig, StoredAppKey };
+export { kidField } from './app.model';
+
+/** An app as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredApp {
+  _id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  description?: string | null;
+  prompt?: string | null;
+  enabled: boolean;
+  defaultAgentId?: string | null;
+  defaultProjectId?: string | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+  type: 'web_client' | 'api' | 'support_copilot';
+  config: StoredAppConfig;
+  publicKeys: Record<string, StoredAppKey>;
+}
 
 function toKey(k: StoredAppKey): AppPublicKey {
   return { kid: k.kid, algorithm: k.algorithm, publicKey: k.publicKey, addedAt: iso(k.addedAt)! };
 }
 
-export function appKeys(d: AppDoc): AppPublicKey[] {
+export function appKeys(d: StoredApp): AppPublicKey[] {
   return Object.values(d.publicKeys ?? {})
     .map(toKey)
     .sort((a, b) => a.addedAt.localeCompare(b.addedAt) || a.kid.localeCompare(b.kid));
 }
 
-export function toApp(d: AppDoc, lastUsedAt: Date | null = null): App {
+export function toApp(d: StoredApp, lastUsedAt: Date | null = null): App {
   const config: App['config'] = { type: d.config.type };
   if (d.type === 'web_client') {
     const wc = d.config.webClient ?? { allowAnonymous: false, allowedDomains: [], audience: null };
@@ -38,7 +59,7 @@ export function toApp(d: AppDoc, lastUsedAt: Date | null = null): App {
   };
 }
 
-export function toAppForAuth(d: AppDoc): AppForAuth {
+export function toAppForAuth(d: StoredApp): AppForAuth {
   const app = toApp(d);
   return {
     id: app.id,
@@ -107,20 +128,20 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
   return {
     model: Model,
     eventModel: Events,
-    async insert(doc: AppDoc, events: PendingEvent[]): Promise<void> {
+    async insert(doc: StoredApp, events: PendingEvent[]): Promise<void> {
       await withEvents(doc._id, doc.revision, events, async () => {
         await Model.create(doc);
         return true;
       });
     },
-    async findById(scope: Scope, id: string): Promise<AppDoc | null> {
+    async findById(scope: Scope, id: string): Promise<StoredApp | null> {
       return Model.findOne({ _id: id, ...scoped(scope) }).lean();
     },
     /** For authentication: by id only. */
-    async findForAuth(id: string): Promise<AppDoc | null> {
+    async findForAuth(id: string): Promise<StoredApp | null> {
       return Model.findOne({ _id: id }).lean();
     },
-    async toApps(docs: AppDoc[]): Promise<App[]> {
+    async toApps(docs: StoredApp[]): Promise<App[]> {
       const used = await lastUsed(docs.map((d) => d._id));
       return docs.map((d) => toApp(d, used.get(d._id) ?? null));
     },
@@ -136,7 +157,7 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
       return (await Model.findOne({ tenantId }, { _id: 1 }).lean()) !== null;
     },
     /** Writes a change only if nobody changed the app since `current` was read (null: lost the race, or gone). */
-    async update(current: AppDoc, change: { set: Record<string, unknown>; unset?: Record<string, 1> }, events: PendingEvent[]): Promise<AppDoc | null> {
+    async update(current: StoredApp, change: { set: Record<string, unknown>; unset?: Record<string, 1> }, events: PendingEvent[]): Promise<StoredApp | null> {
       const revision = current.revision + 1;
       const update: Record<string, unknown> = { $set: { ...change.set, revision } };
       if (change.unset && Object.keys(change.unset).length) update.$unset = change.unset;
@@ -144,7 +165,7 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
         Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, update, { new: true }).lean().exec(),
       );
     },
-    async remove(current: AppDoc, events: PendingEvent[]): Promise<boolean> {
+    async remove(current: StoredApp, events: PendingEvent[]): Promise<boolean> {
       const done = await withEvents(current._id, -1, events, async () => ((await Model.deleteOne({ _id: current._id, revision: current.revision })).deletedCount ? true : null));
       if (done) await Usage.deleteOne({ _id: current._id }).catch(() => undefined);
       return done === true;

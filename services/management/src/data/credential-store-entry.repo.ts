@@ -1,6 +1,7 @@
 import type { ProjectScope } from '@platform/contracts';
 import { isDuplicateKey, scoped, type Connection } from '@platform/mongo';
 import { credentialEntryId as entryId, credentialStoreEntryModel, type CredentialStoreEntryDoc } from './credential-store-entry.model';
+export { credentialEntryBinding, credentialEntrySealed } from './credential-store-entry.model';
 
 export type CredentialStoreEntryRepo = ReturnType<typeof credentialStoreEntryRepo>;
 

@@ -1,8 +1,26 @@
 import type { Credential, CredentialType, ProjectScope } from '@platform/contracts';
 import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
-import { credentialModel, type CredentialDoc } from './credential.model';
+import { credentialModel } from './credential.model';
 
-export function toCredential(d: CredentialDoc): Credential {
+/** A credential as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredCredential {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  type: string;
+  credentialStoreId: string;
+  createdBy?: string | null;
+  toolId?: string | null;
+  userId?: string | null;
+  retrievalParamsJson?: string | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toCredential(d: StoredCredential): Credential {
   return {
     id: d.id,
     name: d.name,
@@ -28,11 +46,11 @@ export function credentialRepo(db: Connection) {
     model: Model,
     /** Throws a duplicate-key error when the id is taken in the project. */
     /** Null when the id is taken. */
-    async insert(doc: Omit<CredentialDoc, '_id'>): Promise<CredentialDoc | null> {
-      const full: CredentialDoc = { _id: scopedId(doc, doc.id), ...doc };
+    async insert(doc: Omit<StoredCredential, '_id'>): Promise<StoredCredential | null> {
+      const full: StoredCredential = { _id: scopedId(doc, doc.id), ...doc };
       return (await unlessDuplicate(() => Model.create(full))) ? full : null;
     },
-    async findById(scope: ProjectScope, id: string): Promise<CredentialDoc | null> {
+    async findById(scope: ProjectScope, id: string): Promise<StoredCredential | null> {
       return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
     },
     async list(scope: ProjectScope, page: number, limit: number) {
@@ -44,7 +62,7 @@ export function credentialRepo(db: Connection) {
       return { rows, total };
     },
     /** Applies `set` only if nobody changed the credential since `current` was read (null otherwise). */
-    async update(current: CredentialDoc, set: Partial<CredentialDoc>): Promise<CredentialDoc | null> {
+    async update(current: StoredCredential, set: Partial<StoredCredential>): Promise<StoredCredential | null> {
       return Model.findOneAndUpdate(
         { _id: current._id, revision: current.revision },
         { $set: { ...set, revision: current.revision + 1 } },

@@ -1,9 +1,24 @@
 import type { Feedback, PendingEvent, ProjectScope } from '@platform/contracts';
 import { unlessDuplicate, iso, scoped, scopedId, type Connection } from '@platform/mongo';
 import { live, outboxOnCreate, outboxOnDelete, type OutboxRelay } from '@platform/outbox';
-import { feedbackModel, type FeedbackDoc } from './feedback.model';
+import { feedbackModel } from './feedback.model';
 
-export function toFeedback(d: FeedbackDoc): Feedback {
+/** One feedback as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredFeedback {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  conversationId: string;
+  messageId?: string | null;
+  agentId?: string | null;
+  details?: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  type: 'positive' | 'negative';
+}
+
+export function toFeedback(d: StoredFeedback): Feedback {
   return {
     id: d.id,
     conversationId: d.conversationId,
@@ -51,14 +66,14 @@ export function feedbackRepo(db: Connection, relay: OutboxRelay) {
     model: Model,
     /** One write: the record and its pending events. Throws a duplicate-key error when the id is taken. */
     /** Null when the id is taken. */
-    async insert(doc: Omit<FeedbackDoc, '_id'>, events: (f: Feedback) => PendingEvent[]): Promise<FeedbackDoc | null> {
-      const full: FeedbackDoc = { _id: scopedId(doc, doc.id), ...doc };
+    async insert(doc: Omit<StoredFeedback, '_id'>, events: (f: Feedback) => PendingEvent[]): Promise<StoredFeedback | null> {
+      const full: StoredFeedback = { _id: scopedId(doc, doc.id), ...doc };
       const outbox = outboxOnCreate(events(toFeedback(full)));
       if (!(await unlessDuplicate(() => Model.create({ ...full, ...outbox })))) return null;
       relay.flush({ _id: full._id, outboxSeq: outbox.outboxSeq, pendingEvents: outbox.pendingEvents });
       return full;
     },
-    async findById(scope: ProjectScope, id: string): Promise<FeedbackDoc | null> {
+    async findById(scope: ProjectScope, id: string): Promise<StoredFeedback | null> {
       return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean();
     },
     async list(scope: ProjectScope, filter: FeedbackFilter, page: number, limit: number) {
@@ -80,7 +95,7 @@ export function feedbackRepo(db: Connection, relay: OutboxRelay) {
       ]);
       return { rows, total };
     },
-    async update(scope: ProjectScope, id: string, set: Partial<FeedbackDoc>): Promise<FeedbackDoc | null> {
+    async update(scope: ProjectScope, id: string, set: Partial<StoredFeedback>): Promise<StoredFeedback | null> {
       await outboxSettled(scopedId(scope, id));
       return Model.findOneAndUpdate({ _id: scopedId(scope, id), ...scoped(scope), ...live }, { $set: set }, { new: true }).lean();
     },

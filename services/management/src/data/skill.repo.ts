@@ -1,8 +1,32 @@
 import type { ProjectScope, Skill, SkillWithFiles } from '@platform/contracts';
 import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
-import { skillModel, type SkillDoc } from './skill.model';
+import { skillModel } from './skill.model';
 
-export function toSkill(d: SkillDoc): Skill {
+/** A skill as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredSkill {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  description: string;
+  content: string;
+  metadata?: string | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+  files: StoredSkillFile[];
+}
+
+export interface StoredSkillFile {
+  id: string;
+  filePath: string;
+  content: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toSkill(d: StoredSkill): Skill {
   return {
     id: d.id,
     name: d.name,
@@ -14,7 +38,7 @@ export function toSkill(d: SkillDoc): Skill {
   };
 }
 
-export function toSkillWithFiles(d: SkillDoc): SkillWithFiles {
+export function toSkillWithFiles(d: StoredSkill): SkillWithFiles {
   return {
     ...toSkill(d),
     files: (d.files ?? []).map((f) => ({
@@ -40,15 +64,15 @@ export function skillRepo(db: Connection) {
   return {
     model: Model,
     /** Null when the id is taken. */
-    async insert(doc: Omit<SkillDoc, '_id'>): Promise<SkillDoc | null> {
-      const full: SkillDoc = { _id: scopedId(doc, doc.id), ...doc };
+    async insert(doc: Omit<StoredSkill, '_id'>): Promise<StoredSkill | null> {
+      const full: StoredSkill = { _id: scopedId(doc, doc.id), ...doc };
       return (await unlessDuplicate(() => Model.create(full))) ? full : null;
     },
-    async findById(scope: ProjectScope, id: string): Promise<SkillDoc | null> {
+    async findById(scope: ProjectScope, id: string): Promise<StoredSkill | null> {
       return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
     },
     /** Skills by id, without files (for sub-agent listings). */
-    async findMany(scope: ProjectScope, ids: string[]): Promise<SkillDoc[]> {
+    async findMany(scope: ProjectScope, ids: string[]): Promise<StoredSkill[]> {
       if (!ids.length) return [];
       return Model.find({ _id: { $in: ids.map((id) => scopedId(scope, id)) }, ...scoped(scope) }, listFields).lean();
     },
@@ -61,10 +85,10 @@ export function skillRepo(db: Connection) {
       return { rows, total };
     },
     /** Writes the new state if the skill is still at `current.revision`; null otherwise. */
-    async update(current: SkillDoc, set: Partial<SkillDoc>): Promise<SkillDoc | null> {
+    async update(current: StoredSkill, set: Partial<StoredSkill>): Promise<StoredSkill | null> {
       return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean();
     },
-    async remove(current: SkillDoc): Promise<boolean> {
+    async remove(current: StoredSkill): Promise<boolean> {
       const r = await Model.deleteOne({ _id: current._id });
       return r.deletedCount === 1;
     },

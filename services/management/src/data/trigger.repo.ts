@@ -1,6 +1,35 @@
 import type { AgentPath, ProjectScope } from '@platform/contracts';
 import { unlessDuplicate, type Connection } from '@platform/mongo';
-import { triggerModel, type TriggerDoc } from './trigger.model';
+import { triggerModel, type StoredAuthHeader } from './trigger.model';
+export type { StoredAuthHeader };
+
+/** A trigger as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredTrigger {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  agentId: string;
+  name: string;
+  description?: string | null;
+  enabled: boolean;
+  dispatchDelayMs: number;
+  messageTemplate?: string | null;
+  inputSchemaJson?: string | null;
+  outputTransformJson?: string | null;
+  runAsUserId?: string | null;
+  runAsUserIds: string[];
+  createdBy?: string | null;
+  signingSecretCredentialReferenceId?: string | null;
+  signatureVerificationJson?: string | null;
+  deliveryIdHeader?: string | null;
+  rateLimitPerMinute?: number | null;
+  bodyLimitBytes?: number | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+  authentication: { headers: StoredAuthHeader[] } | null;
+}
 
 const triggerId = (scope: AgentPath, id: string) => `${scope.tenantId}:${scope.projectId}:${scope.agentId}:${id}`;
 const scopedToAgent = (scope: AgentPath) => ({ tenantId: scope.tenantId, projectId: scope.projectId, agentId: scope.agentId });
@@ -13,11 +42,11 @@ export function triggerRepo(db: Connection) {
     model: Model,
     /** Throws a duplicate-key error when the id is taken for the agent. */
     /** Null when the id is taken. */
-    async insert(doc: Omit<TriggerDoc, '_id'>): Promise<TriggerDoc | null> {
-      const full: TriggerDoc = { _id: triggerId(doc, doc.id), ...doc };
+    async insert(doc: Omit<StoredTrigger, '_id'>): Promise<StoredTrigger | null> {
+      const full: StoredTrigger = { _id: triggerId(doc, doc.id), ...doc };
       return (await unlessDuplicate(() => Model.create(full))) ? full : null;
     },
-    async findById(scope: AgentPath, id: string): Promise<TriggerDoc | null> {
+    async findById(scope: AgentPath, id: string): Promise<StoredTrigger | null> {
       return Model.findOne({ _id: triggerId(scope, id), ...scopedToAgent(scope) }).lean();
     },
     async list(scope: AgentPath, page: number, limit: number) {
@@ -38,7 +67,7 @@ export function triggerRepo(db: Connection) {
         .lean<Array<{ agentId: string; id: string }>>();
     },
     /** Applies `set` only if nobody changed the trigger since `current` was read (null otherwise). */
-    async update(current: TriggerDoc, set: Partial<TriggerDoc>): Promise<TriggerDoc | null> {
+    async update(current: StoredTrigger, set: Partial<StoredTrigger>): Promise<StoredTrigger | null> {
       return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean();
     },
     /** Deletes every trigger of an agent (the agent was deleted). */

@@ -1,9 +1,33 @@
 import type { DispatchDestination, PendingEvent, ProjectScope, WebhookDestination } from '@platform/contracts';
 import { unlessDuplicate, iso, loadedJson, scoped, scopedId, storedJson, type Connection } from '@platform/mongo';
 import { live, outboxOnCreate, outboxOnDelete, outboxOnUpdate, type OutboxRelay } from '@platform/outbox';
-import { webhookDestinationModel, type WebhookDestinationDoc } from './webhook-destination.model';
+import { webhookDestinationModel } from './webhook-destination.model';
 
-export function toWebhookDestination(d: WebhookDestinationDoc): WebhookDestination {
+/** A webhook destination as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredWebhookDestination {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  description?: string | null;
+  enabled: boolean;
+  eventTypes: string[];
+  agentIds: string[];
+  evaluatorIds: string[];
+  url?: string | null;
+  chatappChannelId?: string | null;
+  disabledReason?: string | null;
+  secret?: string | null;
+  previousSecret?: string | null;
+  previousSecretExpiresAt?: Date | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+  headers: string | Record<string, string>;
+}
+
+export function toWebhookDestination(d: StoredWebhookDestination): WebhookDestination {
   return {
     id: d.id,
     name: d.name,
@@ -22,7 +46,7 @@ export function toWebhookDestination(d: WebhookDestinationDoc): WebhookDestinati
 }
 
 /** The dispatcher's view: the public record plus the sealed secrets (they stay sealed on the bus). */
-export function toDispatchDestination(d: WebhookDestinationDoc): DispatchDestination {
+export function toDispatchDestination(d: StoredWebhookDestination): DispatchDestination {
   return {
     ...toWebhookDestination(d),
     tenantId: d.tenantId,
@@ -42,15 +66,15 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
   return {
     model: Model,
     /** Null when the id is taken. */
-    async insert(doc: Omit<WebhookDestinationDoc, '_id'>, events: (d: WebhookDestinationDoc) => PendingEvent[]): Promise<WebhookDestinationDoc | null> {
-      const full: WebhookDestinationDoc = { _id: scopedId(doc, doc.id), ...doc };
+    async insert(doc: Omit<StoredWebhookDestination, '_id'>, events: (d: StoredWebhookDestination) => PendingEvent[]): Promise<StoredWebhookDestination | null> {
+      const full: StoredWebhookDestination = { _id: scopedId(doc, doc.id), ...doc };
       const outbox = outboxOnCreate(events(full));
       // Header names may start with `$` or hold a `.`: such a map is stored as JSON text.
       if (!(await unlessDuplicate(() => Model.create({ ...full, headers: storedJson(full.headers), ...outbox })))) return null;
       relay.flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
       return full;
     },
-    async findById(scope: ProjectScope, id: string): Promise<WebhookDestinationDoc | null> {
+    async findById(scope: ProjectScope, id: string): Promise<StoredWebhookDestination | null> {
       return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean();
     },
     async list(scope: ProjectScope, filter: { agentId?: string }, page: number, limit: number) {
@@ -62,10 +86,10 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
       return { rows, total };
     },
     /** Every destination of a project (for the dispatcher). */
-    async allOfProject(scope: ProjectScope): Promise<WebhookDestinationDoc[]> {
+    async allOfProject(scope: ProjectScope): Promise<StoredWebhookDestination[]> {
       return Model.find({ ...scoped(scope), ...live }, hidden).limit(1000).lean();
     },
-    async update(scope: ProjectScope, id: string, set: Partial<WebhookDestinationDoc>, events: (d: WebhookDestinationDoc) => PendingEvent[], current: WebhookDestinationDoc) {
+    async update(scope: ProjectScope, id: string, set: Partial<StoredWebhookDestination>, events: (d: StoredWebhookDestination) => PendingEvent[], current: StoredWebhookDestination) {
       const next = { ...current, ...set, revision: current.revision + 1 };
       const ops = outboxOnUpdate(events(next));
       const d = await relay.exclusive([current._id], () =>
@@ -80,7 +104,7 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
       if (d) relay.flush(d);
       return d;
     },
-    async remove(scope: ProjectScope, id: string, events: (d: WebhookDestinationDoc) => PendingEvent[]): Promise<boolean> {
+    async remove(scope: ProjectScope, id: string, events: (d: StoredWebhookDestination) => PendingEvent[]): Promise<boolean> {
       const current = await this.findById(scope, id);
       if (!current) return false;
       const ops = outboxOnDelete(events(current));

@@ -3,8 +3,7 @@ import type { z } from 'zod';
 import type { AccessTokenCreate, Principal, RequestMeta, SessionInfo } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { keyedHash, randomId, randomSecret, safeEqual, sessionId } from '@platform/secrets';
-import type { AccessTokenDoc } from '../data/access-token.model';
-import { toAccessToken, type AccessTokenRepo } from '../data/access-token.repo';
+import { type StoredAccessToken, toAccessToken, type AccessTokenRepo } from '../data/access-token.repo';
 import { ADMIN_SESSIONS, type SessionStore, type StoredSession } from '../data/session.store';
 
 export interface AccessDeps {
@@ -23,7 +22,7 @@ const TOKEN_PATTERN = /^mt_([0-9A-Za-z]{12})\.([A-Za-z0-9_-]{43})$/;
 export async function issueAccessToken(deps: AccessDeps, tenantId: string, input: z.infer<typeof AccessTokenCreate>) {
   const id = randomId(12);
   const token = `mt_${id}.${randomSecret(32)}`;
-  const doc: AccessTokenDoc = {
+  const doc: StoredAccessToken = {
     _id: id,
     tenantId,
     name: input.name,

@@ -17,8 +17,7 @@ import {
 } from '@platform/contracts';
 import { AppError, type FieldError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import type { AgentRepo } from '../data/agent.repo';
-import type { AgentDoc } from '../data/agent.model';
+import type { AgentRepo, StoredAgent } from '../data/agent.repo';
 import type { SkillRepo } from '../data/skill.repo';
 import type { WithLock } from '../data/entity-lock.store';
 
@@ -58,7 +57,7 @@ export const has = (map: Record<string, unknown> | null | undefined, key: string
 
 export const agentNotFound = (agentId: string) => new AppError('not_found', `Agent "${agentId}" not found`);
 
-export function readBody(doc: AgentDoc): AgentBody {
+export function readBody(doc: StoredAgent): AgentBody {
   return JSON.parse(doc.body) as AgentBody;
 }
 
@@ -67,7 +66,7 @@ export function skillIdsOf(relations: Relations): string[] {
 }
 
 /** The definition as users see it: the stored one with each sub-agent's attachment arrays filled from the relations. */
-export function renderAgent(doc: AgentDoc, body: AgentBody = readBody(doc)): FullAgent {
+export function renderAgent(doc: StoredAgent, body: AgentBody = readBody(doc)): FullAgent {
   const { definition, relations } = body;
   const createdAt = new Date(doc.createdAt).toISOString();
   const updatedAt = new Date(doc.updatedAt).toISOString();
@@ -105,7 +104,7 @@ export function renderAgent(doc: AgentDoc, body: AgentBody = readBody(doc)): Ful
   return { ...definition, subAgents, createdAt, updatedAt };
 }
 
-export function agentSummary(doc: Pick<AgentDoc, 'id' | 'name'>, definition: FullAgent) {
+export function agentSummary(doc: Pick<StoredAgent, 'id' | 'name'>, definition: FullAgent) {
   return { id: doc.id, name: doc.name, subAgentIds: Object.keys(definition.subAgents) };
 }
 
@@ -337,7 +336,7 @@ export interface AgentCascadeDeps {
   revokeKeys(scope: AgentPath): Promise<void>;
 }
 
-async function removeWhatNamedTheAgent(deps: AgentDeps & AgentCascadeDeps, tombstone: AgentDoc): Promise<void> {
+async function removeWhatNamedTheAgent(deps: AgentDeps & AgentCascadeDeps, tombstone: StoredAgent): Promise<void> {
   const agent = { tenantId: tombstone.tenantId, projectId: tombstone.projectId, agentId: tombstone.id };
   await Promise.all([deps.removeTriggers(agent), deps.revokeKeys(agent)]);
   await deps.agents.cascadeDone(tombstone);
@@ -358,11 +357,11 @@ export async function finishAgentDeletions(deps: AgentDeps & AgentCascadeDeps): 
 }
 
 /** The strong entity tag of an agent version: its revision, which every change of the agent moves on. */
-export function etagOf(doc: Pick<AgentDoc, 'revision'>): string {
+export function etagOf(doc: Pick<StoredAgent, 'revision'>): string {
   return `"${doc.revision}"`;
 }
 
-function versioned(doc: AgentDoc): VersionedAgent {
+function versioned(doc: StoredAgent): VersionedAgent {
   return { agent: renderAgent(doc), etag: etagOf(doc) };
 }
 
@@ -375,7 +374,7 @@ const staleVersion = (agentId: string) =>
  * RFC 9110 §13.1.1: `*` matches any current version; otherwise one of the listed entity tags must equal the current
  * one by strong comparison (a weak tag `W/"…"` never matches).
  */
-function assertIfMatch(ifMatch: string | undefined, current: AgentDoc): void {
+function assertIfMatch(ifMatch: string | undefined, current: StoredAgent): void {
   if (!hasPrecondition(ifMatch)) return;
   const tags = ifMatch!.split(',').map((t) => t.trim());
   if (!tags.includes(etagOf(current))) throw staleVersion(current.id);

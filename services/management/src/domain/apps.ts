@@ -15,8 +15,7 @@ import {
 } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import { appKeys, toApp, toAppForAuth, type AppRepo } from '../data/app.repo';
-import { kidField, type AppDoc, type StoredAppConfig, type StoredAppKey } from '../data/app.model';
+import { appKeys, toApp, toAppForAuth, type AppRepo, kidField, type StoredApp, type StoredAppConfig, type StoredAppKey } from '../data/app.repo';
 import { normalizePublicKey } from './app-keys';
 
 export interface AppDeps {
@@ -54,7 +53,7 @@ export async function addApp(deps: AppDeps, scope: ProjectScope, input: AppCreat
     config.webClient = { allowAnonymous: wc.allowAnonymous ?? false, allowedDomains: wc.allowedDomains, audience: wc.audience ?? null };
   }
   if (input.type === 'support_copilot') config.supportCopilot = { audience: input.config.supportCopilot?.audience ?? null };
-  const doc: AppDoc = {
+  const doc: StoredApp = {
     _id: `app_${randomId(16)}`,
     ...scope,
     name: input.name,
@@ -76,7 +75,7 @@ export async function addApp(deps: AppDeps, scope: ProjectScope, input: AppCreat
   return app;
 }
 
-async function current(deps: AppDeps, scope: ProjectScope, appId: string): Promise<AppDoc> {
+async function current(deps: AppDeps, scope: ProjectScope, appId: string): Promise<StoredApp> {
   const doc = await deps.apps.findById(scope, appId);
   if (!doc) throw notFound();
   return doc;
@@ -92,14 +91,14 @@ async function mutate(
   deps: AppDeps,
   scope: ProjectScope,
   appId: string,
-  change: (doc: AppDoc) => { set: Record<string, unknown>; unset?: Record<string, 1> },
-): Promise<AppDoc> {
+  change: (doc: StoredApp) => { set: Record<string, unknown>; unset?: Record<string, 1> },
+): Promise<StoredApp> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const doc = await current(deps, scope, appId);
     const c = change(doc);
     const set = { ...c.set, updatedAt: new Date() };
     const plain = Object.fromEntries(Object.entries(set).filter(([k]) => !k.includes('.')));
-    const next: AppDoc = { ...doc, ...(plain as Partial<AppDoc>), publicKeys: { ...doc.publicKeys } };
+    const next: StoredApp = { ...doc, ...(plain as Partial<StoredApp>), publicKeys: { ...doc.publicKeys } };
     for (const [path, value] of Object.entries(set)) if (path.startsWith('publicKeys.')) next.publicKeys[path.slice(11)] = value as unknown as StoredAppKey;
     for (const path of Object.keys(c.unset ?? {})) if (path.startsWith('publicKeys.')) delete next.publicKeys[path.slice(11)];
     const saved = await deps.apps.update(doc, { set, unset: c.unset }, [pendingEvent(appUpdated, randomId(24), scope, { app: toApp(next) })]);

@@ -2,8 +2,7 @@ import type { CredentialStore, CredentialStoreEntry, CredentialStoreEntryCreate,
 import { AppError } from '@platform/problems';
 import type { SecretBox } from '@platform/secrets';
 import { iso } from '@platform/contracts';
-import type { CredentialStoreEntryRepo } from '../data/credential-store-entry.repo';
-import { credentialEntryBinding } from '../data/credential-store-entry.model';
+import { type CredentialStoreEntryRepo, credentialEntryBinding } from '../data/credential-store-entry.repo';
 
 export interface CredentialStoreDeps {
   entries: CredentialStoreEntryRepo;

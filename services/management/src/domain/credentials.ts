@@ -1,9 +1,7 @@
 import type { Credential, CredentialCreate, CredentialUpdate, Principal, ProjectScope } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { unprocessable } from './unprocessable';
-import type { CredentialRepo } from '../data/credential.repo';
-import { toCredential } from '../data/credential.repo';
-import type { CredentialDoc } from '../data/credential.model';
+import { type CredentialRepo, toCredential, type StoredCredential } from '../data/credential.repo';
 import type { TriggerRepo } from '../data/trigger.repo';
 import { canonicalJson } from './canonical-json';
 import { dropStoreEntry, storeTypeOf, type CredentialStoreDeps } from './credential-stores';
@@ -26,7 +24,7 @@ function assertStoreMatchesType(storeId: string, type: string): void {
 export const principalUserId = (p: Principal): string | null => (p.kind === 'user' ? p.userId : null);
 
 /** What identifies a credential's content (for the identical-retry check). */
-function content(d: Pick<CredentialDoc, 'name' | 'type' | 'credentialStoreId' | 'createdBy' | 'toolId' | 'userId' | 'retrievalParamsJson'>): string {
+function content(d: Pick<StoredCredential, 'name' | 'type' | 'credentialStoreId' | 'createdBy' | 'toolId' | 'userId' | 'retrievalParamsJson'>): string {
   return canonicalJson({
     name: d.name,
     type: d.type,
@@ -45,7 +43,7 @@ function content(d: Pick<CredentialDoc, 'name' | 'type' | 'credentialStoreId' | 
 export async function addCredential(deps: CredentialDeps, scope: ProjectScope, input: CredentialCreate, principal: Principal): Promise<{ created: boolean; credential: Credential }> {
   assertStoreMatchesType(input.credentialStoreId, input.type);
   const now = new Date();
-  const doc: Omit<CredentialDoc, '_id'> = {
+  const doc: Omit<StoredCredential, '_id'> = {
     id: input.id,
     ...scope,
     name: input.name,
@@ -82,7 +80,7 @@ export async function changeCredential(deps: CredentialDeps, scope: ProjectScope
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.credentials.findById(scope, id);
     if (!current) throw notFound();
-    const set: Partial<CredentialDoc> = { updatedAt: new Date() };
+    const set: Partial<StoredCredential> = { updatedAt: new Date() };
     if (input.name !== undefined) set.name = input.name;
     if (input.type !== undefined) set.type = input.type;
     if (input.credentialStoreId !== undefined) set.credentialStoreId = input.credentialStoreId;

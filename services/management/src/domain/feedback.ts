@@ -9,9 +9,7 @@ import {
 } from '@platform/contracts';
 import { AppError, zodFieldErrors, type FieldError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import type { FeedbackRepo } from '../data/feedback.repo';
-import { toFeedback } from '../data/feedback.repo';
-import type { FeedbackDoc } from '../data/feedback.model';
+import { type FeedbackRepo, toFeedback, type StoredFeedback } from '../data/feedback.repo';
 
 export interface FeedbackDeps {
   feedback: FeedbackRepo;
@@ -24,7 +22,7 @@ const idTaken = (id: string) => `a feedback with id "${id}" already exists in th
 /** Stores one feedback item; null when its id is taken. */
 async function store(deps: FeedbackDeps, scope: ProjectScope, input: FeedbackCreate): Promise<Feedback | null> {
   const now = new Date();
-  const doc: Omit<FeedbackDoc, '_id'> = {
+  const doc: Omit<StoredFeedback, '_id'> = {
     id: input.id ?? randomId(16),
     ...scope,
     conversationId: input.conversationId,
@@ -125,7 +123,7 @@ export async function listFeedbackPage(deps: FeedbackDeps, scope: ProjectScope, 
 
 export async function changeFeedback(deps: FeedbackDeps, scope: ProjectScope, id: string, input: FeedbackUpdate): Promise<Feedback> {
   if (input.type === undefined && input.details === undefined) return findFeedback(deps, scope, id);
-  const set: Partial<FeedbackDoc> = { updatedAt: new Date() };
+  const set: Partial<StoredFeedback> = { updatedAt: new Date() };
   if (input.type !== undefined) set.type = input.type;
   if (input.details !== undefined) set.details = input.details;
   const updated = await deps.feedback.update(scope, id, set);

@@ -8,8 +8,7 @@ import {
 } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import type { SkillDoc, SkillFileDoc } from '../data/skill.model';
-import { toSkill, toSkillWithFiles } from '../data/skill.repo';
+import { type StoredSkill, type StoredSkillFile, toSkill, toSkillWithFiles } from '../data/skill.repo';
 import { skillLockKey, type AgentDeps } from './agents';
 
 export type SkillDeps = AgentDeps;
@@ -72,7 +71,7 @@ export async function addSkill(deps: SkillDeps, scope: ProjectScope, input: Skil
   const manifest = manifestOf(input.files);
   if (!manifest) throw invalidManifest('/files', `must contain a ${SKILL_MANIFEST} file at the root`);
   const now = new Date();
-  const doc: Omit<SkillDoc, '_id'> = {
+  const doc: Omit<StoredSkill, '_id'> = {
     id: manifest.name,
     ...scope,
     name: manifest.name,
@@ -110,7 +109,7 @@ async function writeSkillChange(deps: SkillDeps, scope: ProjectScope, id: string
     const current = await deps.skills.findById(scope, id);
     if (!current) throw notFound(id);
     const now = new Date();
-    const files = new Map<string, SkillFileDoc>(current.files.map((f) => [f.filePath, f]));
+    const files = new Map<string, StoredSkillFile>(current.files.map((f) => [f.filePath, f]));
     (input.removeFilePaths ?? []).forEach((p, i) => {
       if (!files.delete(p)) {
         throw new AppError('unprocessable_entity', `The skill has no file "${p}"`, { errors: [{ pointer: `/removeFilePaths/${i}`, detail: `the skill has no file "${p}"` }] });
@@ -123,7 +122,7 @@ async function writeSkillChange(deps: SkillDeps, scope: ProjectScope, id: string
     if (files.size > MAX_SKILL_FILES) {
       throw new AppError('unprocessable_entity', `A skill holds at most ${MAX_SKILL_FILES} files`, { errors: [{ pointer: '/files', detail: `a skill holds at most ${MAX_SKILL_FILES} files` }] });
     }
-    const set: Partial<SkillDoc> = { files: [...files.values()], updatedAt: now };
+    const set: Partial<StoredSkill> = { files: [...files.values()], updatedAt: now };
     const manifest = manifestOf(input.files ?? []);
     if (manifest) {
       if (manifest.name !== current.id) {

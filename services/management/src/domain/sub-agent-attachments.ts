@@ -11,7 +11,7 @@ import {
 } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import type { AgentDoc } from '../data/agent.model';
+import type { StoredAgent } from '../data/agent.repo';
 import { toSkill } from '../data/skill.repo';
 import { agentNotFound, agentSummary, has, skillLockKey, readBody, skillIdsOf, type AgentBody, type AgentDeps, type ComponentLink, type Relations } from './agents';
 
@@ -27,7 +27,7 @@ interface Change {
 const subAgentNotFound = (subAgentId: string, agentId: string) => new AppError('not_found', `Sub-agent "${subAgentId}" not found in agent "${agentId}"`);
 const conflict = (detail: string) => new AppError('conflict', detail);
 
-async function load(deps: AgentDeps, scope: AgentPath): Promise<{ doc: AgentDoc; body: AgentBody }> {
+async function load(deps: AgentDeps, scope: AgentPath): Promise<{ doc: StoredAgent; body: AgentBody }> {
   const doc = await deps.agents.findById(scope, scope.agentId);
   if (!doc) throw agentNotFound(scope.agentId);
   return { doc, body: readBody(doc) };

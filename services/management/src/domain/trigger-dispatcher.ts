@@ -1,16 +1,15 @@
 import { pendingEvent, triggerInvoked, type PendingEvent } from '@platform/contracts';
 import type { Publisher } from '@platform/bus';
 import { getLogger } from '@platform/logger';
-import type { StoredDispatch, TriggerInvocationDoc } from '../data/trigger-invocation.model';
-import type { TriggerInvocationRepo } from '../data/trigger-invocation.repo';
+import type { StoredDispatch, StoredTriggerInvocation, TriggerInvocationRepo } from '../data/trigger-invocation.repo';
 
 const log = getLogger('management.trigger-dispatcher');
 
-export const dispatchesOf = (doc: Pick<TriggerInvocationDoc, 'dispatches'>): StoredDispatch[] =>
+export const dispatchesOf = (doc: Pick<StoredTriggerInvocation, 'dispatches'>): StoredDispatch[] =>
   Object.values(doc.dispatches ?? {}).sort((a, b) => a.index - b.index);
 
 /** The `trigger.invoked` event of one request, rebuilt from the stored invocation (the same bytes on every publish). */
-export function invokedEvent(doc: TriggerInvocationDoc, d: StoredDispatch): PendingEvent {
+export function invokedEvent(doc: StoredTriggerInvocation, d: StoredDispatch): PendingEvent {
   const scope = { tenantId: doc.tenantId, projectId: doc.projectId };
   const data = {
     ...scope,
@@ -42,7 +41,7 @@ export function triggerDispatcher(repo: TriggerInvocationRepo, pub: Publisher, o
   const inFlight = new Set<string>();
   let stopped = false;
 
-  const publishDue = async (doc: TriggerInvocationDoc, now = Date.now()): Promise<void> => {
+  const publishDue = async (doc: StoredTriggerInvocation, now = Date.now()): Promise<void> => {
     const all = dispatchesOf(doc);
     for (const d of all) {
       const slot = `${doc._id}#${d.index}`;
@@ -80,7 +79,7 @@ export function triggerDispatcher(repo: TriggerInvocationRepo, pub: Publisher, o
 
   return {
     /** Sets timers for the requests of a just-stored invocation that fall due before the next few sweeps. */
-    schedule(doc: TriggerInvocationDoc): void {
+    schedule(doc: StoredTriggerInvocation): void {
       for (const d of dispatchesOf(doc)) {
         const wait = Math.max(0, new Date(d.dueAt).getTime() - Date.now());
         if (stopped || wait > opts.sweepMs * 3) continue;

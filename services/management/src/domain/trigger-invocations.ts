@@ -4,12 +4,9 @@ import { randomId, SealedValueError, type SecretBox } from '@platform/secrets';
 import { getLogger } from '@platform/logger';
 import { renderTemplate, valueProblems } from './json-schema';
 import type { CredentialRepo } from '../data/credential.repo';
-import type { CredentialStoreEntryRepo } from '../data/credential-store-entry.repo';
-import { credentialEntrySealed } from '../data/credential-store-entry.model';
-import type { TriggerDoc } from '../data/trigger.model';
-import type { TriggerRepo } from '../data/trigger.repo';
-import type { StoredDispatch, TriggerInvocationDoc } from '../data/trigger-invocation.model';
-import { invocationKey, type TriggerInvocationRepo, type TriggerScope } from '../data/trigger-invocation.repo';
+import { type CredentialStoreEntryRepo, credentialEntrySealed } from '../data/credential-store-entry.repo';
+import type { StoredTrigger, TriggerRepo } from '../data/trigger.repo';
+import { type StoredDispatch, type StoredTriggerInvocation, invocationKey, type TriggerInvocationRepo, type TriggerScope } from '../data/trigger-invocation.repo';
 import type { TriggerRateStore } from '../data/trigger-rate.store';
 import { dispatchesOf, type TriggerDispatcher } from './trigger-dispatcher';
 import { checkAuthentication, checkInput, checkSignature, headerOf, transformInput, type WebhookCall } from './webhook-checks';
@@ -34,7 +31,7 @@ const parseJson = <T>(text: string | null | undefined): T | null => (text ? (JSO
 const MAX_DELIVERY_ID = 256;
 
 /** The run-as users in order (runAsUserId first), each once; one request without a user when there are none. */
-function runAsUsers(t: TriggerDoc): Array<string | null> {
+function runAsUsers(t: StoredTrigger): Array<string | null> {
   const users = [...new Set([...(t.runAsUserId ? [t.runAsUserId] : []), ...(t.runAsUserIds ?? [])])];
   return users.length ? users : [null];
 }
@@ -48,7 +45,7 @@ function plannedDispatches(id: string, users: Array<string | null>, delayMs: num
   );
 }
 
-export function toTriggerInvocation(d: TriggerInvocationDoc): TriggerInvocation {
+export function toTriggerInvocation(d: StoredTriggerInvocation): TriggerInvocation {
   const dispatches = dispatchesOf(d);
   const status = d.status === 'rejected' ? 'rejected' : dispatches.every((x) => x.state === 'dispatched') ? 'dispatched' : 'pending';
   return {
@@ -93,7 +90,7 @@ async function signingSecret(deps: TriggerInvocationDeps, scope: AgentPath, cred
 }
 
 /** Per-trigger fixed window of one minute, counted in Redis; fails open (logged) when Redis is away. */
-async function admitCall(deps: TriggerInvocationDeps, t: TriggerDoc): Promise<void> {
+async function admitCall(deps: TriggerInvocationDeps, t: StoredTrigger): Promise<void> {
   const limit = t.rateLimitPerMinute ?? deps.defaultRatePerMinute;
   let hit: { count: number; msLeft: number };
   try {
@@ -109,7 +106,7 @@ async function admitCall(deps: TriggerInvocationDeps, t: TriggerDoc): Promise<vo
 }
 
 /** The trigger's own body limit (bodyLimitBytes, else the platform maximum the gateway already applied): 413 above it. */
-function admitBody(t: TriggerDoc, call: WebhookCall): void {
+function admitBody(t: StoredTrigger, call: WebhookCall): void {
   const limit = t.bodyLimitBytes ?? TRIGGER_BODY_LIMIT_BYTES;
   if (call.rawBody.length > limit) {
     throw new AppError('payload_too_large', `This trigger accepts bodies of at most ${limit} bytes; this one has ${call.rawBody.length}`);
@@ -178,7 +175,7 @@ export async function acceptWebhookCall(deps: TriggerInvocationDeps, scope: Agen
 
   const deliveryId = deliveryIdOf(trigger, call);
   const id = randomId(16);
-  const doc: TriggerInvocationDoc = {
+  const doc: StoredTriggerInvocation = {
     _id: invocationKey(ts, deliveryId ? { deliveryId } : { id }),
     id,
     ...base,
@@ -202,13 +199,13 @@ export async function acceptWebhookCall(deps: TriggerInvocationDeps, scope: Agen
 }
 
 /** The provider's delivery id, when the trigger names its header and the call sends it. */
-function deliveryIdOf(t: TriggerDoc, call: WebhookCall): string | null {
+function deliveryIdOf(t: StoredTrigger, call: WebhookCall): string | null {
   if (!t.deliveryIdHeader) return null;
   const value = headerOf(call, t.deliveryIdHeader)?.trim();
   return value ? value.slice(0, MAX_DELIVERY_ID) : null;
 }
 
-async function existingTrigger(deps: TriggerInvocationDeps, scope: AgentPath, id: string): Promise<TriggerDoc> {
+async function existingTrigger(deps: TriggerInvocationDeps, scope: AgentPath, id: string): Promise<StoredTrigger> {
   const trigger = await deps.triggers.findById(scope, id);
   if (!trigger) throw triggerNotFound();
   return trigger;
@@ -220,7 +217,7 @@ export async function listInvocationsPage(deps: TriggerInvocationDeps, scope: Ag
   return { rows: rows.map(toTriggerInvocation), total };
 }
 
-async function storedInvocation(deps: TriggerInvocationDeps, scope: AgentPath & { id: string; invocationId: string }): Promise<TriggerInvocationDoc> {
+async function storedInvocation(deps: TriggerInvocationDeps, scope: AgentPath & { id: string; invocationId: string }): Promise<StoredTriggerInvocation> {
   const found = await deps.invocations.findById({ ...scope, triggerId: scope.id }, scope.invocationId);
   if (!found) throw new AppError('not_found', 'Trigger invocation not found');
   return found;
@@ -243,7 +240,7 @@ export async function rerunInvocation(deps: TriggerInvocationDeps, scope: AgentP
   const ts: TriggerScope = { ...scope, triggerId: trigger.id };
   const id = randomId(16);
   const receivedAt = new Date();
-  const doc: TriggerInvocationDoc = {
+  const doc: StoredTriggerInvocation = {
     _id: invocationKey(ts, { id }),
     id,
     tenantId: ts.tenantId,

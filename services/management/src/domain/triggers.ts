@@ -11,9 +11,8 @@ import { AppError, type FieldError } from '@platform/problems';
 import { unprocessable } from './unprocessable';
 import { iso } from '@platform/contracts';
 import { keyedHash, randomId } from '@platform/secrets';
-import type { TriggerRepo } from '../data/trigger.repo';
+import type { TriggerRepo, StoredAuthHeader, StoredTrigger } from '../data/trigger.repo';
 import type { CredentialRepo } from '../data/credential.repo';
-import type { StoredAuthHeader, TriggerDoc } from '../data/trigger.model';
 import { jsonSchemaProblems, undeclaredPlaceholders } from './json-schema';
 import { principalUserId } from './credentials';
 import { transformProblems } from './webhook-checks';
@@ -38,13 +37,13 @@ const agentNotFound = (agentId: string) => new AppError('not_found', `Agent "${a
 
 const parseJson = <T>(text: string | null | undefined): T | null => (text ? (JSON.parse(text) as T) : null);
 
-export function webhookUrl(baseUrl: string | undefined, d: Pick<TriggerDoc, 'tenantId' | 'projectId' | 'agentId' | 'id'>): string {
+export function webhookUrl(baseUrl: string | undefined, d: Pick<StoredTrigger, 'tenantId' | 'projectId' | 'agentId' | 'id'>): string {
   const base = (baseUrl ?? '').replace(/\/+$/, '');
   const seg = encodeURIComponent;
   return `${base}/run/tenants/${seg(d.tenantId)}/projects/${seg(d.projectId)}/agents/${seg(d.agentId)}/triggers/${seg(d.id)}`;
 }
 
-export function toTrigger(d: TriggerDoc, baseUrl: string | undefined): Trigger {
+export function toTrigger(d: StoredTrigger, baseUrl: string | undefined): Trigger {
   const users = new Set([...(d.runAsUserIds ?? []), ...(d.runAsUserId ? [d.runAsUserId] : [])]);
   return {
     id: d.id,
@@ -130,7 +129,7 @@ interface TriggerState {
   userCount: number;
 }
 
-function stateOf(d: Omit<TriggerDoc, '_id'>, signingSecretChanged: boolean): TriggerState {
+function stateOf(d: Omit<StoredTrigger, '_id'>, signingSecretChanged: boolean): TriggerState {
   return {
     inputSchema: parseJson(d.inputSchemaJson),
     outputTransform: parseJson(d.outputTransformJson),
@@ -148,7 +147,7 @@ const hashHeader = (pepper: string, h: { name: string; value: string }): StoredA
 export async function addTrigger(deps: TriggerDeps, scope: AgentPath, input: TriggerCreate, ctx: TriggerContext): Promise<{ trigger: Trigger; warning?: string }> {
   const now = new Date();
   const headers = input.authentication?.headers ?? [];
-  const doc: Omit<TriggerDoc, '_id'> = {
+  const doc: Omit<StoredTrigger, '_id'> = {
     id: input.id ?? randomId(16),
     tenantId: scope.tenantId,
     projectId: scope.projectId,
@@ -199,7 +198,7 @@ export async function listTriggersPage(deps: TriggerDeps, scope: AgentPath, page
 }
 
 /** New stored authentication from an update: fresh values are hashed, `keepExisting` keeps the stored hash. */
-function nextAuthentication(pepper: string, current: TriggerDoc, input: NonNullable<TriggerUpdate['authentication']>): TriggerDoc['authentication'] {
+function nextAuthentication(pepper: string, current: StoredTrigger, input: NonNullable<TriggerUpdate['authentication']>): StoredTrigger['authentication'] {
   const errors: FieldError[] = [];
   const stored = new Map((current.authentication?.headers ?? []).map((h) => [h.name.toLowerCase(), h]));
   const headers = input.headers.flatMap((h, i): StoredAuthHeader[] => {
@@ -220,7 +219,7 @@ export async function changeTrigger(deps: TriggerDeps, scope: AgentPath, id: str
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.triggers.findById(scope, id);
     if (!current) throw notFound();
-    const set: Partial<TriggerDoc> = { updatedAt: input.updatedAt ? new Date(input.updatedAt) : new Date() };
+    const set: Partial<StoredTrigger> = { updatedAt: input.updatedAt ? new Date(input.updatedAt) : new Date() };
     if (input.name !== undefined) set.name = input.name;
     if (input.description !== undefined) set.description = input.description;
     if (input.enabled !== undefined) set.enabled = input.enabled;

@@ -4,7 +4,7 @@ import { DEFAULT_TIMESTAMP_TOLERANCE_SECONDS, type SignatureVerification } from 
 import { AppError, type FieldError } from '@platform/problems';
 import { keyedHash, safeEqual } from '@platform/secrets';
 import { unprocessable } from './unprocessable';
-import type { StoredAuthHeader } from '../data/trigger.model';
+import type { StoredAuthHeader } from '../data/trigger.repo';
 
 /** A webhook call as the service receives it: headers as sent, the query, the parsed body and its exact bytes. */
 export interface WebhookCall {

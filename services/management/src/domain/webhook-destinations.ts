@@ -13,9 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { checkUrl } from '@platform/address-safety';
 import { AppError } from '@platform/problems';
 import { randomId, type SecretBox } from '@platform/secrets';
-import type { WebhookDestinationRepo } from '../data/webhook-destination.repo';
-import { toDispatchDestination, toWebhookDestination } from '../data/webhook-destination.repo';
-import type { WebhookDestinationDoc } from '../data/webhook-destination.model';
+import { type WebhookDestinationRepo, toDispatchDestination, toWebhookDestination, type StoredWebhookDestination } from '../data/webhook-destination.repo';
 
 export interface WebhookDestinationDeps {
   destinations: WebhookDestinationRepo;
@@ -92,7 +90,7 @@ export async function changeWebhookDestination(deps: WebhookDestinationDeps, sco
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.destinations.findById(scope, id);
     if (!current) throw notFound();
-    const set: Partial<WebhookDestinationDoc> = { updatedAt: new Date() };
+    const set: Partial<StoredWebhookDestination> = { updatedAt: new Date() };
     for (const key of ['name', 'description', 'enabled', 'eventTypes', 'agentIds', 'evaluatorIds', 'headers'] as const) {
       if (input[key] !== undefined) (set as Record<string, unknown>)[key] = input[key];
     }
@@ -127,7 +125,7 @@ export async function rotateWebhookDestinationSecret(deps: WebhookDestinationDep
     const now = new Date();
     const keepPrevious = graceSeconds > 0 && current.secret !== null;
     const previousSecretExpiresAt = keepPrevious ? new Date(now.getTime() + graceSeconds * 1000) : null;
-    const set: Partial<WebhookDestinationDoc> = {
+    const set: Partial<StoredWebhookDestination> = {
       // The previous secret stays as it was sealed: for the same destination.
       secret: deps.box.seal(secret, webhookSecretBinding({ ...scope, id })),
       previousSecret: keepPrevious ? current.secret : null,
@@ -151,7 +149,7 @@ export async function disableWebhookDestinationForDelivery(deps: WebhookDestinat
     const current = await deps.destinations.findById(scope, id);
     if (!current) return false;
     if (!current.enabled) return true;
-    const set: Partial<WebhookDestinationDoc> = { enabled: false, disabledReason: reason, updatedAt: new Date() };
+    const set: Partial<StoredWebhookDestination> = { enabled: false, disabledReason: reason, updatedAt: new Date() };
     const updated = await deps.destinations.update(scope, id, set, (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })], current);
     if (!updated) continue;
     deps.announceChanged(scope);
