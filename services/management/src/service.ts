@@ -59,9 +59,8 @@ import { webhookDestinationRepo } from './data/webhook-destination.repo';
 import { registerWebhookDestinationHandlers } from './handlers/webhook-destinations';
 
 /**
- * The one place management is put together: each feature folder (api-keys/, apps/, agents/, skills/, credentials/,
- * triggers/, feedback/, webhook-destinations/, access/) holds its handlers, domain and data; here their outbox
- * relays and repositories are built (relay first, from the model) and their handlers registered.
+ * The one place management is put together: the outbox relays (first, from the models) and the repositories of
+ * data/ are built here, handed to the use cases of domain/, and the handlers of handlers/ registered.
  */
 export const management = defineService({
   name: 'management',
