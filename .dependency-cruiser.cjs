@@ -1,16 +1,21 @@
 /**
- * Import boundaries (docs: STYLE.md §1), checked by `pnpm boundaries` inside `pnpm check`.
+ * Import boundaries (docs/contributing.md "Layout of a service", STYLE.md §1), checked by `pnpm boundaries` inside
+ * `pnpm check`.
  *
  * Tiers inside a service's src/:
- *   handlers  src/handlers/**, or *.handlers.ts in a feature folder
- *   data      src/data/**, or *.model.ts / *.repo.ts / *.store.ts in a feature folder
- *   wiring    src/main.ts, src/service.ts, a feature folder's index.ts: build repos and relays, register handlers
- *   domain    everything else
+ *   handlers  src/handlers/**
+ *   domain    src/domain/**
+ *   data      src/data/** (*.model.ts: mongoose schema and model; *.repo.ts, *.store.ts: plain objects in and out)
+ *   wiring    src/main.ts, src/service.ts (and src/wiring/**): build repos and relays, register handlers
+ * Other folders (clients/, types/, the gateway's routes/ and middleware/) follow the rules of the domain.
+ *
+ * Folders are held to it too: no folder imports one that imports it back (a folder counts with its sub-folders).
  */
 const SERVICE_SRC = '^services/[^/]+/src/';
-const DATA = `${SERVICE_SRC}(data/|[^/]+/[^/]+[.](model|repo|store)[.]ts$)`;
-const HANDLERS = `${SERVICE_SRC}(handlers/|[^/]+/[^/]+[.]handlers[.]ts$)`;
-const WIRING = `${SERVICE_SRC}(main|service|[^/]+/index)[.]ts$`;
+const DATA = `${SERVICE_SRC}data/`;
+const HANDLERS = `${SERVICE_SRC}handlers/`;
+const WIRING = `${SERVICE_SRC}((main|service)[.]ts$|wiring/)`;
+const MODEL = `${SERVICE_SRC}.*[.]model[.]ts$`;
 const DATABASE = ['^libs/mongo/', '^libs/outbox/', 'node_modules/(mongoose|mongodb)/'];
 
 module.exports = {
@@ -35,6 +40,14 @@ module.exports = {
       severity: 'error',
       from: { path: SERVICE_SRC, pathNot: [DATA, WIRING] },
       to: { path: DATABASE },
+    },
+    {
+      name: 'models-only-in-data',
+      comment:
+        'A mongoose model and its document type stay in the data tier: repositories hand out plain objects whose types they declare, so nothing above the data tier sees a document type (not even type-only).',
+      severity: 'error',
+      from: { path: SERVICE_SRC, pathNot: [DATA, WIRING] },
+      to: { path: MODEL },
     },
     {
       name: 'handlers-not-data',
@@ -71,10 +84,19 @@ module.exports = {
       from: { path: '^(libs|services)/' },
       to: { circular: true },
     },
+    {
+      name: 'no-folder-cycles',
+      comment:
+        'No folder imports a folder that imports it back (directly or around a longer cycle), type-only imports included; a folder counts with its sub-folders, so a sub-folder may use its parent.',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^(libs|services)/' },
+      to: { circular: true },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)node_modules/|\\.infra/' },
+    exclude: { path: '(^|/)(node_modules|dist)/|\\.infra/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },

@@ -18,9 +18,9 @@ import { connectMongo, reencryptCollection, type ReencryptReport, type SealedFie
 import type { BackendServiceName } from '@platform/contracts';
 import { SecretBox } from '@platform/secrets';
 import { setLogLevel } from '../libs/logger/src';
-import { sealedValues as chatapp } from '../services/chatapp/src/sealed-values';
-import { sealedValues as credentialGateway } from '../services/credential-gateway/src/sealed-values';
-import { sealedValues as management } from '../services/management/src/sealed-values';
+import { sealedValues as chatapp } from '../services/chatapp/src/data/sealed-values';
+import { sealedValues as credentialGateway } from '../services/credential-gateway/src/data/sealed-values';
+import { sealedValues as management } from '../services/management/src/data/sealed-values';
 
 /** Each service that stores sealed values, with where it keeps them (its own database). */
 const SERVICES: Array<{ service: BackendServiceName; collections: ReadonlyArray<SealedFields<any>> }> = [

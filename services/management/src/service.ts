@@ -17,51 +17,50 @@ import {
   type EventEnvelope,
 } from '@platform/contracts';
 import { managementConfig } from './config';
-import { accessTokenRepo } from './access/access-token.repo';
-import { registerAccessHandlers } from './access/access.handlers';
+import { accessTokenRepo } from './data/access-token.repo';
+import { registerAccessHandlers } from './handlers/access';
 import { startAuditLog } from '@platform/audit';
-import { registerAuditLogHandlers } from './audit/audit-log.handlers';
-import { keepEntryOfAnotherService } from './audit/audit-log';
-import { sessionStore } from './access/session.store';
-import { agentModel } from './agents/agent.model';
-import { agentRepo } from './agents/agent.repo';
-import { registerAgentHandlers } from './agents/agents.handlers';
-import { registerSubAgentAttachmentHandlers } from './agents/sub-agent-attachments.handlers';
-import { apiKeyModel } from './api-keys/api-key.model';
-import { apiKeyRepo } from './api-keys/api-key.repo';
-import { registerApiKeyHandlers } from './api-keys/api-keys.handlers';
-import { revokeKeysOfAgent } from './api-keys/api-keys';
-import { finishAgentDeletions } from './agents/agents';
-import { appEventModel } from './apps/app.model';
-import { appRepo } from './apps/app.repo';
-import { registerAppHandlers } from './apps/apps.handlers';
-import { credentialStoreEntryRepo } from './credentials/credential-store-entry.repo';
-import { credentialRepo } from './credentials/credential.repo';
-import { registerCredentialHandlers } from './credentials/credentials.handlers';
-import { erasureRepo } from './erasures/erasure.repo';
-import { recordErasurePart, type ErasureDeps } from './erasures/erasures';
-import { registerErasureHandlers } from './erasures/erasures.handlers';
-import { feedbackModel } from './feedback/feedback.model';
-import { feedbackRepo } from './feedback/feedback.repo';
-import { registerFeedbackHandlers } from './feedback/feedback.handlers';
-import { entityLock } from './shared/entity-lock.store';
-import { skillRepo } from './skills/skill.repo';
-import { registerSkillHandlers } from './skills/skills.handlers';
-import { registerSystemHandlers } from './system/system.handlers';
-import { triggerRepo } from './triggers/trigger.repo';
-import { triggerInvocationRepo } from './triggers/trigger-invocation.repo';
-import { triggerRateStore } from './triggers/trigger-rate.store';
-import { triggerDispatcher } from './triggers/trigger-dispatcher';
-import { registerTriggerInvocationHandlers } from './triggers/trigger-invocations.handlers';
-import { registerTriggerHandlers } from './triggers/triggers.handlers';
-import { webhookDestinationModel } from './webhook-destinations/webhook-destination.model';
-import { webhookDestinationRepo } from './webhook-destinations/webhook-destination.repo';
-import { registerWebhookDestinationHandlers } from './webhook-destinations/webhook-destinations.handlers';
+import { registerAuditLogHandlers } from './handlers/audit-log';
+import { keepEntryOfAnotherService } from './domain/audit-log';
+import { sessionStore } from './data/session.store';
+import { agentModel } from './data/agent.model';
+import { agentRepo } from './data/agent.repo';
+import { registerAgentHandlers } from './handlers/agents';
+import { registerSubAgentAttachmentHandlers } from './handlers/sub-agent-attachments';
+import { apiKeyModel } from './data/api-key.model';
+import { apiKeyRepo } from './data/api-key.repo';
+import { registerApiKeyHandlers } from './handlers/api-keys';
+import { revokeKeysOfAgent } from './domain/api-keys';
+import { finishAgentDeletions } from './domain/agents';
+import { appEventModel } from './data/app.model';
+import { appRepo } from './data/app.repo';
+import { registerAppHandlers } from './handlers/apps';
+import { credentialStoreEntryRepo } from './data/credential-store-entry.repo';
+import { credentialRepo } from './data/credential.repo';
+import { registerCredentialHandlers } from './handlers/credentials';
+import { erasureRepo } from './data/erasure.repo';
+import { recordErasurePart, type ErasureDeps } from './domain/erasures';
+import { registerErasureHandlers } from './handlers/erasures';
+import { feedbackModel } from './data/feedback.model';
+import { feedbackRepo } from './data/feedback.repo';
+import { registerFeedbackHandlers } from './handlers/feedback';
+import { entityLock } from './data/entity-lock.store';
+import { skillRepo } from './data/skill.repo';
+import { registerSkillHandlers } from './handlers/skills';
+import { registerSystemHandlers } from './handlers/system';
+import { triggerRepo } from './data/trigger.repo';
+import { triggerInvocationRepo } from './data/trigger-invocation.repo';
+import { triggerRateStore } from './data/trigger-rate.store';
+import { triggerDispatcher } from './domain/trigger-dispatcher';
+import { registerTriggerInvocationHandlers } from './handlers/trigger-invocations';
+import { registerTriggerHandlers } from './handlers/triggers';
+import { webhookDestinationModel } from './data/webhook-destination.model';
+import { webhookDestinationRepo } from './data/webhook-destination.repo';
+import { registerWebhookDestinationHandlers } from './handlers/webhook-destinations';
 
 /**
- * The one place management is put together: each feature folder (api-keys/, apps/, agents/, skills/, credentials/,
- * triggers/, feedback/, webhook-destinations/, access/) holds its handlers, domain and data; here their outbox
- * relays and repositories are built (relay first, from the model) and their handlers registered.
+ * The one place management is put together: the outbox relays (first, from the models) and the repositories of
+ * data/ are built here, handed to the use cases of domain/, and the handlers of handlers/ registered.
  */
 export const management = defineService({
   name: 'management',

@@ -3,8 +3,8 @@ import { connectMongo, type Connection } from '@platform/mongo';
 import { outboxRelay, type OutboxRelay } from '@platform/outbox';
 import { randomId } from '@platform/secrets';
 import { connectAs, eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
-import { agentModel } from '../src/agents/agent.model';
-import { agentRepo } from '../src/agents/agent.repo';
+import { agentModel } from '../src/data/agent.model';
+import { agentRepo } from '../src/data/agent.repo';
 
 /**
  * Agents are stored as insert-only revisions (`<agent>#<n>` is the key, so two writers of revision n+1 cannot both

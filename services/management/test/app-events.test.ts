@@ -4,8 +4,8 @@ import { connectMongo, type Connection } from '@platform/mongo';
 import { outboxRelay } from '@platform/outbox';
 import { randomId } from '@platform/secrets';
 import { connectAs, eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
-import { appRepo } from '../src/apps/app.repo';
-import { appEventModel, type AppDoc } from '../src/apps/app.model';
+import { appRepo } from '../src/data/app.repo';
+import { appEventModel, type AppDoc } from '../src/data/app.model';
 
 /**
  * Crash paths of the app outbox: events are written held before the change and released after it. A process that

@@ -1,6 +1,6 @@
 import { getLogger } from '@platform/logger';
 import { ChatApiError } from '../clients/chat-api';
-import type { WorkspaceDoc } from '../data/workspace.model';
+import type { StoredWorkspace } from '../data/workspace.repo';
 import type { ChatappDeps } from './deps';
 import { botToken } from './workspaces';
 
@@ -10,7 +10,7 @@ const log = getLogger('chatapp.channel-messages');
  * Which installed workspace posts to a channel for a tenant's project: one with a setting for that channel,
  * else one installed from that project, else the tenant's only workspace.
  */
-async function workspaceForChannel(deps: ChatappDeps, q: { tenantId: string; projectId: string; channelId: string }): Promise<WorkspaceDoc | null> {
+async function workspaceForChannel(deps: ChatappDeps, q: { tenantId: string; projectId: string; channelId: string }): Promise<StoredWorkspace | null> {
   const all = await deps.workspaces.listByTenant(q.tenantId);
   if (!all.length) return null;
   const withChannel = new Set(await deps.channels.teamsWithChannel(q.tenantId, q.channelId));

@@ -6,7 +6,7 @@ import type { ChatappDeps } from './deps';
 import { notConfigured } from './chat-errors';
 import { secondsLeft, signToken, verifyToken } from './tokens';
 import { tenantFor } from './access';
-import { workspaceBinding } from '../data/workspace.model';
+import { workspaceBinding } from '../data/workspace.repo';
 
 const log = getLogger('chatapp.install');
 

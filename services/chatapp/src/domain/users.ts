@@ -2,7 +2,7 @@ import type { ChatConnection, ChatLinkedUser, Principal } from '@platform/contra
 import { iso } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import type { UserLinkDoc } from '../data/user-link.model';
+import type { StoredUserLink } from '../data/user-link.repo';
 import type { ChatappDeps } from './deps';
 import { assertActsFor, tenantFor } from './access';
 import { chatProblem, notConfigured } from './chat-errors';
@@ -43,7 +43,7 @@ async function verifyOnce<C>(deps: ChatappDeps, kind: TokenKind, label: 'link to
   return v.claims;
 }
 
-export function toLinkedUser(l: UserLinkDoc): ChatLinkedUser {
+export function toLinkedUser(l: StoredUserLink): ChatLinkedUser {
   return {
     id: l.linkId,
     lastUsedAt: iso(l.lastUsedAt) ?? null,
@@ -56,7 +56,7 @@ export function toLinkedUser(l: UserLinkDoc): ChatLinkedUser {
   };
 }
 
-function toConnection(l: UserLinkDoc): ChatConnection {
+function toConnection(l: StoredUserLink): ChatConnection {
   return {
     appUserEmail: l.appUserEmail ?? null,
     appUserId: l.userId,

@@ -2,7 +2,7 @@ import type { AgentConfig, AgentConfigInput, ChatWorkspace, ChatWorkspaceSummary
 import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
 import { ChatApiError } from '../clients/chat-api';
-import { workspaceBinding, type WorkspaceDoc } from '../data/workspace.model';
+import { workspaceBinding, type StoredWorkspace } from '../data/workspace.repo';
 import type { ChatappDeps } from './deps';
 import { canSee } from './access';
 import { chatProblem, DEAD_TOKEN_ERRORS } from './chat-errors';
@@ -10,7 +10,7 @@ import { chatProblem, DEAD_TOKEN_ERRORS } from './chat-errors';
 const log = getLogger('chatapp.workspaces');
 
 /** The workspace, if the caller may see it (other tenants' workspaces are 404, not 403). */
-export async function loadWorkspace(deps: ChatappDeps, principal: Principal, teamId: string): Promise<WorkspaceDoc> {
+export async function loadWorkspace(deps: ChatappDeps, principal: Principal, teamId: string): Promise<StoredWorkspace> {
   const ws = await deps.workspaces.findByTeam(teamId);
   if (!ws || !canSee(principal, ws.tenantId)) throw new AppError('not_found', `Chat workspace ${teamId} is not installed`);
   return ws;
@@ -21,7 +21,7 @@ export async function loadWorkspace(deps: ChatappDeps, principal: Principal, tea
  * ENCRYPTION_KEYS, or damaged) is unusable, like a revoked token: the chat product's `invalid_auth`, so health reports
  * it and uninstall still works.
  */
-export function botToken(deps: ChatappDeps, ws: WorkspaceDoc): string {
+export function botToken(deps: ChatappDeps, ws: StoredWorkspace): string {
   try {
     return deps.box.open(ws.botTokenSealed, workspaceBinding(ws));
   } catch (err) {
@@ -34,7 +34,7 @@ export function toAgentConfig(a: { agentId: string; projectId: string; grantAcce
   return a ? { agentId: a.agentId, grantAccessToMembers: a.grantAccessToMembers, projectId: a.projectId } : null;
 }
 
-function toSummary(ws: WorkspaceDoc): ChatWorkspaceSummary {
+function toSummary(ws: StoredWorkspace): ChatWorkspaceSummary {
   return {
     connectionId: ws.connectionId,
     defaultAgentName: ws.defaultAgent?.agentName ?? null,

@@ -5,24 +5,45 @@ import {
   improvementModels,
   type BaseAgentDoc,
   type BranchDoc,
-  type DecisionDoc,
   type MergeStepDoc,
   type TurnDoc,
-  type TurnResultDoc,
 } from './improvement.model';
+
+export interface StoredDecision {
+  _id: string;
+  tenantId?: string | null;
+  projectId?: string | null;
+  branchName?: string | null;
+  resultSeq?: number | null;
+  agentIds: string[];
+  at: Date;
+  completedAt?: Date | null;
+  decision: 'rejected' | 'merged';
+}
+
+export interface StoredTurnResult {
+  _id: string;
+  branchKey: string;
+  seq: number;
+  statusMessage?: string | null;
+  assistantMessage?: string | null;
+  edits: string;
+  finishedAt: Date;
+  status: 'failed' | 'completed' | 'not_configured';
+}
 
 export const branchKey = (scope: ProjectScope, branchName: string) => scopedId(scope, branchName);
 const turnId = (key: string, seq: number) => `${key}#${String(seq).padStart(6, '0')}`;
 
 export interface Turn extends TurnDoc {
   /** null while the assistant has not answered (the turn is running). */
-  result: TurnResultDoc | null;
+  result: StoredTurnResult | null;
 }
 
 export interface BranchState {
   branch: BranchDoc;
   turns: Turn[];
-  decision: DecisionDoc | null;
+  decision: StoredDecision | null;
   steps: MergeStepDoc[];
 }
 
@@ -93,14 +114,14 @@ export function improvementRepo(db: Connection, relay: OutboxRelay) {
     /** Claims turn `seq` (false when another message took it first) and queues its work item, if any. */
     insertTurn: insertTurnWithWork,
     /** Stores the answer to turn `seq` once; false when it already has one (another worker answered it). */
-    async insertResult(key: string, seq: number, result: Omit<TurnResultDoc, '_id' | 'branchKey' | 'seq' | 'finishedAt'>): Promise<boolean> {
+    async insertResult(key: string, seq: number, result: Omit<StoredTurnResult, '_id' | 'branchKey' | 'seq' | 'finishedAt'>): Promise<boolean> {
       return insertOnce(TurnResults, { _id: turnId(key, seq), branchKey: key, seq, ...result, finishedAt: new Date() });
     },
     async resultExists(key: string, seq: number): Promise<boolean> {
       return (await TurnResults.exists({ _id: turnId(key, seq) })) !== null;
     },
     /** Records the branch's final decision; false when it already has one. */
-    async decide(decision: Omit<DecisionDoc, 'at' | 'completedAt'>): Promise<boolean> {
+    async decide(decision: Omit<StoredDecision, 'at' | 'completedAt'>): Promise<boolean> {
       return insertOnce(Decisions, { ...decision, at: new Date(), completedAt: decision.agentIds.length ? null : new Date() });
     },
     /** Records what a merge did to one agent (once; a second writer of the same step changes nothing). */
@@ -112,7 +133,7 @@ export function improvementRepo(db: Connection, relay: OutboxRelay) {
       await Decisions.updateOne({ _id: key, completedAt: null }, { $set: { completedAt: new Date() } });
     },
     /** Merges decided before `before` whose agents are not all written yet (a process stopped in the middle). */
-    async unfinishedMerges(before: Date, max = 50): Promise<DecisionDoc[]> {
+    async unfinishedMerges(before: Date, max = 50): Promise<StoredDecision[]> {
       return Decisions.find({ decision: 'merged', completedAt: null, at: { $lt: before } }).limit(max).lean();
     },
     async findByKey(key: string): Promise<BranchState | null> {

@@ -14,9 +14,7 @@ import {
 import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
 import { randomId } from '@platform/secrets';
-import type { ImprovementRepo, BranchState, Turn } from '../data/improvement.repo';
-import { branchKey } from '../data/improvement.repo';
-import type { DecisionDoc, TurnResultDoc } from '../data/improvement.model';
+import { type ImprovementRepo, type BranchState, type Turn, branchKey, type StoredDecision, type StoredTurnResult } from '../data/improvement.repo';
 import type { Platform } from '../clients/platform';
 import type { ChatMessage, Llm } from '../clients/llm';
 
@@ -50,7 +48,7 @@ export function withoutTimestamps(agent: Definition): Definition {
 const latest = (state: BranchState): Turn | undefined => state.turns[state.turns.length - 1];
 
 /** The latest answered turn before `seq` (all turns when omitted). */
-function lastResult(state: BranchState, beforeSeq = Number.POSITIVE_INFINITY): TurnResultDoc | null {
+function lastResult(state: BranchState, beforeSeq = Number.POSITIVE_INFINITY): StoredTurnResult | null {
   for (let i = state.turns.length - 1; i >= 0; i--) {
     const t = state.turns[i]!;
     if (t.seq < beforeSeq && t.result) return t.result;
@@ -59,10 +57,10 @@ function lastResult(state: BranchState, beforeSeq = Number.POSITIVE_INFINITY): T
 }
 
 /** The branch's edits: the agents whose branch definition differs from the copy, as of a turn's answer. */
-const editsOf = (result: TurnResultDoc | null): Agents => (result ? (JSON.parse(result.edits) as Agents) : {});
+const editsOf = (result: StoredTurnResult | null): Agents => (result ? (JSON.parse(result.edits) as Agents) : {});
 
 /** A merge is finished when every agent it names has its step (applied or skipped). */
-const mergeFinished = (state: BranchState, decision: DecisionDoc) => (decision.agentIds ?? []).every((id) => state.steps.some((s) => s.agentId === id));
+const mergeFinished = (state: BranchState, decision: StoredDecision) => (decision.agentIds ?? []).every((id) => state.steps.some((s) => s.agentId === id));
 
 export function statusOf(state: BranchState): { status: ImprovementStatus; statusMessage: string | null } {
   const { decision } = state;
@@ -112,7 +110,7 @@ const systemPrompt = (focus: string) =>
     'Use an empty patch when no change is needed. Never add or remove agents and never change an agent id.',
   ].join('\n');
 
-type TurnOutcome = Pick<TurnResultDoc, 'status' | 'statusMessage' | 'assistantMessage'> & { agents: Agents };
+type TurnOutcome = Pick<StoredTurnResult, 'status' | 'statusMessage' | 'assistantMessage'> & { agents: Agents };
 
 /** Asks the assistant; the branch's agents change only when its patch applies cleanly and leaves every definition valid. */
 async function assistantTurn(deps: ImprovementDeps, branch: { agentId: string; context: string; history: Turn[] }, agents: Agents, message: string): Promise<TurnOutcome> {
@@ -333,7 +331,7 @@ function mergeRefusal(err: unknown, agentId: string): AppError | null {
  * step. Anything interrupted is finished by the next call (merge again, or the sweep); a write already made answers
  * the same, so nothing is written twice. An agent changed or made invalid since the check is skipped (recorded).
  */
-async function finishMerge(deps: ImprovementDeps, state: BranchState, decision: DecisionDoc): Promise<void> {
+async function finishMerge(deps: ImprovementDeps, state: BranchState, decision: StoredDecision): Promise<void> {
   const scope = { tenantId: state.branch.tenantId, projectId: state.branch.projectId };
   const key = branchKey(scope, state.branch.branchName);
   const edits = editsOf(resultAt(state, decision.resultSeq));

@@ -1,17 +1,44 @@
 import type { ProjectScope, WebhookDelivery } from '@platform/contracts';
 import { iso, scoped, type Connection } from '@platform/mongo';
 import { groupInsert, type GroupInsertOutcome } from '@platform/outbox';
-import { attemptModel, type AttemptDoc } from './attempt.model';
+import { attemptModel } from './attempt.model';
+export type { DeliveryStatus } from './attempt.model';
 
-export type AttemptRow = Omit<AttemptDoc, '_id' | 'partition' | 'latest'>;
+/** A row of the delivery log as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredAttempt {
+  _id: string;
+  partition: string;
+  tenantId: string;
+  projectId: string;
+  destinationId: string;
+  deliveryId: string;
+  eventId: string;
+  eventType: string;
+  runEventId?: string | null;
+  attempt: number;
+  at: Date;
+  statusCode?: number | null;
+  ok: boolean;
+  error?: string | null;
+  durationMs: number;
+  manual?: boolean | null;
+  nextAttemptAt?: Date | null;
+  latest?: boolean | null;
+  deliveryCreatedAt: Date;
+  body: string;
+  kind: 'attempt' | 'cancel';
+  status: 'pending' | 'delivered' | 'failed' | 'cancelled';
+}
+
+export type AttemptRow = Omit<StoredAttempt, '_id' | 'partition' | 'latest'>;
 
 export type AttemptRepo = ReturnType<typeof attemptRepo>;
 
 /** `_id` of the row of one attempt of one delivery. */
-export const attemptRowId = (deliveryId: string, attempt: number, kind: AttemptDoc['kind'] = 'attempt') =>
+export const attemptRowId = (deliveryId: string, attempt: number, kind: StoredAttempt['kind'] = 'attempt') =>
   kind === 'attempt' ? `${deliveryId}#${attempt}` : `${deliveryId}#${attempt}-${kind}`;
 
-function toDelivery(latest: AttemptDoc, attempts: AttemptDoc[]): WebhookDelivery {
+function toDelivery(latest: StoredAttempt, attempts: StoredAttempt[]): WebhookDelivery {
   const tried = attempts.filter((a) => a.kind === 'attempt').sort((a, b) => a.attempt - b.attempt);
   return {
     id: latest.deliveryId,
@@ -32,20 +59,20 @@ function toDelivery(latest: AttemptDoc, attempts: AttemptDoc[]): WebhookDelivery
 
 /** Rows of one delivery in the order they were written: a cancel row of attempt n comes after the attempt row n, a
  * manual cancel row n + 1 after both. */
-const byOrder = (a: AttemptDoc, b: AttemptDoc) => a.attempt - b.attempt || (a.kind === 'cancel' ? 1 : 0) - (b.kind === 'cancel' ? 1 : 0);
+const byOrder = (a: StoredAttempt, b: StoredAttempt) => a.attempt - b.attempt || (a.kind === 'cancel' ? 1 : 0) - (b.kind === 'cancel' ? 1 : 0);
 
 /**
  * The row that says what the delivery is now: the last one flagged latest (a new row is flagged before its
  * predecessor's flag is dropped, so for a moment two are), else the last one.
  */
-export function latestRow(rows: AttemptDoc[]): AttemptDoc | undefined {
+export function latestRow(rows: StoredAttempt[]): StoredAttempt | undefined {
   const flagged = rows.filter((r) => r.latest);
   return [...(flagged.length ? flagged : rows)].sort(byOrder).at(-1);
 }
 
 export function attemptRepo(db: Connection, partition: string) {
   const Model = attemptModel(db);
-  const writer = groupInsert<AttemptDoc>(() => Model.collection);
+  const writer = groupInsert<StoredAttempt>(() => Model.collection);
   return {
     model: Model,
 
@@ -62,12 +89,12 @@ export function attemptRepo(db: Connection, partition: string) {
     },
 
     /** Every row of one delivery of a destination (with bodies), or none. */
-    async rowsOf(scope: ProjectScope, destinationId: string, deliveryId: string): Promise<AttemptDoc[]> {
+    async rowsOf(scope: ProjectScope, destinationId: string, deliveryId: string): Promise<StoredAttempt[]> {
       return Model.find({ partition, deliveryId, ...scoped(scope), destinationId }).lean();
     },
 
     /** The delivery as the log shows it, from its rows. */
-    toDelivery(rows: AttemptDoc[]): WebhookDelivery | null {
+    toDelivery(rows: StoredAttempt[]): WebhookDelivery | null {
       const latest = latestRow(rows);
       return latest ? toDelivery(latest, rows) : null;
     },
@@ -76,13 +103,13 @@ export function attemptRepo(db: Connection, partition: string) {
      * Marks a delivery queued for a manual attempt: its latest row says `pending` (due now) from here on, if it still is
      * the latest row and still has the status it was read with. Answers whether this call made the change.
      */
-    async markQueued(row: AttemptDoc, now = new Date()): Promise<boolean> {
+    async markQueued(row: StoredAttempt, now = new Date()): Promise<boolean> {
       const r = await Model.updateOne({ _id: row._id, latest: true, status: row.status }, { $set: { status: 'pending', nextAttemptAt: now } });
       return r.modifiedCount === 1;
     },
 
     /** Takes a mark back (the job could not be queued): the row says what it said before. */
-    async unmarkQueued(row: AttemptDoc): Promise<void> {
+    async unmarkQueued(row: StoredAttempt): Promise<void> {
       await Model.updateOne({ _id: row._id, latest: true, status: 'pending' }, { $set: { status: row.status, nextAttemptAt: row.nextAttemptAt ?? null } });
     },
 
@@ -90,7 +117,7 @@ export function attemptRepo(db: Connection, partition: string) {
      * Latest rows (with bodies) of a destination's deliveries that have one status and were created in [since, until):
      * an equality on the indexed fields narrows the rows, the time range is checked on those.
      */
-    async latestWithStatus(scope: ProjectScope, destinationId: string, status: AttemptDoc['status'], since: Date, until: Date, limit: number): Promise<AttemptDoc[]> {
+    async latestWithStatus(scope: ProjectScope, destinationId: string, status: StoredAttempt['status'], since: Date, until: Date, limit: number): Promise<StoredAttempt[]> {
       return Model.find({ partition, ...scoped(scope), destinationId, latest: true, status, deliveryCreatedAt: { $gte: since, $lt: until } })
         .limit(limit)
         .lean();
@@ -116,7 +143,7 @@ export function attemptRepo(db: Connection, partition: string) {
         latest.length > 0 && latest.length < limit ? (page - 1) * limit + latest.length : latest.length === 0 && page === 1 ? 0 : await Model.countDocuments(q);
       if (!latest.length) return { rows: [], total };
       const all = await Model.find({ partition, ...scoped(scope), destinationId, deliveryId: { $in: latest.map((l) => l.deliveryId) } }, { body: 0 }).lean();
-      const byDelivery = new Map<string, AttemptDoc[]>();
+      const byDelivery = new Map<string, StoredAttempt[]>();
       for (const a of all) byDelivery.set(a.deliveryId, [...(byDelivery.get(a.deliveryId) ?? []), a]);
       return {
         rows: latest.map((l) => {

@@ -1,5 +1,22 @@
 import type { Connection } from '@platform/mongo';
-import type { LegacyPending } from '../domain/jobs';
+
+/**
+ * A delivery still waiting in the `deliveries` collection of versions before the job stream, as stored there: the
+ * job's fields under the same names, plus its id, attempt count and due time in their stored form.
+ */
+export interface LegacyPending {
+  _id: string;
+  tenantId: string;
+  projectId: string;
+  destinationId: string;
+  eventId: string;
+  eventType: string;
+  body: string;
+  traceparent?: string;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+}
 
 /**
  * Versions before the job stream kept pending deliveries (and their retries) in a `deliveries` collection, polled

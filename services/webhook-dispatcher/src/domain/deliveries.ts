@@ -2,8 +2,7 @@ import { pendingEvent, webhookDeliveryFailed, webhookDeliverySucceeded, type Dis
 import { getLogger } from '@platform/logger';
 import { AppError } from '@platform/problems';
 import { randomId, SealedValueError, sha256Hex } from '@platform/secrets';
-import { attemptRowId, type AttemptRepo, type AttemptRow } from '../data/attempt.repo';
-import type { DeliveryStatus } from '../data/attempt.model';
+import { attemptRowId, type AttemptRepo, type AttemptRow, type DeliveryStatus } from '../data/attempt.repo';
 import type { DestinationHealthRepo, DestinationKey } from '../data/destination-health.repo';
 import { matches, signingSecrets, type DestinationSource } from './destinations';
 import { routeEvent, type WebhookEnvelope } from './families';

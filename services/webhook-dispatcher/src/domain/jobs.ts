@@ -1,3 +1,5 @@
+import type { LegacyPending } from '../data/legacy-delivery.repo';
+
 /**
  * One attempt of one delivery, as a message: the first attempt of an event's deliveries is worked straight from the
  * event's message, every later one (a retry, or a delivery that waited for its busy destination) travels as a job
@@ -28,17 +30,6 @@ export interface DeliveryJob {
   /** The row this attempt follows when it is not `<webhook-id>#<attempt - 1>` (a manual attempt after a cancel). */
   previous?: string;
 }
-
-/**
- * A delivery still waiting in the `deliveries` collection of versions before the job stream, as stored there: the
- * job's fields under the same names, plus its id, attempt count and due time in their stored form.
- */
-export type LegacyPending = Pick<DeliveryJob, 'tenantId' | 'projectId' | 'destinationId' | 'eventId' | 'eventType' | 'body' | 'traceparent'> & {
-  _id: string;
-  attemptCount: number;
-  nextAttemptAt: Date | null;
-  createdAt: Date;
-};
 
 /** The job for a legacy delivery's next attempt, due when the old poller would have made it (at once if unscheduled). */
 export function jobFromLegacy(d: LegacyPending): DeliveryJob {

@@ -1,8 +1,7 @@
 import type { ProjectScope, WebhookDelivery, WebhookStats } from '@platform/contracts';
 import { getLogger } from '@platform/logger';
 import { AppError } from '@platform/problems';
-import { latestRow } from '../data/attempt.repo';
-import type { AttemptDoc } from '../data/attempt.model';
+import { latestRow, type StoredAttempt } from '../data/attempt.repo';
 import type { DestinationKey } from '../data/destination-health.repo';
 import type { DeliveryDeps } from './deliveries';
 import type { DeliveryJob } from './jobs';
@@ -38,7 +37,7 @@ const disabled = () => new AppError('conflict', 'The destination is disabled: en
  * a message id made of the delivery and the attempt (JetStream drops a second publish of it). A publish that fails
  * takes the mark back. Answers whether this call queued it.
  */
-async function queueManualAttempt(deps: ManualDeliveryDeps, latest: AttemptDoc): Promise<boolean> {
+async function queueManualAttempt(deps: ManualDeliveryDeps, latest: StoredAttempt): Promise<boolean> {
   const scope = { tenantId: latest.tenantId, projectId: latest.projectId };
   const job: DeliveryJob = {
     id: latest.deliveryId,

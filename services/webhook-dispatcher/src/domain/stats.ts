@@ -1,6 +1,5 @@
 import type { WebhookStats } from '@platform/contracts';
-import type { AttemptRepo } from '../data/attempt.repo';
-import type { DeliveryStatus } from '../data/attempt.model';
+import type { AttemptRepo, DeliveryStatus } from '../data/attempt.repo';
 import type { DestinationKey } from '../data/destination-health.repo';
 
 /**

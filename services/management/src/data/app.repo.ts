@@ -1,0 +1,191 @@
+import type { App, AppForAuth, AppPublicKey, PendingEvent, StoredPendingEvent } from '@platform/contracts';
+import { iso, scoped, type Connection } from '@platform/mongo';
+import { storedPending, type OutboxRelay } from '@platform/outbox';
+import { appEventModel, appModel, appUsageModel, type StoredAppConfig, type StoredAppKey } from './app.model';
+export type { StoredAppConfig, StoredAppKey };
+export { kidField } from './app.model';
+
+/** An app as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredApp {
+  _id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  description?: string | null;
+  prompt?: string | null;
+  enabled: boolean;
+  defaultAgentId?: string | null;
+  defaultProjectId?: string | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+  type: 'web_client' | 'api' | 'support_copilot';
+  config: StoredAppConfig;
+  publicKeys: Record<string, StoredAppKey>;
+}
+
+function toKey(k: StoredAppKey): AppPublicKey {
+  return { kid: k.kid, algorithm: k.algorithm, publicKey: k.publicKey, addedAt: iso(k.addedAt)! };
+}
+
+export function appKeys(d: StoredApp): AppPublicKey[] {
+  return Object.values(d.publicKeys ?? {})
+    .map(toKey)
+    .sort((a, b) => a.addedAt.localeCompare(b.addedAt) || a.kid.localeCompare(b.kid));
+}
+
+export function toApp(d: StoredApp, lastUsedAt: Date | null = null): App {
+  const config: App['config'] = { type: d.config.type };
+  if (d.type === 'web_client') {
+    const wc = d.config.webClient ?? { allowAnonymous: false, allowedDomains: [], audience: null };
+    config.webClient = { allowAnonymous: wc.allowAnonymous, allowedDomains: wc.allowedDomains, audience: wc.audience ?? null, publicKeys: appKeys(d) };
+  }
+  if (d.type === 'support_copilot') config.supportCopilot = { audience: d.config.supportCopilot?.audience ?? null };
+  return {
+    id: d._id,
+    name: d.name,
+    description: d.description ?? null,
+    prompt: d.prompt ?? null,
+    tenantId: d.tenantId,
+    projectId: d.projectId,
+    type: d.type,
+    enabled: d.enabled,
+    defaultAgentId: d.defaultAgentId ?? null,
+    defaultProjectId: d.defaultProjectId ?? null,
+    config,
+    createdAt: iso(d.createdAt)!,
+    updatedAt: iso(d.updatedAt)!,
+    lastUsedAt: iso(lastUsedAt) ?? null,
+  };
+}
+
+export function toAppForAuth(d: StoredApp): AppForAuth {
+  const app = toApp(d);
+  return {
+    id: app.id,
+    revision: d.revision,
+    tenantId: app.tenantId,
+    projectId: app.projectId,
+    enabled: app.enabled,
+    type: app.type,
+    defaultAgentId: app.defaultAgentId,
+    defaultProjectId: app.defaultProjectId,
+    config: {
+      type: app.config.type,
+      ...(app.config.webClient
+        ? { webClient: { allowAnonymous: app.config.webClient.allowAnonymous, allowedDomains: app.config.webClient.allowedDomains, audience: app.config.webClient.audience } }
+        : {}),
+      ...(app.config.supportCopilot ? { supportCopilot: app.config.supportCopilot } : {}),
+    },
+    publicKeys: appKeys(d),
+  };
+}
+
+type Scope = { tenantId: string; projectId?: string };
+
+export type AppRepo = ReturnType<typeof appRepo>;
+
+export function appRepo(db: Connection, relay: OutboxRelay) {
+  const Model = appModel(db);
+  const Events = appEventModel(db);
+  const Usage = appUsageModel(db);
+
+  /** Writes the events of a change, held until the change has landed. */
+  const hold = async (appId: string, revision: number, events: PendingEvent[]) => {
+    const now = new Date();
+    await Events.insertMany(
+      events.map((e) => ({ _id: e.id, appId, revision, held: true, createdAt: now, pendingEvents: { [e.id]: storedPending(e) }, outboxSeq: 1, outboxDelete: true })),
+    );
+  };
+  const release = async (events: StoredPendingEvent[]) => {
+    if (!events.length) return;
+    await Events.updateMany({ _id: { $in: events.map((e) => e.id) } }, { $set: { outboxPending: true }, $unset: { held: 1 } });
+    for (const e of events) relay.flush({ _id: e.id, outboxSeq: 1, outboxDelete: true, pendingEvents: { [e.id]: e } });
+  };
+  const drop = (events: StoredPendingEvent[]) => Events.deleteMany({ _id: { $in: events.map((e) => e.id) } });
+
+  /** Change, then release its events; a change that did not land drops them. */
+  const withEvents = async <T>(appId: string, revision: number, events: PendingEvent[], change: () => Promise<T | null>): Promise<T | null> => {
+    await hold(appId, revision, events);
+    let result: T | null;
+    try {
+      result = await change();
+    } catch (err) {
+      await drop(events).catch(() => undefined);
+      throw err;
+    }
+    if (result === null) await drop(events);
+    else await release(events);
+    return result;
+  };
+
+  const lastUsed = async (ids: string[]): Promise<Map<string, Date>> => {
+    if (!ids.length) return new Map();
+    const rows = await Usage.find({ _id: { $in: ids } }).lean();
+    return new Map(rows.map((r) => [r._id, r.lastUsedAt]));
+  };
+
+  return {
+    model: Model,
+    eventModel: Events,
+    async insert(doc: StoredApp, events: PendingEvent[]): Promise<void> {
+      await withEvents(doc._id, doc.revision, events, async () => {
+        await Model.create(doc);
+        return true;
+      });
+    },
+    async findById(scope: Scope, id: string): Promise<StoredApp | null> {
+      return Model.findOne({ _id: id, ...scoped(scope) }).lean();
+    },
+    /** For authentication: by id only. */
+    async findForAuth(id: string): Promise<StoredApp | null> {
+      return Model.findOne({ _id: id }).lean();
+    },
+    async toApps(docs: StoredApp[]): Promise<App[]> {
+      const used = await lastUsed(docs.map((d) => d._id));
+      return docs.map((d) => toApp(d, used.get(d._id) ?? null));
+    },
+    async list(scope: Scope, filter: { type?: string }, page: number, limit: number) {
+      const q = { ...scoped(scope), ...(filter.type ? { type: filter.type } : {}) };
+      const [rows, total] = await Promise.all([
+        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.countDocuments(q),
+      ]);
+      return { rows, total };
+    },
+    async tenantHasAny(tenantId: string): Promise<boolean> {
+      return (await Model.findOne({ tenantId }, { _id: 1 }).lean()) !== null;
+    },
+    /** Writes a change only if nobody changed the app since `current` was read (null: lost the race, or gone). */
+    async update(current: StoredApp, change: { set: Record<string, unknown>; unset?: Record<string, 1> }, events: PendingEvent[]): Promise<StoredApp | null> {
+      const revision = current.revision + 1;
+      const update: Record<string, unknown> = { $set: { ...change.set, revision } };
+      if (change.unset && Object.keys(change.unset).length) update.$unset = change.unset;
+      return withEvents(current._id, revision, events, () =>
+        Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, update, { new: true }).lean().exec(),
+      );
+    },
+    async remove(current: StoredApp, events: PendingEvent[]): Promise<boolean> {
+      const done = await withEvents(current._id, -1, events, async () => ((await Model.deleteOne({ _id: current._id, revision: current.revision })).deletedCount ? true : null));
+      if (done) await Usage.deleteOne({ _id: current._id }).catch(() => undefined);
+      return done === true;
+    },
+    async touch(id: string, at: Date) {
+      await Usage.updateOne({ _id: id, $or: [{ lastUsedAt: { $lt: at } }, { lastUsedAt: { $exists: false } }] }, { $set: { lastUsedAt: at } }, { upsert: true }).catch((err: { code?: number }) => {
+        if (err?.code !== 11000) throw err; // a newer time is already recorded
+      });
+    },
+    /** Resolves held events older than `olderThanMs` left by a crash between the change and the release. */
+    async sweepHeld(olderThanMs = 10_000): Promise<number> {
+      const stale = await Events.find({ held: true, createdAt: { $lt: new Date(Date.now() - olderThanMs) } }).limit(500).lean();
+      for (const e of stale) {
+        const app = await Model.findOne({ _id: e.appId }, { revision: 1 }).lean<{ revision: number }>();
+        const landed = e.revision === -1 ? app === null : app !== null && app.revision >= e.revision;
+        const events = Object.values(e.pendingEvents ?? {});
+        if (landed) await release(events);
+        else await drop(events);
+      }
+      return stale.length;
+    },
+  };
+}

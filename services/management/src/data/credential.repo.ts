@@ -1,0 +1,77 @@
+import type { Credential, CredentialType, ProjectScope } from '@platform/contracts';
+import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
+import { credentialModel } from './credential.model';
+
+/** A credential as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredCredential {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  type: string;
+  credentialStoreId: string;
+  createdBy?: string | null;
+  toolId?: string | null;
+  userId?: string | null;
+  retrievalParamsJson?: string | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toCredential(d: StoredCredential): Credential {
+  return {
+    id: d.id,
+    name: d.name,
+    type: d.type as CredentialType,
+    credentialStoreId: d.credentialStoreId,
+    createdBy: d.createdBy ?? null,
+    toolId: d.toolId ?? null,
+    userId: d.userId ?? null,
+    retrievalParams: d.retrievalParamsJson ? (JSON.parse(d.retrievalParamsJson) as Record<string, unknown>) : null,
+    // Tools and external agents are not resources of this service yet: nothing can use a credential so far.
+    externalAgents: [],
+    tools: [],
+    createdAt: iso(d.createdAt)!,
+    updatedAt: iso(d.updatedAt)!,
+  };
+}
+
+export type CredentialRepo = ReturnType<typeof credentialRepo>;
+
+export function credentialRepo(db: Connection) {
+  const Model = credentialModel(db);
+  return {
+    model: Model,
+    /** Throws a duplicate-key error when the id is taken in the project. */
+    /** Null when the id is taken. */
+    async insert(doc: Omit<StoredCredential, '_id'>): Promise<StoredCredential | null> {
+      const full: StoredCredential = { _id: scopedId(doc, doc.id), ...doc };
+      return (await unlessDuplicate(() => Model.create(full))) ? full : null;
+    },
+    async findById(scope: ProjectScope, id: string): Promise<StoredCredential | null> {
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
+    },
+    async list(scope: ProjectScope, page: number, limit: number) {
+      const q = scoped(scope);
+      const [rows, total] = await Promise.all([
+        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.countDocuments(q),
+      ]);
+      return { rows, total };
+    },
+    /** Applies `set` only if nobody changed the credential since `current` was read (null otherwise). */
+    async update(current: StoredCredential, set: Partial<StoredCredential>): Promise<StoredCredential | null> {
+      return Model.findOneAndUpdate(
+        { _id: current._id, revision: current.revision },
+        { $set: { ...set, revision: current.revision + 1 } },
+        { new: true },
+      ).lean();
+    },
+    async remove(scope: ProjectScope, id: string): Promise<boolean> {
+      const r = await Model.deleteOne({ _id: scopedId(scope, id), ...scoped(scope) });
+      return r.deletedCount === 1;
+    },
+  };
+}

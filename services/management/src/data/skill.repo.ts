@@ -1,0 +1,96 @@
+import type { ProjectScope, Skill, SkillWithFiles } from '@platform/contracts';
+import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
+import { skillModel } from './skill.model';
+
+/** A skill as the domain sees it: a plain object (the model's document type stays in data/). */
+export interface StoredSkill {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  name: string;
+  description: string;
+  content: string;
+  metadata?: string | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+  files: StoredSkillFile[];
+}
+
+export interface StoredSkillFile {
+  id: string;
+  filePath: string;
+  content: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toSkill(d: StoredSkill): Skill {
+  return {
+    id: d.id,
+    name: d.name,
+    description: d.description,
+    content: d.content ?? '',
+    metadata: d.metadata ? (JSON.parse(d.metadata) as Record<string, string>) : null,
+    createdAt: iso(d.createdAt)!,
+    updatedAt: iso(d.updatedAt)!,
+  };
+}
+
+export function toSkillWithFiles(d: StoredSkill): SkillWithFiles {
+  return {
+    ...toSkill(d),
+    files: (d.files ?? []).map((f) => ({
+      id: f.id,
+      skillId: d.id,
+      filePath: f.filePath,
+      content: f.content ?? '',
+      createdAt: iso(f.createdAt)!,
+      updatedAt: iso(f.updatedAt)!,
+    })),
+  };
+}
+
+export type SkillRepo = ReturnType<typeof skillRepo>;
+
+/**
+ * Skills are written only by the management handlers, one writer per skill at a time (the entity lock), and carry
+ * no outbox: no other service consumes skill changes.
+ */
+export function skillRepo(db: Connection) {
+  const Model = skillModel(db);
+  const listFields = { files: 0 };
+  return {
+    model: Model,
+    /** Null when the id is taken. */
+    async insert(doc: Omit<StoredSkill, '_id'>): Promise<StoredSkill | null> {
+      const full: StoredSkill = { _id: scopedId(doc, doc.id), ...doc };
+      return (await unlessDuplicate(() => Model.create(full))) ? full : null;
+    },
+    async findById(scope: ProjectScope, id: string): Promise<StoredSkill | null> {
+      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
+    },
+    /** Skills by id, without files (for sub-agent listings). */
+    async findMany(scope: ProjectScope, ids: string[]): Promise<StoredSkill[]> {
+      if (!ids.length) return [];
+      return Model.find({ _id: { $in: ids.map((id) => scopedId(scope, id)) }, ...scoped(scope) }, listFields).lean();
+    },
+    async list(scope: ProjectScope, page: number, limit: number) {
+      const q = scoped(scope);
+      const [rows, total] = await Promise.all([
+        Model.find(q, listFields).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.countDocuments(q),
+      ]);
+      return { rows, total };
+    },
+    /** Writes the new state if the skill is still at `current.revision`; null otherwise. */
+    async update(current: StoredSkill, set: Partial<StoredSkill>): Promise<StoredSkill | null> {
+      return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean();
+    },
+    async remove(current: StoredSkill): Promise<boolean> {
+      const r = await Model.deleteOne({ _id: current._id });
+      return r.deletedCount === 1;
+    },
+  };
+}

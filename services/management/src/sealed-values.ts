@@ -1,5 +1,0 @@
-import { credentialEntrySealed } from './credentials/credential-store-entry.model';
-import { webhookDestinationSealed } from './webhook-destinations/webhook-destination.model';
-
-/** Every sealed value management stores, by collection: `pnpm secrets:reencrypt` seals them again under the newest key. */
-export const sealedValues = [webhookDestinationSealed, credentialEntrySealed];
