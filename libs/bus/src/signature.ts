@@ -1,6 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { deriveBusKey } from '@platform/nats-auth';
 
 /**
  * The second check of who sent a public operation (docs/security.md, "Who sent a request"). The NATS server already
@@ -10,6 +9,15 @@ import { deriveBusKey } from '@platform/nats-auth';
  * publish there, or a service that is not the owner, still cannot put a principal on a request.
  */
 export const SIGNATURE_HEADER = 'platform-signature';
+
+/**
+ * A service's bus key, derived from the credential set's secret (the gateway's key). Here rather than in
+ * libs/nats-auth, which writes the keys: every service derives or reads one, and nats-auth's JWT library would cost
+ * each of them about 8 MB of memory.
+ */
+export function deriveBusKey(secret: Buffer, service: string): Buffer {
+  return createHmac('sha256', secret).update(`platform-bus-key/${service}`).digest();
+}
 
 /** A process's bus key: the gateway's derives every service's key; a service's is its own and checks only its requests. */
 export class BusKey {

@@ -1,6 +1,7 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { deriveBusKey } from '@platform/bus';
 import { Algorithms, createAccount, createOperator, createUser, decode, encodeAccount, encodeOperator, encodeUser, fmtCreds, fromSeed, type KeyPair, type User } from '@nats-io/jwt';
 
 /**
@@ -221,11 +222,6 @@ export async function writeCredentialSet(dir: string, table: PermissionTable, op
  * to that service only.
  */
 export const SIGNING_IDENTITY = 'gateway';
-
-/** A service's bus key, derived from the set's secret (the gateway's key). */
-export function deriveBusKey(secret: Buffer, service: string): Buffer {
-  return createHmac('sha256', secret).update(`platform-bus-key/${service}`).digest();
-}
 
 /** Where an identity's bus key is in a credential set: beside its `.creds` file. */
 export function busKeyPath(dir: string, identity: string): string {
