@@ -5,7 +5,7 @@ import { classifyStatus, maxAttempts, nextRetryDelay, parseRetryAfter } from '..
 import { signedHeaders } from '../src/domain/signing';
 import { matches, signingSecrets } from '../src/domain/destinations';
 import { MalformedEvent, routeEvent } from '../src/domain/families';
-import { jobFromLegacy } from '../src/domain/jobs';
+import { jobFromLegacy } from '../src/data/migrations';
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const scope = { tenantId: 't1', projectId: 'p1' };
@@ -173,7 +173,7 @@ describe('routing', () => {
   });
 });
 
-describe('hand-over of the deliveries collection', () => {
+describe('hand-over of the deliveries collection (pnpm migrate)', () => {
   const stored = {
     _id: 'msg_1',
     tenantId: 't1',

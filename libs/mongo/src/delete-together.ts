@@ -1,7 +1,7 @@
 /**
  * Documents deleted together: ids handed in within `delayMs` of the first go in one deleteMany (`filterOf(ids)`), one
  * command a moment instead of one per document. A failed delete is reported to `onError` and not retried: callers use
- * this for rows whose leftovers a sweep takes (published batch markers, settled audit intents).
+ * this for rows whose leftovers a sweep takes (the outbox's published batch markers, settled audit intents).
  */
 export function deleteTogether(
   collection: () => { deleteMany(filter: never): Promise<unknown> },
