@@ -171,6 +171,29 @@ describe('deployment files', () => {
       expect(pod.metadata.labels['app.kubernetes.io/part-of']).toBe('agent-platform');
     });
 
+    test('when it is rendered, then the migration command is a suspended CronJob of the image with the database and the webhook-dispatcher credential only', () => {
+      const job = named(overlay, 'CronJob', 'migrate')!;
+      // It never runs on its own: an operator starts it once after an upgrade (kubectl create job --from=cronjob/migrate).
+      expect(job.spec).toMatchObject({ suspend: true, concurrencyPolicy: 'Forbid' });
+      const pod = job.spec.jobTemplate.spec.template;
+      const c = pod.spec.containers[0];
+      expect(c.command).toEqual(['node', '/app/tools/migrate.js']);
+      expect(c.image).toBe(container(named(overlay, 'Deployment', 'management')!).image);
+      expect(c.env).toEqual([
+        { name: 'MONGO_URL', valueFrom: { secretKeyRef: { name: 'platform-secrets', key: 'MONGO_URL' } } },
+        // It hands pending deliveries to the job stream: the one identity that may publish those jobs, its key not at all.
+        { name: 'NATS_CREDS', value: '/etc/nats-creds/webhook-dispatcher.creds' },
+      ]);
+      expect(c.envFrom).toEqual([{ configMapRef: { name: expect.stringMatching(/^platform-config-/) } }]);
+      expect(pod.spec.volumes.filter((v: any) => v.secret)).toEqual([
+        { name: 'nats-creds', secret: { secretName: 'nats-creds', items: [{ key: 'webhook-dispatcher.creds', path: 'webhook-dispatcher.creds' }], defaultMode: 0o440 } },
+      ]);
+      expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+      expect(pod.spec).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, securityContext: { runAsNonRoot: true, runAsUser: 1000 } });
+      expect(pod.metadata.labels['app.kubernetes.io/part-of']).toBe('agent-platform');
+      if (overlay === 'prod') expect(c.volumeMounts).toContainEqual({ name: 'nats-ca', mountPath: '/etc/nats-ca', readOnly: true });
+    });
+
     test('when it is rendered, then the network policies deny by default, admit only the ingress controller to the gateway and give internet egress, without private ranges, only to labelled pods', () => {
       const policies = objects(overlay, 'NetworkPolicy');
       const deny = policies.find((p) => p.metadata.name === 'default-deny-all')!;
