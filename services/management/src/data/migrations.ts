@@ -9,7 +9,7 @@ interface HeldAppEvent {
   appId: string;
   /** The revision the change produces; -1 for a deletion. */
   revision: number;
-  /** Written before the change and not released yet (released ones wait for the relay). */
+  /** Written before the change and not released yet (released ones were waiting to be relayed). */
   held?: boolean;
   pendingEvents?: Record<string, StoredPendingEvent>;
 }
