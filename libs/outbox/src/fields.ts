@@ -40,11 +40,12 @@ export function storedPending(e: PendingEvent): StoredPendingEvent {
 }
 
 /**
- * Events as they are stored and published: stamped with the trace context of the request writing them, so the
- * publish (later, outside the request) is part of that request's trace.
+ * Events as they are published (and, with `store`, in the form the database stores): stamped with the trace context
+ * of the request writing them, so the publish (later, outside the request) is part of that request's trace.
  */
-export function storedEvents(events: PendingEvent[]): StoredPendingEvent[] {
+export function storedEvents(events: PendingEvent[], store: boolean): StoredPendingEvent[] {
   if (!events.length) return [];
   const traceparent = currentTraceparent();
-  return events.map((e) => storedPending(traceparent && !e.traceparent ? { ...e, traceparent } : e));
+  const traced = traceparent ? events.map((e) => (e.traceparent ? e : { ...e, traceparent })) : events;
+  return store ? traced.map(storedPending) : traced;
 }

@@ -128,17 +128,18 @@ function writerOf<D extends Row>(model: Model<any>, outbox: OutboxOptions, opts:
     hidden: hiddenFields,
     insert(doc, events = []) {
       if (events.length) needsOutbox('an insert');
-      return batches.insert(doc, storedEvents(events));
+      // Events rebuilt from the row are not stored: they need no storable form.
+      return batches.insert(doc, storedEvents(events, !opts.eventsOf));
     },
     async update(filter, change, events = []) {
       if (events.length) needsOutbox('an update');
-      const doc = await write(filter, withEvents(change, storedEvents(events)));
+      const doc = await write(filter, withEvents(change, storedEvents(events, true)));
       if (doc && events.length) relay.flush(doc);
       return doc;
     },
     async remove(filter, events = [], change = {}) {
       needsOutbox('a removal');
-      const hide = withEvents(change, storedEvents(events));
+      const hide = withEvents(change, storedEvents(events, true));
       const doc = await write(filter, { ...hide, $set: { ...hide.$set, outboxDelete: true, outboxPending: true }, $inc: { ...hide.$inc, outboxSeq: 1 } });
       if (doc) relay.flush(doc);
       return doc;

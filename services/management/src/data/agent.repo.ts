@@ -34,7 +34,7 @@ export function agentRepo(db: Connection, outbox: Outbox) {
 
   /** Inserts a revision with its events (published once it is stored); null when that revision exists. */
   const insertRevision = async (doc: Omit<StoredAgent, '_id'>, events: PendingEvent[]): Promise<StoredAgent | null> => {
-    const full: StoredAgent = { _id: revisionId(doc, doc.id, doc.revision), ...doc };
+    const full: StoredAgent = { _id: revisionId(doc, doc.id, doc.revision), ...doc, changeId: doc.changeId ?? null };
     return (await writer.insert({ ...full }, events)) === 'inserted' ? full : null;
   };
 
