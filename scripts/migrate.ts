@@ -20,6 +20,7 @@ import type { BackendServiceName } from '@platform/contracts';
 import { convertBatchMarkers, packRunEventRows } from '../services/events-ingest/src/data/migrations';
 import { markLiveApiKeys, moveAppEvents } from '../services/management/src/data/migrations';
 import { handOverLegacyDeliveries } from '../services/webhook-dispatcher/src/data/migrations';
+import { jobFromLegacy } from '../services/webhook-dispatcher/src/domain/jobs';
 import { ensureJobStream, jobPartition, retryQueue } from '../services/webhook-dispatcher/src/clients/retry-queue';
 
 type NatsConnection = Awaited<ReturnType<typeof connectNats>>;
@@ -68,9 +69,9 @@ function steps(nats: () => Promise<NatsConnection>): Array<{ service: BackendSer
           run: async (db) => {
             // NATS only once there is a delivery to hand over.
             let pub: Promise<Publisher> | undefined;
-            const n = await handOverLegacyDeliveries(db, async (partition, job) => {
+            const n = await handOverLegacyDeliveries(db, async (d) => {
               pub ??= nats().then(publisher);
-              await retryQueue(await pub, jobPartition(partition)).schedule(job, 'legacy');
+              await retryQueue(await pub, jobPartition(d.partition)).schedule(jobFromLegacy(d), 'legacy');
             });
             return `${n} deliveries`;
           },

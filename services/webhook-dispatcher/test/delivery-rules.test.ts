@@ -5,7 +5,7 @@ import { classifyStatus, maxAttempts, nextRetryDelay, parseRetryAfter } from '..
 import { signedHeaders } from '../src/domain/signing';
 import { matches, signingSecrets } from '../src/domain/destinations';
 import { MalformedEvent, routeEvent } from '../src/domain/families';
-import { jobFromLegacy } from '../src/data/migrations';
+import { jobFromLegacy } from '../src/domain/jobs';
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const scope = { tenantId: 't1', projectId: 'p1' };

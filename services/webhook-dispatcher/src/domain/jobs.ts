@@ -1,3 +1,5 @@
+import type { LegacyPending } from '../data/migrations';
+
 /**
  * One attempt of one delivery, as a message: the first attempt of an event's deliveries is worked straight from the
  * event's message, every later one (a retry, or a delivery that waited for its busy destination) travels as a job
@@ -27,6 +29,26 @@ export interface DeliveryJob {
   manual?: boolean;
   /** The row this attempt follows when it is not `<webhook-id>#<attempt - 1>` (a manual attempt after a cancel). */
   previous?: string;
+}
+
+/**
+ * The job for the next attempt of a delivery the releases before the job stream left pending (`pnpm migrate`), due when
+ * their poller would have made it (at once if unscheduled).
+ */
+export function jobFromLegacy(d: Omit<LegacyPending, 'partition'>): DeliveryJob {
+  return {
+    id: d._id,
+    tenantId: d.tenantId,
+    projectId: d.projectId,
+    destinationId: d.destinationId,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    body: d.body,
+    ...(d.traceparent ? { traceparent: d.traceparent } : {}),
+    createdAt: new Date(d.createdAt).toISOString(),
+    attempt: d.attemptCount + 1,
+    dueAt: new Date(d.nextAttemptAt ?? Date.now()).toISOString(),
+  };
 }
 
 export interface RetryQueue {
