@@ -152,7 +152,7 @@ test('when rows of earlier releases are migrated twice, then they are converted 
   );
   expect(rows.filter((r) => r.outboxPending).map((r) => r._id)).toEqual([rowId('c-1')]);
   expect(await dbs.events.collection('runEvents').find({ outboxMarker: true }).sort({ _id: 1 }).toArray()).toEqual([
-    expect.objectContaining({ _id: '~outbox~mid:1', ids: [rowId('b-1')], events: [[b1Event]] }),
+    expect.objectContaining({ _id: '~outbox~mid:1', ids: [rowId('b-1')], events: [{ row: rowId('b-1'), event: b1Event }] }),
     expect.objectContaining({ _id: '~outbox~old:1', ids: expect.arrayContaining([rowId('a-1'), rowId('a-2')]) }),
   ]);
   expect(await dbs.management.collection('appEvents').countDocuments()).toBe(0);

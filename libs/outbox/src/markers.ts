@@ -10,15 +10,16 @@ export const MARKER_PREFIX = '~outbox~';
 
 /**
  * The marker of a batch with events, written in the batch's own insertMany: the `_id`s of its documents that have
- * events and, unless the writer rebuilds them from the row (`eventsOf`), those events, in the same order. It lives until
- * the batch's events are published; one left behind (a crash) is found by the sweep.
+ * events and, unless the writer rebuilds them from the row (`eventsOf`), those events, each with its document's `_id`
+ * (a flat list: FerretDB v1 stores no nested arrays). It lives until the batch's events are published; one left behind
+ * (a crash) is found by the sweep.
  */
 export interface Marker {
   _id: string;
   outboxMarker: true;
   createdAt: Date;
   ids: string[];
-  events?: StoredPendingEvent[][];
+  events?: Array<{ row: string; event: StoredPendingEvent }>;
 }
 
 export interface MarkerOptions<D> {
@@ -36,10 +37,11 @@ export const markerIdOf = (batchId: string) => `${MARKER_PREFIX}${batchId}`;
 /** The events of each stored document of a marker's batch (documents that are gone or were stored by another batch have none). */
 export function eventsOfBatch<D extends Row>(marker: Marker, stored: D[], eventsOf?: (row: D) => StoredPendingEvent[]): StoredPendingEvent[] {
   const batch = batchOf(marker._id);
-  const at = new Map(marker.ids.map((id, i) => [id, i]));
-  return stored
-    .filter((d) => d.outboxBatch === batch && at.has(d._id))
-    .flatMap((d) => marker.events?.[at.get(d._id)!] ?? eventsOf?.(d) ?? []);
+  const ids = new Set(marker.ids);
+  const found = stored.filter((d) => d.outboxBatch === batch && ids.has(d._id));
+  if (!marker.events) return found.flatMap((d) => eventsOf?.(d) ?? []);
+  const rows = new Set(found.map((d) => d._id));
+  return marker.events.filter((e) => rows.has(e.row)).map((e) => e.event);
 }
 
 /** The markers of one collection: made for each batch with events, deleted together once published, swept when orphaned. */
@@ -73,7 +75,7 @@ export function batchMarkers<D extends Row>(collection: () => OutboxCollection, 
       const batchId = `${opts.instance}:${++seq}`;
       for (const w of withEvents) w.doc.outboxBatch = batchId;
       const marker: Marker = { _id: markerIdOf(batchId), outboxMarker: true, createdAt: new Date(), ids: withEvents.map((w) => w.doc._id) };
-      if (!opts.eventsOf) marker.events = withEvents.map((w) => w.events);
+      if (!opts.eventsOf) marker.events = withEvents.flatMap((w) => w.events.map((event) => ({ row: w.doc._id, event })));
       return marker;
     },
     /** The batch's events are out: its marker goes (with the others of the moment). */

@@ -33,7 +33,7 @@ interface EarlierRow {
 interface EarlierMarker {
   _id: string;
   ids?: string[];
-  events?: StoredPendingEvent[][];
+  events?: unknown[];
 }
 
 const MARKER_PREFIX = '~outbox~';
@@ -92,7 +92,7 @@ export async function convertBatchMarkers(db: Connection): Promise<number> {
     const stored = rows.some((r) => Object.keys(r.pendingEvents ?? {}).length);
     if (m.ids && (m.events || !stored)) continue;
     const set: Record<string, unknown> = { ids: rows.map((r) => r._id) };
-    if (stored) set.events = rows.map((r) => Object.values(r.pendingEvents ?? {}));
+    if (stored) set.events = rows.flatMap((r) => Object.values(r.pendingEvents ?? {}).map((event) => ({ row: r._id, event })));
     await col.updateOne({ _id: m._id as never }, { $set: set });
     converted++;
   }
