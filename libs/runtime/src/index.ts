@@ -179,7 +179,7 @@ export async function bootService<S extends z.ZodObject, N extends BackendServic
       log.info({ graceMs }, 'stopping: draining requests and consumers');
       await bus.drain(left());
       // The service stops taking work first; what its outbox still holds is published after.
-      const stopAll = running.stop(left()).then(() => outbox?.stop());
+      const stopAll = running.stop(left()).finally(() => outbox?.stop());
       await Promise.race([stopAll, new Promise<void>((r) => setTimeout(r, left()).unref())]).catch((err) => log.warn({ err }, 'service stop failed'));
       try {
         await Promise.race([nc.drain(), new Promise<void>((r) => setTimeout(r, left()).unref())]);
