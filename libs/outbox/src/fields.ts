@@ -45,7 +45,8 @@ export function storedPending(e: PendingEvent): StoredPendingEvent {
  */
 export function storedEvents(events: PendingEvent[], store: boolean): StoredPendingEvent[] {
   if (!events.length) return [];
-  const traceparent = currentTraceparent();
+  // Events that carry a trace context already (the writer's own) keep it, and need no look-up.
+  const traceparent = events.some((e) => !e.traceparent) ? currentTraceparent() : undefined;
   const traced = traceparent ? events.map((e) => (e.traceparent ? e : { ...e, traceparent })) : events;
   return store ? traced.map(storedPending) : traced;
 }

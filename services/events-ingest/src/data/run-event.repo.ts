@@ -133,7 +133,10 @@ export function runEventRepo(db: Connection, outbox: Outbox, eventsOf: RunEventE
       if (known) return { created: false, event: known };
       const full: NewRunEvent = { _id, ...doc };
       const event: RunEvent = { ...doc, createdAt: doc.createdAt.toISOString(), updatedAt: doc.updatedAt.toISOString() };
-      const outcome = await writer.insert(storedRow(full, dispatch, currentTraceparent()), eventsOf(event, dispatch));
+      // The request's trace context: the events carry it, and the row keeps it when sampled (the sweep's rebuilt events too).
+      const trace = currentTraceparent();
+      const events = eventsOf(event, dispatch);
+      const outcome = await writer.insert(storedRow(full, dispatch, trace), trace ? events.map((e) => ({ ...e, traceparent: trace })) : events);
       if (outcome === 'inserted') {
         remember(_id, event);
         return { created: true, event };
