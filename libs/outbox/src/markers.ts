@@ -56,7 +56,12 @@ export function batchMarkers<D extends Row>(collection: () => OutboxCollection, 
     delayMs: opts.deleteMs,
     filterOf: (ids) => ({ outboxMarker: true, _id: { $in: ids } }),
     onError: (err, count) => log.warn({ err, markers: count }, 'deleting published batch markers failed; the sweep will take them'),
+    settled: (ids) => {
+      for (const id of ids) out.delete(id);
+    },
   });
+  /** Markers of this process whose events are out and whose delete is still to come: `find` does not see them. */
+  const out = new Set<string>();
 
   /** Finds the stored documents of `marker` (by its `_id`s, with the batch id as an equality the database can serve). */
   const storedOf = async (marker: Marker): Promise<D[]> => {
@@ -79,13 +84,21 @@ export function batchMarkers<D extends Row>(collection: () => OutboxCollection, 
       return marker;
     },
     /** The batch's events are out: its marker goes (with the others of the moment). */
-    published: (markerId: string) => published.add(markerId),
-    /** The markers `ids` that are still there (for the removal of a document whose batch may not be published yet). */
+    published: (markerId: string) => {
+      out.add(markerId);
+      published.add(markerId);
+    },
+    /**
+     * The markers `ids` whose events may not be out yet (for the removal of a document whose batch may not be
+     * published): those still stored, less the ones this process published and is about to delete (their events
+     * would reach core subscribers twice).
+     */
     async find(ids: string[]): Promise<Marker[]> {
-      if (!ids.length) return [];
+      const open = ids.filter((id) => !out.has(id));
+      if (!open.length) return [];
       return (await collection()
-        .find({ outboxMarker: true, _id: { $in: ids } } as never)
-        .limit(ids.length)
+        .find({ outboxMarker: true, _id: { $in: open } } as never)
+        .limit(open.length)
         .toArray()) as Marker[];
     },
     /**
