@@ -6,7 +6,7 @@
  *   handlers  src/handlers/**
  *   domain    src/domain/**
  *   data      src/data/** (*.model.ts: mongoose schema and model; *.repo.ts, *.store.ts: plain objects in and out)
- *   wiring    src/main.ts, src/service.ts (and src/wiring/**): build repos and relays, register handlers
+ *   wiring    src/main.ts, src/service.ts (and src/wiring/**): build repos, register handlers
  * Other folders (clients/, types/, the gateway's routes/ and middleware/) follow the rules of the domain.
  *
  * Folders are held to it too: no folder imports one that imports it back (a folder counts with its sub-folders).
@@ -36,7 +36,7 @@ module.exports = {
     },
     {
       name: 'database-only-in-data',
-      comment: 'Only the data tier (and the wiring that builds repos and relays) imports mongoose, @platform/mongo or @platform/outbox.',
+      comment: 'Only the data tier (and the wiring that builds repos) imports mongoose, @platform/mongo or @platform/outbox.',
       severity: 'error',
       from: { path: SERVICE_SRC, pathNot: [DATA, WIRING] },
       to: { path: DATABASE },

@@ -40,6 +40,25 @@ const named = (overlay: string, kind: string, name: string) => objects(overlay, 
 const container = (d: Obj) => d.spec.template.spec.containers[0];
 const envNames = (d: Obj) => (container(d).env ?? []).map((e: { name: string }) => e.name) as string[];
 
+/**
+ * A one-off command of the image (`node /app/tools/<name>.js`), as a suspended CronJob: it never runs on its own (an
+ * operator starts it: kubectl create job --from=cronjob/<name>), runs as the services do, read-only and non-root, with
+ * the shared configuration (and the label the infrastructure policy selects pods by). Its pod and container.
+ */
+function oneOffCommand(overlay: string, name: string) {
+  const job = named(overlay, 'CronJob', name)!;
+  expect(job.spec).toMatchObject({ suspend: true, concurrencyPolicy: 'Forbid' });
+  const pod = job.spec.jobTemplate.spec.template;
+  const c = pod.spec.containers[0];
+  expect(c.command).toEqual(['node', `/app/tools/${name}.js`]);
+  expect(c.image).toBe(container(named(overlay, 'Deployment', 'management')!).image);
+  expect(c.envFrom).toEqual([{ configMapRef: { name: expect.stringMatching(/^platform-config-/) } }]);
+  expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+  expect(pod.spec).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, securityContext: { runAsNonRoot: true, runAsUser: 1000 } });
+  expect(pod.metadata.labels['app.kubernetes.io/part-of']).toBe('agent-platform');
+  return { pod, c };
+}
+
 describe('deployment files', () => {
   test('when the overlays are rendered, then every object validates against the Kubernetes schemas and docker-compose.yml against the Compose specification', () => {
     if (validation.status !== 0) throw new Error(`scripts/validate-deploy.sh failed:\n${validation.output}`);
@@ -154,21 +173,24 @@ describe('deployment files', () => {
         .sort();
       expect(sealing).toEqual(services.filter((s) => 'sealing' in serviceList[s].uses));
       for (const name of sealing) expect({ name, env: envNames(named(overlay, 'Deployment', name)!) }).toEqual({ name, env: expect.arrayContaining(['ENCRYPTION_KEYS', 'ENCRYPTION_KEY']) });
-      const job = named(overlay, 'CronJob', 'secrets-reencrypt')!;
-      // It never runs on its own: an operator starts it (kubectl create job --from=cronjob/secrets-reencrypt).
-      expect(job.spec).toMatchObject({ suspend: true, concurrencyPolicy: 'Forbid' });
-      const pod = job.spec.jobTemplate.spec.template;
-      const c = pod.spec.containers[0];
-      expect(c.command).toEqual(['node', '/app/tools/secrets-reencrypt.js']);
-      expect(c.image).toBe(container(named(overlay, 'Deployment', 'management')!).image);
+      const { pod, c } = oneOffCommand(overlay, 'secrets-reencrypt');
       expect(c.env.map((e: { name: string }) => e.name).sort()).toEqual(['ENCRYPTION_KEY', 'ENCRYPTION_KEYS', 'MONGO_URL']);
       for (const e of c.env) expect(e.valueFrom.secretKeyRef).toMatchObject({ name: 'platform-secrets', key: e.name });
-      expect(c.envFrom).toEqual([{ configMapRef: { name: expect.stringMatching(/^platform-config-/) } }]);
-      expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
-      expect(pod.spec).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, securityContext: { runAsNonRoot: true, runAsUser: 1000 } });
-      // No NATS credential: it talks to the database only (the infrastructure policy selects it by this label).
+      // No NATS credential: it talks to the database only.
       expect((pod.spec.volumes ?? []).filter((v: any) => v.secret)).toEqual([]);
-      expect(pod.metadata.labels['app.kubernetes.io/part-of']).toBe('agent-platform');
+    });
+
+    test('when it is rendered, then the migration command is a suspended CronJob of the image with the database and the webhook-dispatcher credential only', () => {
+      const { pod, c } = oneOffCommand(overlay, 'migrate');
+      expect(c.env).toEqual([
+        { name: 'MONGO_URL', valueFrom: { secretKeyRef: { name: 'platform-secrets', key: 'MONGO_URL' } } },
+        // It hands pending deliveries to the job stream: the one identity that may publish those jobs, its key not at all.
+        { name: 'NATS_CREDS', value: '/etc/nats-creds/webhook-dispatcher.creds' },
+      ]);
+      expect(pod.spec.volumes.filter((v: any) => v.secret)).toEqual([
+        { name: 'nats-creds', secret: { secretName: 'nats-creds', items: [{ key: 'webhook-dispatcher.creds', path: 'webhook-dispatcher.creds' }], defaultMode: 0o440 } },
+      ]);
+      if (overlay === 'prod') expect(c.volumeMounts).toContainEqual({ name: 'nats-ca', mountPath: '/etc/nats-ca', readOnly: true });
     });
 
     test('when it is rendered, then the network policies deny by default, admit only the ingress controller to the gateway and give internet egress, without private ranges, only to labelled pods', () => {

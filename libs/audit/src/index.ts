@@ -4,10 +4,11 @@
  * change, the entry with the outcome after it, and an `audit.recorded` event). Management keeps the tenants' log: its
  * own entries and copies of the others', from their events.
  */
-import { parseOperationInput, type HandlerContext, type Publisher, type ServiceBus } from '@platform/bus';
+import { parseOperationInput, type HandlerContext, type ServiceBus } from '@platform/bus';
 import type { AnyOperation } from '@platform/contracts';
 import { getLogger } from '@platform/logger';
 import type { Connection } from '@platform/mongo';
+import type { Outbox } from '@platform/outbox';
 import { auditEventOf, closeAuditEntry, isAuditedChange, openAuditEntry, readerOf, settleStaleAuditEntries, stateOf, type AuditDeps } from './audit';
 import { auditLogRepo } from './repo';
 
@@ -53,26 +54,23 @@ export function auditChanges(bus: ServiceBus, deps: AuditDeps): void {
 export interface AuditLogOptions {
   bus: ServiceBus;
   db: Connection;
-  pub: Publisher;
-  /** This process (the outbox markers name it). */
-  instance: string;
+  /** The service's outbox (it publishes the entries' events, and sweeps what a stopped process left). */
+  outbox: Outbox;
   /** AUDIT_PENDING_SETTLE_SECONDS. */
   settleSeconds: number;
 }
 
 /**
- * A service's audit log, started: its repository, the entries a previous process left unpublished published and its
- * stale intents settled (now and every minute), and every change the bus serves recorded (call it before the handlers
- * are registered, or after: the interceptor wraps them all). `stop` publishes what is still waiting.
+ * A service's audit log, started: its repository, its stale intents settled (now and every minute), and every change
+ * the bus serves recorded (call it before the handlers are registered, or after: the interceptor wraps them all).
+ * `stop` deletes the settled intents still waiting; the outbox publishes the entries' events.
  */
 export async function startAuditLog(opts: AuditLogOptions): Promise<{ deps: AuditDeps; stop(): Promise<void> }> {
-  const deps: AuditDeps = { auditLog: auditLogRepo(opts.db, { publisher: opts.pub, instance: opts.instance, eventOf: auditEventOf }) };
+  const deps: AuditDeps = { auditLog: auditLogRepo(opts.db, opts.outbox, auditEventOf) };
   // Entries of changes whose process stopped before it knew their outcome.
   const settle = () => settleStaleAuditEntries(deps, opts.settleSeconds * 1000).catch((err: unknown) => (log.warn({ err }, 'settling audit entries failed'), 0));
-  await deps.auditLog.sweep();
   await settle();
-  // Also the events of stored entries whose writer stopped before publishing them.
-  const timer = setInterval(() => void settle().then(() => deps.auditLog.sweep().catch(() => 0)), 60_000);
+  const timer = setInterval(() => void settle(), 60_000);
   timer.unref();
   auditChanges(opts.bus, deps);
   return {

@@ -1,10 +1,8 @@
 import type { AuditEntry, PendingEvent } from '@platform/contracts';
-import type { Publisher } from '@platform/bus';
-import { iso, type Connection } from '@platform/mongo';
-import { deleteTogether, groupInsert, traced } from '@platform/outbox';
+import { deleteTogether, iso, type Connection } from '@platform/mongo';
+import type { Outbox } from '@platform/outbox';
 import { auditEntryModel, auditIntentModel, type AuditEntryDoc } from './entry.model';
 
-const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0, actorIds: 0 };
 
 const parsed = (json: string | null | undefined): unknown => (json == null ? null : JSON.parse(json));
 
@@ -76,28 +74,25 @@ export interface AuditCompletion {
 
 export type AuditLogRepo = ReturnType<typeof auditLogRepo>;
 
-export interface AuditOutbox {
-  publisher: Publisher;
-  instance: string;
-  /** The `audit.recorded` event of a completed entry (its id is the entry's: a repeat is dropped by JetStream). */
-  eventOf(entry: AuditEntry): PendingEvent;
-}
+/** The `audit.recorded` event of a completed entry (its id is the entry's: a repeat is dropped by JetStream). */
+export type AuditEventOf = (entry: AuditEntry) => PendingEvent;
 
 /** How long after the first of them the intents of completed entries are deleted together (ms). */
 const INTENT_DELETE_MS = 100;
 
 /**
- * Entries and intents are written by group commit (libs/outbox `groupInsert`): the changes of one moment share one
- * insertMany of their intents and one of their entries (with one outbox marker), and their intents go in one
- * deleteMany; an entry costs no update (an update costs FerretDB several times an insert, docs/performance.md).
+ * Entries and intents are written through the service's outbox, group-committed: the changes of one moment share one
+ * insertMany of their intents and one of their entries (with one batch marker; the `audit.recorded` events are rebuilt
+ * from the entries after a crash, not stored twice), and their intents go in one deleteMany; an entry costs no update
+ * (an update costs FerretDB several times an insert, docs/performance.md).
  */
-export function auditLogRepo(db: Connection, outbox: AuditOutbox) {
+export function auditLogRepo(db: Connection, outbox: Outbox, eventOf: AuditEventOf) {
   const Model = auditEntryModel(db);
   const Intents = auditIntentModel(db);
-  const eventsOf = (d: AuditEntryDoc) => [outbox.eventOf(toAuditEntry(d))];
-  const entries = groupInsert<AuditEntryDoc>(() => Model.collection, { outbox: { publisher: outbox.publisher, instance: outbox.instance, eventsOf } });
-  const intents = groupInsert<AuditEntryDoc>(() => Intents.collection);
-  const copies = groupInsert<AuditEntryDoc>(() => Model.collection);
+  const eventsOf = (d: AuditEntryDoc) => [eventOf(toAuditEntry(d))];
+  const entries = outbox.of(Model, { eventsOf });
+  const intents = outbox.of(Intents);
+  const hidden = { ...entries.hidden, actorIds: 0 } as const;
   // A delete that fails leaves intents whose entry is stored: the sweep finds the entry there and deletes them.
   const settled = deleteTogether(() => Intents.collection, { delayMs: INTENT_DELETE_MS, filterOf: (ids) => ({ _id: { $in: ids } }), onError: () => undefined });
   return {
@@ -111,7 +106,7 @@ export function auditLogRepo(db: Connection, outbox: AuditOutbox) {
      */
     async complete(intent: AuditEntryDoc, set: AuditCompletion & { resourceId?: string }): Promise<boolean> {
       const doc = { ...intent, ...set } as AuditEntryDoc;
-      const outcome = await entries.insert(doc, traced(eventsOf(doc)));
+      const outcome = await entries.insert(doc, eventsOf(doc));
       settled.add(intent._id);
       return outcome === 'inserted';
     },
@@ -124,15 +119,10 @@ export function auditLogRepo(db: Connection, outbox: AuditOutbox) {
      * service). Its event is published already, by that service: no outbox. A repeat (a redelivered event) is a no-op.
      */
     async copy(entry: AuditEntry): Promise<'inserted' | 'duplicate'> {
-      return copies.insert(docOf(entry));
+      return entries.insert(docOf(entry));
     },
-    /** Publishes the events of stored entries whose writer died before publishing them (at start and on a timer). */
-    sweep: () => entries.sweep(),
-    /** Waits until every stored entry's event is published and the settled intents are deleted (at shutdown). */
-    async flush(): Promise<void> {
-      await entries.flush();
-      await settled.flush();
-    },
+    /** Waits until the settled intents are deleted (at shutdown; the outbox publishes the entries' events). */
+    flush: () => settled.flush(),
     async list(tenantId: string, filter: AuditLogFilter, page: number, limit: number) {
       const at: Record<string, Date> = {};
       if (filter.from) at.$gte = new Date(filter.from);

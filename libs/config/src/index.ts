@@ -48,6 +48,7 @@ export const mongoConfig = z.object({
   MONGO_URL: z.string().min(1).default('mongodb://127.0.0.1:27017/').describe('MongoDB connection string (MongoDB 7 or FerretDB)'),
   MONGO_DB_PREFIX: z.string().regex(/^[a-z0-9_]*$/).default('platform').describe('Prefix of each service\'s database name (<prefix>_<service>)'),
   MONGO_POOL_SIZE: z.coerce.number().int().min(1).default(10).describe('Connection pool size per process'),
+  OUTBOX_SWEEP_MS: z.coerce.number().int().min(100).default(2000).describe('How often events a stopped process stored but did not publish (outbox leftovers) are republished'),
 });
 
 export const redisConfig = z.object({

@@ -59,12 +59,12 @@ export function envelope<T>(def: EventDef, id: string, scope: { tenantId: string
   return { id, type: def.name, version: def.version, tenantId: scope.tenantId, projectId: scope.projectId, occurredAt, data };
 }
 
-/** A pending outbox entry: written in the same document as the change, relayed to JetStream afterwards. */
+/** A pending outbox entry: written with the change it reports, published to JetStream once the change is stored. */
 export interface PendingEvent {
   id: string;
   subject: string;
   envelope: EventEnvelope;
-  /** W3C trace context of the request that caused the event; the relay publishes it as the message's header. */
+  /** W3C trace context of the request that caused the event; the outbox publishes it as the message's header. */
   traceparent?: string;
 }
 

@@ -16,3 +16,4 @@ export type { Connection, Model, InferSchemaType } from 'mongoose';
 export type { StoredDoc } from './stored';
 export { eraseProjectDocuments, projectDocumentFilter } from './erasure';
 export { reencryptCollection, type ReencryptReport, type SealedFields } from './sealed';
+export { deleteTogether } from './delete-together';

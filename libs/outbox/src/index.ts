@@ -1,9 +1,8 @@
 /**
- * The transactional outbox: a change and its pending events are one document write (fields.ts); the relay publishes
- * them to JetStream with the event id as Nats-Msg-Id and then clears them (relay.ts).
+ * The transactional outbox (outbox.ts): a change and its events are stored in one write and the events published to
+ * JetStream afterwards, with a sweep for what a crash left in between. A service makes one `Outbox`; a repository
+ * writes its collection through `outbox.of(Model)`, whose schema spreads `outboxFields`.
  */
-export { outboxFields, live, traced, storedPending, pendingEntries, outboxOnCreate, outboxOnUpdate, outboxOnDelete, type PendingEventsField } from './fields';
-export { outboxRelay, type OutboxRelay, type OutboxDoc } from './relay';
-export { KeyedLock } from './lock';
-export { groupInsert, type GroupInsertOutcome, type GroupInsertOptions, type GroupCollection } from './group-commit';
-export { deleteTogether } from './delete-together';
+export { Outbox, type OutboxOptions, type OutboxWriter, type WriterOptions, type WriteFilter, type Change } from './outbox';
+export { outboxFields, type PendingEventsField } from './fields';
+export type { InsertOutcome } from './group-commit';

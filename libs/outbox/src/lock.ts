@@ -1,7 +1,7 @@
 /**
  * Serializes writes to the same documents inside one process. Mongo-wire servers that apply an update by reading
  * the document and writing it back whole (FerretDB) lose one of two concurrent updates of a document; every writer
- * of an outbox document (the repository and the relay's clears) goes through the relay's lock so they never overlap.
+ * of a document (the repository's and the outbox's clears) goes through its writer's lock so they never overlap.
  */
 export class KeyedLock {
   private readonly tails = new Map<string, Promise<unknown>>();

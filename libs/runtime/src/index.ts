@@ -8,6 +8,7 @@ import { baseConfig, encryptionConfig, loadConfig, mongoConfig, redisConfig, sea
 import { BusKey, ServiceBus, busKeyFileOf, connectNats, ensureStream, platformEventsStream, publisher, readBusKeyFile, type Publisher } from '@platform/bus';
 import { healthCallOf, serviceFacts, type BackendServiceName, type UsesOf } from '@platform/contracts';
 import { connectMongo, ensureIndexes, mongoReady, type Connection } from '@platform/mongo';
+import { Outbox } from '@platform/outbox';
 import { getLogger, setLogLevel } from '@platform/logger';
 import { SecretBox } from '@platform/secrets';
 import { compactMemoryWhenIdle, initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
@@ -27,7 +28,7 @@ export type Deps<C, U extends Uses = Uses> = {
   nc: NatsConnection;
   bus: ServiceBus;
   pub: Publisher;
-} & (U extends { mongo: true } ? { db: Connection } : { db?: Connection }) &
+} & (U extends { mongo: true } ? { db: Connection; outbox: Outbox } : { db?: Connection; outbox?: Outbox }) &
   (U extends { redis: true } ? { redis: Redis } : { redis?: Redis }) &
   (U extends { sealing: true } ? { box: SecretBox } : { box?: SecretBox });
 
@@ -112,10 +113,13 @@ export async function bootService<S extends z.ZodObject, N extends BackendServic
   const keys = uses.sealing ? sealingKeysOf(config as unknown as EncryptionConfig) : undefined;
   const acceptUnbound = (config as { ENCRYPTION_ACCEPT_UNBOUND?: string }).ENCRYPTION_ACCEPT_UNBOUND !== 'false';
   const box = keys && 'keys' in keys ? new SecretBox(keys.keys, { acceptUnbound }) : undefined;
-  const deps = { config, nc, bus, pub, db, redis, box } as Deps<z.infer<S>, UsesOf<N>>;
+  // The service's outbox: its repositories write through it; swept once the indexes are there, flushed at stop.
+  const outbox = db ? new Outbox({ publisher: pub, instance: instanceId, sweepMs: config.OUTBOX_SWEEP_MS }) : undefined;
+  const deps = { config, nc, bus, pub, db, outbox, redis, box } as Deps<z.infer<S>, UsesOf<N>>;
   const running = await undone(def.start(deps));
   started = running;
   if (db) for (const model of Object.values(db.models)) await undone(ensureIndexes(model));
+  await undone(outbox?.start() ?? Promise.resolve());
 
   let stopping = false;
   /** Answers within `ms` or counts as false: a dependency that hangs is not ready. */
@@ -164,7 +168,7 @@ export async function bootService<S extends z.ZodObject, N extends BackendServic
   /**
    * Graceful stop, all within SHUTDOWN_GRACE_MS: readiness turns false; the NATS subscriptions drain (the queue group's
    * other replicas get new requests, the ones already received are answered); the service's own stop runs (durable
-   * consumers stop pulling, finish or hand back what they hold, outbox relays publish what is pending); then the
+   * consumers stop pulling, finish or hand back what they hold, the service's outbox publishes what is pending); then the
    * connections close.
    */
   const stop = () =>
@@ -174,7 +178,9 @@ export async function bootService<S extends z.ZodObject, N extends BackendServic
       const left = () => Math.max(0, deadline - Date.now() - 500);
       log.info({ graceMs }, 'stopping: draining requests and consumers');
       await bus.drain(left());
-      await Promise.race([running.stop(left()), new Promise<void>((r) => setTimeout(r, left()).unref())]).catch((err) => log.warn({ err }, 'service stop failed'));
+      // The service stops taking work first; what its outbox still holds is published after.
+      const stopAll = running.stop(left()).finally(() => outbox?.stop());
+      await Promise.race([stopAll, new Promise<void>((r) => setTimeout(r, left()).unref())]).catch((err) => log.warn({ err }, 'service stop failed'));
       try {
         await Promise.race([nc.drain(), new Promise<void>((r) => setTimeout(r, left()).unref())]);
       } catch {

@@ -43,7 +43,7 @@ async function listRows(ctx: BenchContext, label: string, p: Project, size: numb
     filter: { tenantId: p.tenantId, projectId: p.projectId, live: true },
     sort: { createdAt: -1 as const, _id: 1 as const },
     limit: 10,
-    projection: { keyHash: 0, pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, live: 0 },
+    projection: { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0, keyHash: 0, live: 0 },
   };
   const raw = await findCeiling(ctx.infra.MONGO_URL, dbPrefix, 'management', 'apiKeys', keyPage, load, load.connections);
   table.addCeiling(`find of a key page (${label} keys)`, raw, `finds/s, ${load.connections} concurrent callers; ${raw.returned} rows a page`);

@@ -1,4 +1,4 @@
-import { defineService, instanceId } from '@platform/runtime';
+import { defineService } from '@platform/runtime';
 import { startAuditLog } from '@platform/audit';
 import { publishNotice, startErasureWorker } from '@platform/bus';
 import { eraseProjectDocuments } from '@platform/mongo';
@@ -13,12 +13,12 @@ import { registerAnalyticsEventHandlers } from './handlers/analytics-events';
 export const analytics = defineService({
   name: 'analytics',
   config: analyticsConfig,
-  async start({ config, bus, db, nc, pub }) {
+  async start({ config, bus, db, outbox, nc }) {
     const keys = analyticsKeyRepo(db);
-    const events = analyticsEventRepo(db);
+    const events = analyticsEventRepo(db, outbox);
     await Promise.all([keys.model.init(), events.model.init()]);
     // Changes of analytics keys are audited here and copied into the tenant's log by management (event ingest is not).
-    const audit = await startAuditLog({ bus, db, pub, instance: instanceId, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
+    const audit = await startAuditLog({ bus, db, outbox, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     registerAnalyticsKeyHandlers(bus, { keys, pepper: config.TOKEN_PEPPER, announceRevoked });
     registerAnalyticsEventHandlers(bus, { events });

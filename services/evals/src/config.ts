@@ -13,7 +13,6 @@ export const evalsConfig = z.object({
   EVAL_WORK_ACK_WAIT_MS: z.coerce.number().int().min(500).default(30_000).describe('How long a claimed evaluation item or assistant turn may take before the work queue hands it to another worker'),
   IMPROVEMENT_MAX_AGENTS: z.coerce.number().int().min(1).max(5000).default(500).describe('Most agents an improvement branch copies; triggering on a project with more answers 422'),
   MERGE_SWEEP_MS: z.coerce.number().int().min(100).default(10_000).describe('How often merges of improvement branches left half-written (a process stopped mid-merge) are looked for and finished; a merge decided less than this long ago is left to its request'),
-  OUTBOX_SWEEP_MS: z.coerce.number().int().min(100).default(5_000).describe('How often queued work items (evaluation items, assistant turns) and evaluation.failed events left unpublished are republished'),
   ...auditConfig.shape,
 });
 export type EvalsConfig = z.infer<typeof evalsConfig>;

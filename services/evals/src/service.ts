@@ -1,15 +1,11 @@
-import { defineService, instanceId } from '@platform/runtime';
+import { defineService } from '@platform/runtime';
 import { startAuditLog } from '@platform/audit';
-import { eraseProjectDocuments, type Model } from '@platform/mongo';
+import { eraseProjectDocuments } from '@platform/mongo';
 import { startErasureWorker } from '@platform/bus';
-import { outboxRelay, type OutboxDoc } from '@platform/outbox';
 import { evalsConfig } from './config';
 import { datasetItemRepo } from './data/dataset-item.repo';
 import { evaluatorRepo } from './data/evaluator.repo';
 import { evaluationRepo } from './data/evaluation.repo';
-import { evaluationResultModel } from './data/evaluation-result.model';
-import { evaluationRunModel } from './data/evaluation-run.model';
-import { improvementModels } from './data/improvement.model';
 import { improvementRepo } from './data/improvement.repo';
 import { platformClient } from './clients/platform';
 import { llmClient } from './clients/llm';
@@ -27,21 +23,17 @@ const log = getLogger('evals');
 export const evals = defineService({
   name: 'evals',
   config: evalsConfig,
-  async start({ config, bus, pub, db, nc }) {
-    const relayOf = <T extends OutboxDoc>(model: Model<T>) => outboxRelay(model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
-    const runRelay = relayOf(evaluationRunModel(db));
-    const resultRelay = relayOf(evaluationResultModel(db));
-    const turnRelay = relayOf(improvementModels(db).Turns);
-    const runs = evaluationRepo(db, { runs: runRelay, results: resultRelay });
+  async start({ config, bus, db, outbox, nc }) {
+    const runs = evaluationRepo(db, outbox);
     const items = datasetItemRepo(db);
     const evaluators = evaluatorRepo(db);
-    const improvements = improvementRepo(db, turnRelay);
+    const improvements = improvementRepo(db, outbox);
     const platform = platformClient(bus);
     const llm = llmClient({ baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL, timeoutMs: config.LLM_TIMEOUT_MS });
 
     const evaluationDeps = { runs, evaluators, platform, llm };
     // Every change served under /manage is audited here and copied into the tenant's log by management (libs/audit).
-    const audit = await startAuditLog({ bus, db, pub, instance: instanceId, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
+    const audit = await startAuditLog({ bus, db, outbox, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
     registerDatasetItemHandlers(bus, { items });
     registerEvaluatorHandlers(bus, { evaluators });
     registerEvaluationHandlers(bus, evaluationDeps);
@@ -56,8 +48,6 @@ export const evals = defineService({
       eraseProject: (scope) => eraseProjectDocuments(db, scope),
       eraseConversation: (scope, conversationId) => runs.eraseConversation(scope, conversationId),
     });
-    // Work items and events a previous process stored but did not publish.
-    await Promise.all([runRelay.sweep(), resultRelay.sweep(), turnRelay.sweep()]);
     // Merges a stopped process left half-written are finished here (at start and on a timer).
     let sweeping: Promise<unknown> = resumeMerges(improvementDeps, config.MERGE_SWEEP_MS).catch((err: unknown) => log.warn({ err }, 'merge sweep failed'));
     const mergeSweep = setInterval(() => {
@@ -69,7 +59,7 @@ export const evals = defineService({
         clearInterval(mergeSweep);
         await Promise.all([worker.stop(), erasure.stop()]);
         await sweeping;
-        await Promise.all([runRelay.stop(), resultRelay.stop(), turnRelay.stop(), audit.stop()]);
+        await audit.stop();
       },
     };
   },

@@ -1,5 +1,4 @@
 import { z } from 'zod';
 
-export const eventsIngestConfig = z.object({
-  OUTBOX_SWEEP_MS: z.coerce.number().int().min(100).default(2000).describe('How often events left unpublished (after a crash) are republished'),
-});
+/** events-ingest has no settings of its own: it reads those of every service with a database (libs/config). */
+export const eventsIngestConfig = z.object({});

@@ -1,6 +1,4 @@
-import { defineService, instanceId } from '@platform/runtime';
-import { getLogger } from '@platform/logger';
-import { outboxRelay } from '@platform/outbox';
+import { defineService } from '@platform/runtime';
 import { publishNotice, startErasureWorker, subscribeNotice } from '@platform/bus';
 import { runEventsErased } from '@platform/contracts';
 import { eraseProjectDocuments } from '@platform/mongo';
@@ -9,22 +7,11 @@ import { runEventRepo } from './data/run-event.repo';
 import { registerRunEventHandlers } from './handlers/run-events';
 import { runEventEvents } from './domain/run-events';
 
-const log = getLogger('events-ingest');
-
 export const eventsIngest = defineService({
   name: 'events-ingest',
   config: eventsIngestConfig,
-  async start({ config, bus, pub, db, nc }) {
-    const events = runEventRepo(db, { publisher: pub, instance: instanceId, eventsOf: runEventEvents });
-    // Rows written by versions that cleared an outbox flag per event are relayed the old way (a query that finds none
-    // once they are gone).
-    const legacy = outboxRelay(events.model, pub, { intervalMs: config.OUTBOX_SWEEP_MS });
-    await legacy.sweep();
-    await events.sweep();
-    const sweeper = setInterval(() => {
-      events.sweep().catch((err: unknown) => log.warn({ err }, 'outbox sweep failed'));
-    }, config.OUTBOX_SWEEP_MS);
-    sweeper.unref();
+  async start({ bus, db, outbox, nc }) {
+    const events = runEventRepo(db, outbox, runEventEvents);
     registerRunEventHandlers(bus, { events });
     // The spec's rule: deleting a conversation removes the events with that conversationId (not those anchored by a
     // messageId only). A removed event's id is free again: posting it once more creates a new event (201).
@@ -48,9 +35,6 @@ export const eventsIngest = defineService({
       async stop() {
         await erasure.stop();
         forgetting.unsubscribe();
-        clearInterval(sweeper);
-        await events.flush();
-        await legacy.stop();
       },
     };
   },

@@ -1,5 +1,4 @@
 import { defineService, instanceId } from '@platform/runtime';
-import { outboxRelay } from '@platform/outbox';
 import { keyedHash } from '@platform/secrets';
 import { consumeDurable, publishNotice, startErasureWorker } from '@platform/bus';
 import {
@@ -23,16 +22,13 @@ import { startAuditLog } from '@platform/audit';
 import { registerAuditLogHandlers } from './handlers/audit-log';
 import { keepEntryOfAnotherService } from './domain/audit-log';
 import { sessionStore } from './data/session.store';
-import { agentModel } from './data/agent.model';
 import { agentRepo } from './data/agent.repo';
 import { registerAgentHandlers } from './handlers/agents';
 import { registerSubAgentAttachmentHandlers } from './handlers/sub-agent-attachments';
-import { apiKeyModel } from './data/api-key.model';
 import { apiKeyRepo } from './data/api-key.repo';
 import { registerApiKeyHandlers } from './handlers/api-keys';
 import { revokeKeysOfAgent } from './domain/api-keys';
 import { finishAgentDeletions } from './domain/agents';
-import { appEventModel } from './data/app.model';
 import { appRepo } from './data/app.repo';
 import { registerAppHandlers } from './handlers/apps';
 import { credentialStoreEntryRepo } from './data/credential-store-entry.repo';
@@ -41,7 +37,6 @@ import { registerCredentialHandlers } from './handlers/credentials';
 import { erasureRepo } from './data/erasure.repo';
 import { recordErasurePart, type ErasureDeps } from './domain/erasures';
 import { registerErasureHandlers } from './handlers/erasures';
-import { feedbackModel } from './data/feedback.model';
 import { feedbackRepo } from './data/feedback.repo';
 import { registerFeedbackHandlers } from './handlers/feedback';
 import { entityLock } from './data/entity-lock.store';
@@ -54,31 +49,23 @@ import { triggerRateStore } from './data/trigger-rate.store';
 import { triggerDispatcher } from './domain/trigger-dispatcher';
 import { registerTriggerInvocationHandlers } from './handlers/trigger-invocations';
 import { registerTriggerHandlers } from './handlers/triggers';
-import { webhookDestinationModel } from './data/webhook-destination.model';
 import { webhookDestinationRepo } from './data/webhook-destination.repo';
 import { registerWebhookDestinationHandlers } from './handlers/webhook-destinations';
 
 /**
- * The one place management is put together: the outbox relays (first, from the models) and the repositories of
- * data/ are built here, handed to the use cases of domain/, and the handlers of handlers/ registered.
+ * The one place management is put together: the repositories of data/ (on the service's outbox) are built here, handed
+ * to the use cases of domain/, and the handlers of handlers/ registered.
  */
 export const management = defineService({
   name: 'management',
   config: managementConfig,
-  async start({ config, bus, pub, db, redis, nc, box }) {
-    const relays = {
-      apiKeys: outboxRelay(apiKeyModel(db), pub),
-      destinations: outboxRelay(webhookDestinationModel(db), pub),
-      apps: outboxRelay(appEventModel(db), pub),
-      agents: outboxRelay(agentModel(db), pub),
-      feedback: outboxRelay(feedbackModel(db), pub),
-    };
-    const apiKeys = apiKeyRepo(db, relays.apiKeys, redis);
+  async start({ config, bus, pub, db, outbox, redis, nc, box }) {
+    const apiKeys = apiKeyRepo(db, outbox, redis);
     const rate = triggerRateStore(redis);
-    const destinations = webhookDestinationRepo(db, relays.destinations);
-    const apps = appRepo(db, relays.apps);
-    const agents = agentRepo(db, relays.agents);
-    const feedback = feedbackRepo(db, relays.feedback);
+    const destinations = webhookDestinationRepo(db, outbox);
+    const apps = appRepo(db, outbox);
+    const agents = agentRepo(db, outbox);
+    const feedback = feedbackRepo(db, outbox);
     const skills = skillRepo(db);
     const credentials = credentialRepo(db);
     const entries = credentialStoreEntryRepo(db);
@@ -86,12 +73,6 @@ export const management = defineService({
     const invocations = triggerInvocationRepo(db);
     const dispatcher = triggerDispatcher(invocations, pub, { sweepMs: config.TRIGGER_DISPATCH_SWEEP_MS });
 
-    await apiKeys.backfillLive();
-    // Events a previous process stored but did not publish.
-    await apps.sweepHeld();
-    const heldSweep = setInterval(() => void apps.sweepHeld().catch(() => undefined), 30_000);
-    heldSweep.unref();
-    await Promise.all(Object.values(relays).map((r) => r.sweep()));
     // Trigger requests a previous process accepted and had not published yet.
     await dispatcher.sweep();
 
@@ -111,7 +92,7 @@ export const management = defineService({
     const deletionSweep = setInterval(() => void finishAgentDeletions(deletionDeps).catch(() => undefined), 30_000);
     deletionSweep.unref();
     // The audit log (libs/audit): its interceptor records every change this bus serves.
-    const audit = await startAuditLog({ bus, db, pub, instance: instanceId, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
+    const audit = await startAuditLog({ bus, db, outbox, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
     registerAuditLogHandlers(bus, audit.deps);
     // The other services' entries join the tenants' log (management's own are skipped: they are stored already).
     const auditCopies = await consumeDurable<EventEnvelope>(nc, {
@@ -189,12 +170,11 @@ export const management = defineService({
     );
     return {
       async stop() {
-        clearInterval(heldSweep);
         clearInterval(deletionSweep);
         await auditCopies.stop();
         await dispatcher.stop();
         await erasureWorker.stop();
-        await Promise.all([...Object.values(relays).map((r) => r.stop()), audit.stop()]);
+        await audit.stop();
       },
     };
   },

@@ -1,15 +1,16 @@
-import { ensureStream, platformEventsStream, publisher } from '@platform/bus';
+import { ensureStream, platformEventsStream, publisher, type Publisher } from '@platform/bus';
 import { appDeleted, appUpdated, pendingEvent } from '@platform/contracts';
 import { connectMongo, type Connection } from '@platform/mongo';
-import { outboxRelay } from '@platform/outbox';
+import { Outbox } from '@platform/outbox';
 import { randomId } from '@platform/secrets';
 import { connectAs, eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { appRepo } from '../src/data/app.repo';
-import { appEventModel, type AppDoc } from '../src/data/app.model';
+import type { AppDoc } from '../src/data/app.model';
 
 /**
- * Crash paths of the app outbox: events are written held before the change and released after it. A process that
- * dies between the two leaves a held event; the sweep publishes it when the change landed and drops it when not.
+ * Crash paths of the app outbox: a change and its event are one write conditional on the app's revision. A process
+ * that dies between the write and the publish leaves the event in the app; the next process's sweep publishes it. A
+ * change that loses the race writes nothing, its event neither.
  */
 let nats: NatsServer;
 let nc: Awaited<ReturnType<typeof connectAs>>;
@@ -50,30 +51,37 @@ function anAppDoc(revision = 1): AppDoc {
   };
 }
 
+const down = () => Promise.reject(new Error('NATS is away'));
+const deadPublisher: Publisher = { publish: down, publishPending: down };
+
 describe('app events across a crash', () => {
-  test('when the process died after the change but before releasing its event, then the sweep publishes the event; when the change never landed, it drops it', async () => {
-    const relay = outboxRelay(appEventModel(db), publisher(nc));
-    const repo = appRepo(db, relay);
+  test('when the process died after the change but before publishing its event, then the sweep publishes the event; a change that never landed publishes nothing', async () => {
+    const dying = new Outbox({ publisher: deadPublisher, instance: 'dying' });
+    const next = new Outbox({ publisher: publisher(nc), instance: 'next' });
     try {
-      const app = anAppDoc(2);
+      const repo = appRepo(db, dying);
+      const app = anAppDoc(1);
       await repo.model.create(app);
       const landed = pendingEvent(appUpdated, randomId(24), app, { app: { id: app._id } });
       const neverLanded = pendingEvent(appUpdated, randomId(24), app, { app: { id: app._id } });
       const gone = pendingEvent(appDeleted, randomId(24), app, { id: app._id });
-      const old = new Date(Date.now() - 60_000);
-      // What `hold` leaves behind when the process dies before `release`: the change to revision 2 landed, the one to 3 did not,
-      // and the deletion did not happen either.
-      await repo.eventModel.insertMany([
-        { _id: landed.id, appId: app._id, revision: 2, held: true, createdAt: old, pendingEvents: { [landed.id]: landed }, outboxSeq: 1, outboxDelete: true },
-        { _id: neverLanded.id, appId: app._id, revision: 3, held: true, createdAt: old, pendingEvents: { [neverLanded.id]: neverLanded }, outboxSeq: 1, outboxDelete: true },
-        { _id: gone.id, appId: app._id, revision: -1, held: true, createdAt: old, pendingEvents: { [gone.id]: gone }, outboxSeq: 1, outboxDelete: true },
-      ]);
-      expect(await repo.sweepHeld()).toBe(3);
+      // The change to revision 2 lands (its publish fails: the process is about to die); one from revision 1 again
+      // loses the race, and so does a deletion of revision 1.
+      const saved = await repo.update(app, { set: { name: 'renamed' } }, [landed]);
+      expect(saved?.revision).toBe(2);
+      expect(await repo.update(app, { set: { name: 'lost' } }, [neverLanded])).toBeNull();
+      expect(await repo.remove(app, [gone])).toBe(false);
+      await dying.flush();
+
+      appRepo(db, next);
+      await next.sweep();
       await eventually(() => received.some((e) => e.id === landed.id), 'the landed change to be published');
-      await eventually(async () => (await repo.eventModel.countDocuments({ _id: { $in: [landed.id, neverLanded.id, gone.id] } })) === 0, 'the outbox to be empty');
+      const stored = await repo.model.findById(app._id).lean();
+      expect(stored).toMatchObject({ name: 'renamed', revision: 2 });
+      expect(stored?.outboxPending).toBeUndefined();
       expect(received.filter((e) => e.id === neverLanded.id || e.id === gone.id)).toEqual([]);
     } finally {
-      await relay.stop();
+      await Promise.all([dying.stop(), next.stop()]);
     }
   });
 });

@@ -4,20 +4,18 @@ import { eraseProjectDocuments } from '@platform/mongo';
 import { parseHostOverrides } from '@platform/address-safety';
 import { getLogger } from '@platform/logger';
 import { currentTraceparent } from '@platform/telemetry';
-import { defineService, instanceId } from '@platform/runtime';
+import { defineService } from '@platform/runtime';
 import { startAuditLog } from '@platform/audit';
 import { webhookDispatcherConfig } from './config';
 import { attemptRepo } from './data/attempt.repo';
 import { deliveryStatsRepo } from './data/delivery-stats.repo';
 import { destinationHealthRepo } from './data/destination-health.repo';
-import { legacyDeliveryRepo } from './data/legacy-delivery.repo';
 import { chatappSender } from './clients/chatapp';
 import { httpSender } from './clients/http';
 import { managementDestinations, managementDisabler } from './clients/management';
-import { consumeJobs, ensureJobStream, retryQueue } from './clients/retry-queue';
+import { consumeJobs, ensureJobStream, jobPartition, retryQueue } from './clients/retry-queue';
 import { eventDeliveryJobs, type DeliveryDeps } from './domain/deliveries';
 import { MalformedEvent } from './domain/families';
-import { jobFromLegacy } from './domain/jobs';
 import { deliveryWorker } from './domain/worker';
 import type { ManualDeliveryDeps } from './domain/manual-deliveries';
 import { SLOT_MS, countedAttempts, statsSink } from './domain/stats';
@@ -28,14 +26,13 @@ const log = getLogger('webhook-dispatcher');
 export const webhookDispatcher = defineService({
   name: 'webhook-dispatcher',
   config: webhookDispatcherConfig,
-  async start({ config, bus, nc, pub, db, box }) {
-    // Subjects and durable names take no dots or wildcards.
-    const partition = config.WEBHOOK_PARTITION.replace(/[^A-Za-z0-9_-]/g, '_');
+  async start({ config, bus, nc, pub, db, outbox, box }) {
+    const partition = jobPartition(config.WEBHOOK_PARTITION);
     await ensureJobStream(nc, (config as { JS_REPLICAS?: number }).JS_REPLICAS ?? 1);
     // Delivery counters (GET …/stats) are kept as rows are recorded, added up in memory and written in batches.
     const statsStore = deliveryStatsRepo(db, config.WEBHOOK_PARTITION, { flushMs: config.WEBHOOK_STATS_FLUSH_MS, slotMs: SLOT_MS });
     const stats = statsSink(statsStore.add);
-    const attempts = countedAttempts(attemptRepo(db, config.WEBHOOK_PARTITION), stats);
+    const attempts = countedAttempts(attemptRepo(db, outbox, config.WEBHOOK_PARTITION), stats);
     const health = destinationHealthRepo(db, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
     const allowLoopback = config.ALLOW_LOOPBACK_WEBHOOKS === 'true';
@@ -66,9 +63,6 @@ export const webhookDispatcher = defineService({
       capWaitMs: config.WEBHOOK_CAP_WAIT_MS,
       disableSweepMs: 10_000,
     });
-    // Pending deliveries of versions that kept them in the database go to the job stream, once.
-    const handedOver = await legacyDeliveryRepo(db, config.WEBHOOK_PARTITION).handOver((d) => deps.retries.schedule(jobFromLegacy(d), 'legacy'));
-    if (handedOver) log.info({ handedOver }, 'pending deliveries of the deliveries collection handed to the job stream');
     // A message being worked is kept alive by the consumer's heartbeat; a dispatcher that dies hands its messages to
     // another replica after this long.
     const ackWaitMs = 15_000;
@@ -125,7 +119,7 @@ export const webhookDispatcher = defineService({
     );
 
     // Redeliveries, recoveries and test deliveries are audited here and copied into the tenant's log by management.
-    const audit = await startAuditLog({ bus, db, pub, instance: instanceId, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
+    const audit = await startAuditLog({ bus, db, outbox, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
     registerDeliveryHandlers(bus, deps);
     const manual: ManualDeliveryDeps = {
       ...deps,

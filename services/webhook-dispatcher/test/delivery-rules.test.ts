@@ -173,7 +173,7 @@ describe('routing', () => {
   });
 });
 
-describe('hand-over of the deliveries collection', () => {
+describe('hand-over of the deliveries collection (pnpm migrate)', () => {
   const stored = {
     _id: 'msg_1',
     tenantId: 't1',

@@ -1,6 +1,6 @@
 import type { AnalyticsBucket, AnalyticsEvent, ProjectScope } from '@platform/contracts';
 import { iso, isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
-import { groupInsert, type GroupCollection } from '@platform/outbox';
+import type { Outbox } from '@platform/outbox';
 import { analyticsEventModel, type AnalyticsEntityTypeName, type AnalyticsEventDoc } from './analytics-event.model';
 
 // A row always has both (default null); the schema's type also admits a row written without them.
@@ -38,10 +38,11 @@ const BUCKET_FIELD: Record<AnalyticsBucket, keyof AnalyticsEventDoc> = { minute:
 
 export type AnalyticsEventRepo = ReturnType<typeof analyticsEventRepo>;
 
-export function analyticsEventRepo(db: Connection) {
+export function analyticsEventRepo(db: Connection, outbox: Outbox) {
   const Model = analyticsEventModel(db);
-  // Events arriving together (concurrent requests, on any connection) are stored with one unordered insertMany.
-  const group = groupInsert<AnalyticsEventDoc>(() => Model.collection as unknown as GroupCollection);
+  // Events arriving together (concurrent requests, on any connection) are stored with one unordered insertMany (the
+  // outbox's group commit; they emit no events).
+  const group = outbox.of(Model);
   // Ids this process stored lately (oldest first): a replay of one is answered without entering a batch, since a
   // duplicate inside a multi-row insert makes FerretDB redo the whole batch row by row.
   const stored = new Set<string>();

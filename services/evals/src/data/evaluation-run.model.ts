@@ -2,8 +2,8 @@ import { mongoose, type Connection, type Model, type StoredDoc } from '@platform
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
- * `_id` is `<tenant>:<project>:<id>`. Written once: the run and its work items (as outbox entries relayed to the
- * EVAL_WORK stream) are one insert; afterwards only the outbox relay touches it. Progress lives in the results.
+ * `_id` is `<tenant>:<project>:<id>`. Written once, through the outbox with its work items (published to the EVAL_WORK
+ * stream once it is stored); never changed afterwards. Progress lives in the results.
  */
 const runSchema = new mongoose.Schema(
   {

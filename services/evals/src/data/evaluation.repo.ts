@@ -1,6 +1,6 @@
 import type { EvaluationResult, EvaluationRun, PendingEvent, ProjectScope } from '@platform/contracts';
 import { iso, isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
-import { outboxOnCreate, type OutboxRelay } from '@platform/outbox';
+import type { Outbox } from '@platform/outbox';
 import { evaluationRunModel, evaluationRunStartModel, type EvaluationRunDoc } from './evaluation-run.model';
 import { evaluationResultModel, type EvaluationResultDoc } from './evaluation-result.model';
 
@@ -22,14 +22,15 @@ export function toResult(d: EvaluationResultDoc): EvaluationResult {
   };
 }
 
-const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
-
 export type EvaluationRepo = ReturnType<typeof evaluationRepo>;
 
-export function evaluationRepo(db: Connection, relays: { runs: OutboxRelay; results: OutboxRelay }) {
+export function evaluationRepo(db: Connection, outbox: Outbox) {
   const Runs = evaluationRunModel(db);
   const Starts = evaluationRunStartModel(db);
   const Results = evaluationResultModel(db);
+  const runWriter = outbox.of(Runs);
+  const resultWriter = outbox.of(Results);
+  const hidden = runWriter.hidden;
 
   /** Progress of a run, read from its results (the run document itself never changes). */
   async function progress(run: EvaluationRunDoc): Promise<EvaluationRun> {
@@ -84,12 +85,10 @@ export function evaluationRepo(db: Connection, relays: { runs: OutboxRelay; resu
     },
     runModel: Runs,
     resultModel: Results,
-    /** The run and its work items in one insert; the relay then publishes the items to the work queue. */
+    /** The run, its work items published to the work queue once it is stored (the outbox). */
     async insertRun(doc: Omit<EvaluationRunDoc, '_id'>, work: PendingEvent[]): Promise<void> {
-      const outbox = outboxOnCreate(work);
       const _id = scopedId(doc, doc.id);
-      await Runs.collection.insertOne({ _id, ...doc, ...outbox } as never);
-      relays.runs.flush({ _id, outboxSeq: outbox.outboxSeq, pendingEvents: outbox.pendingEvents });
+      if ((await runWriter.insert({ _id, ...doc }, work)) === 'duplicate') throw new Error(`evaluation run ${_id} exists already`);
     },
     async findRun(scope: ProjectScope, id: string): Promise<EvaluationRun | null> {
       const d = await Runs.findOne({ _id: scopedId(scope, id), ...scoped(scope) }, hidden).lean();
@@ -119,15 +118,7 @@ export function evaluationRepo(db: Connection, relays: { runs: OutboxRelay; resu
     /** Stores a result once; false when this item already had one (a redelivery). */
     async insertResult(doc: Omit<EvaluationResultDoc, '_id'>, events: PendingEvent[]): Promise<boolean> {
       const _id = resultKey(doc, doc.evaluationRunId, doc.conversationId, doc.evaluatorId);
-      const outbox = events.length ? outboxOnCreate(events) : {};
-      try {
-        await Results.collection.insertOne({ _id, ...doc, ...outbox } as never);
-      } catch (err) {
-        if (isDuplicateKey(err)) return false;
-        throw err;
-      }
-      if (events.length) relays.results.flush({ _id, outboxSeq: 1, pendingEvents: (outbox as { pendingEvents: Record<string, PendingEvent> }).pendingEvents });
-      return true;
+      return (await resultWriter.insert({ _id, ...doc }, events)) === 'inserted';
     },
     async listResults(scope: ProjectScope, runId: string, page: number, limit: number) {
       const q = { ...scoped(scope), evaluationRunId: runId };

@@ -9,7 +9,7 @@ import { outboxFields, type PendingEventsField } from '@platform/outbox';
  * - `improvementBaseAgents`: the copy, one document per agent (`_id` `<copyId>#<agentId>`): the live definition
  *   (JSON text, without timestamps) and the `updatedAt` it had, so one large project never makes one large document;
  * - `improvementTurns`: one document per message (`_id` `<branch key>#<seq>`: the unique key serializes messages),
- *   inserted with its work item in the outbox (the relay publishes it to the EVAL_WORK queue and clears it);
+ *   inserted through the outbox with its work item (published to the EVAL_WORK queue once the turn is stored);
  * - `improvementTurnResults`: the answer to a message (`_id` = the turn's): inserted once by the worker that answered
  *   it (the unique key is the compare-and-set: a redelivered turn stores nothing new). `edits` is the branch after
  *   the turn: the definitions of the agents that differ from the copy (JSON text `{agentId: definition}`);

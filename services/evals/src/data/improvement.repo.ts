@@ -1,6 +1,6 @@
 import type { PendingEvent, ProjectScope } from '@platform/contracts';
 import { isDuplicateKey, scoped, scopedId, type Connection } from '@platform/mongo';
-import { outboxOnCreate, type OutboxRelay } from '@platform/outbox';
+import type { Outbox } from '@platform/outbox';
 import {
   improvementModels,
   type BaseAgentDoc,
@@ -49,8 +49,6 @@ export interface BranchState {
 
 export type ImprovementRepo = ReturnType<typeof improvementRepo>;
 
-const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
-
 async function insertOnce(model: { collection: { insertOne(doc: never): Promise<unknown> } }, doc: Record<string, unknown>): Promise<boolean> {
   try {
     await model.collection.insertOne(doc as never);
@@ -61,8 +59,10 @@ async function insertOnce(model: { collection: { insertOne(doc: never): Promise<
   }
 }
 
-export function improvementRepo(db: Connection, relay: OutboxRelay) {
+export function improvementRepo(db: Connection, outbox: Outbox) {
   const { Branches, BaseAgents, Turns, TurnResults, Decisions, MergeSteps, CopilotRuns } = improvementModels(db);
+  const turnWriter = outbox.of(Turns);
+  const hidden = turnWriter.hidden;
 
   async function load(branch: BranchDoc): Promise<BranchState> {
     const [turns, results, decision, steps] = await Promise.all([
@@ -75,13 +75,9 @@ export function improvementRepo(db: Connection, relay: OutboxRelay) {
     return { branch, turns: turns.map((t) => ({ ...t, result: bySeq.get(t.seq) ?? null })), decision: decision ?? null, steps };
   }
 
-  /** A turn with its work item in the outbox; the relay queues it. */
+  /** A turn, its work item queued once it is stored (the outbox). */
   async function insertTurnWithWork(key: string, seq: number, turn: Pick<TurnDoc, 'userMessage' | 'createdAt'>, work: PendingEvent[]): Promise<boolean> {
-    const _id = turnId(key, seq);
-    const outbox = work.length ? outboxOnCreate(work) : {};
-    if (!(await insertOnce(Turns, { _id, branchKey: key, seq, ...turn, ...outbox }))) return false;
-    if (work.length) relay.flush({ _id, outboxSeq: 1, pendingEvents: (outbox as { pendingEvents: Record<string, PendingEvent> }).pendingEvents });
-    return true;
+    return (await turnWriter.insert({ _id: turnId(key, seq), branchKey: key, seq, ...turn }, work)) === 'inserted';
   }
 
   return {

@@ -45,7 +45,7 @@ function workItem(scope: ProjectScope, item: EvalWorkItem, id: string): PendingE
   };
 }
 
-/** One insert holds the run and every (conversation × evaluator) work item; the outbox relay queues them. */
+/** One insert holds the run and every (conversation × evaluator) work item; the outbox queues them once it is stored. */
 async function queueRun(deps: EvaluationDeps, scope: ProjectScope, conversationIds: string[], evaluatorIds: string[]): Promise<string> {
   const id = `run_${randomId(20)}`;
   const work: PendingEvent[] = [];

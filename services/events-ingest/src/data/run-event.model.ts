@@ -8,11 +8,9 @@ import { outboxFields, type PendingEventsField } from '@platform/outbox';
 const schema = new mongoose.Schema(
   {
     _id: { type: String },
-    /** Absent from rows written by the compact form: the id is the end of `_id`. */
-    id: { type: String },
     tenantId: { type: String, required: true },
     projectId: { type: String, required: true },
-    /** In `body` in packed rows (run-event.repo.ts `storedRow`); a field of its own in rows of earlier releases. */
+    /** This and the next four are kept in `body` (run-event.repo.ts `storedRow`), and read out of it. */
     type: { type: String },
     agentId: { type: String, default: null },
     conversationId: { type: String, default: null },
@@ -22,27 +20,13 @@ const schema = new mongoose.Schema(
     metadata: { type: mongoose.Schema.Types.Mixed, default: null },
     serverMetadata: { type: mongoose.Schema.Types.Mixed },
     /**
-     * A packed row's JSON text of what no read filters or sorts by: type, agentId, properties, metadata, serverMetadata
-     * and the outbox's dispatch flag and trace context. Absent from rows of earlier releases, which keep them as fields.
+     * The row's JSON text of what no read filters or sorts by: type, agentId, properties, metadata, serverMetadata and
+     * what the event.created needs beyond the row (the dispatch flag and the trace context: the sweep rebuilds the
+     * event from the row after a crash, it is not stored twice).
      */
     body: { type: String },
     createdAt: { type: Date, required: true },
-    /** Absent from rows written by the compact form (run-event.repo.ts `storedRow`): a run event never changes. */
-    updatedAt: { type: Date },
     ...outboxFields,
-    /**
-     * The group-commit batch that stored it; the batch's outbox marker (which lists the batch's `_id`s) lives until its
-     * events are published. Not indexed: only the sweep after a crash reads by it, together with the `_id`s.
-     */
-    outboxBatch: { type: String, default: undefined },
-    /**
-     * What the event.created of this row needs beyond the row (the sweep rebuilds it after a crash; the event is not
-     * stored twice): whether it is dispatched to the agent, and the trace context of the request that wrote it.
-     */
-    outboxDispatch: { type: Boolean, default: undefined },
-    outboxTrace: { type: String, default: undefined },
-    /** Set only on outbox marker documents (never on an event). */
-    outboxMarker: { type: Boolean, default: undefined, index: { sparse: true } },
   },
   // Written through the driver (the group commit): the defaults above are not applied, and a field that is null is
   // absent from the row (run-event.repo.ts `storedRow`); every read takes a missing field as null.

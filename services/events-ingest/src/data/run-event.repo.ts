@@ -1,7 +1,7 @@
 import type { PendingEvent, ProjectScope, RunEvent } from '@platform/contracts';
-import type { Publisher } from '@platform/bus';
 import { iso, loadedJson, scoped, scopedId, type Connection } from '@platform/mongo';
-import { groupInsert, traced } from '@platform/outbox';
+import type { Outbox } from '@platform/outbox';
+import { currentTraceparent } from '@platform/telemetry';
 import { runEventModel, type RunEventDoc } from './run-event.model';
 
 type ServerMetadata = NonNullable<RunEventDoc['serverMetadata']>;
@@ -19,10 +19,9 @@ interface PackedBody {
   trace?: string;
 }
 
-/** A row's fields whatever its form: a packed row's `body` read out, an earlier row as it is. */
+/** A row's fields, its `body` read out. */
 function unpacked(d: RunEventDoc): RunEventDoc & { dispatch: boolean; trace?: string } {
-  if (typeof d.body !== 'string') return { ...d, dispatch: d.outboxDispatch ?? false, trace: d.outboxTrace ?? undefined };
-  const b = JSON.parse(d.body) as PackedBody;
+  const b = JSON.parse(d.body!) as PackedBody;
   return {
     ...d,
     type: b.type,
@@ -35,12 +34,12 @@ function unpacked(d: RunEventDoc): RunEventDoc & { dispatch: boolean; trace?: st
   };
 }
 
-/** A stored run event, from a row of any form (see `storedRow`: fields that are null, and updatedAt, may be absent). */
+/** A stored run event, from its row (see `storedRow`: fields that are null may be absent). */
 export function toRunEvent(row: RunEventDoc): RunEvent {
   const d = unpacked(row);
   return {
-    // The compact rows keep the id only in `_id` (`<tenant>:<project>:<id>`).
-    id: d.id ?? d._id.slice(d.tenantId.length + d.projectId.length + 2),
+    // The id is kept only in `_id` (`<tenant>:<project>:<id>`).
+    id: d._id.slice(d.tenantId.length + d.projectId.length + 2),
     tenantId: d.tenantId,
     projectId: d.projectId,
     type: d.type!,
@@ -52,8 +51,8 @@ export function toRunEvent(row: RunEventDoc): RunEvent {
     metadata: loadedJson(d.metadata ?? null),
     serverMetadata: d.serverMetadata!,
     createdAt: iso(d.createdAt)!,
-    // A run event never changes: its rows since the compact form keep only createdAt.
-    updatedAt: iso(d.updatedAt ?? d.createdAt)!,
+    // A run event never changes: its row keeps only createdAt.
+    updatedAt: iso(d.createdAt)!,
   };
 }
 
@@ -68,9 +67,9 @@ const sampled = (traceparent: string) => (Number.parseInt(traceparent.slice(-2),
  * flag when it is true and the request's trace context when its trace is sampled (the sweep rebuilds the event.created
  * from the row after a crash). FerretDB converts each field and each nested map of a document on every insert:
  * the packed row costs FerretDB and PostgreSQL a fifth to a quarter less CPU per event than the same event as fields
- * (docs/performance.md, "The event row packed"). Rows of earlier releases (every field apart) are read as they are.
+ * (docs/performance.md, "The event row packed"). Rows of earlier releases (every field apart) are packed by `pnpm migrate`.
  */
-function storedRow(e: NewRunEvent, dispatch: boolean, trace: string | undefined): RunEventDoc {
+export function storedRow(e: NewRunEvent, dispatch: boolean, trace: string | undefined): RunEventDoc {
   const row: Partial<RunEventDoc> = { _id: e._id, tenantId: e.tenantId, projectId: e.projectId };
   if (e.conversationId != null) row.conversationId = e.conversationId;
   if (e.messageId != null) row.messageId = e.messageId;
@@ -86,58 +85,42 @@ function storedRow(e: NewRunEvent, dispatch: boolean, trace: string | undefined)
   return row as RunEventDoc;
 }
 
-const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0, outboxDispatch: 0, outboxTrace: 0 };
-
 /** A new run event before it is stored: the API's event with its times as dates, and its row key. */
-type NewRunEvent = Omit<RunEvent, 'createdAt' | 'updatedAt'> & { _id: string; createdAt: Date; updatedAt: Date };
+export type NewRunEvent = Omit<RunEvent, 'createdAt' | 'updatedAt'> & { _id: string; createdAt: Date; updatedAt: Date };
 
 export type RunEventRepo = ReturnType<typeof runEventRepo>;
 
 /** Stored events this process wrote or read lately, by `_id` (run events are never changed once stored). */
 const RECENT_MAX = 5_000;
 
-export interface RunEventOutbox {
-  publisher: Publisher;
-  instance: string;
-  onPublished?: (n: number) => void;
-  /** The events a stored event emits (from its row: at insert, and again by the sweep after a crash). */
-  eventsOf(event: RunEvent, dispatch: boolean): PendingEvent[];
-}
+/** The events a stored event emits (from its row: at insert, and again by the sweep after a crash). */
+export type RunEventEvents = (event: RunEvent, dispatch: boolean) => PendingEvent[];
 
-export function runEventRepo(db: Connection, outbox: RunEventOutbox) {
+export function runEventRepo(db: Connection, outbox: Outbox, eventsOf: RunEventEvents) {
   const Model = runEventModel(db);
   // A replay (the same id again, typically a client retry seconds later) is answered from here without touching the
   // database: on FerretDB v1 a read by _id scans the whole collection (docs/performance.md). Bounded, oldest dropped first.
   const recent = new Map<string, RunEvent>();
-  // Concurrent new events are written together: one unordered insertMany per batch (group commit), with one outbox
-  // marker per batch instead of an update per event once its event.created is published. The events are not stored
-  // in the rows: after a crash the sweep rebuilds them from the row (same event ids, so JetStream drops repeats).
-  const writer = groupInsert<RunEventDoc>(() => Model.collection, {
+  // Concurrent new events are written together: one unordered insertMany per batch (the outbox's group commit), with
+  // one marker per batch instead of an update per event once its event.created is published. The events are not stored:
+  // after a crash the sweep rebuilds them from the row (same event ids, so JetStream drops repeats).
+  const writer = outbox.of(Model, {
     // One insert at a time: the next batch gathers while it runs, so batches are larger (about 20 rows instead of 15
-    // at full load) and the database's per-statement cost is shared by more events. Section runs of pnpm bench, two
-    // alternating pairs (docs/performance.md, "Group commit, one insert in flight"): new events 3,088 and 2,856 req/s against 2,668 and 2,563
-    // with two in flight.
+    // at full load) and the database's per-statement cost is shared by more events (docs/performance.md, "Group
+    // commit, one insert in flight"): new events 3,088 and 2,856 req/s against 2,668 and 2,563 with two in flight.
     maxInFlight: 1,
-    outbox: {
-      publisher: outbox.publisher,
-      instance: outbox.instance,
-      onPublished: outbox.onPublished,
-      eventsOf: (d) => {
-        const { dispatch, trace } = unpacked(d);
-        return outbox.eventsOf(toRunEvent(d), dispatch).map((e) => (trace ? { ...e, traceparent: trace } : e));
-      },
+    eventsOf: (d) => {
+      const { dispatch, trace } = unpacked(d);
+      return eventsOf(toRunEvent(d), dispatch).map((e) => (trace ? { ...e, traceparent: trace } : e));
     },
   });
+  const hidden = writer.hidden;
   const remember = (id: string, e: RunEvent) => {
     recent.set(id, e);
     if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value!);
   };
   return {
     model: Model,
-    /** Publishes the events of batches whose writer died before publishing them (at start and on a timer). */
-    sweep: () => writer.sweep(),
-    /** Waits until the events of every stored batch are published (at shutdown). */
-    flush: () => writer.flush(),
     /** Forgets the remembered ids of a project's (or one conversation's) events: they were erased. */
     forget(scope: ProjectScope, conversationId: string | null): void {
       const prefix = scopedId(scope, '');
@@ -150,9 +133,10 @@ export function runEventRepo(db: Connection, outbox: RunEventOutbox) {
       if (known) return { created: false, event: known };
       const full: NewRunEvent = { _id, ...doc };
       const event: RunEvent = { ...doc, createdAt: doc.createdAt.toISOString(), updatedAt: doc.updatedAt.toISOString() };
-      const events = traced(outbox.eventsOf(event, dispatch));
-      const trace = events[0]?.traceparent;
-      const outcome = await writer.insert(storedRow(full, dispatch, trace), events);
+      // The request's trace context: the events carry it, and the row keeps it when sampled (the sweep's rebuilt events too).
+      const trace = currentTraceparent();
+      const events = eventsOf(event, dispatch);
+      const outcome = await writer.insert(storedRow(full, dispatch, trace), trace ? events.map((e) => ({ ...e, traceparent: trace })) : events);
       if (outcome === 'inserted') {
         remember(_id, event);
         return { created: true, event };

@@ -6,8 +6,8 @@ import { outboxFields, type PendingEventsField } from '@platform/outbox';
  * the whole definition and attachments as JSON text (`body`), so a create and every attachment change is ONE insert.
  * Inserting revision N+1 is the compare-and-set: of two concurrent writers only one can insert that `_id` (the
  * Mongo-wire server we run on applies a conditional update non-atomically, and rewrites whole documents, so a
- * mutable document would lose changes to concurrent writers or to the outbox relay). Revision 1 is kept for good
- * (it names the agent); revisions between it and the latest are pruned once their events are relayed.
+ * mutable document would lose changes to concurrent writers). Revision 1 is kept for good (it names the agent);
+ * revisions between it and the latest are pruned (their events ride in their insert's batch marker, not in them).
  */
 const schema = new mongoose.Schema(
   {

@@ -1,6 +1,6 @@
 import type { PendingEvent, ProjectScope } from '@platform/contracts';
-import { isDuplicateKey, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
-import { outboxOnCreate, type OutboxRelay } from '@platform/outbox';
+import { scoped, scopedId, type Connection } from '@platform/mongo';
+import type { Outbox } from '@platform/outbox';
 import { getLogger } from '@platform/logger';
 import { agentModel } from './agent.model';
 
@@ -27,36 +27,28 @@ const revisionId = (scope: ProjectScope, agentId: string, revision: number) => `
 
 export type AgentRepo = ReturnType<typeof agentRepo>;
 
-export function agentRepo(db: Connection, relay: OutboxRelay) {
+export function agentRepo(db: Connection, outbox: Outbox) {
   const Model = agentModel(db);
-  const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
+  const writer = outbox.of(Model);
+  const hidden = writer.hidden;
 
-  /** Inserts a revision with its events pending; `release` hands them to the relay. */
-  const insertRevision = async (doc: Omit<StoredAgent, '_id'>, events: PendingEvent[]) => {
-    const full: StoredAgent = { _id: revisionId(doc, doc.id, doc.revision), ...doc };
-    const outbox = outboxOnCreate(events);
-    await Model.create({ ...full, ...outbox });
-    return { written: full, release: () => relay.flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents }) };
+  /** Inserts a revision with its events (published once it is stored); null when that revision exists. */
+  const insertRevision = async (doc: Omit<StoredAgent, '_id'>, events: PendingEvent[]): Promise<StoredAgent | null> => {
+    const full: StoredAgent = { _id: revisionId(doc, doc.id, doc.revision), ...doc, changeId: doc.changeId ?? null };
+    return (await writer.insert({ ...full }, events)) === 'inserted' ? full : null;
   };
 
   /**
    * Inserts the revision after `current` with `set` applied; null when another writer took it first. Superseded
-   * revisions are emptied once their events are out (revision 1 stays whole: it names the agent). Their keys stay
-   * taken: a writer that read revision n before n+1 and n+2 were written must fail on key n+1, not find it free and
-   * store a change behind n+2 (a deleted revision made exactly that possible: one of 8 concurrent attaches answered
-   * 201 and was missing).
+   * revisions are emptied (revision 1 stays whole: it names the agent; a revision whose events an earlier release left
+   * in it waits until they are out). Their keys stay taken: a writer that read revision n before n+1 and n+2 were
+   * written must fail on key n+1, not find it free and store a change behind n+2 (a deleted revision made exactly that
+   * possible: one of 8 concurrent attaches answered 201 and was missing).
    */
   const insertNext = async (current: StoredAgent, set: Partial<StoredAgent>, events: PendingEvent[]): Promise<StoredAgent | null> => {
     const { _id, ...rest } = current;
-    let inserted: Awaited<ReturnType<typeof insertRevision>>;
-    try {
-      inserted = await insertRevision({ ...rest, ...set, revision: current.revision + 1 }, events);
-    } catch (err) {
-      if (isDuplicateKey(err)) return null;
-      throw err;
-    }
-    const { written, release } = inserted;
-    release();
+    const written = await insertRevision({ ...rest, ...set, revision: current.revision + 1 }, events);
+    if (!written) return null;
     Model.updateMany({ ...scoped(current), id: current.id, revision: { $gt: 1, $lt: written.revision }, outboxPending: { $ne: true } }, { $set: { body: '', skillIds: [] } })
       .exec()
       .catch((err: unknown) => log.warn({ err, agentId: current.id }, 'could not prune agent revisions'));
@@ -83,19 +75,11 @@ export function agentRepo(db: Connection, relay: OutboxRelay) {
      * tombstone. Null when the id is taken (by a live agent, or by a concurrent create).
      */
     async insert(doc: Omit<StoredAgent, '_id' | 'revision'>, events: PendingEvent[]): Promise<StoredAgent | null> {
-      const first = await unlessDuplicate(async () => {
-        const { written, release } = await insertRevision({ ...doc, revision: 1 }, events);
-        release();
-        return written;
-      });
+      const first = await insertRevision({ ...doc, revision: 1 }, events);
       if (first) return first;
       const last = await this.latest(doc, doc.id);
       if (!last?.deleted) return null;
-      return unlessDuplicate(async () => {
-        const { written, release } = await insertRevision({ ...doc, revision: last.revision + 1 }, events);
-        release();
-        return written;
-      });
+      return insertRevision({ ...doc, revision: last.revision + 1 }, events);
     },
     /** The latest revision, a tombstone included. */
     async latest(scope: ProjectScope, id: string): Promise<StoredAgent | null> {
@@ -119,7 +103,7 @@ export function agentRepo(db: Connection, relay: OutboxRelay) {
     },
     /** The triggers and keys of a deleted agent are gone. */
     async cascadeDone(tombstone: StoredAgent): Promise<void> {
-      await relay.exclusive([tombstone._id], () => Model.updateOne({ _id: tombstone._id }, { $unset: { cascadePending: 1 } }).exec());
+      await writer.update({ _id: tombstone._id }, { $unset: { cascadePending: 1 } });
     },
     /** Tombstones whose cascade did not finish (the process stopped in between). */
     async pendingCascades(limit: number): Promise<StoredAgent[]> {

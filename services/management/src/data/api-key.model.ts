@@ -16,7 +16,7 @@ const schema = new mongoose.Schema(
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
     /**
-     * True from creation until the key is revoked (then false, while the relay publishes its deletion). Reads filter
+     * True from creation until the key is revoked (then false, while the outbox publishes its deletion). Reads filter
      * on `live: true`, an equality every Mongo-wire server can serve (FerretDB applies `$ne` itself, over every row).
      */
     live: { type: Boolean, default: undefined },

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { getLogger } from '@platform/logger';
 import { isDuplicateKey, iso, listPage, scoped, type Connection } from '@platform/mongo';
-import { outboxOnDelete, outboxOnUpdate, type OutboxRelay } from '@platform/outbox';
+import type { Outbox } from '@platform/outbox';
 import { apiKeyModel, type ApiKeyDoc } from './api-key.model';
 
 export function toApiKey(d: ApiKeyDoc): ApiKey {
@@ -125,12 +125,13 @@ function listCache(redis: Redis | undefined) {
   };
 }
 
-export function apiKeyRepo(db: Connection, relay: OutboxRelay, redis?: Redis) {
+export function apiKeyRepo(db: Connection, outbox: Outbox, redis?: Redis) {
   const Model = apiKeyModel(db);
+  const writer = outbox.of(Model);
   const totals = projectTotals(db);
   const cache = listCache(redis);
   const reading = new Map<string, Promise<{ rows: ApiKey[]; total: number }>>();
-  const hidden = { keyHash: 0, pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, live: 0 };
+  const hidden = { ...writer.hidden, keyHash: 0, live: 0 } as const;
   return {
     model: Model,
     /**
@@ -141,16 +142,9 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay, redis?: Redis) {
       await Promise.all([cache.forget(scope), totals.forget(scope)]);
     },
     async insert(doc: ApiKeyDoc): Promise<ApiKey> {
-      await Model.create({ ...doc, live: true });
+      if ((await writer.insert({ ...doc, live: true })) === 'duplicate') throw new Error(`API key ${doc._id} exists already`);
       await Promise.all([totals.changed(doc), cache.changed(doc)]);
       return toApiKey(doc);
-    },
-    /** Keys stored before `live` existed get it (once; a marker in `apiKeyTotals` records that it was done). */
-    async backfillLive(): Promise<void> {
-      const Totals = db.collection<{ _id: string }>('apiKeyTotals');
-      if (await Totals.findOne({ _id: 'migration:live' })) return;
-      await Model.updateMany({ live: { $exists: false }, outboxDelete: { $ne: true } }, { $set: { live: true } });
-      await Totals.updateOne({ _id: 'migration:live' }, { $set: { at: new Date() } }, { upsert: true }).catch(() => undefined);
     },
     async findById(scope: ProjectScope, id: string): Promise<ApiKey | null> {
       const d = await Model.findOne({ _id: id, ...scoped(scope), ...live }, hidden).lean();
@@ -190,31 +184,17 @@ export function apiKeyRepo(db: Connection, relay: OutboxRelay, redis?: Redis) {
       return rows.map((r) => r._id);
     },
     async update(scope: ProjectScope, id: string, set: Partial<ApiKeyDoc>, events: PendingEvent[]): Promise<ApiKey | null> {
-      const ops = outboxOnUpdate(events);
-      const d = await relay.exclusive([id], () =>
-        Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: { ...set, ...ops.$set }, $inc: ops.$inc }, { new: true })
-          .lean()
-          .exec(),
-      );
-      if (d) {
-        relay.flush(d);
-        await cache.changed(scope);
-      }
+      const d = await writer.update({ _id: id, ...scoped(scope), ...live }, { $set: set }, events);
+      if (d) await cache.changed(scope);
       return d ? toApiKey(d) : null;
     },
     async remove(scope: ProjectScope, id: string, events: PendingEvent[]): Promise<boolean> {
-      const ops = outboxOnDelete(events);
-      const d = await relay.exclusive([id], () =>
-        Model.findOneAndUpdate({ _id: id, ...scoped(scope), ...live }, { $set: { ...ops.$set, live: false }, $inc: ops.$inc }, { new: true }).lean().exec(),
-      );
-      if (d) {
-        relay.flush(d);
-        await Promise.all([totals.changed(scope), cache.changed(scope)]);
-      }
+      const d = await writer.remove({ _id: id, ...scoped(scope), ...live }, events, { $set: { live: false } });
+      if (d) await Promise.all([totals.changed(scope), cache.changed(scope)]);
       return d !== null;
     },
     async touch(scope: ProjectScope, id: string, at: Date) {
-      await relay.exclusive([id], () => Model.updateOne({ _id: id }, { $set: { lastUsedAt: at } }).exec());
+      await writer.update({ _id: id }, { $set: { lastUsedAt: at } });
       await cache.changed(scope);
     },
   };

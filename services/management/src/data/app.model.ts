@@ -5,9 +5,10 @@ import type { AppKeyAlgorithm, AppType } from '@platform/contracts';
 /**
  * `_id` is the app id (`app_<random>`, unique platform-wide), so the run-auth lookup is a primary-key read.
  * Public keys live in the app document as a map keyed by base64url(kid). Every change is a write conditional on
- * `revision`. Only user changes write this document: its events and its `lastUsedAt` live in documents of their own
- * (`appEvents`, `appUsage`), because FerretDB applies concurrent updates of one document as read-modify-write of the
- * whole document and loses one of them (measured: 40 concurrent `$set`/`$unset` on one document kept 10).
+ * `revision`, its events written in the same document (the outbox, whose writes of one document in a process never
+ * overlap). Its `lastUsedAt` lives in a document of its own (`appUsage`): run-auth reports it on every use, and FerretDB
+ * applies concurrent updates of one document as read-modify-write of the whole document and loses one of them
+ * (measured: 40 concurrent `$set`/`$unset` on one document kept 10).
  */
 const schema = new mongoose.Schema(
   {
@@ -26,14 +27,15 @@ const schema = new mongoose.Schema(
     revision: { type: Number, required: true },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
+    ...outboxFields,
   },
   { collection: 'apps', versionKey: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, type: 1, createdAt: -1, _id: 1 });
 
-// config and publicKeys are Mixed paths (InferSchemaType types them as `any`); type is a plain String the code only ever writes an AppType to.
-export type AppDoc = StoredDoc<typeof schema, string, { type: AppType; config: StoredAppConfig; publicKeys: Record<string, StoredAppKey> }>;
+// config, publicKeys and pendingEvents are Mixed paths (InferSchemaType types them as `any`); type is a plain String the code only ever writes an AppType to.
+export type AppDoc = StoredDoc<typeof schema, string, PendingEventsField & { type: AppType; config: StoredAppConfig; publicKeys: Record<string, StoredAppKey> }>;
 
 export function appModel(db: Connection): Model<AppDoc> {
   return db.models.App ?? db.model<AppDoc>('App', schema);
@@ -54,31 +56,6 @@ export interface StoredAppConfig {
 
 /** Map key of a kid (kids may hold `.` or `$`, which field names cannot). */
 export const kidField = (kid: string) => Buffer.from(kid, 'utf8').toString('base64url');
-
-/**
- * The outbox of app changes: one document per event, written *held* before the app change and released after it
- * (then relayed to JetStream and deleted by the outbox relay). A held event whose change never landed (crash, lost
- * race) is resolved by `sweepHeld`: released when the app reached `revision` (or is gone, for `app.deleted`), else dropped.
- */
-const eventSchema = new mongoose.Schema(
-  {
-    _id: { type: String },
-    appId: { type: String, required: true },
-    /** Revision the change produces; -1 for a deletion. */
-    revision: { type: Number, required: true },
-    held: { type: Boolean, default: undefined, index: { sparse: true } },
-    createdAt: { type: Date, required: true },
-    ...outboxFields,
-  },
-  { collection: 'appEvents', versionKey: false, minimize: false },
-);
-
-// pendingEvents is a Mixed path (InferSchemaType types it as `any`).
-export type AppEventDoc = StoredDoc<typeof eventSchema, string, PendingEventsField>;
-
-export function appEventModel(db: Connection): Model<AppEventDoc> {
-  return db.models.AppEvent ?? db.model<AppEventDoc>('AppEvent', eventSchema);
-}
 
 /** When each app last authenticated a request (written by run-auth reports, away from the app document). */
 const usageSchema = new mongoose.Schema({ _id: { type: String }, lastUsedAt: { type: Date, required: true } }, { collection: 'appUsage', versionKey: false });

@@ -1,7 +1,7 @@
-import type { App, AppForAuth, AppPublicKey, PendingEvent, StoredPendingEvent } from '@platform/contracts';
+import type { App, AppForAuth, AppPublicKey, PendingEvent } from '@platform/contracts';
 import { iso, scoped, type Connection } from '@platform/mongo';
-import { storedPending, type OutboxRelay } from '@platform/outbox';
-import { appEventModel, appModel, appUsageModel, type StoredAppConfig, type StoredAppKey } from './app.model';
+import type { Outbox } from '@platform/outbox';
+import { appModel, appUsageModel, type StoredAppConfig, type StoredAppKey } from './app.model';
 export type { StoredAppConfig, StoredAppKey };
 export { kidField } from './app.model';
 
@@ -85,39 +85,15 @@ type Scope = { tenantId: string; projectId?: string };
 
 export type AppRepo = ReturnType<typeof appRepo>;
 
-export function appRepo(db: Connection, relay: OutboxRelay) {
+/**
+ * Every change of an app is a write conditional on its `revision`, its events written in the same document through the
+ * outbox: a change that loses the race writes nothing, its events included.
+ */
+export function appRepo(db: Connection, outbox: Outbox) {
   const Model = appModel(db);
-  const Events = appEventModel(db);
   const Usage = appUsageModel(db);
-
-  /** Writes the events of a change, held until the change has landed. */
-  const hold = async (appId: string, revision: number, events: PendingEvent[]) => {
-    const now = new Date();
-    await Events.insertMany(
-      events.map((e) => ({ _id: e.id, appId, revision, held: true, createdAt: now, pendingEvents: { [e.id]: storedPending(e) }, outboxSeq: 1, outboxDelete: true })),
-    );
-  };
-  const release = async (events: StoredPendingEvent[]) => {
-    if (!events.length) return;
-    await Events.updateMany({ _id: { $in: events.map((e) => e.id) } }, { $set: { outboxPending: true }, $unset: { held: 1 } });
-    for (const e of events) relay.flush({ _id: e.id, outboxSeq: 1, outboxDelete: true, pendingEvents: { [e.id]: e } });
-  };
-  const drop = (events: StoredPendingEvent[]) => Events.deleteMany({ _id: { $in: events.map((e) => e.id) } });
-
-  /** Change, then release its events; a change that did not land drops them. */
-  const withEvents = async <T>(appId: string, revision: number, events: PendingEvent[], change: () => Promise<T | null>): Promise<T | null> => {
-    await hold(appId, revision, events);
-    let result: T | null;
-    try {
-      result = await change();
-    } catch (err) {
-      await drop(events).catch(() => undefined);
-      throw err;
-    }
-    if (result === null) await drop(events);
-    else await release(events);
-    return result;
-  };
+  const writer = outbox.of(Model);
+  const { hidden, live } = writer;
 
   const lastUsed = async (ids: string[]): Promise<Map<string, Date>> => {
     if (!ids.length) return new Map();
@@ -127,65 +103,46 @@ export function appRepo(db: Connection, relay: OutboxRelay) {
 
   return {
     model: Model,
-    eventModel: Events,
     async insert(doc: StoredApp, events: PendingEvent[]): Promise<void> {
-      await withEvents(doc._id, doc.revision, events, async () => {
-        await Model.create(doc);
-        return true;
-      });
+      if ((await writer.insert({ ...doc }, events)) === 'duplicate') throw new Error(`app ${doc._id} exists already`);
     },
     async findById(scope: Scope, id: string): Promise<StoredApp | null> {
-      return Model.findOne({ _id: id, ...scoped(scope) }).lean();
+      return Model.findOne({ _id: id, ...scoped(scope), ...live }, hidden).lean();
     },
     /** For authentication: by id only. */
     async findForAuth(id: string): Promise<StoredApp | null> {
-      return Model.findOne({ _id: id }).lean();
+      return Model.findOne({ _id: id, ...live }, hidden).lean();
     },
     async toApps(docs: StoredApp[]): Promise<App[]> {
       const used = await lastUsed(docs.map((d) => d._id));
       return docs.map((d) => toApp(d, used.get(d._id) ?? null));
     },
     async list(scope: Scope, filter: { type?: string }, page: number, limit: number) {
-      const q = { ...scoped(scope), ...(filter.type ? { type: filter.type } : {}) };
+      const q = { ...scoped(scope), ...live, ...(filter.type ? { type: filter.type } : {}) };
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
     },
     async tenantHasAny(tenantId: string): Promise<boolean> {
-      return (await Model.findOne({ tenantId }, { _id: 1 }).lean()) !== null;
+      return (await Model.findOne({ tenantId, ...live }, { _id: 1 }).lean()) !== null;
     },
     /** Writes a change only if nobody changed the app since `current` was read (null: lost the race, or gone). */
     async update(current: StoredApp, change: { set: Record<string, unknown>; unset?: Record<string, 1> }, events: PendingEvent[]): Promise<StoredApp | null> {
       const revision = current.revision + 1;
-      const update: Record<string, unknown> = { $set: { ...change.set, revision } };
-      if (change.unset && Object.keys(change.unset).length) update.$unset = change.unset;
-      return withEvents(current._id, revision, events, () =>
-        Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, update, { new: true }).lean().exec(),
-      );
+      const unset = change.unset && Object.keys(change.unset).length ? { $unset: change.unset } : {};
+      return writer.update({ _id: current._id, revision: current.revision }, { $set: { ...change.set, revision }, ...unset }, events);
     },
     async remove(current: StoredApp, events: PendingEvent[]): Promise<boolean> {
-      const done = await withEvents(current._id, -1, events, async () => ((await Model.deleteOne({ _id: current._id, revision: current.revision })).deletedCount ? true : null));
+      const done = (await writer.remove({ _id: current._id, revision: current.revision }, events)) !== null;
       if (done) await Usage.deleteOne({ _id: current._id }).catch(() => undefined);
-      return done === true;
+      return done;
     },
     async touch(id: string, at: Date) {
       await Usage.updateOne({ _id: id, $or: [{ lastUsedAt: { $lt: at } }, { lastUsedAt: { $exists: false } }] }, { $set: { lastUsedAt: at } }, { upsert: true }).catch((err: { code?: number }) => {
         if (err?.code !== 11000) throw err; // a newer time is already recorded
       });
-    },
-    /** Resolves held events older than `olderThanMs` left by a crash between the change and the release. */
-    async sweepHeld(olderThanMs = 10_000): Promise<number> {
-      const stale = await Events.find({ held: true, createdAt: { $lt: new Date(Date.now() - olderThanMs) } }).limit(500).lean();
-      for (const e of stale) {
-        const app = await Model.findOne({ _id: e.appId }, { revision: 1 }).lean<{ revision: number }>();
-        const landed = e.revision === -1 ? app === null : app !== null && app.revision >= e.revision;
-        const events = Object.values(e.pendingEvents ?? {});
-        if (landed) await release(events);
-        else await drop(events);
-      }
-      return stale.length;
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { DispatchDestination, PendingEvent, ProjectScope, WebhookDestination } from '@platform/contracts';
-import { unlessDuplicate, iso, loadedJson, scoped, scopedId, storedJson, type Connection } from '@platform/mongo';
-import { live, outboxOnCreate, outboxOnDelete, outboxOnUpdate, type OutboxRelay } from '@platform/outbox';
+import { iso, loadedJson, scoped, scopedId, storedJson, type Connection } from '@platform/mongo';
+import type { Outbox } from '@platform/outbox';
 import { webhookDestinationModel } from './webhook-destination.model';
 
 /** A webhook destination as the domain sees it: a plain object (the model's document type stays in data/). */
@@ -60,19 +60,18 @@ export function toDispatchDestination(d: StoredWebhookDestination): DispatchDest
 
 export type WebhookDestinationRepo = ReturnType<typeof webhookDestinationRepo>;
 
-export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
+export function webhookDestinationRepo(db: Connection, outbox: Outbox) {
   const Model = webhookDestinationModel(db);
-  const hidden = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0 };
+  const writer = outbox.of(Model);
+  const { hidden, live } = writer;
   return {
     model: Model,
     /** Null when the id is taken. */
     async insert(doc: Omit<StoredWebhookDestination, '_id'>, events: (d: StoredWebhookDestination) => PendingEvent[]): Promise<StoredWebhookDestination | null> {
       const full: StoredWebhookDestination = { _id: scopedId(doc, doc.id), ...doc };
-      const outbox = outboxOnCreate(events(full));
       // Header names may start with `$` or hold a `.`: such a map is stored as JSON text.
-      if (!(await unlessDuplicate(() => Model.create({ ...full, headers: storedJson(full.headers), ...outbox })))) return null;
-      relay.flush({ _id: full._id, outboxSeq: 1, pendingEvents: outbox.pendingEvents });
-      return full;
+      const outcome = await writer.insert({ ...full, headers: storedJson(full.headers) }, events(full));
+      return outcome === 'inserted' ? full : null;
     },
     async findById(scope: ProjectScope, id: string): Promise<StoredWebhookDestination | null> {
       return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope), ...live }, hidden).lean();
@@ -91,28 +90,16 @@ export function webhookDestinationRepo(db: Connection, relay: OutboxRelay) {
     },
     async update(scope: ProjectScope, id: string, set: Partial<StoredWebhookDestination>, events: (d: StoredWebhookDestination) => PendingEvent[], current: StoredWebhookDestination) {
       const next = { ...current, ...set, revision: current.revision + 1 };
-      const ops = outboxOnUpdate(events(next));
-      const d = await relay.exclusive([current._id], () =>
-        Model.findOneAndUpdate(
-          { _id: scopedId(scope, id), revision: current.revision, ...live },
-          { $set: { ...set, ...(set.headers ? { headers: storedJson(set.headers) } : {}), revision: next.revision, ...ops.$set }, $inc: ops.$inc },
-          { new: true },
-        )
-          .lean()
-          .exec(),
+      return writer.update(
+        { _id: scopedId(scope, id), revision: current.revision },
+        { $set: { ...set, ...(set.headers ? { headers: storedJson(set.headers) } : {}), revision: next.revision } },
+        events(next),
       );
-      if (d) relay.flush(d);
-      return d;
     },
     async remove(scope: ProjectScope, id: string, events: (d: StoredWebhookDestination) => PendingEvent[]): Promise<boolean> {
       const current = await this.findById(scope, id);
       if (!current) return false;
-      const ops = outboxOnDelete(events(current));
-      const d = await relay.exclusive([current._id], () =>
-        Model.findOneAndUpdate({ _id: current._id, ...live }, { $set: ops.$set, $inc: ops.$inc }, { new: true }).lean().exec(),
-      );
-      if (d) relay.flush(d);
-      return d !== null;
+      return (await writer.remove({ _id: current._id }, events(current))) !== null;
     },
   };
 }

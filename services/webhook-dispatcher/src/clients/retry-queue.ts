@@ -11,6 +11,9 @@ export async function ensureJobStream(nc: NatsConnection, replicas: number): Pro
   await ensureStream(await nc.jetstreamManager({ timeout: 15_000 }), streamSpec(webhookJobsStreamDef), replicas);
 }
 
+/** The partition's name in the job stream's subjects and durable names, which take no dots or wildcards. */
+export const jobPartition = (partition: string) => partition.replace(/[^A-Za-z0-9_-]/g, '_');
+
 /** Publishes jobs for later (retries, deliveries waiting for a busy destination); the message id makes a repeat a no-op. */
 export function retryQueue(pub: Publisher, partition: string): RetryQueue {
   return {

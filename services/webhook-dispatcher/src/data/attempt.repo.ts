@@ -1,6 +1,6 @@
 import type { ProjectScope, WebhookDelivery } from '@platform/contracts';
 import { iso, scoped, type Connection } from '@platform/mongo';
-import { groupInsert, type GroupInsertOutcome } from '@platform/outbox';
+import type { InsertOutcome, Outbox } from '@platform/outbox';
 import { attemptModel } from './attempt.model';
 export type { DeliveryStatus } from './attempt.model';
 
@@ -70,9 +70,10 @@ export function latestRow(rows: StoredAttempt[]): StoredAttempt | undefined {
   return [...(flagged.length ? flagged : rows)].sort(byOrder).at(-1);
 }
 
-export function attemptRepo(db: Connection, partition: string) {
+export function attemptRepo(db: Connection, outbox: Outbox, partition: string) {
   const Model = attemptModel(db);
-  const writer = groupInsert<StoredAttempt>(() => Model.collection);
+  // The rows of one moment are one unordered insertMany (the outbox's group commit; they emit no events).
+  const writer = outbox.of(Model);
   return {
     model: Model,
 
@@ -82,7 +83,7 @@ export function attemptRepo(db: Connection, partition: string) {
      * the later one counts), never without one. A crash in between leaves both flagged until the job, redelivered,
      * records again: the row already recorded is left as it is and the previous flag is dropped.
      */
-    async record(row: AttemptRow, previous?: string): Promise<GroupInsertOutcome> {
+    async record(row: AttemptRow, previous?: string): Promise<InsertOutcome> {
       const outcome = await writer.insert({ ...row, _id: attemptRowId(row.deliveryId, row.attempt, row.kind), partition, latest: true });
       if (previous) await Model.updateOne({ _id: previous, latest: true }, { $unset: { latest: 1 } });
       return outcome;

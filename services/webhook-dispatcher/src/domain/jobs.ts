@@ -1,4 +1,4 @@
-import type { LegacyPending } from '../data/legacy-delivery.repo';
+import type { LegacyPending } from '../data/migrations';
 
 /**
  * One attempt of one delivery, as a message: the first attempt of an event's deliveries is worked straight from the
@@ -31,8 +31,11 @@ export interface DeliveryJob {
   previous?: string;
 }
 
-/** The job for a legacy delivery's next attempt, due when the old poller would have made it (at once if unscheduled). */
-export function jobFromLegacy(d: LegacyPending): DeliveryJob {
+/**
+ * The job for the next attempt of a delivery the releases before the job stream left pending (`pnpm migrate`), due when
+ * their poller would have made it (at once if unscheduled).
+ */
+export function jobFromLegacy(d: Omit<LegacyPending, 'partition'>): DeliveryJob {
   return {
     id: d._id,
     tenantId: d.tenantId,

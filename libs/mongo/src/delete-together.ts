@@ -1,11 +1,17 @@
 /**
  * Documents deleted together: ids handed in within `delayMs` of the first go in one deleteMany (`filterOf(ids)`), one
  * command a moment instead of one per document. A failed delete is reported to `onError` and not retried: callers use
- * this for rows whose leftovers a sweep takes (published batch markers, settled audit intents).
+ * this for rows whose leftovers a sweep takes (the outbox's published batch markers, settled audit intents).
  */
 export function deleteTogether(
   collection: () => { deleteMany(filter: never): Promise<unknown> },
-  opts: { delayMs: number; filterOf: (ids: string[]) => Record<string, unknown>; onError: (err: unknown, count: number) => void },
+  opts: {
+    delayMs: number;
+    filterOf: (ids: string[]) => Record<string, unknown>;
+    onError: (err: unknown, count: number) => void;
+    /** After a delete was tried, whatever became of it: the ids it was for. */
+    settled?: (ids: string[]) => void;
+  },
 ) {
   let ids: string[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -19,7 +25,10 @@ export function deleteTogether(
     const done = collection()
       .deleteMany(opts.filterOf(batch) as never)
       .catch((err: unknown) => opts.onError(err, batch.length))
-      .finally(() => running.delete(done));
+      .finally(() => {
+        running.delete(done);
+        opts.settled?.(batch);
+      });
     running.add(done);
   };
   return {
