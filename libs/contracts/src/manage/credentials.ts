@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, ProjectPath, IdPath, ListQuery, listReply, dataReply, HeaderMap, JsonObject } from '../common';
+import { deleteOperation, getOperation, listOperation, updateOperation } from '../record-operations';
+import { Rid, ProjectPath, IdPath, dataReply, HeaderMap, JsonObject } from '../common';
 import { text } from '../text';
 
 /** Credential store kinds (SPEC "Credential"). */
@@ -114,19 +115,17 @@ const tags = ['Credentials'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/credentials';
 const stores = '/manage/tenants/{tenantId}/projects/{projectId}/credential-stores';
 
-export const listCredentials = operation({
+export const listCredentials = listOperation({
   operationId: 'listCredentials',
   summary: 'List credentials of a project',
   tags,
-  method: 'get',
   path: base,
   service: 'management',
   subject: 'svc.management.credentials.list',
   auth: 'manage',
   permission: 'view',
   params: ProjectPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(Credential) },
+  item: Credential,
   errors: [400, 401, 403, 404, 422, 500],
 });
 
@@ -149,26 +148,24 @@ export const createCredential = operation({
   errors: [400, 401, 403, 404, 409, 422, 500],
 });
 
-export const getCredential = operation({
+export const getCredential = getOperation({
   operationId: 'getCredential',
   summary: 'Get a credential',
   tags,
-  method: 'get',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.credentials.get',
   auth: 'manage',
   permission: 'view',
   params: IdPath,
-  reply: { status: 200, body: dataReply(Credential) },
+  item: Credential,
   errors: [400, 401, 403, 404, 422, 500],
 });
 
-export const updateCredential = operation({
+export const updateCredential = updateOperation({
   operationId: 'updateCredential',
   summary: 'Update a credential',
   tags,
-  method: 'patch',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.credentials.update',
@@ -176,16 +173,15 @@ export const updateCredential = operation({
   permission: 'edit',
   params: IdPath,
   body: CredentialUpdate,
-  reply: { status: 200, body: dataReply(Credential) },
+  item: Credential,
   errors: [400, 401, 403, 404, 422, 500],
 });
 
-export const deleteCredential = operation({
+export const deleteCredential = deleteOperation({
   operationId: 'deleteCredential',
   summary: 'Delete a credential',
   description: 'Also removes the memory-store entry named by `retrievalParams.key`. 409 while a trigger uses the credential as its signing secret.',
   tags,
-  method: 'delete',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.credentials.delete',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, AgentPath, ListQuery, listReply, HeaderName, HeaderValue, JsonObject, IsoDateTime } from '../common';
+import { deleteOperation, listOperation } from '../record-operations';
+import { Rid, AgentPath, HeaderName, HeaderValue, JsonObject, IsoDateTime } from '../common';
 import { text } from '../text';
 import { TRIGGER_BODY_LIMIT_BYTES } from '../run/triggers';
 
@@ -232,19 +233,17 @@ const tags = ['Triggers'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}/triggers';
 const TriggerPath = AgentPath.extend({ id: Rid });
 
-export const listTriggers = operation({
+export const listTriggers = listOperation({
   operationId: 'listTriggers',
   summary: 'List the triggers of an agent',
   tags,
-  method: 'get',
   path: base,
   service: 'management',
   subject: 'svc.management.triggers.list',
   auth: 'manage',
   permission: 'view',
   params: AgentPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(Trigger) },
+  item: Trigger,
   errors: [400, 401, 403, 404, 422, 500],
 });
 
@@ -296,11 +295,10 @@ export const updateTrigger = operation({
   errors: [400, 401, 403, 404, 409, 422, 500],
 });
 
-export const deleteTrigger = operation({
+export const deleteTrigger = deleteOperation({
   operationId: 'deleteTrigger',
   summary: 'Delete a trigger',
   tags,
-  method: 'delete',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.triggers.delete',
