@@ -64,6 +64,8 @@ export const DatasetItemPath = DatasetPath.extend({ itemId: Rid });
 
 const tags = ['Evaluations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/evals/dataset-items/{datasetId}';
+/** The problems a dataset-item operation answers. */
+const errors = [400, 401, 403, 404, 500];
 
 export const listDatasetItems = listOperation({
   operationId: 'listDatasetItems',
@@ -77,7 +79,7 @@ export const listDatasetItems = listOperation({
   permission: 'view',
   params: DatasetPath,
   item: DatasetItem,
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
 });
 
 export const createDatasetItem = createOperation({
@@ -125,7 +127,7 @@ export const getDatasetItem = getOperation({
   permission: 'view',
   params: DatasetItemPath,
   item: DatasetItem,
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
 });
 
 export const updateDatasetItem = updateOperation({
@@ -155,6 +157,6 @@ export const deleteDatasetItem = deleteOperation({
   permission: 'edit',
   params: DatasetItemPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
   addition: true,
 });

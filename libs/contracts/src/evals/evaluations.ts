@@ -68,6 +68,8 @@ export type EvaluationResult = z.infer<typeof EvaluationResult>;
 export const RunPath = ProjectPath.extend({ evaluationRunId: Rid });
 
 const tags = ['Evaluations'];
+/** The problems an evaluation operation answers. */
+const errors = [400, 401, 403, 404, 500];
 const evalsBase = '/evals/tenants/{tenantId}/projects/{projectId}';
 const runsBase = '/manage/tenants/{tenantId}/projects/{projectId}/evals/evaluation-runs';
 
@@ -86,7 +88,7 @@ export const evaluateConversation = operation({
   params: ProjectPath,
   body: EvaluateConversationBody,
   reply: { status: 200, body: EvaluateConversationReply },
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
 });
 
 export const evaluateConversations = operation({
@@ -103,7 +105,7 @@ export const evaluateConversations = operation({
   params: ProjectPath,
   body: EvaluateConversationsBody,
   reply: { status: 202, body: EvaluateConversationsReply },
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
 });
 
 export const listEvaluationRuns = listOperation({
@@ -132,7 +134,7 @@ export const getEvaluationRun = getOperation({
   permission: 'view',
   params: RunPath,
   item: EvaluationRun,
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
   addition: true,
 });
 
@@ -147,7 +149,7 @@ export const listEvaluationResults = listOperation({
   permission: 'view',
   params: RunPath,
   item: EvaluationResult,
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
   addition: true,
 });
 

@@ -112,6 +112,8 @@ export type Evaluator = z.infer<typeof Evaluator>;
 
 const tags = ['Evaluations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/evals/evaluators';
+/** The problems an operation on one evaluator answers. */
+const errors = [400, 401, 403, 404, 500];
 
 export const listEvaluators = listOperation({
   operationId: 'listEvaluators',
@@ -156,7 +158,7 @@ export const getEvaluator = getOperation({
   permission: 'view',
   params: IdPath,
   item: Evaluator,
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
   addition: true,
 });
 
@@ -188,6 +190,6 @@ export const deleteEvaluator = deleteOperation({
   permission: 'edit',
   params: IdPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
   addition: true,
 });

@@ -210,6 +210,8 @@ export const AvailableAgent = z.object({
 export type AvailableAgent = z.infer<typeof AvailableAgent>;
 
 const tags = ['Agents'];
+/** The problems an agent read answers. */
+const errors = [400, 401, 403, 404, 500];
 
 export const listAvailableAgents = operation({
   operationId: 'listAvailableAgents',
@@ -259,7 +261,7 @@ export const listAgents = listOperation({
   permission: 'view',
   params: ProjectPath,
   item: FullAgent,
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
   addition: true,
 });
 
@@ -277,7 +279,7 @@ export const getAgent = getOperation({
   params: AgentPath,
   etag: 'read',
   item: FullAgent,
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
   addition: true,
 });
 

@@ -36,6 +36,8 @@ export const ApiKeyUpdate = z.strictObject({
 export type ApiKeyUpdate = z.infer<typeof ApiKeyUpdate>;
 
 const tags = ['API keys'];
+/** The problems an API-key operation answers (a write to the project also 409, see `operation()`). */
+const errors = [400, 401, 403, 404, 422, 500];
 
 export const listApiKeys = listOperation({
   operationId: 'listApiKeys',
@@ -49,7 +51,7 @@ export const listApiKeys = listOperation({
   params: ProjectPath,
   query: ListQuery.extend({ agentId: Rid.optional() }),
   item: ApiKey,
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const createApiKey = operation({
@@ -66,7 +68,7 @@ export const createApiKey = operation({
   params: ProjectPath,
   body: ApiKeyCreate,
   reply: { status: 201, body: dataReply(z.object({ apiKey: ApiKey, key: z.string() })) },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const getApiKey = getOperation({
@@ -80,7 +82,7 @@ export const getApiKey = getOperation({
   permission: 'view',
   params: IdPath,
   item: ApiKey,
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const updateApiKey = updateOperation({
@@ -96,7 +98,7 @@ export const updateApiKey = updateOperation({
   params: IdPath,
   body: ApiKeyUpdate,
   item: ApiKey,
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const deleteApiKey = deleteOperation({
@@ -109,7 +111,7 @@ export const deleteApiKey = deleteOperation({
   auth: 'manage',
   permission: 'use',
   params: IdPath,
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
   errorBody: 'legacy',
 });
 

@@ -140,6 +140,8 @@ export const AppKeyPath = AppPath.extend({ kid: z.string().min(1).max(255) });
 
 const tags = ['Apps'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/apps';
+/** The problems an app operation answers (a write to the project also 409, see `operation()`). */
+const errors = [400, 401, 403, 404, 422, 500];
 
 export const listTenantApps = operation({
   operationId: 'listTenantApps',
@@ -154,7 +156,7 @@ export const listTenantApps = operation({
   params: TenantPath,
   query: AppListQuery,
   reply: { status: 200, body: AppListReply },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const listApps = operation({
@@ -170,7 +172,7 @@ export const listApps = operation({
   params: ProjectPath,
   query: AppListQuery,
   reply: { status: 200, body: AppListReply },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const createApp = operation({
@@ -186,7 +188,7 @@ export const createApp = operation({
   params: ProjectPath,
   body: AppCreate,
   reply: { status: 201, body: dataReply(z.object({ app: App })) },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: errors,
 });
 
 export const getApp = getOperation({
@@ -216,7 +218,7 @@ export const updateApp = updateOperation({
   params: AppPath,
   body: AppUpdate,
   item: App,
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: errors,
   addition: true,
 });
 
@@ -246,7 +248,7 @@ export const listAppKeys = operation({
   permission: 'view',
   params: AppPath,
   reply: { status: 200, body: dataReply(z.array(AppPublicKey)) },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const addAppKey = createOperation({
@@ -261,7 +263,7 @@ export const addAppKey = createOperation({
   params: AppPath,
   body: AppPublicKeyCreate,
   item: AppPublicKey,
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: errors,
 });
 
 export const deleteAppKey = deleteOperation({
@@ -274,5 +276,5 @@ export const deleteAppKey = deleteOperation({
   auth: 'manage',
   permission: 'edit',
   params: AppKeyPath,
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });

@@ -79,6 +79,8 @@ export type FeedbackListQuery = z.infer<typeof FeedbackListQuery>;
 
 const tags = ['Feedback'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/feedback';
+/** The problems a feedback operation answers (a write to the project also 409, see `operation()`). */
+const errors = [400, 401, 403, 404, 422, 500];
 
 export const listFeedback = listOperation({
   operationId: 'listFeedback',
@@ -92,7 +94,7 @@ export const listFeedback = listOperation({
   params: ProjectPath,
   query: FeedbackListQuery,
   item: Feedback,
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const createFeedback = createOperation({
@@ -140,7 +142,7 @@ export const getFeedback = getOperation({
   permission: 'view',
   params: IdPath,
   item: Feedback,
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const updateFeedback = updateOperation({
@@ -155,7 +157,7 @@ export const updateFeedback = updateOperation({
   params: IdPath,
   body: FeedbackUpdate,
   item: Feedback,
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const deleteFeedback = deleteOperation({
@@ -169,5 +171,5 @@ export const deleteFeedback = deleteOperation({
   permission: 'edit',
   params: IdPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });

@@ -86,6 +86,8 @@ export type SkillUpdate = z.infer<typeof SkillUpdate>;
 
 const tags = ['Skills'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/skills';
+/** The problems a skill operation answers (a write to the project also 409, see `operation()`). */
+const errors = [400, 401, 403, 404, 422, 500];
 const SkillIdPath = ProjectPath.extend({ id: Rid });
 
 export const listSkills = listOperation({
@@ -99,7 +101,7 @@ export const listSkills = listOperation({
   permission: 'view',
   params: ProjectPath,
   item: Skill,
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
 });
 
 export const createSkill = createOperation({
@@ -115,7 +117,7 @@ export const createSkill = createOperation({
   params: ProjectPath,
   body: SkillCreate,
   item: SkillWithFiles,
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: errors,
 });
 
 export const getSkill = getOperation({
@@ -129,7 +131,7 @@ export const getSkill = getOperation({
   permission: 'view',
   params: SkillIdPath,
   item: SkillWithFiles,
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: errors,
   addition: true,
 });
 
@@ -146,7 +148,7 @@ export const updateSkill = updateOperation({
   params: SkillIdPath,
   body: SkillUpdate,
   item: SkillWithFiles,
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: errors,
   addition: true,
 });
 
@@ -161,6 +163,6 @@ export const deleteSkill = deleteOperation({
   auth: 'manage',
   permission: 'edit',
   params: SkillIdPath,
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: errors,
   addition: true,
 });

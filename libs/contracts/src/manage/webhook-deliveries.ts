@@ -43,6 +43,8 @@ export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 
 const tags = ['Webhook destinations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/webhook-destinations/{id}';
+/** The problems a read of a destination's deliveries answers. */
+const errors = [400, 401, 403, 404, 500];
 
 export const listWebhookDeliveries = listOperation({
   operationId: 'listWebhookDeliveries',
@@ -62,7 +64,7 @@ export const listWebhookDeliveries = listOperation({
     runEventId: z.string().min(1).max(255).optional().describe('Only the deliveries of this run event (its id from POST /run/v1/events)'),
   }),
   item: WebhookDelivery,
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
   addition: true,
 });
 
@@ -174,6 +176,6 @@ export const getWebhookDestinationStats = getOperation({
   permission: 'view',
   params: IdPath,
   item: WebhookStats,
-  errors: [400, 401, 403, 404, 500],
+  errors: errors,
   addition: true,
 });
