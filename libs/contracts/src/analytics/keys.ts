@@ -29,7 +29,7 @@ export type AnalyticsKeyCreate = z.infer<typeof AnalyticsKeyCreate>;
 const tags = ['Analytics'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/analytics-keys';
 /** The problems an operation on one analytics key answers. */
-const errors = [400, 401, 403, 404, 500];
+const keyErrors = [400, 401, 403, 404, 500];
 
 export const createAnalyticsKey = operation({
   operationId: 'createAnalyticsKey',
@@ -75,7 +75,7 @@ export const getAnalyticsKey = getOperation({
   permission: 'view',
   params: IdPath,
   item: AnalyticsKey,
-  errors: errors,
+  errors: keyErrors,
   addition: true,
 });
 
@@ -89,7 +89,7 @@ export const deleteAnalyticsKey = deleteOperation({
   auth: 'manage',
   permission: 'use',
   params: IdPath,
-  errors: errors,
+  errors: keyErrors,
   addition: true,
 });
 

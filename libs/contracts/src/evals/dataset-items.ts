@@ -65,7 +65,7 @@ export const DatasetItemPath = DatasetPath.extend({ itemId: Rid });
 const tags = ['Evaluations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/evals/dataset-items/{datasetId}';
 /** The problems a dataset-item operation answers. */
-const errors = [400, 401, 403, 404, 500];
+const itemErrors = [400, 401, 403, 404, 500];
 
 export const listDatasetItems = listOperation({
   operationId: 'listDatasetItems',
@@ -79,7 +79,7 @@ export const listDatasetItems = listOperation({
   permission: 'view',
   params: DatasetPath,
   item: DatasetItem,
-  errors: errors,
+  errors: itemErrors,
 });
 
 export const createDatasetItem = createOperation({
@@ -127,7 +127,7 @@ export const getDatasetItem = getOperation({
   permission: 'view',
   params: DatasetItemPath,
   item: DatasetItem,
-  errors: errors,
+  errors: itemErrors,
 });
 
 export const updateDatasetItem = updateOperation({
@@ -157,6 +157,6 @@ export const deleteDatasetItem = deleteOperation({
   permission: 'edit',
   params: DatasetItemPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: errors,
+  errors: itemErrors,
   addition: true,
 });

@@ -69,7 +69,7 @@ export const RunPath = ProjectPath.extend({ evaluationRunId: Rid });
 
 const tags = ['Evaluations'];
 /** The problems an evaluation operation answers. */
-const errors = [400, 401, 403, 404, 500];
+const evaluationErrors = [400, 401, 403, 404, 500];
 const evalsBase = '/evals/tenants/{tenantId}/projects/{projectId}';
 const runsBase = '/manage/tenants/{tenantId}/projects/{projectId}/evals/evaluation-runs';
 
@@ -88,7 +88,7 @@ export const evaluateConversation = operation({
   params: ProjectPath,
   body: EvaluateConversationBody,
   reply: { status: 200, body: EvaluateConversationReply },
-  errors: errors,
+  errors: evaluationErrors,
 });
 
 export const evaluateConversations = operation({
@@ -105,7 +105,7 @@ export const evaluateConversations = operation({
   params: ProjectPath,
   body: EvaluateConversationsBody,
   reply: { status: 202, body: EvaluateConversationsReply },
-  errors: errors,
+  errors: evaluationErrors,
 });
 
 export const listEvaluationRuns = listOperation({
@@ -134,7 +134,7 @@ export const getEvaluationRun = getOperation({
   permission: 'view',
   params: RunPath,
   item: EvaluationRun,
-  errors: errors,
+  errors: evaluationErrors,
   addition: true,
 });
 
@@ -149,7 +149,7 @@ export const listEvaluationResults = listOperation({
   permission: 'view',
   params: RunPath,
   item: EvaluationResult,
-  errors: errors,
+  errors: evaluationErrors,
   addition: true,
 });
 

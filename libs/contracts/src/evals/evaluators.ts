@@ -113,7 +113,7 @@ export type Evaluator = z.infer<typeof Evaluator>;
 const tags = ['Evaluations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/evals/evaluators';
 /** The problems an operation on one evaluator answers. */
-const errors = [400, 401, 403, 404, 500];
+const evaluatorErrors = [400, 401, 403, 404, 500];
 
 export const listEvaluators = listOperation({
   operationId: 'listEvaluators',
@@ -158,7 +158,7 @@ export const getEvaluator = getOperation({
   permission: 'view',
   params: IdPath,
   item: Evaluator,
-  errors: errors,
+  errors: evaluatorErrors,
   addition: true,
 });
 
@@ -190,6 +190,6 @@ export const deleteEvaluator = deleteOperation({
   permission: 'edit',
   params: IdPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: errors,
+  errors: evaluatorErrors,
   addition: true,
 });

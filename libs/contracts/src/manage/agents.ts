@@ -211,7 +211,7 @@ export type AvailableAgent = z.infer<typeof AvailableAgent>;
 
 const tags = ['Agents'];
 /** The problems an agent read answers. */
-const errors = [400, 401, 403, 404, 500];
+const agentErrors = [400, 401, 403, 404, 500];
 
 export const listAvailableAgents = operation({
   operationId: 'listAvailableAgents',
@@ -261,7 +261,7 @@ export const listAgents = listOperation({
   permission: 'view',
   params: ProjectPath,
   item: FullAgent,
-  errors: errors,
+  errors: agentErrors,
   addition: true,
 });
 
@@ -279,7 +279,7 @@ export const getAgent = getOperation({
   params: AgentPath,
   etag: 'read',
   item: FullAgent,
-  errors: errors,
+  errors: agentErrors,
   addition: true,
 });
 

@@ -37,7 +37,7 @@ export type ApiKeyUpdate = z.infer<typeof ApiKeyUpdate>;
 
 const tags = ['API keys'];
 /** The problems an API-key operation answers (a write to the project also 409, see `operation()`). */
-const errors = [400, 401, 403, 404, 422, 500];
+const apiKeyErrors = [400, 401, 403, 404, 422, 500];
 
 export const listApiKeys = listOperation({
   operationId: 'listApiKeys',
@@ -51,7 +51,7 @@ export const listApiKeys = listOperation({
   params: ProjectPath,
   query: ListQuery.extend({ agentId: Rid.optional() }),
   item: ApiKey,
-  errors: errors,
+  errors: apiKeyErrors,
 });
 
 export const createApiKey = operation({
@@ -68,7 +68,7 @@ export const createApiKey = operation({
   params: ProjectPath,
   body: ApiKeyCreate,
   reply: { status: 201, body: dataReply(z.object({ apiKey: ApiKey, key: z.string() })) },
-  errors: errors,
+  errors: apiKeyErrors,
 });
 
 export const getApiKey = getOperation({
@@ -82,7 +82,7 @@ export const getApiKey = getOperation({
   permission: 'view',
   params: IdPath,
   item: ApiKey,
-  errors: errors,
+  errors: apiKeyErrors,
 });
 
 export const updateApiKey = updateOperation({
@@ -98,7 +98,7 @@ export const updateApiKey = updateOperation({
   params: IdPath,
   body: ApiKeyUpdate,
   item: ApiKey,
-  errors: errors,
+  errors: apiKeyErrors,
 });
 
 export const deleteApiKey = deleteOperation({
@@ -111,7 +111,7 @@ export const deleteApiKey = deleteOperation({
   auth: 'manage',
   permission: 'use',
   params: IdPath,
-  errors: errors,
+  errors: apiKeyErrors,
   errorBody: 'legacy',
 });
 

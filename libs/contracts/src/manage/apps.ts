@@ -141,7 +141,7 @@ export const AppKeyPath = AppPath.extend({ kid: z.string().min(1).max(255) });
 const tags = ['Apps'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/apps';
 /** The problems an app operation answers (a write to the project also 409, see `operation()`). */
-const errors = [400, 401, 403, 404, 422, 500];
+const appErrors = [400, 401, 403, 404, 422, 500];
 
 export const listTenantApps = operation({
   operationId: 'listTenantApps',
@@ -156,7 +156,7 @@ export const listTenantApps = operation({
   params: TenantPath,
   query: AppListQuery,
   reply: { status: 200, body: AppListReply },
-  errors: errors,
+  errors: appErrors,
 });
 
 export const listApps = operation({
@@ -172,7 +172,7 @@ export const listApps = operation({
   params: ProjectPath,
   query: AppListQuery,
   reply: { status: 200, body: AppListReply },
-  errors: errors,
+  errors: appErrors,
 });
 
 export const createApp = operation({
@@ -188,7 +188,7 @@ export const createApp = operation({
   params: ProjectPath,
   body: AppCreate,
   reply: { status: 201, body: dataReply(z.object({ app: App })) },
-  errors: errors,
+  errors: appErrors,
 });
 
 export const getApp = getOperation({
@@ -218,7 +218,7 @@ export const updateApp = updateOperation({
   params: AppPath,
   body: AppUpdate,
   item: App,
-  errors: errors,
+  errors: appErrors,
   addition: true,
 });
 
@@ -248,7 +248,7 @@ export const listAppKeys = operation({
   permission: 'view',
   params: AppPath,
   reply: { status: 200, body: dataReply(z.array(AppPublicKey)) },
-  errors: errors,
+  errors: appErrors,
 });
 
 export const addAppKey = createOperation({
@@ -263,7 +263,7 @@ export const addAppKey = createOperation({
   params: AppPath,
   body: AppPublicKeyCreate,
   item: AppPublicKey,
-  errors: errors,
+  errors: appErrors,
 });
 
 export const deleteAppKey = deleteOperation({
@@ -276,5 +276,5 @@ export const deleteAppKey = deleteOperation({
   auth: 'manage',
   permission: 'edit',
   params: AppKeyPath,
-  errors: errors,
+  errors: appErrors,
 });

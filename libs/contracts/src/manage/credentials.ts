@@ -114,7 +114,7 @@ export type CredentialStoreEntry = z.infer<typeof CredentialStoreEntry>;
 const tags = ['Credentials'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/credentials';
 /** The problems a credential operation answers (a write to the project also 409, see `operation()`). */
-const errors = [400, 401, 403, 404, 422, 500];
+const credentialErrors = [400, 401, 403, 404, 422, 500];
 const stores = '/manage/tenants/{tenantId}/projects/{projectId}/credential-stores';
 
 export const listCredentials = listOperation({
@@ -128,7 +128,7 @@ export const listCredentials = listOperation({
   permission: 'view',
   params: ProjectPath,
   item: Credential,
-  errors: errors,
+  errors: credentialErrors,
 });
 
 export const createCredential = operation({
@@ -147,7 +147,7 @@ export const createCredential = operation({
   body: CredentialCreate,
   reply: { status: 201, body: dataReply(Credential), description: 'Created' },
   extraReplies: [{ status: 200, body: dataReply(Credential), description: 'Already exists with identical content; returned unchanged' }],
-  errors: errors,
+  errors: credentialErrors,
 });
 
 export const getCredential = getOperation({
@@ -161,7 +161,7 @@ export const getCredential = getOperation({
   permission: 'view',
   params: IdPath,
   item: Credential,
-  errors: errors,
+  errors: credentialErrors,
 });
 
 export const updateCredential = updateOperation({
@@ -176,7 +176,7 @@ export const updateCredential = updateOperation({
   params: IdPath,
   body: CredentialUpdate,
   item: Credential,
-  errors: errors,
+  errors: credentialErrors,
 });
 
 export const deleteCredential = deleteOperation({
@@ -191,7 +191,7 @@ export const deleteCredential = deleteOperation({
   permission: 'edit',
   params: IdPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: errors,
+  errors: credentialErrors,
   addition: true,
 });
 
@@ -207,7 +207,7 @@ export const listCredentialStores = operation({
   permission: 'view',
   params: ProjectPath,
   reply: { status: 200, body: z.object({ data: z.array(CredentialStore) }) },
-  errors: errors,
+  errors: credentialErrors,
 });
 
 export const createCredentialStoreEntry = operation({
@@ -226,5 +226,5 @@ export const createCredentialStoreEntry = operation({
   body: CredentialStoreEntryCreate,
   reply: { status: 201, body: dataReply(CredentialStoreEntry), description: 'Stored' },
   extraReplies: [{ status: 200, body: dataReply(CredentialStoreEntry), description: 'An existing key was replaced' }],
-  errors: errors,
+  errors: credentialErrors,
 });

@@ -80,7 +80,7 @@ export type FeedbackListQuery = z.infer<typeof FeedbackListQuery>;
 const tags = ['Feedback'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/feedback';
 /** The problems a feedback operation answers (a write to the project also 409, see `operation()`). */
-const errors = [400, 401, 403, 404, 422, 500];
+const feedbackErrors = [400, 401, 403, 404, 422, 500];
 
 export const listFeedback = listOperation({
   operationId: 'listFeedback',
@@ -94,7 +94,7 @@ export const listFeedback = listOperation({
   params: ProjectPath,
   query: FeedbackListQuery,
   item: Feedback,
-  errors: errors,
+  errors: feedbackErrors,
 });
 
 export const createFeedback = createOperation({
@@ -142,7 +142,7 @@ export const getFeedback = getOperation({
   permission: 'view',
   params: IdPath,
   item: Feedback,
-  errors: errors,
+  errors: feedbackErrors,
 });
 
 export const updateFeedback = updateOperation({
@@ -157,7 +157,7 @@ export const updateFeedback = updateOperation({
   params: IdPath,
   body: FeedbackUpdate,
   item: Feedback,
-  errors: errors,
+  errors: feedbackErrors,
 });
 
 export const deleteFeedback = deleteOperation({
@@ -171,5 +171,5 @@ export const deleteFeedback = deleteOperation({
   permission: 'edit',
   params: IdPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: errors,
+  errors: feedbackErrors,
 });

@@ -87,7 +87,7 @@ export type SkillUpdate = z.infer<typeof SkillUpdate>;
 const tags = ['Skills'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/skills';
 /** The problems a skill operation answers (a write to the project also 409, see `operation()`). */
-const errors = [400, 401, 403, 404, 422, 500];
+const skillErrors = [400, 401, 403, 404, 422, 500];
 const SkillIdPath = ProjectPath.extend({ id: Rid });
 
 export const listSkills = listOperation({
@@ -101,7 +101,7 @@ export const listSkills = listOperation({
   permission: 'view',
   params: ProjectPath,
   item: Skill,
-  errors: errors,
+  errors: skillErrors,
 });
 
 export const createSkill = createOperation({
@@ -117,7 +117,7 @@ export const createSkill = createOperation({
   params: ProjectPath,
   body: SkillCreate,
   item: SkillWithFiles,
-  errors: errors,
+  errors: skillErrors,
 });
 
 export const getSkill = getOperation({
@@ -131,7 +131,7 @@ export const getSkill = getOperation({
   permission: 'view',
   params: SkillIdPath,
   item: SkillWithFiles,
-  errors: errors,
+  errors: skillErrors,
   addition: true,
 });
 
@@ -148,7 +148,7 @@ export const updateSkill = updateOperation({
   params: SkillIdPath,
   body: SkillUpdate,
   item: SkillWithFiles,
-  errors: errors,
+  errors: skillErrors,
   addition: true,
 });
 
@@ -163,6 +163,6 @@ export const deleteSkill = deleteOperation({
   auth: 'manage',
   permission: 'edit',
   params: SkillIdPath,
-  errors: errors,
+  errors: skillErrors,
   addition: true,
 });

@@ -47,7 +47,7 @@ export type TriggerInvocation = z.infer<typeof TriggerInvocation>;
 const tags = ['Trigger invocations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}/triggers/{id}/invocations';
 /** The problems an invocation operation answers. */
-const errors = [400, 401, 403, 404, 422, 500];
+const invocationErrors = [400, 401, 403, 404, 422, 500];
 export const TriggerInvocationsPath = AgentPath.extend({ id: Rid });
 export const TriggerInvocationPath = TriggerInvocationsPath.extend({ invocationId: Rid });
 
@@ -62,7 +62,7 @@ export const listTriggerInvocations = listOperation({
   permission: 'view',
   params: TriggerInvocationsPath,
   item: TriggerInvocation,
-  errors: errors,
+  errors: invocationErrors,
   addition: true,
 });
 
@@ -77,7 +77,7 @@ export const getTriggerInvocation = getOperation({
   permission: 'view',
   params: TriggerInvocationPath,
   item: TriggerInvocation,
-  errors: errors,
+  errors: invocationErrors,
   addition: true,
 });
 

@@ -232,7 +232,7 @@ const TriggerReply = z.object({
 const tags = ['Triggers'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}/triggers';
 /** The problems a trigger operation answers (a write to the project also 409, see `operation()`). */
-const errors = [400, 401, 403, 404, 422, 500];
+const triggerErrors = [400, 401, 403, 404, 422, 500];
 const TriggerPath = AgentPath.extend({ id: Rid });
 
 export const listTriggers = listOperation({
@@ -246,7 +246,7 @@ export const listTriggers = listOperation({
   permission: 'view',
   params: AgentPath,
   item: Trigger,
-  errors: errors,
+  errors: triggerErrors,
 });
 
 export const createTrigger = operation({
@@ -263,7 +263,7 @@ export const createTrigger = operation({
   params: AgentPath,
   body: TriggerCreate,
   reply: { status: 201, body: TriggerReply },
-  errors: errors,
+  errors: triggerErrors,
 });
 
 export const getTrigger = operation({
@@ -278,7 +278,7 @@ export const getTrigger = operation({
   permission: 'view',
   params: TriggerPath,
   reply: { status: 200, body: z.object({ data: Trigger }) },
-  errors: errors,
+  errors: triggerErrors,
 });
 
 export const updateTrigger = operation({
@@ -294,7 +294,7 @@ export const updateTrigger = operation({
   params: TriggerPath,
   body: TriggerUpdate,
   reply: { status: 200, body: TriggerReply },
-  errors: errors,
+  errors: triggerErrors,
 });
 
 export const deleteTrigger = deleteOperation({
@@ -308,6 +308,6 @@ export const deleteTrigger = deleteOperation({
   permission: 'edit',
   params: TriggerPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: errors,
+  errors: triggerErrors,
   addition: true,
 });

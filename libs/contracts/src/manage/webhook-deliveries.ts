@@ -44,7 +44,7 @@ export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 const tags = ['Webhook destinations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/webhook-destinations/{id}';
 /** The problems a read of a destination's deliveries answers. */
-const errors = [400, 401, 403, 404, 500];
+const deliveryErrors = [400, 401, 403, 404, 500];
 
 export const listWebhookDeliveries = listOperation({
   operationId: 'listWebhookDeliveries',
@@ -64,7 +64,7 @@ export const listWebhookDeliveries = listOperation({
     runEventId: z.string().min(1).max(255).optional().describe('Only the deliveries of this run event (its id from POST /run/v1/events)'),
   }),
   item: WebhookDelivery,
-  errors: errors,
+  errors: deliveryErrors,
   addition: true,
 });
 
@@ -176,6 +176,6 @@ export const getWebhookDestinationStats = getOperation({
   permission: 'view',
   params: IdPath,
   item: WebhookStats,
-  errors: errors,
+  errors: deliveryErrors,
   addition: true,
 });

@@ -103,7 +103,7 @@ export type WebhookDestinationUpdate = z.infer<typeof WebhookDestinationUpdate>;
 const tags = ['Webhook destinations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/webhook-destinations';
 /** The problems a destination operation answers (a write to the project also 409, see `operation()`). */
-const errors = [400, 401, 403, 404, 422, 500];
+const destinationErrors = [400, 401, 403, 404, 422, 500];
 
 export const listWebhookDestinations = listOperation({
   operationId: 'listWebhookDestinations',
@@ -117,7 +117,7 @@ export const listWebhookDestinations = listOperation({
   params: ProjectPath,
   query: ListQuery.extend({ agentId: Rid.optional() }),
   item: WebhookDestination,
-  errors: errors,
+  errors: destinationErrors,
 });
 
 export const createWebhookDestination = createOperation({
@@ -132,7 +132,7 @@ export const createWebhookDestination = createOperation({
   params: ProjectPath,
   body: WebhookDestinationCreate,
   item: WebhookDestinationWithSecret,
-  errors: errors,
+  errors: destinationErrors,
 });
 
 export const getWebhookDestination = getOperation({
@@ -146,7 +146,7 @@ export const getWebhookDestination = getOperation({
   permission: 'view',
   params: IdPath,
   item: WebhookDestination,
-  errors: errors,
+  errors: destinationErrors,
 });
 
 export const updateWebhookDestination = updateOperation({
@@ -161,7 +161,7 @@ export const updateWebhookDestination = updateOperation({
   params: IdPath,
   body: WebhookDestinationUpdate,
   item: WebhookDestination,
-  errors: errors,
+  errors: destinationErrors,
 });
 
 export const deleteWebhookDestination = deleteOperation({
@@ -174,7 +174,7 @@ export const deleteWebhookDestination = deleteOperation({
   auth: 'manage',
   permission: 'edit',
   params: IdPath,
-  errors: errors,
+  errors: destinationErrors,
 });
 
 export const WebhookSecretRotate = z
@@ -211,7 +211,7 @@ export const rotateWebhookDestinationSecret = operation({
   params: IdPath,
   body: WebhookSecretRotate,
   reply: { status: 200, body: dataReply(WebhookSecretRotation) },
-  errors: errors,
+  errors: destinationErrors,
   addition: true,
 });
 

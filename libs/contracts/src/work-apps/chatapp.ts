@@ -11,7 +11,7 @@ import { ProjectId, Rid, SuccessReply, TenantId } from '../common';
 const base = '/work-apps/chatapp';
 const tags = ['Chat-app'];
 /** The problems a chat-app operation answers (503: the chat-app integration is not configured). */
-const errors = [400, 401, 403, 503];
+const chatappErrors = [400, 401, 403, 503];
 /** …and one on a workspace, channel or user link (404: none such for the caller's tenant). */
 const recordErrors = [400, 401, 403, 404, 503];
 /** …and one that calls the chat product (502: the chat product's API failed). */
@@ -120,7 +120,7 @@ export const chatappCreateInstallLink = operation({
   permission: 'edit',
   body: InstallLinkCreate,
   reply: { status: 201, body: z.object({ data: z.object({ url: z.string(), expiresAt: z.string() }) }) },
-  errors: errors,
+  errors: chatappErrors,
   addition: true,
 });
 
@@ -189,7 +189,7 @@ export const chatappConnectUser = operation({
     userName: z.string().min(1).max(256).optional(),
   }),
   reply: { status: 200, body: z.object({ connectUrl: z.string(), sessionToken: z.string() }) },
-  errors: errors,
+  errors: chatappErrors,
 });
 
 export const chatappDisconnectUser = operation({
@@ -237,7 +237,7 @@ export const chatappLinkStatus = operation({
     status: 200,
     body: z.object({ linkId: z.string().nullable(), linked: z.boolean(), linkedAt: z.string().nullable(), chatappUsername: z.string().nullable() }),
   },
-  errors: errors,
+  errors: chatappErrors,
 });
 
 export const chatappVerifyLinkToken = operation({
@@ -270,7 +270,7 @@ export const chatappUserStatus = operation({
   permission: 'view',
   query: z.object({ userId: UserId, tenantId: TenantIdOptional }),
   reply: { status: 200, body: z.object({ connected: z.boolean(), connection: ChatConnection.nullable() }) },
-  errors: errors,
+  errors: chatappErrors,
 });
 
 export const ChatLinkTokenCreate = z.strictObject({
@@ -315,7 +315,7 @@ export const chatappListWorkspaces = operation({
   permission: 'view',
   query: z.object({ tenantId: TenantIdOptional }),
   reply: { status: 200, body: z.object({ workspaces: z.array(ChatWorkspaceSummary) }) },
-  errors: errors,
+  errors: chatappErrors,
 });
 
 export const chatappGetWorkspace = operation({
