@@ -178,26 +178,39 @@ const fields = {
     .describe(`Largest webhook body accepted, in bytes, at most the platform maximum (${TRIGGER_BODY_LIMIT_BYTES}); a larger body gets 413 (addition)`),
 };
 
+/**
+ * The fields a create and an update take alike (each may be left out; null clears it), in their wire order around
+ * `authentication` (whose create and update shapes differ).
+ */
+const optionalFields = {
+  beforeAuthentication: {
+    messageTemplate: fields.messageTemplate.nullable().optional(),
+    inputSchema: fields.inputSchema.nullable().optional(),
+    outputTransform: fields.outputTransform.nullable().optional(),
+    runAsUserId: fields.runAsUserId.nullable().optional(),
+    runAsUserIds: fields.runAsUserIds.optional(),
+    createdBy: fields.createdBy.nullable().optional(),
+  },
+  afterAuthentication: {
+    signingSecretCredentialReferenceId: fields.signingSecretCredentialReferenceId.nullable().optional(),
+    signatureVerification: fields.signatureVerification.nullable().optional(),
+    deliveryIdHeader: fields.deliveryIdHeader.nullable().optional(),
+    rateLimitPerMinute: fields.rateLimitPerMinute.nullable().optional(),
+    bodyLimitBytes: fields.bodyLimitBytes.nullable().optional(),
+    createdAt: IsoDateTime.optional(),
+    updatedAt: IsoDateTime.optional(),
+  },
+};
+
 export const TriggerCreate = z.strictObject({
   id: Rid.optional(),
   name: fields.name,
   description: fields.description.optional(),
   enabled: fields.enabled.default(true),
   dispatchDelayMs: fields.dispatchDelayMs.default(0),
-  messageTemplate: fields.messageTemplate.nullable().optional(),
-  inputSchema: fields.inputSchema.nullable().optional(),
-  outputTransform: fields.outputTransform.nullable().optional(),
-  runAsUserId: fields.runAsUserId.nullable().optional(),
-  runAsUserIds: fields.runAsUserIds.optional(),
-  createdBy: fields.createdBy.nullable().optional(),
+  ...optionalFields.beforeAuthentication,
   authentication: TriggerAuthenticationInput.nullable().optional(),
-  signingSecretCredentialReferenceId: fields.signingSecretCredentialReferenceId.nullable().optional(),
-  signatureVerification: fields.signatureVerification.nullable().optional(),
-  deliveryIdHeader: fields.deliveryIdHeader.nullable().optional(),
-  rateLimitPerMinute: fields.rateLimitPerMinute.nullable().optional(),
-  bodyLimitBytes: fields.bodyLimitBytes.nullable().optional(),
-  createdAt: IsoDateTime.optional(),
-  updatedAt: IsoDateTime.optional(),
+  ...optionalFields.afterAuthentication,
 });
 export type TriggerCreate = z.infer<typeof TriggerCreate>;
 
@@ -207,20 +220,9 @@ export const TriggerUpdate = z.strictObject({
   description: fields.description.optional(),
   enabled: fields.enabled.optional(),
   dispatchDelayMs: fields.dispatchDelayMs.optional(),
-  messageTemplate: fields.messageTemplate.nullable().optional(),
-  inputSchema: fields.inputSchema.nullable().optional(),
-  outputTransform: fields.outputTransform.nullable().optional(),
-  runAsUserId: fields.runAsUserId.nullable().optional(),
-  runAsUserIds: fields.runAsUserIds.optional(),
-  createdBy: fields.createdBy.nullable().optional(),
+  ...optionalFields.beforeAuthentication,
   authentication: TriggerAuthenticationUpdate.nullable().optional(),
-  signingSecretCredentialReferenceId: fields.signingSecretCredentialReferenceId.nullable().optional(),
-  signatureVerification: fields.signatureVerification.nullable().optional(),
-  deliveryIdHeader: fields.deliveryIdHeader.nullable().optional(),
-  rateLimitPerMinute: fields.rateLimitPerMinute.nullable().optional(),
-  bodyLimitBytes: fields.bodyLimitBytes.nullable().optional(),
-  createdAt: IsoDateTime.optional(),
-  updatedAt: IsoDateTime.optional(),
+  ...optionalFields.afterAuthentication,
 });
 export type TriggerUpdate = z.infer<typeof TriggerUpdate>;
 
