@@ -2,11 +2,7 @@
 # pnpm bench: starts the infrastructure (or uses NATS_URL/REDIS_URL/MONGO_URL when all are set), builds the service
 # bundles, starts a private stack and measures every hot path beside a bare node:http server. See docs/performance.md.
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$ROOT"
-source scripts/use-node.sh
-# like npm start and npm test: what a fresh clone lacks (node_modules, the database build) is installed first
-bash scripts/ensure-tools.sh
+source "$(dirname "$0")/prepare.sh"
 if [ -z "${NATS_URL:-}" ] || [ -z "${REDIS_URL:-}" ] || [ -z "${MONGO_URL:-}" ]; then
   bash scripts/infra.sh up
 fi

@@ -2,10 +2,7 @@
 # npm start: the local development stack. Installs what is missing, starts NATS, Redis and the database,
 # builds and starts every service behind the gateway, prints the URLs and the admin credential.
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$ROOT"
-source scripts/use-node.sh
-bash scripts/ensure-tools.sh
+source "$(dirname "$0")/prepare.sh"
 bash scripts/infra.sh up
 node scripts/build-service.mjs >/dev/null
 exec pnpm exec tsx scripts/dev-stack.ts "$@"

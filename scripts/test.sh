@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
 # npm test: installs what is missing, starts the real infrastructure, then runs every check and test.
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$ROOT"
-source scripts/use-node.sh
-bash scripts/ensure-tools.sh
+source "$(dirname "$0")/prepare.sh"
 bash scripts/infra.sh up
 echo "[test] pnpm check: typecheck, lint, import boundaries, OpenAPI/AsyncAPI snapshots, config table"
 pnpm check

@@ -1,21 +1,12 @@
-import type { NatsConnection } from 'nats';
 import { publisher } from '@platform/bus';
 import { PLATFORM_EVENTS_STREAM, eventCreated, eventSubject, pendingEvent, type RunEvent } from '@platform/contracts';
-import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
-import { connectAs, aProject, eventually, testStack, uniqueId } from '@platform/testkit';
+import type { EventOf } from '@platform/consumer';
+import { aProject, eventually, testStack, uniqueId } from '@platform/testkit';
+import { adminNats } from '../support/connections';
 
 /** libs/consumer against the test stack's NATS: the typed durable consumer internal services build on. */
 const stack = testStack();
-let nc: NatsConnection;
-const subs: Subscription[] = [];
-
-beforeAll(async () => {
-  nc = await connectAs(stack.env.NATS_URL!, 'admin');
-});
-afterAll(async () => {
-  await Promise.all(subs.map((s) => s.stop(1000)));
-  await nc.drain();
-});
+const nats = adminNats(stack);
 
 const durable = () => uniqueId('consumer-test').replace(/\./g, '_');
 
@@ -26,12 +17,12 @@ function aRunEvent(p: { tenantId: string; projectId: string }, id = uniqueId('e'
 
 async function publishCreated(p: { tenantId: string; projectId: string }, event = aRunEvent(p)) {
   const e = pendingEvent(eventCreated, uniqueId('id'), p, { event, dispatch: false });
-  await publisher(nc).publishPending([e]);
+  await publisher(nats.nc).publishPending([e]);
   return e;
 }
 
 async function pendingOf(name: string) {
-  const info = await (await nc.jetstreamManager()).consumers.info(PLATFORM_EVENTS_STREAM, name);
+  const info = await (await nats.nc.jetstreamManager()).consumers.info(PLATFORM_EVENTS_STREAM, name);
   return info.num_ack_pending + info.num_pending;
 }
 
@@ -42,8 +33,8 @@ describe('the typed event consumer (libs/consumer)', () => {
     const other = aProject();
     const ofA: Array<EventOf<typeof eventCreated>> = [];
     const ofTenant: string[] = [];
-    subs.push(await subscribe(nc, eventCreated, { durable: durable(), tenantId: a.tenantId, projectId: a.projectId }, (e) => void ofA.push(e)));
-    subs.push(await subscribe(nc, eventCreated, { durable: durable(), tenantId: a.tenantId }, (e) => void ofTenant.push(e.data.event.id)));
+    await nats.subscribe(eventCreated, { durable: durable(), tenantId: a.tenantId, projectId: a.projectId }, (e) => void ofA.push(e));
+    await nats.subscribe(eventCreated, { durable: durable(), tenantId: a.tenantId }, (e) => void ofTenant.push(e.data.event.id));
 
     const sentA = await publishCreated(a);
     const sentB = await publishCreated(b);
@@ -61,12 +52,10 @@ describe('the typed event consumer (libs/consumer)', () => {
     const p = aProject();
     const name = durable();
     const attempts: string[] = [];
-    subs.push(
-      await subscribe(nc, eventCreated, { durable: name, tenantId: p.tenantId, projectId: p.projectId, retryDelayMs: 100 }, (e) => {
-        attempts.push(e.id);
-        if (attempts.length < 3) throw new Error('our database is down');
-      }),
-    );
+    await nats.subscribe(eventCreated, { durable: name, tenantId: p.tenantId, projectId: p.projectId, retryDelayMs: 100 }, (e) => {
+      attempts.push(e.id);
+      if (attempts.length < 3) throw new Error('our database is down');
+    });
     const sent = await publishCreated(p);
     await eventually(() => attempts.length >= 3, 'three attempts');
     expect(new Set(attempts)).toEqual(new Set([sent.id]));
@@ -78,12 +67,12 @@ describe('the typed event consumer (libs/consumer)', () => {
     const p = aProject();
     const name = durable();
     const seen: string[] = [];
-    subs.push(await subscribe(nc, eventCreated, { durable: name, tenantId: p.tenantId, projectId: p.projectId, concurrency: 1, retryDelayMs: 100 }, (e) => void seen.push(e.id)));
-    const pub = publisher(nc);
+    await nats.subscribe(eventCreated, { durable: name, tenantId: p.tenantId, projectId: p.projectId, concurrency: 1, retryDelayMs: 100 }, (e) => void seen.push(e.id));
+    const pub = publisher(nats.nc);
     const subject = eventSubject(eventCreated, p.tenantId, p.projectId);
     const bad = { ...pendingEvent(eventCreated, uniqueId('bad'), p, { event: { id: 'missing-fields' }, dispatch: 'yes' }) };
     await pub.publish(subject, bad.envelope, bad.id);
-    await nc.jetstream().publish(subject, new TextEncoder().encode('not json'), { msgID: uniqueId('raw') });
+    await nats.nc.jetstream().publish(subject, new TextEncoder().encode('not json'), { msgID: uniqueId('raw') });
     const good = await publishCreated(p);
 
     await eventually(() => seen.includes(good.id), 'the valid event behind the invalid ones');
@@ -92,6 +81,6 @@ describe('the typed event consumer (libs/consumer)', () => {
   });
 
   test('when a projectId is given without its tenantId, then subscribe refuses it', async () => {
-    await expect(subscribe(nc, eventCreated, { durable: durable(), projectId: 'p1' }, () => undefined)).rejects.toThrow(/projectId needs tenantId/);
+    await expect(nats.subscribe(eventCreated, { durable: durable(), projectId: 'p1' }, () => undefined)).rejects.toThrow(/projectId needs tenantId/);
   });
 });

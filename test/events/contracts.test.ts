@@ -1,30 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
-import type { NatsConnection } from 'nats';
 import { buildAsyncApi, allEvents, eventKey, eventSubject, webhookDeliveryFailed, webhookDeliverySucceeded } from '@platform/contracts';
-import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
-import { connectAs, adminApi, aProject, eventually, repoRoot, startReceiver, testStack, uniqueId, type Receiver, adminClient, anAgentNamed } from '@platform/testkit';
+import type { EventOf } from '@platform/consumer';
+import { adminApi, aProject, eventually, repoRoot, startReceiver, testStack, uniqueId, type Receiver, adminClient, anAgentNamed } from '@platform/testkit';
+import { adminNats } from '../support/connections';
 
 const stack = testStack();
 const api = adminApi(stack);
-let nc: NatsConnection;
-const subs: Subscription[] = [];
+const nats = adminNats(stack);
 const receivers: Receiver[] = [];
 
-beforeAll(async () => {
-  nc = await connectAs(stack.env.NATS_URL!, 'admin');
-});
 afterAll(async () => {
-  await Promise.all(subs.map((s) => s.stop(1000)));
   await Promise.all(receivers.map((r) => r.close()));
-  await nc.drain();
 });
 
 /** Collects the events a typed consumer receives. */
 async function collect<D extends typeof webhookDeliverySucceeded>(def: D, tenantId: string) {
   const got: Array<EventOf<D>> = [];
-  subs.push(await subscribe(nc, def, { durable: uniqueId('contracts-test').replace(/\./g, '_'), tenantId }, (e) => void got.push(e)));
+  await nats.subscribe(def, { durable: uniqueId('contracts-test').replace(/\./g, '_'), tenantId }, (e) => void got.push(e));
   return got;
 }
 

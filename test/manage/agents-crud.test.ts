@@ -1,6 +1,5 @@
-import type { NatsConnection } from 'nats';
 import { agentDeleted, agentUpdated, eventFilter, replaceAgentDefinition } from '@platform/contracts';
-import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
+import type { EventOf } from '@platform/consumer';
 import {
   adminClient,
   aFullAgent,
@@ -10,7 +9,6 @@ import {
   aTenantToken,
   client,
   collectEvents,
-  connectAs,
   eventually,
   internalRequest,
   projectPath,
@@ -19,6 +17,7 @@ import {
   uniqueId,
   type Receiver,
 } from '@platform/testkit';
+import { adminNats } from '../support/connections';
 import { createDestination } from '../support/webhooks';
 
 /** GET P/agents, GET|PUT|DELETE PA: agents a user can read, change and delete, with ETag / If-Match. */
@@ -29,16 +28,12 @@ type P = { tenantId: string; projectId: string };
 const pa = (p: P, agentId: string) => `${projectPath(p)}/agents/${agentId}`;
 const ifMatch = (etag: string) => ({ headers: { 'if-match': etag } });
 
+const nats = adminNats(stack);
 let receiver: Receiver;
-let nc: NatsConnection;
-const subs: Subscription[] = [];
 beforeAll(async () => {
   receiver = await startReceiver();
-  nc = await connectAs(stack.env.NATS_URL!, 'admin');
 });
 afterAll(async () => {
-  await Promise.all(subs.map((s) => s.stop(1000)));
-  await nc?.drain();
   await receiver?.close();
 });
 
@@ -242,7 +237,7 @@ describe('DELETE PA', () => {
     expect((await run.post('/run/v1/events', { type: 'before.delete' })).status).toBe(201);
     await createDestination(admin, p, { url: receiver.url, eventTypes: ['agent.deleted'] });
     const consumed: Array<EventOf<typeof agentDeleted>> = [];
-    subs.push(await subscribe(nc, agentDeleted, { durable: uniqueId('agents-crud-test'), tenantId: p.tenantId, projectId: p.projectId }, (e) => void consumed.push(e)));
+    await nats.subscribe(agentDeleted, { durable: uniqueId('agents-crud-test'), tenantId: p.tenantId, projectId: p.projectId }, (e) => void consumed.push(e));
 
     const res = await admin.delete(base, ifMatch(await etagOf(p, agent.id)));
     expect(res.status).toBe(204);

@@ -1,19 +1,10 @@
 import { ProblemError } from '@platform/client';
 import { adminApi, adminClient, aProject, aProjectWithAgents, anApiKey, aTenantToken, client, eventually, http, projectPath, testStack } from '@platform/testkit';
+import { problemOf } from '../support/expect-problem';
 
 const stack = testStack();
 const admin = adminClient(stack);
 const api = adminApi(stack);
-
-/** The typed client throws problem answers: returns the ProblemError a call was rejected with. */
-async function problemOf(call: Promise<unknown>): Promise<ProblemError> {
-  const err = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProblemError);
-  return err as ProblemError;
-}
 
 function expectProblem(res: { status: number; contentType: string; body: any }, status: number) {
   expect(res.status).toBe(status);

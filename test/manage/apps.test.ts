@@ -1,18 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
-import type { NatsConnection } from 'nats';
 import { appChanged, getAppForAuth } from '@platform/contracts';
-import { connectAs, aKeyPair, anApp, aProject, aTenantToken, adminClient, client, eventually, projectPath, requestSubject, testStack } from '@platform/testkit';
+import { aKeyPair, anApp, aProject, aTenantToken, adminClient, client, eventually, projectPath, requestSubject, testStack } from '@platform/testkit';
+import { adminNats } from '../support/connections';
 
 const stack = testStack();
 const admin = adminClient(stack);
-let nc: NatsConnection;
-
-beforeAll(async () => {
-  nc = await connectAs(stack.env.NATS_URL!, 'admin');
-});
-afterAll(async () => {
-  await nc.close();
-});
+const nats = adminNats(stack);
 
 async function appForAuth(appId: string) {
   return requestSubject<{ ok: boolean; body: { app: any } }>(stack.env.NATS_URL!, getAppForAuth.subject, { appId }, 5000);
@@ -124,12 +117,12 @@ describe('apps', () => {
   test('when an app is created, changed and deleted, then app.created, app.updated and app.deleted events are published, the delete answers 204, and lookups no longer find it', async () => {
     const p = aProject();
     const events: Array<{ type: string; data: any }> = [];
-    const evSub = nc.subscribe(`evt.${p.tenantId}.${p.projectId}.app.*.v1`, { callback: (_e, m) => events.push(JSON.parse(new TextDecoder().decode(m.data))) });
-    await nc.flush();
+    const evSub = nats.nc.subscribe(`evt.${p.tenantId}.${p.projectId}.app.*.v1`, { callback: (_e, m) => events.push(JSON.parse(new TextDecoder().decode(m.data))) });
+    await nats.nc.flush();
     const app = await anApp(admin, p);
     expect((await admin.patch(`${projectPath(p)}/apps/${app.id}`, { description: 'changed' })).status).toBe(200);
     const changed = new Promise<unknown>((resolve) => {
-      const sub = nc.subscribe(appChanged.subject);
+      const sub = nats.nc.subscribe(appChanged.subject);
       void (async () => {
         for await (const m of sub) {
           const body = JSON.parse(new TextDecoder().decode(m.data));
@@ -140,7 +133,7 @@ describe('apps', () => {
         }
       })();
     });
-    await nc.flush();
+    await nats.nc.flush();
     const del = await admin.delete(`${projectPath(p)}/apps/${app.id}`);
     expect(del.status).toBe(204);
     await expect(changed).resolves.toEqual({ appId: app.id, revision: 3, app: null });

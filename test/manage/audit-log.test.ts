@@ -1,20 +1,11 @@
-import type { NatsConnection } from 'nats';
 import { auditRecorded } from '@platform/contracts';
-import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
-import { adminClient, aProject, aProjectWithAgents, aTenantToken, client, connectAs, eventually, http, projectPath, testStack, uniqueId } from '@platform/testkit';
+import type { EventOf } from '@platform/consumer';
+import { adminClient, aProject, aProjectWithAgents, aTenantToken, client, eventually, http, projectPath, testStack, uniqueId } from '@platform/testkit';
+import { adminNats } from '../support/connections';
 
 const stack = testStack();
 const admin = adminClient(stack);
-let nc: NatsConnection;
-const subs: Subscription[] = [];
-
-beforeAll(async () => {
-  nc = await connectAs(stack.env.NATS_URL!, 'admin');
-});
-afterAll(async () => {
-  await Promise.all(subs.map((s) => s.stop(1000)));
-  await nc.drain();
-});
+const nats = adminNats(stack);
 
 const auditPath = (tenantId: string, query = '') => `/manage/tenants/${tenantId}/audit-log${query}`;
 const tokenId = (token: string) => token.slice(3, 15);
@@ -158,7 +149,7 @@ describe('audit log', () => {
   test('when a change is recorded, then an audit.recorded event with the completed entry reaches a typed consumer of the tenant', async () => {
     const p = await aProjectWithAgents(admin);
     const got: Array<EventOf<typeof auditRecorded>> = [];
-    subs.push(await subscribe(nc, auditRecorded, { durable: uniqueId('audit-test').replace(/\./g, '_'), tenantId: p.tenantId, deliverPolicy: 'new' }, (e) => void got.push(e)));
+    await nats.subscribe(auditRecorded, { durable: uniqueId('audit-test').replace(/\./g, '_'), tenantId: p.tenantId, deliverPolicy: 'new' }, (e) => void got.push(e));
     const res = await admin.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-1', name: 'evented' });
     expect(res.status).toBe(201);
     const entry = (await logOf(p.tenantId)).find((e) => e.operationId === 'createApiKey');

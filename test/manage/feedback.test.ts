@@ -1,18 +1,12 @@
-import { AckPolicy, DeliverPolicy, type NatsConnection } from 'nats';
+import { AckPolicy, DeliverPolicy } from 'nats';
 import { eventSubject, feedbackCreated, parseEventData, PLATFORM_EVENTS_STREAM, type EventEnvelope } from '@platform/contracts';
-import { connectAs, adminClient, aProject, aTenantToken, client, eventually, projectPath, testStack } from '@platform/testkit';
+import { adminClient, aProject, aTenantToken, client, eventually, projectPath, testStack } from '@platform/testkit';
+import { adminNats } from '../support/connections';
 import { expectProblem } from '../support/expect-problem';
 
 const stack = testStack();
 const admin = adminClient(stack);
-let nc: NatsConnection;
-
-beforeAll(async () => {
-  nc = await connectAs(stack.env.NATS_URL!, 'admin');
-});
-afterAll(async () => {
-  await nc.close();
-});
+const nats = adminNats(stack);
 
 async function feedbackCount(p: { tenantId: string; projectId: string }) {
   return (await admin.get(`${projectPath(p)}/feedback`)).body.pagination.total as number;
@@ -21,10 +15,10 @@ async function feedbackCount(p: { tenantId: string; projectId: string }) {
 /** Every `feedback.created` event of a project in the stream, read with a fresh ephemeral consumer. */
 async function feedbackEvents(p: { tenantId: string; projectId: string }, expected: number): Promise<EventEnvelope[]> {
   const subject = eventSubject(feedbackCreated, p.tenantId, p.projectId);
-  const jsm = await nc.jetstreamManager();
+  const jsm = await nats.nc.jetstreamManager();
   return eventually(async () => {
     const info = await jsm.consumers.add(PLATFORM_EVENTS_STREAM, { filter_subject: subject, deliver_policy: DeliverPolicy.All, ack_policy: AckPolicy.None, inactive_threshold: 30_000_000_000 });
-    const consumer = await nc.jetstream().consumers.get(PLATFORM_EVENTS_STREAM, info.name);
+    const consumer = await nats.nc.jetstream().consumers.get(PLATFORM_EVENTS_STREAM, info.name);
     const out: EventEnvelope[] = [];
     const batch = await consumer.fetch({ max_messages: expected + 5, expires: 1000 });
     for await (const m of batch) {

@@ -1,17 +1,10 @@
-import mongoose from 'mongoose';
-import { adminClient, aProject, aProjectWithAgents, aTenantToken, client, projectPath, testStack, serviceDbName } from '@platform/testkit';
+import { adminClient, aProject, aProjectWithAgents, aTenantToken, client, projectPath, testStack } from '@platform/testkit';
+import { serviceDatabase } from '../support/connections';
 import { expectProblem } from '../support/expect-problem';
 
 const stack = testStack();
 const admin = adminClient(stack);
-let db: mongoose.Connection;
-
-beforeAll(async () => {
-  db = await mongoose.createConnection(stack.env.MONGO_URL!, { dbName: serviceDbName('management'), retryWrites: false }).asPromise();
-});
-afterAll(async () => {
-  await db.close();
-});
+const db = serviceDatabase(stack, 'management');
 
 const agentPath = (p: { tenantId: string; projectId: string }, agentId = 'agent-1') => `${projectPath(p)}/agents/${agentId}`;
 

@@ -1,20 +1,11 @@
-import { ProblemError } from '@platform/client';
 import { adminApi, adminClient, aProject, aTenantToken, testStack } from '@platform/testkit';
+import { problemOf } from '../support/expect-problem';
 
 const stack = testStack();
 const admin = adminClient(stack);
 const api = adminApi(stack);
 const valid = { name: 'hook', url: 'https://example.com/hook', eventTypes: ['event.created' as const] };
 
-/** The status of the problem a typed-client call was rejected with. */
-async function problemOf(call: Promise<unknown>): Promise<ProblemError> {
-  const err = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProblemError);
-  return err as ProblemError;
-}
 const statusOf = async (call: Promise<unknown>) => (await problemOf(call)).status;
 
 describe('webhook destinations', () => {

@@ -1,27 +1,20 @@
-import { aProject, anApiKey, client, eventually, projectPath, startPrivateStack, startReceiver, withDatabase, type PrivateStack, type Receiver } from '@platform/testkit';
+import { aProject, anApiKey, client, eventually, projectPath, withDatabase } from '@platform/testkit';
+import { eventPathStack } from '../support/webhooks';
 
 /**
  * A stack of its own (private NATS, the services on the event path) so its processes can be killed
  * without touching the shared test stack.
  */
-let stack: PrivateStack;
-let receiver: Receiver;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-  stack = await startPrivateStack({
+const running = eventPathStack(
+  {
     name: 'crash',
-    services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
-    env: { ALLOW_LOOPBACK_WEBHOOKS: 'true', NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200', WEBHOOK_CAP_WAIT_MS: '100', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_TEST_TIMEOUT_MS: '2000', OUTBOX_SWEEP_MS: '500' },
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-  await receiver?.close();
-});
+    env: { NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200', WEBHOOK_CAP_WAIT_MS: '100', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_TEST_TIMEOUT_MS: '2000', OUTBOX_SWEEP_MS: '500' },
+  },
+  120_000,
+);
 
 test('when events-ingest and then webhook-dispatcher are SIGKILLed while 1,000 events are posted, then exactly 1,000 rows exist and every event is delivered', async () => {
+  const { stack, receiver } = running;
   const admin = stack.admin;
   const p = aProject();
   const { key } = await anApiKey(admin, p, { agentId: 'crash-agent' });

@@ -3,7 +3,18 @@ import type { NatsConnection } from 'nats';
 import { publisher } from '@platform/bus';
 import { envelope, eventSubject, type EventDef } from '@platform/contracts';
 import { randomId } from '@platform/secrets';
-import { connectAs, eventually, projectPath, startPrivateStack, type Client, type ReceivedRequest } from '@platform/testkit';
+import {
+  connectAs,
+  eventually,
+  projectPath,
+  startPrivateStack,
+  startReceiver,
+  type Client,
+  type PrivateStack,
+  type PrivateStackOptions,
+  type ReceivedRequest,
+  type Receiver,
+} from '@platform/testkit';
 
 type Project = { tenantId: string; projectId: string };
 
@@ -74,4 +85,28 @@ export async function startWebhookStack(name: string, env: Record<string, string
   const events = await eventPublisher(stack.natsUrl);
   stack.onStop(() => events.close());
   return { stack, admin: stack.admin, events, dispatcher: () => stack.process('webhook-dispatcher'), stop: stack.stop };
+}
+
+/**
+ * For a test file that kills, stalls or restarts the services a webhook goes through (the run API to the receiver:
+ * management, run-auth, events-ingest, webhook-dispatcher): a private stack of them (loopback webhooks allowed) and a
+ * receiver, started before the file's tests and stopped after them (a process a test left stopped with SIGSTOP is
+ * resumed first, so that it can stop). `stack` and `receiver` are there inside the tests.
+ */
+export function eventPathStack(opts: Omit<PrivateStackOptions, 'services'>, startTimeoutMs: number) {
+  const running = {} as { stack: PrivateStack; receiver: Receiver };
+  beforeAll(async () => {
+    running.receiver = await startReceiver();
+    running.stack = await startPrivateStack({
+      ...opts,
+      services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
+      env: { ALLOW_LOOPBACK_WEBHOOKS: 'true', ...opts.env },
+    });
+  }, startTimeoutMs);
+  afterAll(async () => {
+    for (const p of running.stack?.processes ?? []) p.child.kill('SIGCONT');
+    await running.stack?.stop();
+    await running.receiver?.close();
+  });
+  return running;
 }

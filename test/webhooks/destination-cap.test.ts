@@ -1,4 +1,5 @@
-import { anApiKey, aProject, client, eventually, projectPath, startPrivateStack, startReceiver, type Client, type PrivateStack, type Receiver } from '@platform/testkit';
+import { anApiKey, aProject, client, eventually, projectPath } from '@platform/testkit';
+import { eventPathStack } from '../support/webhooks';
 
 /**
  * A destination at its cap of attempts in flight (WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION) makes the next deliveries
@@ -7,33 +8,19 @@ import { anApiKey, aProject, client, eventually, projectPath, startPrivateStack,
  * deadline.
  */
 const CAP = 2;
-let stack: PrivateStack;
-let admin: Client;
-let receiver: Receiver;
-const eventIds = () => receiver.received.map((r) => r.json?.data?.event?.id as string);
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-  stack = await startPrivateStack({
+const running = eventPathStack(
+  {
     name: 'destination-cap',
-    services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
     healthPorts: true,
-    env: {
-      ALLOW_LOOPBACK_WEBHOOKS: 'true',
-      WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION: String(CAP),
-      WEBHOOK_CAP_WAIT_MS: '120000',
-      WEBHOOK_TIMEOUT_MS: '60000',
-    },
-  });
-  admin = stack.admin;
-}, 240_000);
-
-afterAll(async () => {
-  await stack?.stop();
-  await receiver?.close();
-});
+    env: { WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION: String(CAP), WEBHOOK_CAP_WAIT_MS: '120000', WEBHOOK_TIMEOUT_MS: '60000' },
+  },
+  240_000,
+);
+const eventIds = () => running.receiver.received.map((r) => r.json?.data?.event?.id as string);
 
 test('when deliveries find their destination at its cap, then they are sent as soon as a slot comes free, never more than the cap at once', async () => {
+  const { stack, receiver } = running;
+  const admin = stack.admin;
   const p = aProject();
   const P = projectPath(p);
   expect((await admin.post(`${P}/webhook-destinations`, { name: 'slow', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
@@ -57,6 +44,8 @@ test('when deliveries find their destination at its cap, then they are sent as s
 }, 240_000);
 
 test('when a burst larger than the cap and its line reaches a destination that answers, then every delivery is sent without waiting WEBHOOK_CAP_WAIT_MS', async () => {
+  const { stack, receiver } = running;
+  const admin = stack.admin;
   const p = aProject();
   const P = projectPath(p);
   expect((await admin.post(`${P}/webhook-destinations`, { name: 'fast', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);

@@ -1,36 +1,23 @@
 import type { NatsConnection } from 'nats';
 import { PLATFORM_EVENTS_STREAM } from '@platform/contracts';
-import { connectAs, anApiKey, aProject, client, eventually, projectPath, startPrivateStack, startReceiver, type PrivateStack, type Receiver } from '@platform/testkit';
+import { connectAs, anApiKey, aProject, client, eventually, projectPath } from '@platform/testkit';
 import { sample, scrape } from '../support/metrics';
+import { eventPathStack } from '../support/webhooks';
 
 /**
  * Most projects have no webhook destination, yet the dispatcher receives every event. The events of a project it
  * knows (from its destination cache) to have no enabled destination are acknowledged without being read.
  */
 const DURABLE = 'webhook-dispatcher-event-created';
-let stack: PrivateStack;
-let receiver: Receiver;
+// A long cache time: the events below come while the project's empty list is still remembered, however slow the machine.
+const running = eventPathStack({ name: 'idle-projects', healthPorts: true, env: { DESTINATION_CACHE_MS: '600000' } }, 240_000);
 let nc: NatsConnection;
-
 beforeAll(async () => {
-  receiver = await startReceiver();
-  // A long cache time: the events below come while the project's empty list is still remembered, however slow the machine.
-  stack = await startPrivateStack({
-    name: 'idle-projects',
-    services: ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'],
-    healthPorts: true,
-    env: { ALLOW_LOOPBACK_WEBHOOKS: 'true', DESTINATION_CACHE_MS: '600000' },
-  });
-  nc = await connectAs(stack.natsUrl, 'admin');
-}, 240_000);
-
-afterAll(async () => {
-  await nc?.close();
-  await stack?.stop();
-  await receiver?.close();
+  nc = await connectAs(running.stack.natsUrl, 'admin');
+  running.stack.onStop(() => nc.close());
 });
 
-const skipped = async () => sample(await scrape(stack.process('webhook-dispatcher').healthUrl), 'jetstream_messages_skipped_total', { durable: DURABLE }) ?? 0;
+const skipped = async () => sample(await scrape(running.stack.process('webhook-dispatcher').healthUrl), 'jetstream_messages_skipped_total', { durable: DURABLE }) ?? 0;
 
 /** Every event.created message the dispatcher was given is acknowledged. */
 async function dispatcherCaughtUp(): Promise<boolean> {
@@ -39,6 +26,7 @@ async function dispatcherCaughtUp(): Promise<boolean> {
 }
 
 test('when a project has no destination, then its events are acknowledged unread; once it has one, its events are delivered', async () => {
+  const { stack, receiver } = running;
   const p = aProject();
   const { key } = await anApiKey(stack.admin, p);
   const run = client(stack.gatewayUrl, key);

@@ -53,6 +53,11 @@ export function pagination(page: number, limit: number, total: number, returned:
   };
 }
 
+/** The reply of a list operation (`listReply`): one page of `rows`, `total` in all, as `query` asked for it. */
+export function paged<T>(query: { page: number; limit: number }, page: { rows: T[]; total: number }) {
+  return { data: page.rows, pagination: pagination(query.page, query.limit, page.total, page.rows.length) };
+}
+
 /** Header map rule (SPEC "Shared definitions"). */
 export const RESERVED_HEADER_NAMES = [
   'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection', 'content-length',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { operation } from '../operation';
-import { dataReply, IsoDateTime, ProjectPath } from '../common';
+import { getOperation } from '../record-operations';
+import { IsoDateTime, ProjectPath } from '../common';
 import { AnalyticsEntityType } from './events';
 
 export const ANALYTICS_BUCKETS = ['minute', 'hour', 'day'] as const;
@@ -33,12 +33,11 @@ export const AnalyticsCounts = z.object({
 });
 export type AnalyticsCounts = z.infer<typeof AnalyticsCounts>;
 
-export const getAnalyticsCounts = operation({
+export const getAnalyticsCounts = getOperation({
   operationId: 'getAnalyticsCounts',
   summary: 'Counts of ingested analytics events per type and entityType over a time range, in buckets',
   description: `Buckets are UTC-aligned minutes, hours or days by the event's createdAt; a range may span at most ${ANALYTICS_MAX_BUCKETS} buckets (422 beyond).`,
   tags: ['Analytics'],
-  method: 'get',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/analytics/counts',
   service: 'analytics',
   subject: 'svc.analytics.counts.get',
@@ -46,7 +45,7 @@ export const getAnalyticsCounts = operation({
   permission: 'view',
   params: ProjectPath,
   query: AnalyticsCountsQuery,
-  reply: { status: 200, body: dataReply(AnalyticsCounts) },
+  item: AnalyticsCounts,
   errors: [400, 401, 403, 422, 500],
   addition: true,
 });

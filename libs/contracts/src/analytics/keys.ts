@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { operation } from '../operation';
+import { deleteOperation, getOperation, listOperation } from '../record-operations';
 import { Principal } from '../principal';
-import { dataReply, IdPath, ListQuery, listReply, ProjectPath, Rid } from '../common';
+import { dataReply, IdPath, ListQuery, ProjectPath, Rid } from '../common';
 
 /**
  * Analytics keys (an addition): bearer keys for `POST {analytics_url}/events`, issued for one web integration of
@@ -27,6 +28,8 @@ export type AnalyticsKeyCreate = z.infer<typeof AnalyticsKeyCreate>;
 
 const tags = ['Analytics'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/analytics-keys';
+/** The problems an operation on one analytics key answers. */
+const keyErrors = [400, 401, 403, 404, 500];
 
 export const createAnalyticsKey = operation({
   operationId: 'createAnalyticsKey',
@@ -45,11 +48,10 @@ export const createAnalyticsKey = operation({
   addition: true,
 });
 
-export const listAnalyticsKeys = operation({
+export const listAnalyticsKeys = listOperation({
   operationId: 'listAnalyticsKeys',
   summary: 'List the analytics keys of a project',
   tags,
-  method: 'get',
   path: base,
   service: 'analytics',
   subject: 'svc.analytics.analytics-keys.list',
@@ -57,40 +59,37 @@ export const listAnalyticsKeys = operation({
   permission: 'view',
   params: ProjectPath,
   query: ListQuery.extend({ integrationId: Rid.optional() }),
-  reply: { status: 200, body: listReply(AnalyticsKey) },
+  item: AnalyticsKey,
   errors: [400, 401, 403, 500],
   addition: true,
 });
 
-export const getAnalyticsKey = operation({
+export const getAnalyticsKey = getOperation({
   operationId: 'getAnalyticsKey',
   summary: 'Get an analytics key',
   tags,
-  method: 'get',
   path: `${base}/{id}`,
   service: 'analytics',
   subject: 'svc.analytics.analytics-keys.get',
   auth: 'manage',
   permission: 'view',
   params: IdPath,
-  reply: { status: 200, body: dataReply(AnalyticsKey) },
-  errors: [400, 401, 403, 404, 500],
+  item: AnalyticsKey,
+  errors: keyErrors,
   addition: true,
 });
 
-export const deleteAnalyticsKey = operation({
+export const deleteAnalyticsKey = deleteOperation({
   operationId: 'deleteAnalyticsKey',
   summary: 'Revoke an analytics key (it stops working at once)',
   tags,
-  method: 'delete',
   path: `${base}/{id}`,
   service: 'analytics',
   subject: 'svc.analytics.analytics-keys.delete',
   auth: 'manage',
   permission: 'use',
   params: IdPath,
-  reply: { status: 204 },
-  errors: [400, 401, 403, 404, 500],
+  errors: keyErrors,
   addition: true,
 });
 

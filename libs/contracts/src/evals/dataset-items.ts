@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, ProjectPath, ListQuery, listReply, dataReply, Pagination } from '../common';
+import { createOperation, deleteOperation, getOperation, listOperation, updateOperation } from '../record-operations';
+import { Rid, ProjectPath, Pagination } from '../common';
 import { text } from '../text';
 
 /** A chat message of a dataset item (upstream shape `{role, content}`). */
@@ -63,30 +64,29 @@ export const DatasetItemPath = DatasetPath.extend({ itemId: Rid });
 
 const tags = ['Evaluations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/evals/dataset-items/{datasetId}';
+/** The problems a dataset-item operation answers. */
+const itemErrors = [400, 401, 403, 404, 500];
 
-export const listDatasetItems = operation({
+export const listDatasetItems = listOperation({
   operationId: 'listDatasetItems',
   summary: 'List the items of a dataset, oldest first',
   description: 'A dataset exists through its items: an unknown datasetId lists nothing (200 with an empty page).',
   tags,
-  method: 'get',
   path: base,
   service: 'evals',
   subject: 'svc.evals.dataset-items.list',
   auth: 'manage',
   permission: 'view',
   params: DatasetPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(DatasetItem) },
-  errors: [400, 401, 403, 404, 500],
+  item: DatasetItem,
+  errors: itemErrors,
 });
 
-export const createDatasetItem = operation({
+export const createDatasetItem = createOperation({
   operationId: 'createDatasetItem',
   summary: 'Add an item to a dataset',
   description: '409 when the id is already used in this dataset.',
   tags,
-  method: 'post',
   path: `${base}/items`,
   service: 'evals',
   subject: 'svc.evals.dataset-items.create',
@@ -94,7 +94,7 @@ export const createDatasetItem = operation({
   permission: 'edit',
   params: DatasetPath,
   body: DatasetItemCreate,
-  reply: { status: 201, body: dataReply(DatasetItem) },
+  item: DatasetItem,
   errors: [400, 401, 403, 409, 422, 500],
 });
 
@@ -116,26 +116,24 @@ export const createDatasetItemsBulk = operation({
   errors: [400, 401, 403, 422, 500],
 });
 
-export const getDatasetItem = operation({
+export const getDatasetItem = getOperation({
   operationId: 'getDatasetItem',
   summary: 'Get a dataset item',
   tags,
-  method: 'get',
   path: `${base}/items/{itemId}`,
   service: 'evals',
   subject: 'svc.evals.dataset-items.get',
   auth: 'manage',
   permission: 'view',
   params: DatasetItemPath,
-  reply: { status: 200, body: dataReply(DatasetItem) },
-  errors: [400, 401, 403, 404, 500],
+  item: DatasetItem,
+  errors: itemErrors,
 });
 
-export const updateDatasetItem = operation({
+export const updateDatasetItem = updateOperation({
   operationId: 'updateDatasetItem',
   summary: 'Change a dataset item (addition)',
   tags,
-  method: 'patch',
   path: `${base}/items/{itemId}`,
   service: 'evals',
   subject: 'svc.evals.dataset-items.update',
@@ -143,16 +141,15 @@ export const updateDatasetItem = operation({
   permission: 'edit',
   params: DatasetItemPath,
   body: DatasetItemUpdate,
-  reply: { status: 200, body: dataReply(DatasetItem) },
+  item: DatasetItem,
   errors: [400, 401, 403, 404, 422, 500],
   addition: true,
 });
 
-export const deleteDatasetItem = operation({
+export const deleteDatasetItem = deleteOperation({
   operationId: 'deleteDatasetItem',
   summary: 'Delete a dataset item (addition)',
   tags,
-  method: 'delete',
   path: `${base}/items/{itemId}`,
   service: 'evals',
   subject: 'svc.evals.dataset-items.delete',
@@ -160,6 +157,6 @@ export const deleteDatasetItem = operation({
   permission: 'edit',
   params: DatasetItemPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: [400, 401, 403, 404, 500],
+  errors: itemErrors,
   addition: true,
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, ProjectPath, ListQuery, listReply, dataReply } from '../common';
+import { getOperation, listOperation } from '../record-operations';
+import { Rid, ProjectPath } from '../common';
 
 export const EvaluateConversationBody = z.strictObject({ conversationId: Rid });
 export const EvaluateConversationReply = z.object({
@@ -67,6 +68,8 @@ export type EvaluationResult = z.infer<typeof EvaluationResult>;
 export const RunPath = ProjectPath.extend({ evaluationRunId: Rid });
 
 const tags = ['Evaluations'];
+/** The problems an evaluation operation answers. */
+const evaluationErrors = [400, 401, 403, 404, 500];
 const evalsBase = '/evals/tenants/{tenantId}/projects/{projectId}';
 const runsBase = '/manage/tenants/{tenantId}/projects/{projectId}/evals/evaluation-runs';
 
@@ -85,7 +88,7 @@ export const evaluateConversation = operation({
   params: ProjectPath,
   body: EvaluateConversationBody,
   reply: { status: 200, body: EvaluateConversationReply },
-  errors: [400, 401, 403, 404, 500],
+  errors: evaluationErrors,
 });
 
 export const evaluateConversations = operation({
@@ -102,56 +105,51 @@ export const evaluateConversations = operation({
   params: ProjectPath,
   body: EvaluateConversationsBody,
   reply: { status: 202, body: EvaluateConversationsReply },
-  errors: [400, 401, 403, 404, 500],
+  errors: evaluationErrors,
 });
 
-export const listEvaluationRuns = operation({
+export const listEvaluationRuns = listOperation({
   operationId: 'listEvaluationRuns',
   summary: 'List evaluation runs, newest first (addition)',
   tags,
-  method: 'get',
   path: runsBase,
   service: 'evals',
   subject: 'svc.evals.evaluation-runs.list',
   auth: 'manage',
   permission: 'view',
   params: ProjectPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(EvaluationRun) },
+  item: EvaluationRun,
   errors: [400, 401, 403, 500],
   addition: true,
 });
 
-export const getEvaluationRun = operation({
+export const getEvaluationRun = getOperation({
   operationId: 'getEvaluationRun',
   summary: 'Get an evaluation run with its progress (addition)',
   tags,
-  method: 'get',
   path: `${runsBase}/{evaluationRunId}`,
   service: 'evals',
   subject: 'svc.evals.evaluation-runs.get',
   auth: 'manage',
   permission: 'view',
   params: RunPath,
-  reply: { status: 200, body: dataReply(EvaluationRun) },
-  errors: [400, 401, 403, 404, 500],
+  item: EvaluationRun,
+  errors: evaluationErrors,
   addition: true,
 });
 
-export const listEvaluationResults = operation({
+export const listEvaluationResults = listOperation({
   operationId: 'listEvaluationResults',
   summary: 'List the per-item results of an evaluation run (addition)',
   tags,
-  method: 'get',
   path: `${runsBase}/{evaluationRunId}/results`,
   service: 'evals',
   subject: 'svc.evals.evaluation-runs.results',
   auth: 'manage',
   permission: 'view',
   params: RunPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(EvaluationResult) },
-  errors: [400, 401, 403, 404, 500],
+  item: EvaluationResult,
+  errors: evaluationErrors,
   addition: true,
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { operation } from '../operation';
-import { Rid, ProjectPath, IdPath, ListQuery, listReply, dataReply, JsonObject } from '../common';
+import { createOperation, deleteOperation, getOperation, listOperation, updateOperation } from '../record-operations';
+import { Rid, ProjectPath, IdPath, JsonObject } from '../common';
 import { text } from '../text';
 
 /**
@@ -112,30 +112,29 @@ export type Evaluator = z.infer<typeof Evaluator>;
 
 const tags = ['Evaluations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/evals/evaluators';
+/** The problems an operation on one evaluator answers. */
+const evaluatorErrors = [400, 401, 403, 404, 500];
 
-export const listEvaluators = operation({
+export const listEvaluators = listOperation({
   operationId: 'listEvaluators',
   summary: 'List evaluators (addition)',
   tags,
-  method: 'get',
   path: base,
   service: 'evals',
   subject: 'svc.evals.evaluators.list',
   auth: 'manage',
   permission: 'view',
   params: ProjectPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(Evaluator) },
+  item: Evaluator,
   errors: [400, 401, 403, 500],
   addition: true,
 });
 
-export const createEvaluator = operation({
+export const createEvaluator = createOperation({
   operationId: 'createEvaluator',
   summary: 'Create an evaluator (addition)',
   description: 'The `config` shape depends on `kind` (see the README). 409 when the id is taken; 422 when a regex or JSON Schema does not compile.',
   tags,
-  method: 'post',
   path: base,
   service: 'evals',
   subject: 'svc.evals.evaluators.create',
@@ -143,32 +142,30 @@ export const createEvaluator = operation({
   permission: 'edit',
   params: ProjectPath,
   body: EvaluatorCreate,
-  reply: { status: 201, body: dataReply(Evaluator) },
+  item: Evaluator,
   errors: [400, 401, 403, 409, 422, 500],
   addition: true,
 });
 
-export const getEvaluator = operation({
+export const getEvaluator = getOperation({
   operationId: 'getEvaluator',
   summary: 'Get an evaluator (addition)',
   tags,
-  method: 'get',
   path: `${base}/{id}`,
   service: 'evals',
   subject: 'svc.evals.evaluators.get',
   auth: 'manage',
   permission: 'view',
   params: IdPath,
-  reply: { status: 200, body: dataReply(Evaluator) },
-  errors: [400, 401, 403, 404, 500],
+  item: Evaluator,
+  errors: evaluatorErrors,
   addition: true,
 });
 
-export const updateEvaluator = operation({
+export const updateEvaluator = updateOperation({
   operationId: 'updateEvaluator',
   summary: 'Change an evaluator (addition)',
   tags,
-  method: 'patch',
   path: `${base}/{id}`,
   service: 'evals',
   subject: 'svc.evals.evaluators.update',
@@ -176,17 +173,16 @@ export const updateEvaluator = operation({
   permission: 'edit',
   params: IdPath,
   body: EvaluatorUpdate,
-  reply: { status: 200, body: dataReply(Evaluator) },
+  item: Evaluator,
   errors: [400, 401, 403, 404, 422, 500],
   addition: true,
 });
 
-export const deleteEvaluator = operation({
+export const deleteEvaluator = deleteOperation({
   operationId: 'deleteEvaluator',
   summary: 'Delete an evaluator (addition)',
   description: 'Items of runs still queued for it finish with an `error` result.',
   tags,
-  method: 'delete',
   path: `${base}/{id}`,
   service: 'evals',
   subject: 'svc.evals.evaluators.delete',
@@ -194,6 +190,6 @@ export const deleteEvaluator = operation({
   permission: 'edit',
   params: IdPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: [400, 401, 403, 404, 500],
+  errors: evaluatorErrors,
   addition: true,
 });

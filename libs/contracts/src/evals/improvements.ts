@@ -70,6 +70,8 @@ export const ImprovementDiff = z.object({
 
 const tags = ['Improvements'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/improvements';
+/** The problems an operation on a branch answers (a write to the project also 409, see `operation()`). */
+const branchErrors = [400, 401, 403, 404, 500];
 
 export const listImprovements = operation({
   operationId: 'listImprovements',
@@ -137,7 +139,7 @@ export const continueImprovement = operation({
   params: BranchPath,
   body: z.strictObject({ message: text({ min: 1, max: 20_000 }) }),
   reply: { status: 200, body: z.object({ conversationId: z.string() }) },
-  errors: [400, 401, 403, 404, 409, 500],
+  errors: branchErrors,
 });
 
 export const getImprovementConversation = operation({
@@ -152,7 +154,7 @@ export const getImprovementConversation = operation({
   permission: 'view',
   params: BranchPath,
   reply: { status: 200, body: ImprovementConversation },
-  errors: [400, 401, 403, 404, 500],
+  errors: branchErrors,
 });
 
 export const getImprovementDiff = operation({
@@ -167,7 +169,7 @@ export const getImprovementDiff = operation({
   permission: 'view',
   params: BranchPath,
   reply: { status: 200, body: ImprovementDiff },
-  errors: [400, 401, 403, 404, 500],
+  errors: branchErrors,
 });
 
 export const mergeImprovement = operation({
@@ -201,6 +203,6 @@ export const rejectImprovement = operation({
   permission: 'edit',
   params: BranchPath,
   reply: { status: 200, body: z.object({ branchName: z.string(), status: z.literal('rejected') }) },
-  errors: [400, 401, 403, 404, 409, 500],
+  errors: branchErrors,
   addition: true,
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, AgentPath, ProjectPath, ListQuery, dataReply, listReply, HeaderMap, JsonObject } from '../common';
+import { createOperation, deleteOperation, getOperation, listOperation } from '../record-operations';
+import { Rid, AgentPath, ProjectPath, dataReply, HeaderMap, JsonObject } from '../common';
 
 /**
  * The full agent definition (SPEC "FullAgent"). One schema serves as the create body and the reply; the server
@@ -209,6 +210,8 @@ export const AvailableAgent = z.object({
 export type AvailableAgent = z.infer<typeof AvailableAgent>;
 
 const tags = ['Agents'];
+/** The problems an agent read answers. */
+const agentErrors = [400, 401, 403, 404, 500];
 
 export const listAvailableAgents = operation({
   operationId: 'listAvailableAgents',
@@ -226,13 +229,12 @@ export const listAvailableAgents = operation({
   errors: [401, 403, 500],
 });
 
-export const createFullAgent = operation({
+export const createFullAgent = createOperation({
   operationId: 'createFullAgent',
   summary: 'Create a full agent definition',
   description:
     'Stores the whole definition as one document. References inside it (defaultSubAgentId, canTransferTo, canDelegateTo, canUse, functionId, skills, contextConfigId) must name what the definition (or, for skills, the project) contains: otherwise 422 with `errors[].pointer` at the field. An id already in use is a 409 with the legacy error body.',
   tags,
-  method: 'post',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/agent',
   service: 'management',
   subject: 'svc.management.agents.create-full',
@@ -240,38 +242,35 @@ export const createFullAgent = operation({
   permission: 'edit',
   params: ProjectPath,
   body: FullAgent,
-  reply: { status: 201, body: dataReply(FullAgent) },
+  item: FullAgent,
   errors: [400, 401, 403, 404, 409, 422, 500],
   errorBody: 'legacy',
   legacyErrorStatuses: [409],
 });
 
-export const listAgents = operation({
+export const listAgents = listOperation({
   operationId: 'listAgents',
   summary: 'List the full agents of a project',
   description:
     'A page of the project\'s agents, each as `GET PA` returns it (with its attachments), ordered by id. Deleted agents are not listed.',
   tags,
-  method: 'get',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/agents',
   service: 'management',
   subject: 'svc.management.agents.list',
   auth: 'manage',
   permission: 'view',
   params: ProjectPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(FullAgent) },
-  errors: [400, 401, 403, 404, 500],
+  item: FullAgent,
+  errors: agentErrors,
   addition: true,
 });
 
-export const getAgent = operation({
+export const getAgent = getOperation({
   operationId: 'getAgent',
   summary: 'Read a full agent',
   description:
     'The whole definition exactly as `POST P/agent` answered it, with each sub-agent\'s attachments rendered in. The `ETag` names this version: send it as `If-Match` to replace or delete exactly it.',
   tags,
-  method: 'get',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}',
   service: 'management',
   subject: 'svc.management.agents.get',
@@ -279,8 +278,8 @@ export const getAgent = operation({
   permission: 'view',
   params: AgentPath,
   etag: 'read',
-  reply: { status: 200, body: dataReply(FullAgent) },
-  errors: [400, 401, 403, 404, 500],
+  item: FullAgent,
+  errors: agentErrors,
   addition: true,
 });
 
@@ -304,13 +303,12 @@ export const replaceAgent = operation({
   addition: true,
 });
 
-export const deleteAgent = operation({
+export const deleteAgent = deleteOperation({
   operationId: 'deleteAgent',
   summary: 'Delete a full agent',
   description:
     'Deletes the agent with its attachments, and with it the triggers (`PA/triggers`) and the API keys bound to it (they stop working at once). With `If-Match`, an agent changed since that version answers 412 and nothing is deleted. Emits `agent.deleted`. The id may be used again by a later create.',
   tags,
-  method: 'delete',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}',
   service: 'management',
   subject: 'svc.management.agents.delete',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, ProjectPath, IdPath, ListQuery, listReply, dataReply, TenantPath } from '../common';
+import { deleteOperation, getOperation, listOperation, updateOperation } from '../record-operations';
+import { Rid, ProjectPath, IdPath, ListQuery, dataReply, TenantPath } from '../common';
 
 export const ApiKey = z.object({
   id: z.string(),
@@ -35,12 +36,13 @@ export const ApiKeyUpdate = z.strictObject({
 export type ApiKeyUpdate = z.infer<typeof ApiKeyUpdate>;
 
 const tags = ['API keys'];
+/** The problems an API-key operation answers (a write to the project also 409, see `operation()`). */
+const apiKeyErrors = [400, 401, 403, 404, 422, 500];
 
-export const listApiKeys = operation({
+export const listApiKeys = listOperation({
   operationId: 'listApiKeys',
   summary: 'List API keys of a project',
   tags,
-  method: 'get',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/api-keys',
   service: 'management',
   subject: 'svc.management.api-keys.list',
@@ -48,8 +50,8 @@ export const listApiKeys = operation({
   permission: 'view',
   params: ProjectPath,
   query: ListQuery.extend({ agentId: Rid.optional() }),
-  reply: { status: 200, body: listReply(ApiKey) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: ApiKey,
+  errors: apiKeyErrors,
 });
 
 export const createApiKey = operation({
@@ -66,30 +68,28 @@ export const createApiKey = operation({
   params: ProjectPath,
   body: ApiKeyCreate,
   reply: { status: 201, body: dataReply(z.object({ apiKey: ApiKey, key: z.string() })) },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: apiKeyErrors,
 });
 
-export const getApiKey = operation({
+export const getApiKey = getOperation({
   operationId: 'getApiKey',
   summary: 'Get an API key',
   tags,
-  method: 'get',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/api-keys/{id}',
   service: 'management',
   subject: 'svc.management.api-keys.get',
   auth: 'manage',
   permission: 'view',
   params: IdPath,
-  reply: { status: 200, body: dataReply(ApiKey) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: ApiKey,
+  errors: apiKeyErrors,
 });
 
-export const updateApiKey = operation({
+export const updateApiKey = updateOperation({
   operationId: 'updateApiKey',
   summary: 'Update an API key',
   description: 'A new `agentId` must name an agent of this project (422, pointer `/agentId`, otherwise).',
   tags,
-  method: 'patch',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/api-keys/{id}',
   service: 'management',
   subject: 'svc.management.api-keys.update',
@@ -97,23 +97,21 @@ export const updateApiKey = operation({
   permission: 'use',
   params: IdPath,
   body: ApiKeyUpdate,
-  reply: { status: 200, body: dataReply(ApiKey) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: ApiKey,
+  errors: apiKeyErrors,
 });
 
-export const deleteApiKey = operation({
+export const deleteApiKey = deleteOperation({
   operationId: 'deleteApiKey',
   summary: 'Delete an API key (it stops working at once)',
   tags,
-  method: 'delete',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/api-keys/{id}',
   service: 'management',
   subject: 'svc.management.api-keys.delete',
   auth: 'manage',
   permission: 'use',
   params: IdPath,
-  reply: { status: 204 },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: apiKeyErrors,
   errorBody: 'legacy',
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { operation } from '../operation';
+import { createOperation, deleteOperation, getOperation, updateOperation } from '../record-operations';
 import { ProjectPath, TenantPath, ListQuery, Pagination, dataReply, Rid } from '../common';
 
 export const APP_TYPES = ['web_client', 'api', 'support_copilot'] as const;
@@ -139,6 +140,8 @@ export const AppKeyPath = AppPath.extend({ kid: z.string().min(1).max(255) });
 
 const tags = ['Apps'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/apps';
+/** The problems an app operation answers (a write to the project also 409, see `operation()`). */
+const appErrors = [400, 401, 403, 404, 422, 500];
 
 export const listTenantApps = operation({
   operationId: 'listTenantApps',
@@ -153,7 +156,7 @@ export const listTenantApps = operation({
   params: TenantPath,
   query: AppListQuery,
   reply: { status: 200, body: AppListReply },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: appErrors,
 });
 
 export const listApps = operation({
@@ -169,7 +172,7 @@ export const listApps = operation({
   params: ProjectPath,
   query: AppListQuery,
   reply: { status: 200, body: AppListReply },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: appErrors,
 });
 
 export const createApp = operation({
@@ -185,30 +188,28 @@ export const createApp = operation({
   params: ProjectPath,
   body: AppCreate,
   reply: { status: 201, body: dataReply(z.object({ app: App })) },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: appErrors,
 });
 
-export const getApp = operation({
+export const getApp = getOperation({
   operationId: 'getApp',
   summary: 'Get an app',
   tags,
-  method: 'get',
   path: `${base}/{appId}`,
   service: 'management',
   subject: 'svc.management.apps.get',
   auth: 'manage',
   permission: 'view',
   params: AppPath,
-  reply: { status: 200, body: dataReply(App) },
+  item: App,
   errors: [400, 401, 403, 404, 500],
   addition: true,
 });
 
-export const updateApp = operation({
+export const updateApp = updateOperation({
   operationId: 'updateApp',
   summary: 'Update an app (name, description, enabled, default agent, config)',
   tags,
-  method: 'patch',
   path: `${base}/{appId}`,
   service: 'management',
   subject: 'svc.management.apps.update',
@@ -216,23 +217,21 @@ export const updateApp = operation({
   permission: 'edit',
   params: AppPath,
   body: AppUpdate,
-  reply: { status: 200, body: dataReply(App) },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  item: App,
+  errors: appErrors,
   addition: true,
 });
 
-export const deleteApp = operation({
+export const deleteApp = deleteOperation({
   operationId: 'deleteApp',
   summary: 'Delete an app (its credentials stop working at once)',
   tags,
-  method: 'delete',
   path: `${base}/{appId}`,
   service: 'management',
   subject: 'svc.management.apps.delete',
   auth: 'manage',
   permission: 'edit',
   params: AppPath,
-  reply: { status: 204 },
   errors: [400, 401, 403, 404, 500],
   addition: true,
 });
@@ -249,14 +248,13 @@ export const listAppKeys = operation({
   permission: 'view',
   params: AppPath,
   reply: { status: 200, body: dataReply(z.array(AppPublicKey)) },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: appErrors,
 });
 
-export const addAppKey = operation({
+export const addAppKey = createOperation({
   operationId: 'addAppKey',
   summary: 'Register a public key of an app (kid unique per app)',
   tags,
-  method: 'post',
   path: `${base}/{appId}/auth/keys`,
   service: 'management',
   subject: 'svc.management.apps.keys.add',
@@ -264,21 +262,19 @@ export const addAppKey = operation({
   permission: 'edit',
   params: AppPath,
   body: AppPublicKeyCreate,
-  reply: { status: 201, body: dataReply(AppPublicKey) },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  item: AppPublicKey,
+  errors: appErrors,
 });
 
-export const deleteAppKey = operation({
+export const deleteAppKey = deleteOperation({
   operationId: 'deleteAppKey',
   summary: 'Remove a public key of an app (tokens signed with it stop working at once)',
   tags,
-  method: 'delete',
   path: `${base}/{appId}/auth/keys/{kid}`,
   service: 'management',
   subject: 'svc.management.apps.keys.delete',
   auth: 'manage',
   permission: 'edit',
   params: AppKeyPath,
-  reply: { status: 204 },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: appErrors,
 });

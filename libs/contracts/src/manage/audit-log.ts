@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { operation } from '../operation';
+import { listOperation } from '../record-operations';
 import { event } from '../event';
-import { IsoDateTime, ListQuery, TenantPath, listReply } from '../common';
+import { IsoDateTime, ListQuery, TenantPath } from '../common';
 
 /**
  * The audit log: one entry per management change (create, update, delete, rotate, revoke, session start and end,
@@ -58,13 +58,12 @@ export const AuditLogQuery = ListQuery.extend({
 });
 export type AuditLogQuery = z.infer<typeof AuditLogQuery>;
 
-export const listAuditLog = operation({
+export const listAuditLog = listOperation({
   operationId: 'listAuditLog',
   summary: "List a tenant's audit log (newest first)",
   description:
     "Every management change of the tenant (management's own and those served by evals, the webhook dispatcher and analytics under /manage), with who, what, when, from where and the outcome. Owners and admins only.",
   tags: ['Audit log'],
-  method: 'get',
   path: '/manage/tenants/{tenantId}/audit-log',
   service: 'management',
   subject: 'svc.management.audit-log.list',
@@ -72,7 +71,7 @@ export const listAuditLog = operation({
   permission: 'edit',
   params: TenantPath,
   query: AuditLogQuery,
-  reply: { status: 200, body: listReply(AuditEntry) },
+  item: AuditEntry,
   errors: [400, 401, 403, 422, 500],
 });
 

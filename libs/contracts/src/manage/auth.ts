@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { TenantPath, Rid, dataReply, listReply, ListQuery, IsoDateTime } from '../common';
+import { deleteOperation, listOperation } from '../record-operations';
+import { TenantPath, Rid, dataReply, IsoDateTime } from '../common';
 import { Principal, Role } from '../principal';
 
 /** A management access token for one tenant (an addition: how tenant-scoped management credentials are issued). */
@@ -42,35 +43,31 @@ export const createAccessToken = operation({
   addition: true,
 });
 
-export const listAccessTokens = operation({
+export const listAccessTokens = listOperation({
   operationId: 'listAccessTokens',
   summary: 'List management access tokens of a tenant',
   tags,
-  method: 'get',
   path: '/manage/tenants/{tenantId}/access-tokens',
   service: 'management',
   subject: 'svc.management.access-tokens.list',
   auth: 'manage',
   permission: 'admin',
   params: TenantPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(AccessToken) },
+  item: AccessToken,
   errors: [400, 401, 403, 500],
   addition: true,
 });
 
-export const deleteAccessToken = operation({
+export const deleteAccessToken = deleteOperation({
   operationId: 'deleteAccessToken',
   summary: 'Revoke a management access token (it stops working at once)',
   tags,
-  method: 'delete',
   path: '/manage/tenants/{tenantId}/access-tokens/{id}',
   service: 'management',
   subject: 'svc.management.access-tokens.delete',
   auth: 'manage',
   permission: 'admin',
   params: TenantPath.extend({ id: Rid }),
-  reply: { status: 204 },
   errors: [400, 401, 403, 404, 500],
   addition: true,
 });
@@ -94,16 +91,14 @@ export const createSession = operation({
   addition: true,
 });
 
-export const deleteSession = operation({
+export const deleteSession = deleteOperation({
   operationId: 'deleteSession',
   summary: 'End the current browser session',
   tags,
-  method: 'delete',
   path: '/manage/auth/session',
   service: 'management',
   subject: 'svc.management.sessions.delete',
   auth: 'cookie',
-  reply: { status: 204 },
   errors: [401, 500],
   addition: true,
   forwardHeaders: ['cookie'],
@@ -127,51 +122,45 @@ export type SessionInfo = z.infer<typeof SessionInfo>;
 
 const SessionIdPath = z.object({ id: z.string().min(1).max(100).regex(/^[A-Za-z0-9_-]+$/, 'must be a session id') });
 
-export const listMySessions = operation({
+export const listMySessions = listOperation({
   operationId: 'listMySessions',
   summary: 'List the browser sessions of the calling user',
   description: 'The sessions of the same user in the same tenant (for the platform admin: the admin sessions), newest first.',
   tags,
-  method: 'get',
   path: '/manage/auth/sessions',
   service: 'management',
   subject: 'svc.management.sessions.list-mine',
   auth: 'manage',
-  query: ListQuery,
-  reply: { status: 200, body: listReply(SessionInfo) },
+  item: SessionInfo,
   errors: [400, 401, 500],
   addition: true,
   forwardHeaders: ['cookie'],
 });
 
-export const deleteMySession = operation({
+export const deleteMySession = deleteOperation({
   operationId: 'deleteMySession',
   summary: 'End one of the calling user\'s browser sessions',
   tags,
-  method: 'delete',
   path: '/manage/auth/sessions/{id}',
   service: 'management',
   subject: 'svc.management.sessions.delete-mine',
   auth: 'manage',
   params: SessionIdPath,
-  reply: { status: 204 },
   errors: [400, 401, 404, 500],
   addition: true,
 });
 
-export const listTenantSessions = operation({
+export const listTenantSessions = listOperation({
   operationId: 'listTenantSessions',
   summary: 'List the browser sessions of a tenant',
   tags,
-  method: 'get',
   path: '/manage/tenants/{tenantId}/sessions',
   service: 'management',
   subject: 'svc.management.tenant-sessions.list',
   auth: 'manage',
   permission: 'admin',
   params: TenantPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(SessionInfo) },
+  item: SessionInfo,
   errors: [400, 401, 403, 500],
   addition: true,
   forwardHeaders: ['cookie'],
@@ -196,18 +185,16 @@ export const deleteTenantSessions = operation({
   addition: true,
 });
 
-export const deleteTenantSession = operation({
+export const deleteTenantSession = deleteOperation({
   operationId: 'deleteTenantSession',
   summary: 'End one browser session of a tenant',
   tags,
-  method: 'delete',
   path: '/manage/tenants/{tenantId}/sessions/{id}',
   service: 'management',
   subject: 'svc.management.tenant-sessions.delete',
   auth: 'manage',
   permission: 'admin',
   params: TenantPath.merge(SessionIdPath),
-  reply: { status: 204 },
   errors: [400, 401, 403, 404, 500],
   addition: true,
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, ProjectPath, IdPath, ListQuery, listReply, dataReply, HeaderMap, JsonObject } from '../common';
+import { deleteOperation, getOperation, listOperation, updateOperation } from '../record-operations';
+import { Rid, ProjectPath, IdPath, dataReply, HeaderMap, JsonObject } from '../common';
 import { text } from '../text';
 
 /** Credential store kinds (SPEC "Credential"). */
@@ -112,22 +113,22 @@ export type CredentialStoreEntry = z.infer<typeof CredentialStoreEntry>;
 
 const tags = ['Credentials'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/credentials';
+/** The problems a credential operation answers (a write to the project also 409, see `operation()`). */
+const credentialErrors = [400, 401, 403, 404, 422, 500];
 const stores = '/manage/tenants/{tenantId}/projects/{projectId}/credential-stores';
 
-export const listCredentials = operation({
+export const listCredentials = listOperation({
   operationId: 'listCredentials',
   summary: 'List credentials of a project',
   tags,
-  method: 'get',
   path: base,
   service: 'management',
   subject: 'svc.management.credentials.list',
   auth: 'manage',
   permission: 'view',
   params: ProjectPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(Credential) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: Credential,
+  errors: credentialErrors,
 });
 
 export const createCredential = operation({
@@ -146,29 +147,27 @@ export const createCredential = operation({
   body: CredentialCreate,
   reply: { status: 201, body: dataReply(Credential), description: 'Created' },
   extraReplies: [{ status: 200, body: dataReply(Credential), description: 'Already exists with identical content; returned unchanged' }],
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: credentialErrors,
 });
 
-export const getCredential = operation({
+export const getCredential = getOperation({
   operationId: 'getCredential',
   summary: 'Get a credential',
   tags,
-  method: 'get',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.credentials.get',
   auth: 'manage',
   permission: 'view',
   params: IdPath,
-  reply: { status: 200, body: dataReply(Credential) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: Credential,
+  errors: credentialErrors,
 });
 
-export const updateCredential = operation({
+export const updateCredential = updateOperation({
   operationId: 'updateCredential',
   summary: 'Update a credential',
   tags,
-  method: 'patch',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.credentials.update',
@@ -176,16 +175,15 @@ export const updateCredential = operation({
   permission: 'edit',
   params: IdPath,
   body: CredentialUpdate,
-  reply: { status: 200, body: dataReply(Credential) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: Credential,
+  errors: credentialErrors,
 });
 
-export const deleteCredential = operation({
+export const deleteCredential = deleteOperation({
   operationId: 'deleteCredential',
   summary: 'Delete a credential',
   description: 'Also removes the memory-store entry named by `retrievalParams.key`. 409 while a trigger uses the credential as its signing secret.',
   tags,
-  method: 'delete',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.credentials.delete',
@@ -193,7 +191,7 @@ export const deleteCredential = operation({
   permission: 'edit',
   params: IdPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: credentialErrors,
   addition: true,
 });
 
@@ -209,7 +207,7 @@ export const listCredentialStores = operation({
   permission: 'view',
   params: ProjectPath,
   reply: { status: 200, body: z.object({ data: z.array(CredentialStore) }) },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: credentialErrors,
 });
 
 export const createCredentialStoreEntry = operation({
@@ -228,5 +226,5 @@ export const createCredentialStoreEntry = operation({
   body: CredentialStoreEntryCreate,
   reply: { status: 201, body: dataReply(CredentialStoreEntry), description: 'Stored' },
   extraReplies: [{ status: 200, body: dataReply(CredentialStoreEntry), description: 'An existing key was replaced' }],
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: credentialErrors,
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { operation } from '../operation';
+import { getOperation } from '../record-operations';
 import { erasingServices } from '../services';
 import { ProjectPath, Rid, dataReply } from '../common';
 
@@ -90,18 +91,17 @@ export const deleteProject = operation({
   errors: [400, 401, 403, 422, 500],
 });
 
-export const getErasure = operation({
+export const getErasure = getOperation({
   operationId: 'getErasure',
   summary: 'Get an erasure job and the state of each service',
   tags,
-  method: 'get',
   path: `${base}/erasures/{id}`,
   service: 'management',
   subject: 'svc.management.erasures.get',
   auth: 'manage',
   permission: 'view',
   params: ErasurePath,
-  reply: { status: 200, body: dataReply(Erasure) },
+  item: Erasure,
   errors: [400, 401, 403, 404, 422, 500],
 });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, ProjectPath, IdPath, ListQuery, listReply, dataReply, IsoDateTime } from '../common';
+import { createOperation, deleteOperation, getOperation, listOperation, updateOperation } from '../record-operations';
+import { Rid, ProjectPath, IdPath, ListQuery, IsoDateTime } from '../common';
 import { text } from '../text';
 
 export const FeedbackType = z.enum(['positive', 'negative']);
@@ -78,12 +79,13 @@ export type FeedbackListQuery = z.infer<typeof FeedbackListQuery>;
 
 const tags = ['Feedback'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/feedback';
+/** The problems a feedback operation answers (a write to the project also 409, see `operation()`). */
+const feedbackErrors = [400, 401, 403, 404, 422, 500];
 
-export const listFeedback = operation({
+export const listFeedback = listOperation({
   operationId: 'listFeedback',
   summary: 'List feedback, newest first',
   tags,
-  method: 'get',
   path: base,
   service: 'management',
   subject: 'svc.management.feedback.list',
@@ -91,16 +93,15 @@ export const listFeedback = operation({
   permission: 'view',
   params: ProjectPath,
   query: FeedbackListQuery,
-  reply: { status: 200, body: listReply(Feedback) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: Feedback,
+  errors: feedbackErrors,
 });
 
-export const createFeedback = operation({
+export const createFeedback = createOperation({
   operationId: 'createFeedback',
   summary: 'Record feedback on a conversation or message',
   description: 'Emits `feedback.created`. 409 when the id is already used in this project.',
   tags,
-  method: 'post',
   path: base,
   service: 'management',
   subject: 'svc.management.feedback.create',
@@ -108,7 +109,7 @@ export const createFeedback = operation({
   permission: 'edit',
   params: ProjectPath,
   body: FeedbackCreate,
-  reply: { status: 201, body: dataReply(Feedback) },
+  item: Feedback,
   errors: [400, 401, 403, 409, 422, 500],
 });
 
@@ -130,26 +131,24 @@ export const createFeedbackBulk = operation({
   errors: [400, 401, 403, 422, 500],
 });
 
-export const getFeedback = operation({
+export const getFeedback = getOperation({
   operationId: 'getFeedback',
   summary: 'Get feedback',
   tags,
-  method: 'get',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.feedback.get',
   auth: 'manage',
   permission: 'view',
   params: IdPath,
-  reply: { status: 200, body: dataReply(Feedback) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: Feedback,
+  errors: feedbackErrors,
 });
 
-export const updateFeedback = operation({
+export const updateFeedback = updateOperation({
   operationId: 'updateFeedback',
   summary: 'Change the type or details of feedback',
   tags,
-  method: 'patch',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.feedback.update',
@@ -157,15 +156,14 @@ export const updateFeedback = operation({
   permission: 'edit',
   params: IdPath,
   body: FeedbackUpdate,
-  reply: { status: 200, body: dataReply(Feedback) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: Feedback,
+  errors: feedbackErrors,
 });
 
-export const deleteFeedback = operation({
+export const deleteFeedback = deleteOperation({
   operationId: 'deleteFeedback',
   summary: 'Delete feedback',
   tags,
-  method: 'delete',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.feedback.delete',
@@ -173,5 +171,5 @@ export const deleteFeedback = operation({
   permission: 'edit',
   params: IdPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: feedbackErrors,
 });

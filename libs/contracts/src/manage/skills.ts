@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { operation } from '../operation';
-import { Rid, ProjectPath, ListQuery, listReply, dataReply } from '../common';
+import { createOperation, deleteOperation, getOperation, listOperation, updateOperation } from '../record-operations';
+import { Rid, ProjectPath } from '../common';
 
 /**
  * Skills (SPEC "Skills"), in the Agent Skills layout: a skill is a set of files, one of which is `SKILL.md` at the
@@ -86,30 +86,29 @@ export type SkillUpdate = z.infer<typeof SkillUpdate>;
 
 const tags = ['Skills'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/skills';
+/** The problems a skill operation answers (a write to the project also 409, see `operation()`). */
+const skillErrors = [400, 401, 403, 404, 422, 500];
 const SkillIdPath = ProjectPath.extend({ id: Rid });
 
-export const listSkills = operation({
+export const listSkills = listOperation({
   operationId: 'listSkills',
   summary: 'List the skills of a project',
   tags,
-  method: 'get',
   path: base,
   service: 'management',
   subject: 'svc.management.skills.list',
   auth: 'manage',
   permission: 'view',
   params: ProjectPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(Skill) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: Skill,
+  errors: skillErrors,
 });
 
-export const createSkill = operation({
+export const createSkill = createOperation({
   operationId: 'createSkill',
   summary: 'Create a skill from its files',
   description: `The files must include ${SKILL_MANIFEST} whose YAML front matter has name (lowercase letters, digits and single hyphens, at most 64; it becomes the id), description (1 to 1024) and optionally metadata (string to string). An existing name is a 409.`,
   tags,
-  method: 'post',
   path: base,
   service: 'management',
   subject: 'svc.management.skills.create',
@@ -117,32 +116,30 @@ export const createSkill = operation({
   permission: 'edit',
   params: ProjectPath,
   body: SkillCreate,
-  reply: { status: 201, body: dataReply(SkillWithFiles) },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  item: SkillWithFiles,
+  errors: skillErrors,
 });
 
-export const getSkill = operation({
+export const getSkill = getOperation({
   operationId: 'getSkill',
   summary: 'Get a skill with its files',
   tags,
-  method: 'get',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.skills.get',
   auth: 'manage',
   permission: 'view',
   params: SkillIdPath,
-  reply: { status: 200, body: dataReply(SkillWithFiles) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: SkillWithFiles,
+  errors: skillErrors,
   addition: true,
 });
 
-export const updateSkill = operation({
+export const updateSkill = updateOperation({
   operationId: 'updateSkill',
   summary: 'Add, replace or remove files of a skill',
   description: `A new ${SKILL_MANIFEST} re-reads description, metadata and content; its name must stay the skill id (422 otherwise).`,
   tags,
-  method: 'patch',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.skills.update',
@@ -150,24 +147,22 @@ export const updateSkill = operation({
   permission: 'edit',
   params: SkillIdPath,
   body: SkillUpdate,
-  reply: { status: 200, body: dataReply(SkillWithFiles) },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  item: SkillWithFiles,
+  errors: skillErrors,
   addition: true,
 });
 
-export const deleteSkill = operation({
+export const deleteSkill = deleteOperation({
   operationId: 'deleteSkill',
   summary: 'Delete a skill and its files',
   description: 'A skill still attached to a sub-agent is a 409: detach it first.',
   tags,
-  method: 'delete',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.skills.delete',
   auth: 'manage',
   permission: 'edit',
   params: SkillIdPath,
-  reply: { status: 204 },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: skillErrors,
   addition: true,
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, AgentPath, ListQuery, listReply, dataReply } from '../common';
+import { getOperation, listOperation } from '../record-operations';
+import { Rid, AgentPath, dataReply } from '../common';
 
 /** What one check of a webhook call found: `passed`, `failed`, or `skipped` (the trigger does not configure it, or an earlier check failed). */
 export const Verdict = z.enum(['passed', 'failed', 'skipped']);
@@ -45,39 +46,38 @@ export type TriggerInvocation = z.infer<typeof TriggerInvocation>;
 
 const tags = ['Trigger invocations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}/triggers/{id}/invocations';
+/** The problems an invocation operation answers. */
+const invocationErrors = [400, 401, 403, 404, 422, 500];
 export const TriggerInvocationsPath = AgentPath.extend({ id: Rid });
 export const TriggerInvocationPath = TriggerInvocationsPath.extend({ invocationId: Rid });
 
-export const listTriggerInvocations = operation({
+export const listTriggerInvocations = listOperation({
   operationId: 'listTriggerInvocations',
   summary: 'List the invocations of a trigger, newest first (accepted and rejected webhook calls, reruns)',
   tags,
-  method: 'get',
   path: base,
   service: 'management',
   subject: 'svc.management.trigger-invocations.list',
   auth: 'manage',
   permission: 'view',
   params: TriggerInvocationsPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(TriggerInvocation) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: TriggerInvocation,
+  errors: invocationErrors,
   addition: true,
 });
 
-export const getTriggerInvocation = operation({
+export const getTriggerInvocation = getOperation({
   operationId: 'getTriggerInvocation',
   summary: 'Get one invocation of a trigger: verdicts, rendered message, each user\'s dispatch state and timings',
   tags,
-  method: 'get',
   path: `${base}/{invocationId}`,
   service: 'management',
   subject: 'svc.management.trigger-invocations.get',
   auth: 'manage',
   permission: 'view',
   params: TriggerInvocationPath,
-  reply: { status: 200, body: dataReply(TriggerInvocation) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: TriggerInvocation,
+  errors: invocationErrors,
   addition: true,
 });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, AgentPath, ListQuery, listReply, HeaderName, HeaderValue, JsonObject, IsoDateTime } from '../common';
+import { deleteOperation, listOperation } from '../record-operations';
+import { Rid, AgentPath, HeaderName, HeaderValue, JsonObject, IsoDateTime } from '../common';
 import { text } from '../text';
 import { TRIGGER_BODY_LIMIT_BYTES } from '../run/triggers';
 
@@ -177,26 +178,39 @@ const fields = {
     .describe(`Largest webhook body accepted, in bytes, at most the platform maximum (${TRIGGER_BODY_LIMIT_BYTES}); a larger body gets 413 (addition)`),
 };
 
+/**
+ * The fields a create and an update take alike (each may be left out; null clears it), in their wire order around
+ * `authentication` (whose create and update shapes differ).
+ */
+const optionalFields = {
+  beforeAuthentication: {
+    messageTemplate: fields.messageTemplate.nullable().optional(),
+    inputSchema: fields.inputSchema.nullable().optional(),
+    outputTransform: fields.outputTransform.nullable().optional(),
+    runAsUserId: fields.runAsUserId.nullable().optional(),
+    runAsUserIds: fields.runAsUserIds.optional(),
+    createdBy: fields.createdBy.nullable().optional(),
+  },
+  afterAuthentication: {
+    signingSecretCredentialReferenceId: fields.signingSecretCredentialReferenceId.nullable().optional(),
+    signatureVerification: fields.signatureVerification.nullable().optional(),
+    deliveryIdHeader: fields.deliveryIdHeader.nullable().optional(),
+    rateLimitPerMinute: fields.rateLimitPerMinute.nullable().optional(),
+    bodyLimitBytes: fields.bodyLimitBytes.nullable().optional(),
+    createdAt: IsoDateTime.optional(),
+    updatedAt: IsoDateTime.optional(),
+  },
+};
+
 export const TriggerCreate = z.strictObject({
   id: Rid.optional(),
   name: fields.name,
   description: fields.description.optional(),
   enabled: fields.enabled.default(true),
   dispatchDelayMs: fields.dispatchDelayMs.default(0),
-  messageTemplate: fields.messageTemplate.nullable().optional(),
-  inputSchema: fields.inputSchema.nullable().optional(),
-  outputTransform: fields.outputTransform.nullable().optional(),
-  runAsUserId: fields.runAsUserId.nullable().optional(),
-  runAsUserIds: fields.runAsUserIds.optional(),
-  createdBy: fields.createdBy.nullable().optional(),
+  ...optionalFields.beforeAuthentication,
   authentication: TriggerAuthenticationInput.nullable().optional(),
-  signingSecretCredentialReferenceId: fields.signingSecretCredentialReferenceId.nullable().optional(),
-  signatureVerification: fields.signatureVerification.nullable().optional(),
-  deliveryIdHeader: fields.deliveryIdHeader.nullable().optional(),
-  rateLimitPerMinute: fields.rateLimitPerMinute.nullable().optional(),
-  bodyLimitBytes: fields.bodyLimitBytes.nullable().optional(),
-  createdAt: IsoDateTime.optional(),
-  updatedAt: IsoDateTime.optional(),
+  ...optionalFields.afterAuthentication,
 });
 export type TriggerCreate = z.infer<typeof TriggerCreate>;
 
@@ -206,20 +220,9 @@ export const TriggerUpdate = z.strictObject({
   description: fields.description.optional(),
   enabled: fields.enabled.optional(),
   dispatchDelayMs: fields.dispatchDelayMs.optional(),
-  messageTemplate: fields.messageTemplate.nullable().optional(),
-  inputSchema: fields.inputSchema.nullable().optional(),
-  outputTransform: fields.outputTransform.nullable().optional(),
-  runAsUserId: fields.runAsUserId.nullable().optional(),
-  runAsUserIds: fields.runAsUserIds.optional(),
-  createdBy: fields.createdBy.nullable().optional(),
+  ...optionalFields.beforeAuthentication,
   authentication: TriggerAuthenticationUpdate.nullable().optional(),
-  signingSecretCredentialReferenceId: fields.signingSecretCredentialReferenceId.nullable().optional(),
-  signatureVerification: fields.signatureVerification.nullable().optional(),
-  deliveryIdHeader: fields.deliveryIdHeader.nullable().optional(),
-  rateLimitPerMinute: fields.rateLimitPerMinute.nullable().optional(),
-  bodyLimitBytes: fields.bodyLimitBytes.nullable().optional(),
-  createdAt: IsoDateTime.optional(),
-  updatedAt: IsoDateTime.optional(),
+  ...optionalFields.afterAuthentication,
 });
 export type TriggerUpdate = z.infer<typeof TriggerUpdate>;
 
@@ -230,22 +233,22 @@ const TriggerReply = z.object({
 
 const tags = ['Triggers'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}/triggers';
+/** The problems a trigger operation answers (a write to the project also 409, see `operation()`). */
+const triggerErrors = [400, 401, 403, 404, 422, 500];
 const TriggerPath = AgentPath.extend({ id: Rid });
 
-export const listTriggers = operation({
+export const listTriggers = listOperation({
   operationId: 'listTriggers',
   summary: 'List the triggers of an agent',
   tags,
-  method: 'get',
   path: base,
   service: 'management',
   subject: 'svc.management.triggers.list',
   auth: 'manage',
   permission: 'view',
   params: AgentPath,
-  query: ListQuery,
-  reply: { status: 200, body: listReply(Trigger) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: Trigger,
+  errors: triggerErrors,
 });
 
 export const createTrigger = operation({
@@ -262,7 +265,7 @@ export const createTrigger = operation({
   params: AgentPath,
   body: TriggerCreate,
   reply: { status: 201, body: TriggerReply },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: triggerErrors,
 });
 
 export const getTrigger = operation({
@@ -277,7 +280,7 @@ export const getTrigger = operation({
   permission: 'view',
   params: TriggerPath,
   reply: { status: 200, body: z.object({ data: Trigger }) },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: triggerErrors,
 });
 
 export const updateTrigger = operation({
@@ -293,14 +296,13 @@ export const updateTrigger = operation({
   params: TriggerPath,
   body: TriggerUpdate,
   reply: { status: 200, body: TriggerReply },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  errors: triggerErrors,
 });
 
-export const deleteTrigger = operation({
+export const deleteTrigger = deleteOperation({
   operationId: 'deleteTrigger',
   summary: 'Delete a trigger',
   tags,
-  method: 'delete',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.triggers.delete',
@@ -308,6 +310,6 @@ export const deleteTrigger = operation({
   permission: 'edit',
   params: TriggerPath,
   reply: { status: 204, description: 'Deleted' },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: triggerErrors,
   addition: true,
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { IdPath, IsoDateTime, ListQuery, Rid, listReply, dataReply } from '../common';
+import { getOperation, listOperation } from '../record-operations';
+import { IdPath, IsoDateTime, ListQuery, Rid, dataReply } from '../common';
 
 /**
  * Operations served by the webhook dispatcher (it owns delivery records): the delivery log of a destination and
@@ -42,14 +43,15 @@ export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 
 const tags = ['Webhook destinations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/webhook-destinations/{id}';
+/** The problems a read of a destination's deliveries answers. */
+const deliveryErrors = [400, 401, 403, 404, 500];
 
-export const listWebhookDeliveries = operation({
+export const listWebhookDeliveries = listOperation({
   operationId: 'listWebhookDeliveries',
   summary: 'Delivery log of a webhook destination',
   description:
     'Deliveries newest first, each with its attempts (status, latency, error) and the time of the next retry. `runEventId` narrows the log to the deliveries of one run event (the `id` a caller gave or got from POST /run/v1/events).',
   tags,
-  method: 'get',
   path: `${base}/deliveries`,
   service: 'webhook-dispatcher',
   subject: 'svc.webhook-dispatcher.deliveries.list',
@@ -61,8 +63,8 @@ export const listWebhookDeliveries = operation({
     eventType: z.string().min(1).max(255).optional(),
     runEventId: z.string().min(1).max(255).optional().describe('Only the deliveries of this run event (its id from POST /run/v1/events)'),
   }),
-  reply: { status: 200, body: listReply(WebhookDelivery) },
-  errors: [400, 401, 403, 404, 500],
+  item: WebhookDelivery,
+  errors: deliveryErrors,
   addition: true,
 });
 
@@ -161,20 +163,19 @@ export const WebhookStats = z.object({
 });
 export type WebhookStats = z.infer<typeof WebhookStats>;
 
-export const getWebhookDestinationStats = operation({
+export const getWebhookDestinationStats = getOperation({
   operationId: 'getWebhookDestinationStats',
   summary: 'Delivery statistics of a webhook destination',
   description:
     'Counts by status, success rate and attempt latency (p50/p99) for the last hour, day and week, read from counters kept as deliveries change (5-minute resolution; the counters are written every few seconds, so the newest changes may take that long to show).',
   tags,
-  method: 'get',
   path: `${base}/stats`,
   service: 'webhook-dispatcher',
   subject: 'svc.webhook-dispatcher.deliveries.stats',
   auth: 'manage',
   permission: 'view',
   params: IdPath,
-  reply: { status: 200, body: dataReply(WebhookStats) },
-  errors: [400, 401, 403, 404, 500],
+  item: WebhookStats,
+  errors: deliveryErrors,
   addition: true,
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { operation } from '../operation';
-import { Rid, ProjectPath, IdPath, ListQuery, listReply, dataReply, HeaderMap } from '../common';
+import { createOperation, deleteOperation, getOperation, listOperation, updateOperation } from '../record-operations';
+import { Rid, ProjectPath, IdPath, ListQuery, dataReply, HeaderMap } from '../common';
 
 /** Event types a destination can subscribe to (families: conversation, feedback, event.created, evaluation.failed, agent.updated, agent.deleted, trigger.invoked). */
 export const WEBHOOK_EVENT_TYPES = [
@@ -101,12 +102,13 @@ export type WebhookDestinationUpdate = z.infer<typeof WebhookDestinationUpdate>;
 
 const tags = ['Webhook destinations'];
 const base = '/manage/tenants/{tenantId}/projects/{projectId}/webhook-destinations';
+/** The problems a destination operation answers (a write to the project also 409, see `operation()`). */
+const destinationErrors = [400, 401, 403, 404, 422, 500];
 
-export const listWebhookDestinations = operation({
+export const listWebhookDestinations = listOperation({
   operationId: 'listWebhookDestinations',
   summary: 'List webhook destinations',
   tags,
-  method: 'get',
   path: base,
   service: 'management',
   subject: 'svc.management.webhook-destinations.list',
@@ -114,15 +116,14 @@ export const listWebhookDestinations = operation({
   permission: 'view',
   params: ProjectPath,
   query: ListQuery.extend({ agentId: Rid.optional() }),
-  reply: { status: 200, body: listReply(WebhookDestination) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: WebhookDestination,
+  errors: destinationErrors,
 });
 
-export const createWebhookDestination = operation({
+export const createWebhookDestination = createOperation({
   operationId: 'createWebhookDestination',
   summary: 'Create a webhook destination',
   tags,
-  method: 'post',
   path: base,
   service: 'management',
   subject: 'svc.management.webhook-destinations.create',
@@ -130,30 +131,28 @@ export const createWebhookDestination = operation({
   permission: 'edit',
   params: ProjectPath,
   body: WebhookDestinationCreate,
-  reply: { status: 201, body: dataReply(WebhookDestinationWithSecret) },
-  errors: [400, 401, 403, 404, 409, 422, 500],
+  item: WebhookDestinationWithSecret,
+  errors: destinationErrors,
 });
 
-export const getWebhookDestination = operation({
+export const getWebhookDestination = getOperation({
   operationId: 'getWebhookDestination',
   summary: 'Get a webhook destination',
   tags,
-  method: 'get',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.webhook-destinations.get',
   auth: 'manage',
   permission: 'view',
   params: IdPath,
-  reply: { status: 200, body: dataReply(WebhookDestination) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: WebhookDestination,
+  errors: destinationErrors,
 });
 
-export const updateWebhookDestination = operation({
+export const updateWebhookDestination = updateOperation({
   operationId: 'updateWebhookDestination',
   summary: 'Update a webhook destination',
   tags,
-  method: 'patch',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.webhook-destinations.update',
@@ -161,23 +160,21 @@ export const updateWebhookDestination = operation({
   permission: 'edit',
   params: IdPath,
   body: WebhookDestinationUpdate,
-  reply: { status: 200, body: dataReply(WebhookDestination) },
-  errors: [400, 401, 403, 404, 422, 500],
+  item: WebhookDestination,
+  errors: destinationErrors,
 });
 
-export const deleteWebhookDestination = operation({
+export const deleteWebhookDestination = deleteOperation({
   operationId: 'deleteWebhookDestination',
   summary: 'Delete a webhook destination',
   tags,
-  method: 'delete',
   path: `${base}/{id}`,
   service: 'management',
   subject: 'svc.management.webhook-destinations.delete',
   auth: 'manage',
   permission: 'edit',
   params: IdPath,
-  reply: { status: 204 },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: destinationErrors,
 });
 
 export const WebhookSecretRotate = z
@@ -214,7 +211,7 @@ export const rotateWebhookDestinationSecret = operation({
   params: IdPath,
   body: WebhookSecretRotate,
   reply: { status: 200, body: dataReply(WebhookSecretRotation) },
-  errors: [400, 401, 403, 404, 422, 500],
+  errors: destinationErrors,
   addition: true,
 });
 

@@ -10,6 +10,12 @@ import { ProjectId, Rid, SuccessReply, TenantId } from '../common';
 
 const base = '/work-apps/chatapp';
 const tags = ['Chat-app'];
+/** The problems a chat-app operation answers (503: the chat-app integration is not configured). */
+const chatappErrors = [400, 401, 403, 503];
+/** …and one on a workspace, channel or user link (404: none such for the caller's tenant). */
+const recordErrors = [400, 401, 403, 404, 503];
+/** …and one that calls the chat product (502: the chat product's API failed). */
+const chatProductErrors = [400, 401, 403, 404, 502, 503];
 
 /** A chat workspace (team) id. */
 export const TeamId = z.string().max(64).regex(/^T[A-Z0-9]+$/, 'must match ^T[A-Z0-9]+$');
@@ -114,7 +120,7 @@ export const chatappCreateInstallLink = operation({
   permission: 'edit',
   body: InstallLinkCreate,
   reply: { status: 201, body: z.object({ data: z.object({ url: z.string(), expiresAt: z.string() }) }) },
-  errors: [400, 401, 403, 503],
+  errors: chatappErrors,
   addition: true,
 });
 
@@ -183,7 +189,7 @@ export const chatappConnectUser = operation({
     userName: z.string().min(1).max(256).optional(),
   }),
   reply: { status: 200, body: z.object({ connectUrl: z.string(), sessionToken: z.string() }) },
-  errors: [400, 401, 403, 503],
+  errors: chatappErrors,
 });
 
 export const chatappDisconnectUser = operation({
@@ -213,7 +219,7 @@ export const chatappDisconnectUser = operation({
       path: ['userId'],
     }),
   reply: { status: 200, body: SuccessReply },
-  errors: [400, 401, 403, 404, 503],
+  errors: recordErrors,
 });
 
 export const chatappLinkStatus = operation({
@@ -231,7 +237,7 @@ export const chatappLinkStatus = operation({
     status: 200,
     body: z.object({ linkId: z.string().nullable(), linked: z.boolean(), linkedAt: z.string().nullable(), chatappUsername: z.string().nullable() }),
   },
-  errors: [400, 401, 403, 503],
+  errors: chatappErrors,
 });
 
 export const chatappVerifyLinkToken = operation({
@@ -264,7 +270,7 @@ export const chatappUserStatus = operation({
   permission: 'view',
   query: z.object({ userId: UserId, tenantId: TenantIdOptional }),
   reply: { status: 200, body: z.object({ connected: z.boolean(), connection: ChatConnection.nullable() }) },
-  errors: [400, 401, 403, 503],
+  errors: chatappErrors,
 });
 
 export const ChatLinkTokenCreate = z.strictObject({
@@ -290,7 +296,7 @@ export const chatappCreateLinkToken = operation({
   params: TeamPath,
   body: ChatLinkTokenCreate,
   reply: { status: 201, body: z.object({ token: z.string(), linkUrl: z.string(), expiresAt: z.string(), messageTs: z.string().nullable() }) },
-  errors: [400, 401, 403, 404, 502, 503],
+  errors: chatProductErrors,
   addition: true,
 });
 
@@ -309,7 +315,7 @@ export const chatappListWorkspaces = operation({
   permission: 'view',
   query: z.object({ tenantId: TenantIdOptional }),
   reply: { status: 200, body: z.object({ workspaces: z.array(ChatWorkspaceSummary) }) },
-  errors: [400, 401, 403, 503],
+  errors: chatappErrors,
 });
 
 export const chatappGetWorkspace = operation({
@@ -324,7 +330,7 @@ export const chatappGetWorkspace = operation({
   permission: 'view',
   params: TeamPath,
   reply: { status: 200, body: ChatWorkspace },
-  errors: [400, 401, 403, 404, 503],
+  errors: recordErrors,
 });
 
 export const chatappUninstallWorkspace = operation({
@@ -339,7 +345,7 @@ export const chatappUninstallWorkspace = operation({
   permission: 'edit',
   params: TeamPath,
   reply: { status: 200, body: SuccessReply },
-  errors: [400, 401, 403, 404, 502, 503],
+  errors: chatProductErrors,
 });
 
 export const chatappListLinkedUsers = operation({
@@ -354,7 +360,7 @@ export const chatappListLinkedUsers = operation({
   permission: 'view',
   params: TeamPath,
   reply: { status: 200, body: z.object({ linkedUsers: z.array(ChatLinkedUser) }) },
-  errors: [400, 401, 403, 404, 503],
+  errors: recordErrors,
 });
 
 export const CHANNEL_TYPES = ['public_channel', 'private_channel', 'mpim', 'im'] as const;
@@ -379,7 +385,7 @@ export const chatappListChannels = operation({
       .optional(),
   }),
   reply: { status: 200, body: z.object({ channels: z.array(ChatChannel), nextCursor: z.string().nullable() }) },
-  errors: [400, 401, 403, 404, 502, 503],
+  errors: chatProductErrors,
 });
 
 const BulkChannelIds = z.array(ChatChannelId).min(1).max(500);
@@ -397,7 +403,7 @@ export const chatappBulkRemoveChannelAgents = operation({
   params: TeamPath,
   body: z.strictObject({ channelIds: BulkChannelIds }),
   reply: { status: 200, body: z.object({ removed: z.number().int(), success: z.boolean() }) },
-  errors: [400, 401, 403, 404, 503],
+  errors: recordErrors,
 });
 
 export const chatappBulkSetChannelAgents = operation({
@@ -436,7 +442,7 @@ export const chatappGetChannelSettings = operation({
   permission: 'view',
   params: ChannelPath,
   reply: { status: 200, body: z.object({ agentConfig: AgentConfig.nullable(), channelId: z.string() }) },
-  errors: [400, 401, 403, 404, 503],
+  errors: recordErrors,
 });
 
 export const chatappSetChannelAgent = operation({
@@ -471,7 +477,7 @@ export const chatappRemoveChannelAgent = operation({
   permission: 'edit',
   params: ChannelPath,
   reply: { status: 200, body: SuccessReply },
-  errors: [400, 401, 403, 404, 503],
+  errors: recordErrors,
 });
 
 export const chatappWorkspaceHealth = operation({
@@ -497,7 +503,7 @@ export const chatappWorkspaceHealth = operation({
       teamName: z.string(),
     }),
   },
-  errors: [400, 401, 403, 404, 503],
+  errors: recordErrors,
 });
 
 const JoinFromWorkspace = z.object({ shouldAllowJoinFromWorkspace: z.boolean() });
@@ -514,7 +520,7 @@ export const chatappGetJoinFromWorkspace = operation({
   permission: 'view',
   params: TeamPath,
   reply: { status: 200, body: JoinFromWorkspace },
-  errors: [400, 401, 403, 404, 503],
+  errors: recordErrors,
 });
 
 export const chatappSetJoinFromWorkspace = operation({
@@ -530,7 +536,7 @@ export const chatappSetJoinFromWorkspace = operation({
   params: TeamPath,
   body: z.strictObject({ shouldAllowJoinFromWorkspace: z.boolean() }),
   reply: { status: 200, body: SuccessReply },
-  errors: [400, 401, 403, 404, 503],
+  errors: recordErrors,
 });
 
 export const chatappGetWorkspaceSettings = operation({
@@ -545,7 +551,7 @@ export const chatappGetWorkspaceSettings = operation({
   permission: 'view',
   params: TeamPath,
   reply: { status: 200, body: z.object({ defaultAgent: AgentConfig.nullable() }) },
-  errors: [400, 401, 403, 404, 503],
+  errors: recordErrors,
 });
 
 export const chatappUpdateWorkspaceSettings = operation({
@@ -578,7 +584,7 @@ export const chatappSendTestMessage = operation({
   params: TeamPath,
   body: z.strictObject({ channelId: ChatChannelId, message: z.string().min(1).max(4000).optional() }),
   reply: { status: 200, body: z.object({ error: z.string().nullable(), messageTs: z.string().nullable(), success: z.boolean() }) },
-  errors: [400, 401, 403, 404, 502, 503],
+  errors: chatProductErrors,
 });
 
 // ---------------------------------------------------------------- internal (NATS only)

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * `_id` is `<tenant>:<project>:<id>`: a retry with the same id is a duplicate primary key, so concurrent
@@ -7,12 +7,8 @@ import { mongoose, type Connection, type Model, type StoredDoc } from '@platform
  * Mongo-wire server. The `bucket*` fields hold `createdAt` truncated to the UTC minute, hour and day, so
  * counts per bucket are a plain `$group` (FerretDB has no date operators).
  */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     integrationId: { type: String, default: null },
     keyId: { type: String, required: true },
     entityType: { type: String, required: true },
@@ -28,7 +24,7 @@ const schema = new mongoose.Schema(
     bucketHour: { type: Date, required: true },
     bucketDay: { type: Date, required: true },
   },
-  { collection: 'analyticsEvents', versionKey: false, minimize: false },
+  { collection: 'analyticsEvents', timestamps: false, minimize: false },
 );
 // Time-range queries per project, per project and type, per project and entityType.
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });

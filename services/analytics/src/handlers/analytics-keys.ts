@@ -3,7 +3,7 @@ import {
   deleteAnalyticsKey,
   getAnalyticsKey,
   listAnalyticsKeys,
-  pagination,
+  paged,
   verifyAnalyticsKey as verifyAnalyticsKeyCall,
 } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
@@ -11,10 +11,7 @@ import { findAnalyticsKey, issueAnalyticsKey, revokeAnalyticsKey, verifyAnalytic
 
 export function registerAnalyticsKeyHandlers(bus: ServiceBus, deps: AnalyticsKeyDeps) {
   bus.handle(createAnalyticsKey, async ({ params, body }) => ({ data: await issueAnalyticsKey(deps, params, body) }));
-  bus.handle(listAnalyticsKeys, async ({ params, query }) => {
-    const { rows, total } = await deps.keys.list(params, { integrationId: query.integrationId }, query.page, query.limit);
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listAnalyticsKeys, async ({ params, query }) => paged(query, await deps.keys.list(params, { integrationId: query.integrationId }, query.page, query.limit)));
   bus.handle(getAnalyticsKey, async ({ params }) => ({ data: await findAnalyticsKey(deps, params, params.id) }));
   bus.handle(deleteAnalyticsKey, async ({ params }) => {
     await revokeAnalyticsKey(deps, params, params.id);

@@ -1,19 +1,13 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /** `_id` is `<tenant>:<project>:<datasetId>:<id>`. `input`/`expectedOutput` are JSON text (free-form keys stay storable). */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     datasetId: { type: String, required: true },
     input: { type: String, required: true },
     expectedOutput: { type: String, default: null },
-    createdAt: { type: Date, required: true },
-    updatedAt: { type: Date, required: true },
   },
-  { collection: 'datasetItems', versionKey: false },
+  { collection: 'datasetItems' },
 );
 schema.index({ tenantId: 1, projectId: 1, datasetId: 1, createdAt: 1 });
 

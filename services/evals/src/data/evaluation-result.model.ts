@@ -1,16 +1,12 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
  * `_id` is `<tenant>:<project>:<run>:<conversation>:<evaluator>`: a redelivered work item cannot store a second
  * result. Insert-only; a failed verdict carries its `evaluation.failed` event in the same insert (outbox).
  */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     evaluationRunId: { type: String, required: true },
     conversationId: { type: String, required: true },
     evaluatorId: { type: String, required: true },
@@ -22,7 +18,7 @@ const schema = new mongoose.Schema(
     createdAt: { type: Date, required: true },
     ...outboxFields,
   },
-  { collection: 'evaluationResults', versionKey: false, minimize: false },
+  { collection: 'evaluationResults', timestamps: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, evaluationRunId: 1, createdAt: 1 });
 

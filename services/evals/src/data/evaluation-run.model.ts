@@ -1,23 +1,19 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { mongoose, scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
  * `_id` is `<tenant>:<project>:<id>`. Written once, through the outbox with its work items (published to the EVAL_WORK
  * stream once it is stored); never changed afterwards. Progress lives in the results.
  */
-const runSchema = new mongoose.Schema(
+const runSchema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     conversationIds: { type: [String], required: true },
     evaluatorIds: { type: [String], required: true },
     totalItems: { type: Number, required: true },
     createdAt: { type: Date, required: true },
     ...outboxFields,
   },
-  { collection: 'evaluationRuns', versionKey: false, minimize: false },
+  { collection: 'evaluationRuns', timestamps: false, minimize: false },
 );
 runSchema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
 

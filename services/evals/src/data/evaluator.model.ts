@@ -1,21 +1,15 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /** `_id` is `<tenant>:<project>:<id>`. `config` is JSON text (JSON Schemas carry `$` keys). */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     name: { type: String, required: true },
     description: { type: String, default: null },
     kind: { type: String, required: true },
     config: { type: String, required: true },
     agentIds: { type: [String], default: [] },
-    createdAt: { type: Date, required: true },
-    updatedAt: { type: Date, required: true },
   },
-  { collection: 'evaluators', versionKey: false },
+  { collection: 'evaluators' },
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
 

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { mongoose, scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
@@ -104,17 +104,13 @@ const mergeStepSchema = new mongoose.Schema(
 );
 mergeStepSchema.index({ branchKey: 1 });
 
-const copilotRunSchema = new mongoose.Schema(
+const copilotRunSchema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     conversationId: { type: String, required: true },
     status: { type: String, required: true },
     createdAt: { type: Date, required: true },
   },
-  { collection: 'copilotRuns', versionKey: false },
+  { collection: 'copilotRuns', timestamps: false },
 );
 copilotRunSchema.index({ tenantId: 1, projectId: 1, conversationId: 1 });
 

@@ -4,17 +4,14 @@ import {
   deleteDatasetItem,
   getDatasetItem,
   listDatasetItems,
-  pagination,
+  paged, pagination,
   updateDatasetItem,
 } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
 import { addDatasetItem, addDatasetItemsBulk, changeDatasetItem, findDatasetItem, removeDatasetItem, type DatasetItemDeps } from '../domain/dataset-items';
 
 export function registerDatasetItemHandlers(bus: ServiceBus, deps: DatasetItemDeps) {
-  bus.handle(listDatasetItems, async ({ params, query }) => {
-    const { rows, total } = await deps.items.list(params, params.datasetId, query.page, query.limit);
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listDatasetItems, async ({ params, query }) => paged(query, await deps.items.list(params, params.datasetId, query.page, query.limit)));
   bus.handle(createDatasetItem, async ({ params, body }) => ({ data: await addDatasetItem(deps, params, body) }));
   bus.handle(createDatasetItemsBulk, async ({ params, body }) => {
     const { data, errors } = await addDatasetItemsBulk(deps, params, body);

@@ -1,4 +1,4 @@
-import { evaluateConversation, evaluateConversations, getEvaluationRun, listEvaluationResults, listEvaluationRuns, pagination } from '@platform/contracts';
+import { evaluateConversation, evaluateConversations, getEvaluationRun, listEvaluationResults, listEvaluationRuns, paged } from '@platform/contracts';
 import type { ServiceBus } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import { evaluateConversations as runConversations, evaluateOneConversation, type EvaluationDeps } from '../domain/evaluations';
@@ -8,10 +8,7 @@ const runNotFound = (id: string) => new AppError('not_found', `Evaluation run "$
 export function registerEvaluationHandlers(bus: ServiceBus, deps: EvaluationDeps) {
   bus.handle(evaluateConversation, async ({ params, body }) => evaluateOneConversation(deps, params, body.conversationId));
   bus.handle(evaluateConversations, async ({ params, body }) => runConversations(deps, params, body.conversationIds, body.evaluatorIds));
-  bus.handle(listEvaluationRuns, async ({ params, query }) => {
-    const { rows, total } = await deps.runs.listRuns(params, query.page, query.limit);
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listEvaluationRuns, async ({ params, query }) => paged(query, await deps.runs.listRuns(params, query.page, query.limit)));
   bus.handle(getEvaluationRun, async ({ params }) => {
     const run = await deps.runs.findRun(params, params.evaluationRunId);
     if (!run) throw runNotFound(params.evaluationRunId);
@@ -19,7 +16,6 @@ export function registerEvaluationHandlers(bus: ServiceBus, deps: EvaluationDeps
   });
   bus.handle(listEvaluationResults, async ({ params, query }) => {
     if (!(await deps.runs.runExists(params, params.evaluationRunId))) throw runNotFound(params.evaluationRunId);
-    const { rows, total } = await deps.runs.listResults(params, params.evaluationRunId, query.page, query.limit);
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
+    return paged(query, await deps.runs.listResults(params, params.evaluationRunId, query.page, query.limit));
   });
 }

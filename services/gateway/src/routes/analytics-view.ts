@@ -1,47 +1,24 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import type { Express, Response } from 'express';
 import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
+import { sendStatic, vendoredFile } from './static-files';
 import { ANALYTICS_VIEW_CSS, ANALYTICS_VIEW_HTML, ANALYTICS_VIEW_JS } from '../views/analytics-view.page';
 
 const log = getLogger('gateway.analytics-view');
 const CHART_FILE = 'chart.umd.min.js';
-
-/**
- * Chart.js's UMD build, read once at start: from the installed `chart.js` package, else from the copy the
- * build puts next to the bundle (`dist/assets/`, for container images that carry no node_modules).
- */
-function loadChartJs(): Buffer | undefined {
-  const candidates: string[] = [];
-  try {
-    candidates.push(join(dirname(require.resolve('chart.js')), CHART_FILE));
-  } catch {
-    /* not installed: try the bundled copy */
-  }
-  candidates.push(join(__dirname, 'assets', CHART_FILE));
-  const found = candidates.find((c) => existsSync(c));
-  if (!found) {
-    log.warn({ candidates }, 'chart.js not found; the analytics view cannot draw charts');
-    return undefined;
-  }
-  return readFileSync(found);
-}
 
 /** The views' content security policy: scripts and styles from this origin only, no inline code, no forms posting away. */
 export const VIEW_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** Sends a view or one of its assets with the views' CSP. */
 export function sendView(res: Response, type: string, body: string | Buffer, cache: string) {
-  res.setHeader('content-security-policy', VIEW_CSP);
-  res.setHeader('x-content-type-options', 'nosniff');
-  res.setHeader('cache-control', cache);
-  res.type(type).send(body);
+  sendStatic(res, VIEW_CSP, type, body, cache);
 }
 
 /** `GET /analytics/view?tenantId&projectId[&from&to&bucket&groupBy]` and its static assets (an addition). */
 export function mountAnalyticsView(app: Express): void {
-  const chartJs = loadChartJs();
+  // Chart.js's UMD build, read once at start.
+  const chartJs = vendoredFile('chart.js', CHART_FILE, log, 'the analytics view cannot draw charts');
   app.get('/analytics/view', (_req, res) => sendView(res, 'text/html; charset=utf-8', ANALYTICS_VIEW_HTML, 'no-store'));
   app.get('/analytics/assets/view.js', (_req, res) => sendView(res, 'text/javascript; charset=utf-8', ANALYTICS_VIEW_JS, 'no-cache'));
   app.get('/analytics/assets/view.css', (_req, res) => sendView(res, 'text/css; charset=utf-8', ANALYTICS_VIEW_CSS, 'no-cache'));

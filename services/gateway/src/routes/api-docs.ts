@@ -1,8 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import type { Express, Response } from 'express';
 import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
+import { sendStatic, vendoredFile } from './static-files';
 
 const log = getLogger('gateway.api-docs');
 
@@ -13,23 +12,6 @@ const ASSETS = {
   'favicon-32x32.png': 'image/png',
 } as const;
 type AssetName = keyof typeof ASSETS;
-
-/** From the installed package, else from the copy the build puts next to the bundle (`dist/assets/`). */
-function loadAsset(name: AssetName): Buffer | undefined {
-  const candidates: string[] = [];
-  try {
-    candidates.push(join(dirname(require.resolve('swagger-ui-dist/package.json')), name));
-  } catch {
-    /* not installed: try the bundled copy */
-  }
-  candidates.push(join(__dirname, 'assets', name));
-  const found = candidates.find((c) => existsSync(c));
-  if (!found) {
-    log.warn({ candidates }, `${name} not found; the API reference at /docs cannot render`);
-    return undefined;
-  }
-  return readFileSync(found);
-}
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -69,10 +51,7 @@ const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 function send(res: Response, type: string, body: string | Buffer, cache: string) {
-  res.setHeader('content-security-policy', CSP);
-  res.setHeader('x-content-type-options', 'nosniff');
-  res.setHeader('cache-control', cache);
-  res.type(type).send(body);
+  sendStatic(res, CSP, type, body, cache);
 }
 
 /** `GET /docs`: the API reference, rendered in the browser from `GET /openapi.json` (an addition). */
@@ -83,7 +62,7 @@ export function mountApiDocs(app: Express): void {
   app.get('/docs/assets/init.js', (_req, res) => send(res, 'text/javascript; charset=utf-8', INIT, 'no-cache'));
   for (const [name, type] of Object.entries(ASSETS) as Array<[AssetName, string]>) {
     app.get(`/docs/assets/${name}`, (_req, res, next) => {
-      if (!assets.has(name)) assets.set(name, loadAsset(name));
+      if (!assets.has(name)) assets.set(name, vendoredFile('swagger-ui-dist/package.json', name, log, 'the API reference at /docs cannot render'));
       const body = assets.get(name);
       if (!body) return next(new AppError('service_unavailable', 'The API reference renderer is not installed on this gateway'));
       send(res, type, body, 'public, max-age=86400');

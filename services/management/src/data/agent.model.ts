@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
@@ -9,12 +9,8 @@ import { outboxFields, type PendingEventsField } from '@platform/outbox';
  * mutable document would lose changes to concurrent writers). Revision 1 is kept for good (it names the agent);
  * revisions between it and the latest are pruned (their events ride in their insert's batch marker, not in them).
  */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     name: { type: String, required: true },
     body: { type: String, required: true },
     /** Skills attached to any sub-agent in this revision (so deleting a skill can find its users). */
@@ -33,7 +29,7 @@ const schema = new mongoose.Schema(
     updatedAt: { type: Date, required: true },
     ...outboxFields,
   },
-  { collection: 'agentRevisions', versionKey: false, minimize: false },
+  { collection: 'agentRevisions', timestamps: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, id: 1, revision: -1 });
 schema.index({ revision: 1, tenantId: 1, projectId: 1, id: 1 });

@@ -1,12 +1,9 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /** `_id` is the key's public id (also its `id`), so verification is a primary-key lookup. */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     agentId: { type: String, required: true },
     name: { type: String, required: true },
     keyPrefix: { type: String, required: true },
@@ -22,7 +19,7 @@ const schema = new mongoose.Schema(
     live: { type: Boolean, default: undefined },
     ...outboxFields,
   },
-  { collection: 'apiKeys', versionKey: false, minimize: false },
+  { collection: 'apiKeys', id: false, timestamps: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1, _id: 1 });

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { mongoose, scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 import type { AppKeyAlgorithm, AppType } from '@platform/contracts';
 
@@ -10,11 +10,8 @@ import type { AppKeyAlgorithm, AppType } from '@platform/contracts';
  * applies concurrent updates of one document as read-modify-write of the whole document and loses one of them
  * (measured: 40 concurrent `$set`/`$unset` on one document kept 10).
  */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     name: { type: String, required: true },
     description: { type: String, default: null },
     prompt: { type: String, default: null },
@@ -29,7 +26,7 @@ const schema = new mongoose.Schema(
     updatedAt: { type: Date, required: true },
     ...outboxFields,
   },
-  { collection: 'apps', versionKey: false, minimize: false },
+  { collection: 'apps', id: false, timestamps: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, type: 1, createdAt: -1, _id: 1 });

@@ -1,5 +1,5 @@
 import type { ProjectScope } from '@platform/contracts';
-import { mongoose, type Connection, type Model, type SealedFields, type StoredDoc } from '@platform/mongo';
+import { scopedSchema, type Connection, type Model, type SealedFields, type StoredDoc } from '@platform/mongo';
 import { sha256Hex, type SealedBinding } from '@platform/secrets';
 
 /**
@@ -7,18 +7,13 @@ import { sha256Hex, type SealedBinding } from '@platform/secrets';
  * one row per store and project. `sealed` is the AES-GCM encryption of `{value, metadata}`, bound to the row
  * (`credentialEntrySealed`): no plaintext is stored.
  */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     storeId: { type: String, required: true },
     key: { type: String, required: true },
     sealed: { type: String, required: true },
-    createdAt: { type: Date, required: true },
-    updatedAt: { type: Date, required: true },
   },
-  { collection: 'credentialStoreEntries', versionKey: false, minimize: false },
+  { collection: 'credentialStoreEntries', id: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, storeId: 1 });
 

@@ -1,15 +1,11 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * `_id` is `<tenant>:<project>:<id>`. `retrievalParams` is kept as JSON text: it is free-form, and its keys
  * may start with `$` or contain `.`, which not every Mongo-wire server accepts as field names.
  */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     name: { type: String, required: true },
     type: { type: String, required: true },
     credentialStoreId: { type: String, required: true },
@@ -18,10 +14,8 @@ const schema = new mongoose.Schema(
     userId: { type: String, default: null },
     retrievalParamsJson: { type: String, default: null },
     revision: { type: Number, required: true },
-    createdAt: { type: Date, required: true },
-    updatedAt: { type: Date, required: true },
   },
-  { collection: 'credentials', versionKey: false, minimize: false },
+  { collection: 'credentials', minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 export const ERASURES_COLLECTION = 'erasures';
 
@@ -8,12 +8,8 @@ export const ERASURES_COLLECTION = 'erasures';
  * in `erasureParts` (parts are reported at the same moment, and a Mongo-wire server such as FerretDB may rewrite a whole
  * document per update: one document per part keeps concurrent reports from overwriting each other).
  */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     kind: { type: String, required: true },
     conversationId: { type: String, default: null },
     status: { type: String, required: true },
@@ -21,7 +17,7 @@ const schema = new mongoose.Schema(
     createdAt: { type: Date, required: true },
     completedAt: { type: Date, default: null },
   },
-  { collection: ERASURES_COLLECTION, versionKey: false, minimize: false },
+  { collection: ERASURES_COLLECTION, timestamps: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, kind: 1, conversationId: 1, status: 1 });
 
@@ -34,16 +30,13 @@ export type ErasureDoc = StoredDoc<
 export const ERASURE_PARTS_COLLECTION = 'erasureParts';
 
 /** A service's part of a job, done; `_id` is the job's `_id` and the service (`<tenant>:<project>:<id>:<service>`). */
-const partSchema = new mongoose.Schema(
+const partSchema = scopedSchema(
   {
-    _id: { type: String },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     erasureId: { type: String, required: true },
     service: { type: String, required: true },
     doneAt: { type: Date, required: true },
   },
-  { collection: ERASURE_PARTS_COLLECTION, versionKey: false },
+  { collection: ERASURE_PARTS_COLLECTION, id: false, timestamps: false },
 );
 partSchema.index({ tenantId: 1, projectId: 1, erasureId: 1 });
 

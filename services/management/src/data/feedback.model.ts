@@ -1,13 +1,9 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /** `_id` is `<tenant>:<project>:<id>`. Creation writes its `feedback.created` event into the same document (outbox). */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     conversationId: { type: String, required: true },
     messageId: { type: String, default: null },
     agentId: { type: String, default: null },
@@ -17,7 +13,7 @@ const schema = new mongoose.Schema(
     updatedAt: { type: Date, required: true },
     ...outboxFields,
   },
-  { collection: 'feedback', versionKey: false, minimize: false },
+  { collection: 'feedback', timestamps: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, conversationId: 1, createdAt: -1, _id: 1 });

@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type InferSchemaType, type Model, type StoredDoc } from '@platform/mongo';
+import { mongoose, scopedSchema, type Connection, type InferSchemaType, type Model, type StoredDoc } from '@platform/mongo';
 
 const fileSchema = new mongoose.Schema(
   {
@@ -12,12 +12,8 @@ const fileSchema = new mongoose.Schema(
 );
 
 /** One document per skill with its files inside (`_id` is `<tenant>:<project>:<id>`), so a skill changes atomically. */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     name: { type: String, required: true },
     description: { type: String, required: true },
     content: { type: String, default: '' },
@@ -25,10 +21,8 @@ const schema = new mongoose.Schema(
     metadata: { type: String, default: null },
     files: { type: [fileSchema], default: [] },
     revision: { type: Number, required: true },
-    createdAt: { type: Date, required: true },
-    updatedAt: { type: Date, required: true },
   },
-  { collection: 'skills', versionKey: false, minimize: false },
+  { collection: 'skills', minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 

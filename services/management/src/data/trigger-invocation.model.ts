@@ -1,4 +1,4 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { mongoose, scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * One webhook call of a trigger (accepted or rejected) or one rerun. `_id` is a hash of the scope and either the
@@ -7,12 +7,8 @@ import { mongoose, type Connection, type Model, type StoredDoc } from '@platform
  * `dispatches` maps `d<index>` to one run-as user's request; `dispatchPending` (sparse) marks invocations whose
  * requests are not all on JetStream yet: the dispatcher's sweep reads only those.
  */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     agentId: { type: String, required: true },
     triggerId: { type: String, required: true },
     status: { type: String, required: true },
@@ -29,7 +25,7 @@ const schema = new mongoose.Schema(
     receivedAt: { type: Date, required: true },
     completedAt: { type: Date, default: null },
   },
-  { collection: 'triggerInvocations', versionKey: false, minimize: false },
+  { collection: 'triggerInvocations', timestamps: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, agentId: 1, triggerId: 1, receivedAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, agentId: 1, triggerId: 1, id: 1 });

@@ -1,16 +1,12 @@
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { mongoose, scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
 /**
  * `_id` is `<tenant>:<project>:<agent>:<id>` (ids are unique per agent). Free-form JSON (`inputSchema`,
  * `outputTransform`) is kept as text: JSON Schema keys start with `$`, which not every Mongo-wire server accepts.
  * `authentication` holds header names and keyed hashes of their values only.
  */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     agentId: { type: String, required: true },
     name: { type: String, required: true },
     description: { type: String, default: null },
@@ -29,10 +25,8 @@ const schema = new mongoose.Schema(
     rateLimitPerMinute: { type: Number, default: null },
     bodyLimitBytes: { type: Number, default: null },
     revision: { type: Number, required: true },
-    createdAt: { type: Date, required: true },
-    updatedAt: { type: Date, required: true },
   },
-  { collection: 'triggers', versionKey: false, minimize: false },
+  { collection: 'triggers', minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, agentId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, signingSecretCredentialReferenceId: 1 });

@@ -1,14 +1,10 @@
 import { webhookSecretBinding } from '@platform/contracts';
-import { mongoose, type Connection, type Model, type SealedFields, type StoredDoc } from '@platform/mongo';
+import { mongoose, scopedSchema, type Connection, type Model, type SealedFields, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /** `_id` is `<tenant>:<project>:<id>` (ids are unique per project). */
-const schema = new mongoose.Schema(
+const schema = scopedSchema(
   {
-    _id: { type: String },
-    id: { type: String, required: true },
-    tenantId: { type: String, required: true },
-    projectId: { type: String, required: true },
     name: { type: String, required: true },
     description: { type: String, default: null },
     enabled: { type: Boolean, required: true },
@@ -30,7 +26,7 @@ const schema = new mongoose.Schema(
     updatedAt: { type: Date, required: true },
     ...outboxFields,
   },
-  { collection: 'webhookDestinations', versionKey: false, minimize: false },
+  { collection: 'webhookDestinations', timestamps: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, projectId: 1, agentIds: 1 });

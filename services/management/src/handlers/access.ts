@@ -11,7 +11,7 @@ import {
   listAccessTokens,
   listMySessions,
   listTenantSessions,
-  pagination,
+  paged,
   resolveManageCredential,
   verifyPlaygroundToken as verifyPlaygroundTokenCall,
 } from '@platform/contracts';
@@ -37,10 +37,7 @@ import {
 export function registerAccessHandlers(bus: ServiceBus, deps: AccessDeps, cookieName: string) {
   const currentCookie = (ctx: { meta: { headers?: Record<string, string> } }) => (ctx.meta.headers?.cookie ? parseCookie(ctx.meta.headers.cookie)[cookieName] : undefined);
   bus.handle(createAccessToken, async ({ params, body }) => ({ data: await issueAccessToken(deps, params.tenantId, body) }));
-  bus.handle(listAccessTokens, async ({ params, query }) => {
-    const { rows, total } = await listAccessTokensPage(deps, params.tenantId, query.page, query.limit);
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listAccessTokens, async ({ params, query }) => paged(query, await listAccessTokensPage(deps, params.tenantId, query.page, query.limit)));
   bus.handle(deleteAccessToken, async ({ params }) => {
     await revokeAccessToken(deps, params.tenantId, params.id);
     return reply(204);
@@ -61,18 +58,12 @@ export function registerAccessHandlers(bus: ServiceBus, deps: AccessDeps, cookie
     if (session) await closeSession(deps, session);
     return reply(204, undefined, { 'set-cookie': stringifySetCookie({ name: cookieName, value: '', path: '/', httpOnly: true, maxAge: 0 }) });
   });
-  bus.handle(listMySessions, async ({ query }, ctx) => {
-    const { rows, total } = await listMySessionsPage(deps, ctx.principal, query.page, query.limit, currentCookie(ctx));
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listMySessions, async ({ query }, ctx) => paged(query, await listMySessionsPage(deps, ctx.principal, query.page, query.limit, currentCookie(ctx))));
   bus.handle(deleteMySession, async ({ params }, ctx) => {
     await endMySession(deps, ctx.principal, params.id);
     return reply(204);
   });
-  bus.handle(listTenantSessions, async ({ params, query }, ctx) => {
-    const { rows, total } = await listTenantSessionsPage(deps, params.tenantId, query.page, query.limit, currentCookie(ctx));
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listTenantSessions, async ({ params, query }, ctx) => paged(query, await listTenantSessionsPage(deps, params.tenantId, query.page, query.limit, currentCookie(ctx))));
   bus.handle(deleteTenantSessions, async ({ params, query }) => ({ data: { ended: await endTenantSessions(deps, params.tenantId, query.userId) } }));
   bus.handle(deleteTenantSession, async ({ params }) => {
     await endTenantSession(deps, params.tenantId, params.id);

@@ -5,7 +5,7 @@ import {
   getCredential,
   listCredentials,
   listCredentialStores,
-  pagination,
+  paged,
   updateCredential,
 } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
@@ -13,10 +13,7 @@ import { addCredential, changeCredential, findCredential, listCredentialsPage, r
 import { credentialStores, putStoreEntry } from '../domain/credential-stores';
 
 export function registerCredentialHandlers(bus: ServiceBus, deps: CredentialDeps) {
-  bus.handle(listCredentials, async ({ params, query }) => {
-    const { rows, total } = await listCredentialsPage(deps, params, query.page, query.limit);
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listCredentials, async ({ params, query }) => paged(query, await listCredentialsPage(deps, params, query.page, query.limit)));
   bus.handle(createCredential, async ({ params, body }, ctx) => {
     const { created, credential } = await addCredential(deps, params, body, ctx.principal);
     return reply(created ? 201 : 200, { data: credential });

@@ -1,12 +1,9 @@
-import { createFeedback, createFeedbackBulk, deleteFeedback, getFeedback, getFeedbackByIds, listConversationFeedback, listFeedback, pagination, updateFeedback } from '@platform/contracts';
+import { createFeedback, createFeedbackBulk, deleteFeedback, getFeedback, getFeedbackByIds, listConversationFeedback, listFeedback, paged, updateFeedback } from '@platform/contracts';
 import { reply, type ServiceBus } from '@platform/bus';
 import { addFeedback, addFeedbackBulk, changeFeedback, findFeedback, findFeedbackByIds, listFeedbackPage, removeFeedback, type FeedbackDeps } from '../domain/feedback';
 
 export function registerFeedbackHandlers(bus: ServiceBus, deps: FeedbackDeps) {
-  bus.handle(listFeedback, async ({ params, query }) => {
-    const { rows, total } = await listFeedbackPage(deps, params, query);
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listFeedback, async ({ params, query }) => paged(query, await listFeedbackPage(deps, params, query)));
   bus.handle(createFeedback, async ({ params, body }) => ({ data: await addFeedback(deps, params, body) }));
   bus.handle(createFeedbackBulk, async ({ params, body }) => addFeedbackBulk(deps, params, body));
   bus.handle(getFeedback, async ({ params }) => ({ data: await findFeedback(deps, params, params.id) }));

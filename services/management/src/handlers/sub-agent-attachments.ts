@@ -23,7 +23,7 @@ import {
   listSubAgentsOfFunctionTool,
   listSubAgentsOfTool,
   listSubAgentToolRelations,
-  pagination,
+  paged,
   removeArtifactComponent,
   removeDataComponent,
   removeFunctionTool,
@@ -33,11 +33,6 @@ import {
 import { reply, type ServiceBus } from '@platform/bus';
 import type { AgentDeps } from '../domain/agents';
 import * as a from '../domain/sub-agent-attachments';
-
-const paged = <T>(q: { page: number; limit: number }, r: { rows: T[]; total: number }) => ({
-  data: r.rows,
-  pagination: pagination(q.page, q.limit, r.total, r.rows.length),
-});
 
 export function registerSubAgentAttachmentHandlers(bus: ServiceBus, deps: AgentDeps) {
   // External agent relations

@@ -1,4 +1,4 @@
-import { getTriggerInvocation, invokeTrigger, listTriggerInvocations, pagination, rerunTriggerInvocation } from '@platform/contracts';
+import { getTriggerInvocation, invokeTrigger, listTriggerInvocations, paged, rerunTriggerInvocation } from '@platform/contracts';
 import type { ServiceBus } from '@platform/bus';
 import { acceptWebhookCall, findInvocation, listInvocationsPage, rerunInvocation, type TriggerInvocationDeps } from '../domain/trigger-invocations';
 
@@ -8,10 +8,7 @@ export function registerTriggerInvocationHandlers(bus: ServiceBus, deps: Trigger
     const { invocationId, duplicate } = await acceptWebhookCall(deps, params, call);
     return { success: true as const, invocationId, duplicate };
   });
-  bus.handle(listTriggerInvocations, async ({ params, query }) => {
-    const { rows, total } = await listInvocationsPage(deps, params, query.page, query.limit);
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listTriggerInvocations, async ({ params, query }) => paged(query, await listInvocationsPage(deps, params, query.page, query.limit)));
   bus.handle(getTriggerInvocation, async ({ params }) => ({ data: await findInvocation(deps, params) }));
   bus.handle(rerunTriggerInvocation, async ({ params }) => ({ data: await rerunInvocation(deps, params) }));
 }

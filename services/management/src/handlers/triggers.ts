@@ -1,4 +1,4 @@
-import { createTrigger, deleteTrigger, getTrigger, listTriggers, pagination, updateTrigger } from '@platform/contracts';
+import { createTrigger, deleteTrigger, getTrigger, listTriggers, paged, updateTrigger } from '@platform/contracts';
 import { reply, type HandlerContext, type ServiceBus } from '@platform/bus';
 import { addTrigger, changeTrigger, findTrigger, listTriggersPage, removeTrigger, type TriggerContext, type TriggerDeps } from '../domain/triggers';
 
@@ -6,10 +6,7 @@ const triggerContext = (ctx: HandlerContext): TriggerContext => ({ principal: ct
 const withWarning = <T>(data: T, warning: string | undefined) => (warning ? { data, warning } : { data });
 
 export function registerTriggerHandlers(bus: ServiceBus, deps: TriggerDeps) {
-  bus.handle(listTriggers, async ({ params, query }, ctx) => {
-    const { rows, total } = await listTriggersPage(deps, params, query.page, query.limit, triggerContext(ctx));
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listTriggers, async ({ params, query }, ctx) => paged(query, await listTriggersPage(deps, params, query.page, query.limit, triggerContext(ctx))));
   bus.handle(createTrigger, async ({ params, body }, ctx) => {
     const { trigger, warning } = await addTrigger(deps, params, body, triggerContext(ctx));
     return withWarning(trigger, warning);

@@ -5,7 +5,7 @@ import {
   getWebhookDestination,
   listDestinationsForDispatch as listDestinationsForDispatchCall,
   listWebhookDestinations,
-  pagination,
+  paged,
   rotateWebhookDestinationSecret,
   updateWebhookDestination,
 } from '@platform/contracts';
@@ -23,10 +23,7 @@ import {
 } from '../domain/webhook-destinations';
 
 export function registerWebhookDestinationHandlers(bus: ServiceBus, deps: WebhookDestinationDeps) {
-  bus.handle(listWebhookDestinations, async ({ params, query }) => {
-    const { rows, total } = await listWebhookDestinationsPage(deps, params, query);
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listWebhookDestinations, async ({ params, query }) => paged(query, await listWebhookDestinationsPage(deps, params, query)));
   bus.handle(createWebhookDestination, async ({ params, body }) => ({ data: await addWebhookDestination(deps, params, body) }));
   bus.handle(getWebhookDestination, async ({ params }) => ({ data: await findWebhookDestination(deps, params, params.id) }));
   bus.handle(updateWebhookDestination, async ({ params, body }) => ({ data: await changeWebhookDestination(deps, params, params.id, body) }));

@@ -1,7 +1,7 @@
 import {
   getWebhookDestinationStats,
   listWebhookDeliveries,
-  pagination,
+  paged,
   recoverWebhookDeliveries,
   redeliverWebhookDelivery,
   testWebhookDestination,
@@ -11,10 +11,7 @@ import { listDestinationDeliveries, sendTestDelivery, type DeliveryDeps } from '
 import { destinationStats, recoverDeliveries, redeliver, type ManualDeliveryDeps } from '../domain/manual-deliveries';
 
 export function registerDeliveryHandlers(bus: ServiceBus, deps: DeliveryDeps) {
-  bus.handle(listWebhookDeliveries, async ({ params, query }) => {
-    const { rows, total } = await listDestinationDeliveries(deps, params, params.id, query);
-    return { data: rows, pagination: pagination(query.page, query.limit, total, rows.length) };
-  });
+  bus.handle(listWebhookDeliveries, async ({ params, query }) => paged(query, await listDestinationDeliveries(deps, params, params.id, query)));
   bus.handle(testWebhookDestination, async ({ params }) => ({ data: await sendTestDelivery(deps, params, params.id) }));
 }
 
