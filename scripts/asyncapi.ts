@@ -7,4 +7,7 @@ import { buildAsyncApi } from '@platform/contracts';
 import { writeOrCheck } from './generated-file';
 
 const doc = JSON.stringify(buildAsyncApi(), null, 2) + '\n';
-writeOrCheck(process.argv[2] ?? 'check', join(__dirname, '..', 'deploy', 'asyncapi.json'), doc, { source: 'libs/contracts', command: 'pnpm asyncapi' });
+writeOrCheck(process.argv[2] ?? 'check', join(__dirname, '..', 'deploy', 'asyncapi.json'), doc, {
+  source: 'libs/contracts',
+  command: 'pnpm asyncapi',
+});

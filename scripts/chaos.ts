@@ -146,9 +146,18 @@ async function bounded<T>(label: string, ms: number, fn: (signal: AbortSignal) =
 function failedRow(fault: string, err: unknown): void {
   const msg = (err as Error).message ?? String(err);
   console.error(`[chaos] ${fault}: ${msg}`);
-  rows.push({ fault, sent: 0, accepted: 0, lost: `FAILED: ${msg.slice(0, 100)}`, duplicated: '-', '5xx': 0, '5xxSafe': 0, '5xxNotSafe': 0, recoverMs: '-' });
+  rows.push({
+    fault,
+    sent: 0,
+    accepted: 0,
+    lost: `FAILED: ${msg.slice(0, 100)}`,
+    duplicated: '-',
+    '5xx': 0,
+    '5xxSafe': 0,
+    '5xxNotSafe': 0,
+    recoverMs: '-',
+  });
 }
-
 
 /** One POST of the load: its status, or 0 when there was no answer (connection refused, reset or timed out). */
 async function post(url: string, token: string, json: unknown): Promise<number> {
@@ -169,7 +178,10 @@ async function post(url: string, token: string, json: unknown): Promise<number> 
 /** One GET of the load: its status, or 0 when there was no answer. */
 async function get(url: string, token: string): Promise<number> {
   try {
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const res = await fetch(url, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     await res.arrayBuffer().catch(() => undefined);
     return res.status;
   } catch {
@@ -211,8 +223,13 @@ interface LoadResult {
  * runs once a third of them are acknowledged and calls `end()` when the fault is over (the kill happened, or the
  * stopped part is back); recovery is measured from then to the first acknowledged write sent after the fault began.
  */
-async function load(step: Step | ((i: number) => Promise<number>), fault: (end: () => void) => Promise<void>, signal: AbortSignal): Promise<LoadResult> {
-  const { write, writeSafe, read } = typeof step === 'function' ? { write: step, writeSafe: true, read: undefined } : step;
+async function load(
+  step: Step | ((i: number) => Promise<number>),
+  fault: (end: () => void) => Promise<void>,
+  signal: AbortSignal,
+): Promise<LoadResult> {
+  const { write, writeSafe, read } =
+    typeof step === 'function' ? { write: step, writeSafe: true, read: undefined } : step;
   let next = 0;
   let sent = 0;
   let fivexx = 0;
@@ -222,7 +239,8 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
   const errors: Record<string, number> = {};
   const count = (status: number, safe: boolean) => {
     sent++;
-    if (status === 0 || status >= 500) errors[`${status}${safe ? ' safe' : ''}`] = (errors[`${status}${safe ? ' safe' : ''}`] ?? 0) + 1;
+    if (status === 0 || status >= 500)
+      errors[`${status}${safe ? ' safe' : ''}`] = (errors[`${status}${safe ? ' safe' : ''}`] ?? 0) + 1;
     if (status === 0) failed++;
     if (status >= 500) {
       fivexx++;
@@ -279,13 +297,36 @@ async function load(step: Step | ((i: number) => Promise<number>), fault: (end: 
   } finally {
     await workers;
   }
-  return { sent, accepted, fivexx, fivexxSafe, fivexxNotSafe, failed, errors, recoverMs: recoveredAt ? Math.max(0, recoveredAt - faultEnd) : lastAnswerAt <= faultEnd ? 'load ended first' : 'never', faultEnd, answers };
+  return {
+    sent,
+    accepted,
+    fivexx,
+    fivexxSafe,
+    fivexxNotSafe,
+    failed,
+    errors,
+    recoverMs: recoveredAt
+      ? Math.max(0, recoveredAt - faultEnd)
+      : lastAnswerAt <= faultEnd
+        ? 'load ended first'
+        : 'never',
+    faultEnd,
+    answers,
+  };
 }
 
 type Env = { stack: PrivateStack; admin: Client; adminToken: string; analyticsUrl: string };
 
 /** A private stack of the run (its own NATS unless `infra` names one); its databases are dropped when it stops. */
-async function newStack(name: string, services: BackendServiceName[], opts: { infra?: Partial<InfraEnv>; env?: Record<string, string>; replicas?: Partial<Record<ServiceName, number>> } = {}): Promise<Env> {
+async function newStack(
+  name: string,
+  services: BackendServiceName[],
+  opts: {
+    infra?: Partial<InfraEnv>;
+    env?: Record<string, string>;
+    replicas?: Partial<Record<ServiceName, number>>;
+  } = {},
+): Promise<Env> {
   const stack = await startPrivateStack({
     name,
     services,
@@ -381,7 +422,8 @@ async function readRows(mongoUrl: string, service: string, collection: string, f
 }
 
 /** A stored row's own id: its `id` field, or the end of a scoped `_id` (`<tenant>:<project>:<id>`, run events keep it only there). */
-const storedIdOf = (d: { id?: unknown; _id: unknown }) => (d.id != null ? String(d.id) : String(d._id).split(':').pop()!);
+const storedIdOf = (d: { id?: unknown; _id: unknown }) =>
+  d.id != null ? String(d.id) : String(d._id).split(':').pop()!;
 
 interface Delivered {
   eventId: string;
@@ -394,7 +436,13 @@ interface Delivered {
  * `delivered`, an accepted write also counts as lost when it never reached the receiver, and recovery also waits for
  * the first delivery after the fault.
  */
-function rowOf(fault: string, r: LoadResult, key: (i: number) => string, found: string[], delivered?: Delivered[]): Row {
+function rowOf(
+  fault: string,
+  r: LoadResult,
+  key: (i: number) => string,
+  found: string[],
+  delivered?: Delivered[],
+): Row {
   const have = new Set(found);
   const missing = new Set([...r.accepted].map(key).filter((k) => !have.has(k)));
   let duplicated = found.length - have.size;
@@ -412,23 +460,58 @@ function rowOf(fault: string, r: LoadResult, key: (i: number) => string, found: 
     else recoverMs = recoverMs === 'load ended first' ? deliveryRecovery : Math.max(recoverMs, deliveryRecovery);
   }
   // The first lost writes with every answer their requests got, to find where they went.
-  const lostIds = [...r.accepted].filter((i) => missing.has(key(i))).slice(0, 20).map((i) => `${key(i)} (${r.answers.get(i)?.join(',')})`);
+  const lostIds = [...r.accepted]
+    .filter((i) => missing.has(key(i)))
+    .slice(0, 20)
+    .map((i) => `${key(i)} (${r.answers.get(i)?.join(',')})`);
   if (lostIds.length) say(`${fault}: lost ${lostIds.join('; ')}`);
-  return { fault, sent: r.sent, accepted: r.accepted.size, lost: missing.size, lostIds, duplicated, '5xx': r.fivexx, '5xxSafe': r.fivexxSafe, '5xxNotSafe': r.fivexxNotSafe, failed: r.failed, errors: r.errors, recoverMs, redeliveries };
+  return {
+    fault,
+    sent: r.sent,
+    accepted: r.accepted.size,
+    lost: missing.size,
+    lostIds,
+    duplicated,
+    '5xx': r.fivexx,
+    '5xxSafe': r.fivexxSafe,
+    '5xxNotSafe': r.fivexxNotSafe,
+    failed: r.failed,
+    errors: r.errors,
+    recoverMs,
+    redeliveries,
+  };
 }
 
 /** Run events through the gateway (and, with a receiver, their webhook deliveries); read back from events-ingest. */
-async function runEventsFault(name: string, env: Env, fault: (end: () => void) => Promise<void>, signal: AbortSignal, receiver?: Receiver, base: () => string = () => env.stack.gatewayUrl): Promise<Row> {
+async function runEventsFault(
+  name: string,
+  env: Env,
+  fault: (end: () => void) => Promise<void>,
+  signal: AbortSignal,
+  receiver?: Receiver,
+  base: () => string = () => env.stack.gatewayUrl,
+): Promise<Row> {
   const p = aProject();
   const { key } = await anApiKey(env.admin, p);
   if (receiver) {
-    const res = await env.admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'chaos', url: receiver.url, eventTypes: ['event.created'] });
+    const res = await env.admin.post(`${projectPath(p)}/webhook-destinations`, {
+      name: 'chaos',
+      url: receiver.url,
+      eventTypes: ['event.created'],
+    });
     if (res.status !== 201) throw new Error(`creating the webhook destination: ${res.status}`);
   }
   // Events with an id: safe to repeat (the gateway sends one again to another replica when none answered).
-  const r = await load({ write: (i) => post(`${base()}/run/v1/events`, key, { id: `c-${i}`, type: 'chaos.tested' }), writeSafe: true }, fault, signal);
+  const r = await load(
+    { write: (i) => post(`${base()}/run/v1/events`, key, { id: `c-${i}`, type: 'chaos.tested' }), writeSafe: true },
+    fault,
+    signal,
+  );
   say(`${name}: ${r.accepted.size} accepted; reading back`);
-  const stored = await readRows(env.stack.env.MONGO_URL!, 'events-ingest', 'runEvents', { tenantId: p.tenantId, projectId: p.projectId });
+  const stored = await readRows(env.stack.env.MONGO_URL!, 'events-ingest', 'runEvents', {
+    tenantId: p.tenantId,
+    projectId: p.projectId,
+  });
   const ids = stored.map(storedIdOf);
   let delivered: Delivered[] | undefined;
   if (receiver) {
@@ -443,7 +526,9 @@ async function runEventsFault(name: string, env: Env, fault: (end: () => void) =
       await sleep(250, signal);
     }
     await sleep(2000, signal); // late duplicates (a redelivered message) would show up now
-    delivered = receiver.received.filter(ours).map((x) => ({ eventId: x.json.data.event.id as string, webhookId: String(x.headers['webhook-id']), at: x.at }));
+    delivered = receiver.received
+      .filter(ours)
+      .map((x) => ({ eventId: x.json.data.event.id as string, webhookId: String(x.headers['webhook-id']), at: x.at }));
   }
   return rowOf(name, r, (i) => `c-${i}`, ids, delivered);
 }
@@ -452,40 +537,83 @@ async function runEventsFault(name: string, env: Env, fault: (end: () => void) =
  * Feedback creates (not safe to repeat: a create without an Idempotency-Key), each accepted one read back by id (safe),
  * when `reads`.
  */
-async function managementFault(env: Env, signal: AbortSignal, name = 'SIGKILL management (feedback creates)', fault = killAndRestart(env.stack, 'management'), reads = false): Promise<Row> {
+async function managementFault(
+  env: Env,
+  signal: AbortSignal,
+  name = 'SIGKILL management (feedback creates)',
+  fault = killAndRestart(env.stack, 'management'),
+  reads = false,
+): Promise<Row> {
   const p = aProject();
   const path = `${env.stack.gatewayUrl}${projectPath(p)}/feedback`;
-  const step: Step = { write: (i) => post(path, env.adminToken, { id: `fb-${i}`, conversationId: 'c', type: 'positive' }), writeSafe: false };
+  const step: Step = {
+    write: (i) => post(path, env.adminToken, { id: `fb-${i}`, conversationId: 'c', type: 'positive' }),
+    writeSafe: false,
+  };
   if (reads) step.read = (i) => get(`${path}/fb-${i}`, env.adminToken);
   const r = await load(step, fault, signal);
-  const stored = await readRows(env.stack.env.MONGO_URL!, 'management', 'feedback', { tenantId: p.tenantId, projectId: p.projectId });
+  const stored = await readRows(env.stack.env.MONGO_URL!, 'management', 'feedback', {
+    tenantId: p.tenantId,
+    projectId: p.projectId,
+  });
   const ids = stored.map(storedIdOf);
   return rowOf(name, r, (i) => `fb-${i}`, ids);
 }
 
 /** Dataset item creates (not safe to repeat), each accepted one read back by id (safe) when `reads`. */
-async function evalsFault(env: Env, signal: AbortSignal, name = 'SIGKILL evals (dataset item creates)', fault = killAndRestart(env.stack, 'evals'), reads = false): Promise<Row> {
+async function evalsFault(
+  env: Env,
+  signal: AbortSignal,
+  name = 'SIGKILL evals (dataset item creates)',
+  fault = killAndRestart(env.stack, 'evals'),
+  reads = false,
+): Promise<Row> {
   const p = aProject();
   const url = `${env.stack.gatewayUrl}${projectPath(p)}/evals/dataset-items/chaos/items`;
-  const step: Step = { write: (i) => post(url, env.adminToken, { id: `ev-${i}`, input: { messages: [{ role: 'user', content: `question ${i}` }] } }), writeSafe: false };
+  const step: Step = {
+    write: (i) =>
+      post(url, env.adminToken, { id: `ev-${i}`, input: { messages: [{ role: 'user', content: `question ${i}` }] } }),
+    writeSafe: false,
+  };
   if (reads) step.read = (i) => get(`${url}/ev-${i}`, env.adminToken);
   const r = await load(step, fault, signal);
-  const stored = await readRows(env.stack.env.MONGO_URL!, 'evals', 'datasetItems', { tenantId: p.tenantId, projectId: p.projectId });
+  const stored = await readRows(env.stack.env.MONGO_URL!, 'evals', 'datasetItems', {
+    tenantId: p.tenantId,
+    projectId: p.projectId,
+  });
   const ids = stored.map(storedIdOf);
   return rowOf(name, r, (i) => `ev-${i}`, ids);
 }
 
 /** Analytics events with an id (safe to repeat), each accepted one followed by a read of the counts (safe) when `reads`. */
-async function analyticsFault(env: Env, signal: AbortSignal, name = 'SIGKILL analytics (ingest)', fault = killAndRestart(env.stack, 'analytics'), reads = false): Promise<Row> {
+async function analyticsFault(
+  env: Env,
+  signal: AbortSignal,
+  name = 'SIGKILL analytics (ingest)',
+  fault = killAndRestart(env.stack, 'analytics'),
+  reads = false,
+): Promise<Row> {
   const p = aProject();
   const { key } = await anAnalyticsKey(env.admin, p);
-  const step: Step = { write: (i) => post(`${env.analyticsUrl}/events`, key, { id: `a-${i}`, entityType: 'message', messageId: 'm', type: 'chaos' }), writeSafe: true };
+  const step: Step = {
+    write: (i) =>
+      post(`${env.analyticsUrl}/events`, key, { id: `a-${i}`, entityType: 'message', messageId: 'm', type: 'chaos' }),
+    writeSafe: true,
+  };
   if (reads) step.read = () => get(`${env.stack.gatewayUrl}${projectPath(p)}/analytics/counts`, env.adminToken);
   const r = await load(step, fault, signal);
-  const collections = await withDatabase(env.stack.env.MONGO_URL!, 'analytics', async (db) => (await db.listCollections().toArray()).map((c) => c.name), dbPrefix);
+  const collections = await withDatabase(
+    env.stack.env.MONGO_URL!,
+    'analytics',
+    async (db) => (await db.listCollections().toArray()).map((c) => c.name),
+    dbPrefix,
+  );
   let ids: string[] = [];
   for (const c of collections) {
-    const found = await readRows(env.stack.env.MONGO_URL!, 'analytics', c, { tenantId: p.tenantId, projectId: p.projectId });
+    const found = await readRows(env.stack.env.MONGO_URL!, 'analytics', c, {
+      tenantId: p.tenantId,
+      projectId: p.projectId,
+    });
     const withIds = found.map((d) => String((d as { id?: string }).id ?? '')).filter((id) => id.startsWith('a-'));
     if (withIds.length > ids.length) ids = withIds;
   }
@@ -496,7 +624,20 @@ async function natsCluster(): Promise<NatsServer[]> {
   const clusterPorts = [await freePort(), await freePort(), await freePort()];
   const routes = clusterPorts.map((p) => `nats://127.0.0.1:${p}`).join(',');
   return Promise.all(
-    clusterPorts.map((cp, i) => startNatsServer({ args: ['--cluster', `nats://127.0.0.1:${cp}`, '--routes', routes, '--cluster_name', 'chaos', '--server_name', `chaos-${i}`] })),
+    clusterPorts.map((cp, i) =>
+      startNatsServer({
+        args: [
+          '--cluster',
+          `nats://127.0.0.1:${cp}`,
+          '--routes',
+          routes,
+          '--cluster_name',
+          'chaos',
+          '--server_name',
+          `chaos-${i}`,
+        ],
+      }),
+    ),
   );
 }
 
@@ -512,11 +653,23 @@ async function fault(name: string, fn: (signal: AbortSignal) => Promise<Row>, ta
 }
 
 function table(): string {
-  const header = ['fault', 'requests sent', 'accepted', 'lost', 'duplicated', '5xx (safe to repeat / not)', 'no answer', 'time to recover'];
+  const header = [
+    'fault',
+    'requests sent',
+    'accepted',
+    'lost',
+    'duplicated',
+    '5xx (safe to repeat / not)',
+    'no answer',
+    'time to recover',
+  ];
   return [
     `| ${header.join(' | ')} |`,
     `|${header.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.fault} | ${r.sent} | ${r.accepted} | ${r.lost} | ${r.duplicated}${r.redeliveries ? ` (${r.redeliveries} repeat a webhook-id)` : ''} | ${r['5xx']} (${r['5xxSafe']} / ${r['5xxNotSafe']}) | ${r.failed ?? 0} | ${typeof r.recoverMs === 'number' ? `${(r.recoverMs / 1000).toFixed(1)} s` : r.recoverMs} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.fault} | ${r.sent} | ${r.accepted} | ${r.lost} | ${r.duplicated}${r.redeliveries ? ` (${r.redeliveries} repeat a webhook-id)` : ''} | ${r['5xx']} (${r['5xxSafe']} / ${r['5xxNotSafe']}) | ${r.failed ?? 0} | ${typeof r.recoverMs === 'number' ? `${(r.recoverMs / 1000).toFixed(1)} s` : r.recoverMs} |`,
+    ),
   ].join('\n');
 }
 
@@ -534,9 +687,16 @@ function report(extra = ''): number {
   // Failed: a failed phase, a lost write, or a duplicate that is not a redelivery of one webhook-id (webhooks are
   // at least once: a delivery in flight when the dispatcher is killed is sent again with the same webhook-id).
   const missed = (r: Row) =>
-    (r.target === 'no 5xx when safe to repeat' && (r['5xxSafe'] > 0 || (r.failed ?? 0) > 0)) || (r.target === 'no failed request' && (r['5xx'] > 0 || (r.failed ?? 0) > 0));
+    (r.target === 'no 5xx when safe to repeat' && (r['5xxSafe'] > 0 || (r.failed ?? 0) > 0)) ||
+    (r.target === 'no failed request' && (r['5xx'] > 0 || (r.failed ?? 0) > 0));
   for (const r of rows.filter(missed)) console.error(`[chaos] target missed (${r.target}): ${r.fault}`);
-  const bad = rows.some((r) => typeof r.lost !== 'number' || r.lost > 0 || (typeof r.duplicated === 'number' && r.duplicated > (r.redeliveries ?? 0)) || missed(r));
+  const bad = rows.some(
+    (r) =>
+      typeof r.lost !== 'number' ||
+      r.lost > 0 ||
+      (typeof r.duplicated === 'number' && r.duplicated > (r.redeliveries ?? 0)) ||
+      missed(r),
+  );
   return bad ? 1 : 0;
 }
 
@@ -559,12 +719,24 @@ async function main() {
         newStack('kill', ['management', 'run-auth', 'events-ingest', 'analytics', 'evals', 'webhook-dispatcher']),
       );
       const e = env;
-      if (want('sigkill management')) await fault('SIGKILL management (feedback creates)', (s) => managementFault(e, s));
-      if (want('sigkill events-ingest')) await fault('SIGKILL events-ingest (run events)', (s) => runEventsFault('SIGKILL events-ingest (run events)', e, killAndRestart(e.stack, 'events-ingest'), s));
+      if (want('sigkill management'))
+        await fault('SIGKILL management (feedback creates)', (s) => managementFault(e, s));
+      if (want('sigkill events-ingest'))
+        await fault('SIGKILL events-ingest (run events)', (s) =>
+          runEventsFault('SIGKILL events-ingest (run events)', e, killAndRestart(e.stack, 'events-ingest'), s),
+        );
       if (want('sigkill analytics')) await fault('SIGKILL analytics (ingest)', (s) => analyticsFault(e, s));
       if (want('sigkill evals')) await fault('SIGKILL evals (dataset item creates)', (s) => evalsFault(e, s));
       if (want('sigkill webhook-dispatcher'))
-        await fault('SIGKILL webhook-dispatcher (deliveries)', (s) => runEventsFault('SIGKILL webhook-dispatcher (deliveries)', e, killAndRestart(e.stack, 'webhook-dispatcher'), s, receiver));
+        await fault('SIGKILL webhook-dispatcher (deliveries)', (s) =>
+          runEventsFault(
+            'SIGKILL webhook-dispatcher (deliveries)',
+            e,
+            killAndRestart(e.stack, 'webhook-dispatcher'),
+            s,
+            receiver,
+          ),
+        );
       if (want('nats stopped'))
         await fault('NATS stopped 5 s (run events)', (s) =>
           runEventsFault(
@@ -588,13 +760,22 @@ async function main() {
 
   // Two replicas of each service under load: one SIGKILLed (and started again), then a rolling restart; last, two
   // gateways behind a readiness-checking balancer restarted in turn.
-  const replicaServices: Array<[BackendServiceName, string, (env: Env, s: AbortSignal, name: string, fault: (end: () => void) => Promise<void>) => Promise<Row>]> = [
+  const replicaServices: Array<
+    [
+      BackendServiceName,
+      string,
+      (env: Env, s: AbortSignal, name: string, fault: (end: () => void) => Promise<void>) => Promise<Row>,
+    ]
+  > = [
     ['management', 'feedback creates + reads', (e, s, name, f) => managementFault(e, s, name, f, true)],
     ['events-ingest', 'run events with ids', (e, s, name, f) => runEventsFault(name, e, f, s)],
     ['analytics', 'ingest with ids + count reads', (e, s, name, f) => analyticsFault(e, s, name, f, true)],
     ['evals', 'dataset item creates + reads', (e, s, name, f) => evalsFault(e, s, name, f, true)],
   ];
-  const replicaRows = replicaServices.flatMap(([svc, what]) => [`2 replicas, SIGKILL one: ${svc} (${what})`, `2 replicas, rolling restart: ${svc} (${what})`]);
+  const replicaRows = replicaServices.flatMap(([svc, what]) => [
+    `2 replicas, SIGKILL one: ${svc} (${what})`,
+    `2 replicas, rolling restart: ${svc} (${what})`,
+  ]);
   const gatewayRow = '2 replicas of the gateway behind a balancer, rolling restart (run events with ids)';
   if ([...replicaRows, gatewayRow].some(want)) {
     let env: Env | undefined;
@@ -602,21 +783,32 @@ async function main() {
       env = await bounded('start the replicas stack', BOUND.stackStart, () =>
         newStack('replicas', ['management', 'run-auth', 'events-ingest', 'analytics', 'evals'], {
           // A deadline of 8 s in attempts of 2 s: a request held by a killed replica is answered by another one after 2 s.
-          env: { SHUTDOWN_GRACE_MS: '10000', SHUTDOWN_DELAY_MS: '1500', NATS_REQUEST_TIMEOUT_MS: '8000', RETRY_ATTEMPT_TIMEOUT_MS: '2000' },
+          env: {
+            SHUTDOWN_GRACE_MS: '10000',
+            SHUTDOWN_DELAY_MS: '1500',
+            NATS_REQUEST_TIMEOUT_MS: '8000',
+            RETRY_ATTEMPT_TIMEOUT_MS: '2000',
+          },
           replicas: { management: 2, 'events-ingest': 2, analytics: 2, evals: 2, gateway: 2 },
         }),
       );
       const e = env;
       for (const [svc, what, run] of replicaServices) {
         const killName = `2 replicas, SIGKILL one: ${svc} (${what})`;
-        if (want(killName)) await fault(killName, (s) => run(e, s, killName, killAndRestart(e.stack, svc)), 'no 5xx when safe to repeat');
+        if (want(killName))
+          await fault(killName, (s) => run(e, s, killName, killAndRestart(e.stack, svc)), 'no 5xx when safe to repeat');
         const rollName = `2 replicas, rolling restart: ${svc} (${what})`;
-        if (want(rollName)) await fault(rollName, (s) => run(e, s, rollName, rollingRestart(e.stack, svc)), 'no failed request');
+        if (want(rollName))
+          await fault(rollName, (s) => run(e, s, rollName, rollingRestart(e.stack, svc)), 'no failed request');
       }
       if (want(gatewayRow)) {
         const pool = gatewayPool(e.stack);
         try {
-          await fault(gatewayRow, (s) => runEventsFault(gatewayRow, e, rollingGateways(e.stack, pool), s, undefined, () => pool.pick()), 'no failed request');
+          await fault(
+            gatewayRow,
+            (s) => runEventsFault(gatewayRow, e, rollingGateways(e.stack, pool), s, undefined, () => pool.pick()),
+            'no failed request',
+          );
         } finally {
           await pool.close();
         }
@@ -635,11 +827,14 @@ async function main() {
     try {
       db = await bounded('start the private database', BOUND.stackStart, () => privateDatabase({ log: say }));
       const mongoUrl = db.url;
-      env = await bounded('start the database stack', BOUND.stackStart, () => newStack('db', ['management', 'run-auth', 'events-ingest'], { infra: { MONGO_URL: mongoUrl } }));
+      env = await bounded('start the database stack', BOUND.stackStart, () =>
+        newStack('db', ['management', 'run-auth', 'events-ingest'], { infra: { MONGO_URL: mongoUrl } }),
+      );
       const e = env;
       const d = db;
       await fault(name, (s) => runEventsFault(name, e, (end) => d.restart(5000, end), s));
-      if (rows.some((r) => r.fault === name && typeof r.lost !== 'number')) say(`${name}: the private database's logs\n${d.logTail(40)}`);
+      if (rows.some((r) => r.fault === name && typeof r.lost !== 'number'))
+        say(`${name}: the private database's logs\n${d.logTail(40)}`);
     } catch (err) {
       failedRow(name, err);
     } finally {
@@ -657,7 +852,10 @@ async function main() {
       await sleep(3000);
       const url = nodes.map((n) => n.url).join(',');
       env = await bounded('start the cluster stack', BOUND.stackStart, () =>
-        newStack('cluster', ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'], { infra: { NATS_URL: url }, env: { JS_REPLICAS: '3' } }),
+        newStack('cluster', ['management', 'run-auth', 'events-ingest', 'webhook-dispatcher'], {
+          infra: { NATS_URL: url },
+          env: { JS_REPLICAS: '3' },
+        }),
       );
       const e = env;
       const victim = nodes[0]!;
@@ -679,12 +877,16 @@ async function main() {
       await stopStack('cluster', env);
       // Killed outright (this cluster's data is thrown away, its store removed); stopping returns at once for the node killed earlier.
       for (const n of nodes) {
-        await bounded(`stop cluster node ${n.port}`, 15_000, () => n.destroy(true)).catch((err) => failedRow(`stop cluster node ${n.port}`, err));
+        await bounded(`stop cluster node ${n.port}`, 15_000, () => n.destroy(true)).catch((err) =>
+          failedRow(`stop cluster node ${n.port}`, err),
+        );
       }
     }
   }
 
-  await bounded('close the receiver', 10_000, () => receiver.close()).catch((err) => failedRow('close the receiver', err));
+  await bounded('close the receiver', 10_000, () => receiver.close()).catch((err) =>
+    failedRow('close the receiver', err),
+  );
   return report();
 }
 

@@ -43,7 +43,12 @@ function subjectLiterals(fileName: string, source: string): Array<{ line: number
   const visit = (node: ts.Node) => {
     let text: string | undefined;
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) text = node.text;
-    else if (ts.isTemplateExpression(node)) text = node.head.text + node.templateSpans.map((s) => `\${${ts.isIdentifier(s.expression) ? s.expression.text : '…'}}${s.literal.text}`).join('');
+    else if (ts.isTemplateExpression(node))
+      text =
+        node.head.text +
+        node.templateSpans
+          .map((s) => `\${${ts.isIdentifier(s.expression) ? s.expression.text : '…'}}${s.literal.text}`)
+          .join('');
     if (text !== undefined && looksLikeSubject(text)) {
       found.push({ line: file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1, text });
     }
@@ -61,11 +66,14 @@ function main(): void {
   for (const top of ['services', 'libs']) {
     for (const path of tsFiles(join(root, top))) {
       files++;
-      for (const hit of subjectLiterals(path, readFileSync(path, 'utf8'))) hits.push(`${relative(root, path)}:${hit.line}: ${JSON.stringify(hit.text)}`);
+      for (const hit of subjectLiterals(path, readFileSync(path, 'utf8')))
+        hits.push(`${relative(root, path)}:${hit.line}: ${JSON.stringify(hit.text)}`);
     }
   }
   if (hits.length > 0) {
-    console.error(`${hits.length} NATS subject string(s) outside libs/contracts (declare them there and import the declaration):`);
+    console.error(
+      `${hits.length} NATS subject string(s) outside libs/contracts (declare them there and import the declaration):`,
+    );
     for (const h of hits) console.error(`  ${h}`);
     process.exit(1);
   }

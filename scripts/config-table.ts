@@ -21,16 +21,27 @@ function cell(text: string): string {
 export function configTable(): string {
   const schemas = configSchemas().map(([name, schema]) => [name, describeConfig(schema)] as const);
   const everyone = schemas.length;
-  const rows = new Map<string, { name: string; users: string[]; def: string; required: boolean; description: string }>();
+  const rows = new Map<
+    string,
+    { name: string; users: string[]; def: string; required: boolean; description: string }
+  >();
   for (const [service, fields] of schemas) {
     for (const f of fields) {
       const key = `${f.name}\u0000${f.description}\u0000${f.default}`;
-      const row = rows.get(key) ?? { name: f.name, users: [] as string[], def: f.default, required: f.required, description: f.description };
+      const row = rows.get(key) ?? {
+        name: f.name,
+        users: [] as string[],
+        def: f.default,
+        required: f.required,
+        description: f.description,
+      };
       row.users.push(service);
       rows.set(key, row);
     }
   }
-  const sorted = [...rows.values()].sort((a, b) => b.users.length - a.users.length || a.name.localeCompare(b.name) || a.users[0]!.localeCompare(b.users[0]!));
+  const sorted = [...rows.values()].sort(
+    (a, b) => b.users.length - a.users.length || a.name.localeCompare(b.name) || a.users[0]!.localeCompare(b.users[0]!),
+  );
   const lines = ['| Variable | Read by | Default | Meaning |', '|---|---|---|---|'];
   for (const r of sorted) {
     const users = r.users.length === everyone ? 'every process' : r.users.join(', ');
@@ -55,7 +66,9 @@ if (require.main === module) {
     writeFileSync(CONFIG_DOC, wanted);
     console.log('docs/configuration.md: configuration table written');
   } else if (current !== wanted) {
-    console.error('docs/configuration.md: the configuration table is out of date with the config schemas: run `pnpm config-table`');
+    console.error(
+      'docs/configuration.md: the configuration table is out of date with the config schemas: run `pnpm config-table`',
+    );
     process.exit(1);
   } else {
     console.log('docs/configuration.md: the configuration table is up to date');

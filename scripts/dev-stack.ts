@@ -27,7 +27,9 @@ async function main() {
   writeFileSync(join(local, 'stack.pid'), String(process.pid));
   const { gateway, analytics, chatapp, health } = dev.urls;
   const width = Math.max(...health.map((h) => h.name.length));
-  const healthLines = health.map((h) => `  ${h.name.padEnd(width)}  ${h.url}/metrics  ${h.url}/healthz  ${h.url}/readyz`).join('\n');
+  const healthLines = health
+    .map((h) => `  ${h.name.padEnd(width)}  ${h.url}/metrics  ${h.url}/healthz  ${h.url}/readyz`)
+    .join('\n');
   console.log(`
   Agent platform is up (local development stack)
 

@@ -87,31 +87,52 @@ async function main(): Promise<number> {
   const args = [
     'run',
     `${t.url}/openapi.json`,
-    '--url', t.url,
-    '-H', `Authorization: Bearer ${t.token}`,
-    '--checks', 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
-    '--max-examples', maxExamples,
-    '--max-time', maxTime,
-    '--phases', arg('phases') ?? 'examples,coverage,fuzzing,stateful',
+    '--url',
+    t.url,
+    '-H',
+    `Authorization: Bearer ${t.token}`,
+    '--checks',
+    'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
+    '--max-examples',
+    maxExamples,
+    '--max-time',
+    maxTime,
+    '--phases',
+    arg('phases') ?? 'examples,coverage,fuzzing,stateful',
     // The analytics ingest operations live on their own listener ({analytics_url}); the bad-input corpus and
     // test/analytics/ingest.test.ts cover them.
-    '--exclude-path', '/events',
-    '--exclude-path', '/events/batch',
-    '--suppress-health-check', 'all',
-    '--request-timeout', '20',
-    '--workers', arg('workers') ?? '2',
-    '--report', 'junit',
-    '--report-dir', reportDir,
-    '--output-truncate', 'true',
-    '--warnings', 'off',
+    '--exclude-path',
+    '/events',
+    '--exclude-path',
+    '/events/batch',
+    '--suppress-health-check',
+    'all',
+    '--request-timeout',
+    '20',
+    '--workers',
+    arg('workers') ?? '2',
+    '--report',
+    'junit',
+    '--report-dir',
+    reportDir,
+    '--output-truncate',
+    'true',
+    '--warnings',
+    'off',
     ...(arg('seed') ? ['--seed', arg('seed')!] : []),
     ...(arg('exclude-path-regex') ? ['--exclude-path-regex', arg('exclude-path-regex')!] : []),
     ...(arg('include-path-regex') ? ['--include-path-regex', arg('include-path-regex')!] : []),
   ];
-  console.log(`[fuzz] schemathesis against ${t.url}/openapi.json (max ${maxExamples} examples per operation, ${maxTime} s)`);
+  console.log(
+    `[fuzz] schemathesis against ${t.url}/openapi.json (max ${maxExamples} examples per operation, ${maxTime} s)`,
+  );
   let output = '';
   const code = await new Promise<number>((resolve) => {
-    const child = spawn(st, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: '' } });
+    const child = spawn(st, args, {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: '' },
+    });
     child.stdout.on('data', (d: Buffer) => {
       output += d.toString();
       process.stdout.write(d);
@@ -120,7 +141,11 @@ async function main(): Promise<number> {
     child.on('exit', (c) => resolve(c ?? 1));
   });
   await t.stop();
-  const summary = output.split('\n').filter((l) => /passed|failed|error|skipped|operations|Test cases|Seed/i.test(l)).slice(-12).join('\n');
+  const summary = output
+    .split('\n')
+    .filter((l) => /passed|failed|error|skipped|operations|Test cases|Seed/i.test(l))
+    .slice(-12)
+    .join('\n');
   writeFileSync(join(repoRoot, '.infra', 'fuzz-last.txt'), `${new Date().toISOString()} exit ${code}\n${summary}\n`);
   return code;
 }

@@ -8,7 +8,12 @@ const root = join(__dirname, '..');
  * like): `write` writes `content` to `file`; `check` exits 1 when the committed file differs from it, saying which
  * command writes it.
  */
-export function writeOrCheck(mode: string, file: string, content: string, from: { source: string; command: string }): void {
+export function writeOrCheck(
+  mode: string,
+  file: string,
+  content: string,
+  from: { source: string; command: string },
+): void {
   const name = relative(root, file);
   if (mode === 'write') {
     writeFileSync(file, content);

@@ -32,9 +32,11 @@ export interface MigrationReport {
   converted: string;
 }
 
-const config = mongoConfig.extend(baseConfig.pick({ NATS_URL: true, NATS_TLS_CA_FILE: true, JS_REPLICAS: true }).shape).extend({
-  NATS_CREDS: baseConfig.shape.NATS_CREDS.optional(),
-});
+const config = mongoConfig
+  .extend(baseConfig.pick({ NATS_URL: true, NATS_TLS_CA_FILE: true, JS_REPLICAS: true }).shape)
+  .extend({
+    NATS_CREDS: baseConfig.shape.NATS_CREDS.optional(),
+  });
 
 type Step = { step: string; run(db: Connection): Promise<string> };
 
@@ -44,7 +46,10 @@ function steps(nats: () => Promise<NatsConnection>): Array<{ service: BackendSer
     {
       service: 'events-ingest',
       steps: [
-        { step: 'runEvents batch markers of earlier releases given their rows and events', run: async (db) => `${await convertBatchMarkers(db)} markers` },
+        {
+          step: 'runEvents batch markers of earlier releases given their rows and events',
+          run: async (db) => `${await convertBatchMarkers(db)} markers`,
+        },
         { step: 'runEvents rows of earlier releases packed', run: async (db) => `${await packRunEventRows(db)} rows` },
       ],
     },
@@ -86,9 +91,16 @@ export async function migrateAll(env: Record<string, string | undefined>): Promi
   const c = loadConfig(config, env);
   let nc: Promise<NatsConnection> | undefined;
   const nats = () => {
-    if (!c.NATS_CREDS) throw new Error('NATS_CREDS is needed to hand deliveries to the job stream (the webhook-dispatcher credential)');
+    if (!c.NATS_CREDS)
+      throw new Error('NATS_CREDS is needed to hand deliveries to the job stream (the webhook-dispatcher credential)');
     // The job stream is made here when the new dispatcher has not made it yet (the migration may run first).
-    nc ??= connectNats({ url: c.NATS_URL, name: 'migrate', credsFile: c.NATS_CREDS, tlsCaFile: c.NATS_TLS_CA_FILE, maxReconnectAttempts: 3 }).then(async (conn) => {
+    nc ??= connectNats({
+      url: c.NATS_URL,
+      name: 'migrate',
+      credsFile: c.NATS_CREDS,
+      tlsCaFile: c.NATS_TLS_CA_FILE,
+      maxReconnectAttempts: 3,
+    }).then(async (conn) => {
       await ensureJobStream(conn, c.JS_REPLICAS);
       return conn;
     });
@@ -111,7 +123,10 @@ export async function migrateAll(env: Record<string, string | undefined>): Promi
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ args: process.argv.slice(2).filter((a) => a !== '--'), options: { 'env-file': { type: 'string', multiple: true } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2).filter((a) => a !== '--'),
+    options: { 'env-file': { type: 'string', multiple: true } },
+  });
   for (const file of values['env-file'] ?? []) process.loadEnvFile(file);
   // The connections' own notices (a database closed at the end) are not the command's output.
   setLogLevel(process.env.LOG_LEVEL ?? 'error');

@@ -25,7 +25,14 @@ import {
   writeCredentialSet,
   writePrivate,
 } from '@platform/nats-auth';
-import { PLATFORM_EVENTS_STREAM, busPermissions, consumerPermission, consumerScope, inboxPrefixFor, subjectToken } from '@platform/contracts';
+import {
+  PLATFORM_EVENTS_STREAM,
+  busPermissions,
+  consumerPermission,
+  consumerScope,
+  inboxPrefixFor,
+  subjectToken,
+} from '@platform/contracts';
 
 const root = join(__dirname, '..');
 
@@ -56,17 +63,24 @@ async function main() {
   if (command === 'init') {
     // The table as generated from the declarations (the same as deploy/nats/permissions.json, which pnpm check keeps
     // equal to it), or a file given with --table.
-    const table: PermissionTable = values.table ? (JSON.parse(readFileSync(values.table, 'utf8')) as PermissionTable) : { identities: busPermissions() };
+    const table: PermissionTable = values.table
+      ? (JSON.parse(readFileSync(values.table, 'utf8')) as PermissionTable)
+      : { identities: busPermissions() };
     const written = await writeCredentialSet(dir, table, { admin: !values['no-admin'] });
-    process.stdout.write(`[nats:credentials] ${dir}: auth.conf and ${written.length} credentials (${written.join(', ')})\n`);
+    process.stdout.write(
+      `[nats:credentials] ${dir}: auth.conf and ${written.length} credentials (${written.join(', ')})\n`,
+    );
     return;
   }
   if (command === 'consumer') {
     if (!values.tenant) fail('consumer needs --tenant');
     if (!values.out) fail('consumer needs --out FILE');
     const scopeName = values.project ? `${values.tenant}-${values.project}` : values.tenant;
-    const durables = values.durable?.length ? values.durable : [`events-${subjectToken(scopeName).replace(/%/g, '_')}`.slice(0, 64)];
-    for (const d of durables) if (!/^[A-Za-z0-9_-]{1,64}$/.test(d)) fail(`durable "${d}" must be 1-64 letters, digits, - or _`);
+    const durables = values.durable?.length
+      ? values.durable
+      : [`events-${subjectToken(scopeName).replace(/%/g, '_')}`.slice(0, 64)];
+    for (const d of durables)
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(d)) fail(`durable "${d}" must be 1-64 letters, digits, - or _`);
     const days = values['expires-days'] ? Number(values['expires-days']) : undefined;
     if (days !== undefined && !(days > 0)) fail('--expires-days must be a positive number');
     // The name is the inbox prefix too: unique per credential, so two consumers never see each other's replies.
@@ -75,7 +89,11 @@ async function main() {
     const permission = consumerPermission({ tenantId: values.tenant, projectId: values.project, durables }, inbox);
     const issued = await issueUser(dir, name, permission, {
       expiresInS: days ? Math.round(days * 86_400) : undefined,
-      tags: [`tenant:${values.tenant}`, ...(values.project ? [`project:${values.project}`] : []), ...durables.map((d) => `durable:${d}`)],
+      tags: [
+        `tenant:${values.tenant}`,
+        ...(values.project ? [`project:${values.project}`] : []),
+        ...durables.map((d) => `durable:${d}`),
+      ],
     });
     writePrivate(values.out, issued.creds);
     const filter = consumerScope({ tenantId: values.tenant, projectId: values.project });
@@ -97,7 +115,9 @@ async function main() {
     revokeUser(dir, user);
     writePrivate(join(dir, 'auth.conf'), await serverAuthConfig(dir));
     if (values.reload) process.kill(Number(values.reload), 'SIGHUP');
-    process.stdout.write(`[nats:credentials] revoked ${user}; ${join(dir, 'auth.conf')} rewritten${values.reload ? `, server ${values.reload} reloaded` : ' (reload the server to apply)'}\n`);
+    process.stdout.write(
+      `[nats:credentials] revoked ${user}; ${join(dir, 'auth.conf')} rewritten${values.reload ? `, server ${values.reload} reloaded` : ' (reload the server to apply)'}\n`,
+    );
     return;
   }
   fail('usage: nats:credentials init | consumer --tenant T [--project P] --out FILE | revoke --creds FILE');

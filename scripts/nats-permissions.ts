@@ -9,4 +9,7 @@ import { busPermissions } from '@platform/contracts';
 import { writeOrCheck } from './generated-file';
 
 const table = `${JSON.stringify({ generatedBy: 'pnpm nats:permissions (from libs/contracts; do not edit)', identities: busPermissions() }, null, 2)}\n`;
-writeOrCheck(process.argv[2] ?? 'write', join(__dirname, '..', 'deploy', 'nats', 'permissions.json'), table, { source: 'libs/contracts', command: 'pnpm nats:permissions' });
+writeOrCheck(process.argv[2] ?? 'write', join(__dirname, '..', 'deploy', 'nats', 'permissions.json'), table, {
+  source: 'libs/contracts',
+  command: 'pnpm nats:permissions',
+});

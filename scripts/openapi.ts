@@ -7,4 +7,7 @@ import { buildOpenApi } from '@platform/contracts';
 import { writeOrCheck } from './generated-file';
 
 const doc = JSON.stringify(buildOpenApi(), null, 2) + '\n';
-writeOrCheck(process.argv[2] ?? 'check', join(__dirname, '..', 'deploy', 'openapi.json'), doc, { source: 'libs/contracts', command: 'pnpm openapi' });
+writeOrCheck(process.argv[2] ?? 'check', join(__dirname, '..', 'deploy', 'openapi.json'), doc, {
+  source: 'libs/contracts',
+  command: 'pnpm openapi',
+});

@@ -13,7 +13,14 @@
  * `secrets-reencrypt` (deploy/k8s/base/secrets-reencrypt.yaml).
  */
 import { parseArgs } from 'node:util';
-import { encryptionConfig, loadConfig, mongoConfig, sealingKeysOf, withSealingKeys, type EncryptionConfig } from '../libs/config/src';
+import {
+  encryptionConfig,
+  loadConfig,
+  mongoConfig,
+  sealingKeysOf,
+  withSealingKeys,
+  type EncryptionConfig,
+} from '../libs/config/src';
 import { connectMongo, reencryptCollection, type ReencryptReport, type SealedFields } from '../libs/mongo/src';
 import type { BackendServiceName } from '@platform/contracts';
 import { SecretBox } from '@platform/secrets';
@@ -35,7 +42,10 @@ export interface ServiceReport {
 }
 
 /** Re-encrypts (or with `check`, counts) the sealed values of every service. */
-export async function reencryptAll(env: Record<string, string | undefined>, opts: { check?: boolean } = {}): Promise<ServiceReport[]> {
+export async function reencryptAll(
+  env: Record<string, string | undefined>,
+  opts: { check?: boolean } = {},
+): Promise<ServiceReport[]> {
   const config = loadConfig(withSealingKeys(mongoConfig.extend(encryptionConfig.shape)), env);
   const keys = sealingKeysOf(config as EncryptionConfig);
   if (!('keys' in keys)) throw new Error(`${keys.problem.path}: ${keys.problem.message}`);
@@ -55,7 +65,10 @@ export async function reencryptAll(env: Record<string, string | undefined>, opts
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ args: process.argv.slice(2).filter((a) => a !== '--'), options: { check: { type: 'boolean' }, 'env-file': { type: 'string', multiple: true } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2).filter((a) => a !== '--'),
+    options: { check: { type: 'boolean' }, 'env-file': { type: 'string', multiple: true } },
+  });
   for (const file of values['env-file'] ?? []) process.loadEnvFile(file);
   // The connections' own notices (a database closed at the end) are not the command's output.
   setLogLevel(process.env.LOG_LEVEL ?? 'error');
@@ -68,12 +81,16 @@ async function main(): Promise<number> {
       if (check) pending += r.stale;
       problems += r.failed.length + r.changedMeanwhile;
       const done = check ? `${r.stale} not under the newest key` : `${r.resealed} sealed again under the newest key`;
-      console.log(`${service} ${r.collection}: ${r.values} sealed values, ${done}, ${r.failed.length} do not open, ${r.changedMeanwhile} changed meanwhile`);
+      console.log(
+        `${service} ${r.collection}: ${r.values} sealed values, ${done}, ${r.failed.length} do not open, ${r.changedMeanwhile} changed meanwhile`,
+      );
       for (const f of r.failed) console.log(`  ${f.recordId} ${f.field}: ${f.reason}`);
     }
   }
-  if (problems) console.log('Some values were left as they are: fix what is listed (or run again for values changed meanwhile).');
-  else if (!pending) console.log('Every sealed value is under the newest key: older keys can be dropped from ENCRYPTION_KEYS.');
+  if (problems)
+    console.log('Some values were left as they are: fix what is listed (or run again for values changed meanwhile).');
+  else if (!pending)
+    console.log('Every sealed value is under the newest key: older keys can be dropped from ENCRYPTION_KEYS.');
   return problems || pending ? 1 : 0;
 }
 

@@ -29,5 +29,8 @@ export const serviceDefinitions: { [N in BackendServiceName]: ServiceDefinition<
 
 /** The environment each process parses: the gateway's schema, and each service's full one (shared, MongoDB/Redis where used, its own). */
 export function configSchemas(): Array<[ServiceName, ReturnType<typeof fullConfigSchema>]> {
-  return SERVICE_NAMES.map((name) => [name, name === 'gateway' ? gatewayConfig : fullConfigSchema(serviceDefinitions[name])]);
+  return SERVICE_NAMES.map((name) => [
+    name,
+    name === 'gateway' ? gatewayConfig : fullConfigSchema(serviceDefinitions[name]),
+  ]);
 }

@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { connectAs, withDatabase } from '@platform/testkit';
 import { percentiles } from './load';
 
-
 export interface LoopSettings {
   durationS: number;
   warmupS: number;
@@ -22,7 +21,11 @@ export interface LoopResult {
 }
 
 /** `concurrency` callers run `op` back to back for `seconds`; returns operations/s and latency percentiles. */
-async function loopOnce(concurrency: number, seconds: number, op: (worker: number) => Promise<unknown>): Promise<{ ops: number; times: number[]; errors: number }> {
+async function loopOnce(
+  concurrency: number,
+  seconds: number,
+  op: (worker: number) => Promise<unknown>,
+): Promise<{ ops: number; times: number[]; errors: number }> {
   const until = performance.now() + seconds * 1000;
   const times: number[] = [];
   let errors = 0;
@@ -44,7 +47,12 @@ async function loopOnce(concurrency: number, seconds: number, op: (worker: numbe
 }
 
 /** Warm-up, then `runs` runs; the median run (by throughput) is reported. `perOp` scales operations to documents. */
-export async function measureLoop(concurrency: number, settings: LoopSettings, op: (worker: number) => Promise<unknown>, perOp = 1): Promise<LoopResult> {
+export async function measureLoop(
+  concurrency: number,
+  settings: LoopSettings,
+  op: (worker: number) => Promise<unknown>,
+  perOp = 1,
+): Promise<LoopResult> {
   if (settings.warmupS > 0) await loopOnce(concurrency, settings.warmupS, op);
   const results: Array<{ ops: number; times: number[]; errors: number }> = [];
   for (let i = 0; i < settings.runs; i++) results.push(await loopOnce(concurrency, settings.durationS, op));
@@ -52,7 +60,14 @@ export async function measureLoop(concurrency: number, settings: LoopSettings, o
   const chosen = sorted[Math.floor(sorted.length / 2)]!;
   const p = percentiles(chosen.times);
   const round = (x: number) => Math.round(x * 10) / 10;
-  return { rps: chosen.ops * perOp, p50: round(p.p50), p99: round(p.p99), errors: results.reduce((n, r) => n + r.errors, 0), unexpected: 0, runs: settings.runs };
+  return {
+    rps: chosen.ops * perOp,
+    p50: round(p.p50),
+    p99: round(p.p99),
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    unexpected: 0,
+    runs: settings.runs,
+  };
 }
 
 /**
@@ -97,15 +112,33 @@ type RawEvents = ReturnType<Parameters<Parameters<typeof withDatabase>[2]>[0]['c
  * The ceilings' own events collection (`<prefix>_raw.runEvents`), with the indexes events-ingest's `runEvents` has in
  * this run (it created them at start), open for `use` on a pool of `concurrency` connections.
  */
-async function withRawEvents<T>(mongoUrl: string, dbPrefix: string, concurrency: number, use: (col: RawEvents) => Promise<T>): Promise<T> {
-  const indexes = await withDatabase(mongoUrl, 'events-ingest', async (db) => (await db.collection('runEvents').listIndexes().toArray()).filter((i) => i.name !== '_id_'), dbPrefix);
-  if (!indexes.length) throw new Error('events-ingest has no runEvents indexes in this run: start the stack before the ceilings');
-  return withDatabase(mongoUrl, 'raw', async (db) => {
-    await db.createCollection('runEvents').catch(() => undefined);
-    const col = db.collection<Record<string, unknown>>('runEvents');
-    for (const i of indexes) await col.createIndex(i.key, { ...(i.sparse ? { sparse: true } : {}), ...(i.unique ? { unique: true } : {}) });
-    return use(col);
-  }, dbPrefix, concurrency);
+async function withRawEvents<T>(
+  mongoUrl: string,
+  dbPrefix: string,
+  concurrency: number,
+  use: (col: RawEvents) => Promise<T>,
+): Promise<T> {
+  const indexes = await withDatabase(
+    mongoUrl,
+    'events-ingest',
+    async (db) => (await db.collection('runEvents').listIndexes().toArray()).filter((i) => i.name !== '_id_'),
+    dbPrefix,
+  );
+  if (!indexes.length)
+    throw new Error('events-ingest has no runEvents indexes in this run: start the stack before the ceilings');
+  return withDatabase(
+    mongoUrl,
+    'raw',
+    async (db) => {
+      await db.createCollection('runEvents').catch(() => undefined);
+      const col = db.collection<Record<string, unknown>>('runEvents');
+      for (const i of indexes)
+        await col.createIndex(i.key, { ...(i.sparse ? { sparse: true } : {}), ...(i.unique ? { unique: true } : {}) });
+      return use(col);
+    },
+    dbPrefix,
+    concurrency,
+  );
 }
 
 let inserted = 0;
@@ -128,12 +161,20 @@ export async function writeCeilings(
     const one = insertOneOf(col);
     const insertOne = await measureLoop(concurrency, settings, one);
     await around?.insertOne?.(async () => (await loopOnce(concurrency, settings.durationS, one)).times.length);
-    const many = () => col.insertMany(Array.from({ length: 100 }, () => eventLike(inserted++)) as never[], { ordered: false });
+    const many = () =>
+      col.insertMany(Array.from({ length: 100 }, () => eventLike(inserted++)) as never[], { ordered: false });
     const insertMany = await measureLoop(1, settings, many, 100);
     await around?.insertMany?.(async () => (await loopOnce(1, settings.durationS, many)).times.length * 100);
-    const ids = (await col.find({}, { projection: { _id: 1 } }).limit(5000).toArray()).map((d) => d._id);
+    const ids = (
+      await col
+        .find({}, { projection: { _id: 1 } })
+        .limit(5000)
+        .toArray()
+    ).map((d) => d._id);
     let u = 0;
-    const updateOne = await measureLoop(concurrency, settings, () => col.updateOne({ _id: ids[u++ % ids.length] as never }, { $set: { updatedAt: new Date() } }));
+    const updateOne = await measureLoop(concurrency, settings, () =>
+      col.updateOne({ _id: ids[u++ % ids.length] as never }, { $set: { updatedAt: new Date() } }),
+    );
     return { insertOne, insertMany, updateOne };
   });
 }
@@ -162,16 +203,28 @@ export async function findCeiling(
   dbPrefix: string,
   service: string,
   collection: string,
-  query: { filter: Record<string, unknown>; sort: Record<string, 1 | -1>; limit: number; projection?: Record<string, number> },
+  query: {
+    filter: Record<string, unknown>;
+    sort: Record<string, 1 | -1>;
+    limit: number;
+    projection?: Record<string, number>;
+  },
   settings: LoopSettings,
   concurrency: number,
 ): Promise<LoopResult & { returned: number }> {
-  return withDatabase(mongoUrl, service, async (db) => {
-    const col = db.collection(collection);
-    const find = () => col.find(query.filter, { projection: query.projection }).sort(query.sort).limit(query.limit).toArray();
-    const returned = (await find()).length;
-    return { ...(await measureLoop(concurrency, settings, find)), returned };
-  }, dbPrefix, concurrency);
+  return withDatabase(
+    mongoUrl,
+    service,
+    async (db) => {
+      const col = db.collection(collection);
+      const find = () =>
+        col.find(query.filter, { projection: query.projection }).sort(query.sort).limit(query.limit).toArray();
+      const returned = (await find()).length;
+      return { ...(await measureLoop(concurrency, settings, find)), returned };
+    },
+    dbPrefix,
+    concurrency,
+  );
 }
 
 /**
@@ -179,19 +232,41 @@ export async function findCeiling(
  * `Nats-Msg-Id` and a body shaped like an `event.created`: the share of a new event that the stream takes (events-ingest
  * publishes every stored event the same way). No consumer reads the stream.
  */
-export async function publishCeiling(natsUrl: string, runId: string, settings: LoopSettings, concurrency = 50, around?: CpuRun): Promise<LoopResult> {
+export async function publishCeiling(
+  natsUrl: string,
+  runId: string,
+  settings: LoopSettings,
+  concurrency = 50,
+  around?: CpuRun,
+): Promise<LoopResult> {
   const nc = await connectAs(natsUrl, 'admin', { name: 'bench-publish-ceiling' });
   const stream = `BENCH_RAW_${runId.toUpperCase()}`;
   const jsm = await nc.jetstreamManager();
   try {
-    await jsm.streams.add({ name: stream, subjects: [`bench-raw.${runId}.>`], storage: 'file' as never /* StorageType.File; nats is not a dependency of the root */, duplicate_window: 120 * 1e9 });
+    await jsm.streams.add({
+      name: stream,
+      subjects: [`bench-raw.${runId}.>`],
+      storage: 'file' as never /* StorageType.File; nats is not a dependency of the root */,
+      duplicate_window: 120 * 1e9,
+    });
     const js = nc.jetstream();
     const encoder = new TextEncoder();
     let n = 0;
     const publish = () => {
       const event = eventLike(n++);
-      const body = encoder.encode(JSON.stringify({ id: randomUUID(), type: 'event.created', occurredAt: event.createdAt, tenantId: event.tenantId, projectId: event.projectId, data: event }));
-      return js.publish(`bench-raw.${runId}.${event.tenantId}.${event.projectId}.event.created`, body, { msgID: event.id });
+      const body = encoder.encode(
+        JSON.stringify({
+          id: randomUUID(),
+          type: 'event.created',
+          occurredAt: event.createdAt,
+          tenantId: event.tenantId,
+          projectId: event.projectId,
+          data: event,
+        }),
+      );
+      return js.publish(`bench-raw.${runId}.${event.tenantId}.${event.projectId}.event.created`, body, {
+        msgID: event.id,
+      });
     };
     const result = await measureLoop(concurrency, settings, publish);
     await around?.(async () => (await loopOnce(concurrency, settings.durationS, publish)).times.length);

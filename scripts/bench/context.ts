@@ -73,18 +73,32 @@ export interface BenchContext extends Bench {
 export async function eventFixtures(bench: Bench): Promise<EventFixtures> {
   const evP = proj('events');
   await agentsIn(bench.admin, evP);
-  const key = (await must(bench.admin.post(`${projectPath(evP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
-  const withId = (id: string) => JSON.stringify({ id, type: 'bench.event', conversationId: 'c-1', properties: { n: 1 }, userProperties: { id: 'u-1' } });
+  const key = (
+    await must(bench.admin.post(`${projectPath(evP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')
+  ).data.key as string;
+  const withId = (id: string) =>
+    JSON.stringify({
+      id,
+      type: 'bench.event',
+      conversationId: 'c-1',
+      properties: { n: 1 },
+      userProperties: { id: 'u-1' },
+    });
   const replayBody = withId('replayed-1');
   await must(client(bench.gw, key).post('/run/v1/events', JSON.parse(replayBody)), 201, 'first event');
   return { key, headers: { authorization: `Bearer ${key}` }, withId, newEvent: () => withId(randomUUID()), replayBody };
 }
 
 /** One more run of B, no warm-up (the baseline is warm). */
-export const runB = (ctx: Bench): Promise<LoadResult> => measure({ url: ctx.baselineUrl }, { ...ctx.settings.load, runs: 1, warmupS: 0 });
+export const runB = (ctx: Bench): Promise<LoadResult> =>
+  measure({ url: ctx.baselineUrl }, { ...ctx.settings.load, runs: 1, warmupS: 0 });
 /** B as the reference measured beside a row. */
 export const besideB = (ctx: Bench): Reference => ({ name: 'B', run: async () => (await runB(ctx)).rps });
 
 /** A CpuRun that keeps the CPU per operation of one part of a new event for the floor row. */
-export const cpuPart = (ctx: Bench, part: FloorPart, what: string, label: (pid: number, comm: string) => string): CpuRun =>
-  cpuAround(what, label, (cpu) => ctx.carry.floorParts.set(part, cpu.perOpMs));
+export const cpuPart = (
+  ctx: Bench,
+  part: FloorPart,
+  what: string,
+  label: (pid: number, comm: string) => string,
+): CpuRun => cpuAround(what, label, (cpu) => ctx.carry.floorParts.set(part, cpu.perOpMs));

@@ -57,7 +57,12 @@ export function cpuSnapshot(): CpuSnapshot {
         /* another user's process: its CPU still counts, its calls are unknown */
       }
       const calls = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(io)?.[1] ?? 0);
-      procs.set(Number(entry), { comm, ticks: Number(rest[11]) + Number(rest[12]), reads: calls('syscr'), writes: calls('syscw') });
+      procs.set(Number(entry), {
+        comm,
+        ticks: Number(rest[11]) + Number(rest[12]),
+        reads: calls('syscr'),
+        writes: calls('syscw'),
+      });
     } catch {
       /* the process ended meanwhile */
     }
@@ -147,16 +152,22 @@ export function cpuNote(use: CpuUse, ops: number): { perOpMs: number; cpuBoundRa
   const parts = shown.map(([name, ms]) => `${name} ${(ms / Math.max(1, ops)).toFixed(2)}`);
   // The same processes' read and write system calls per operation (reads/writes), where they made any.
   const io = shown.flatMap(([name]) => {
-      const c = use.calls.get(name);
-      return c && c.reads + c.writes > 0 ? [`${name} ${(c.reads / Math.max(1, ops)).toFixed(2)}/${(c.writes / Math.max(1, ops)).toFixed(2)}`] : [];
-    });
+    const c = use.calls.get(name);
+    return c && c.reads + c.writes > 0
+      ? [`${name} ${(c.reads / Math.max(1, ops)).toFixed(2)}/${(c.writes / Math.max(1, ops)).toFixed(2)}`]
+      : [];
+  });
   const text = `${perOpMs.toFixed(2)} CPU ms per operation (${parts.join(', ')}); read/write system calls per operation (${io.join(', ')}); machine ${(use.busyShare * 100).toFixed(0)} % busy of ${use.cores} cores${stealText(use)}; ${use.cores} cores at this cost: ${cpuBoundRate.toFixed(0)}/s`;
   return { perOpMs, cpuBoundRate, text };
 }
 
 /** A CpuRun that reads the CPU around one more run, logs it per operation and hands it to `keep`. */
 export const cpuAround =
-  (what: string, label: (pid: number, comm: string) => string, keep: (cpu: ReturnType<typeof cpuNote>) => void): CpuRun =>
+  (
+    what: string,
+    label: (pid: number, comm: string) => string,
+    keep: (cpu: ReturnType<typeof cpuNote>) => void,
+  ): CpuRun =>
   async (run) => {
     const before = cpuSnapshot();
     const ops = await run();

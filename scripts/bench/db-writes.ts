@@ -23,5 +23,11 @@ export async function readDbWrites(healthUrls: string[]): Promise<WriteCounts> {
 export function writesBetween(before: WriteCounts, after: WriteCounts): { total: number; top: string } {
   const diff = [...after.entries()].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
   diff.sort((a, b) => b[1] - a[1]);
-  return { total: diff.reduce((n, [, v]) => n + v, 0), top: diff.slice(0, 4).map(([k, v]) => `${k} ${v}`).join(', ') };
+  return {
+    total: diff.reduce((n, [, v]) => n + v, 0),
+    top: diff
+      .slice(0, 4)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', '),
+  };
 }

@@ -10,7 +10,11 @@ export async function must<T = any>(p: Promise<{ status: number; body: T }>, sta
 }
 
 /** Makes the agents API keys are bound to (a key is refused for an agent the project does not have). */
-export async function agentsIn(c: Parameters<typeof anAgentNamed>[0], p: { tenantId: string; projectId: string }, ids: string[] = ['agent-1']): Promise<void> {
+export async function agentsIn(
+  c: Parameters<typeof anAgentNamed>[0],
+  p: { tenantId: string; projectId: string },
+  ids: string[] = ['agent-1'],
+): Promise<void> {
   for (const id of ids) await anAgentNamed(c, p, id);
 }
 
@@ -30,7 +34,12 @@ export async function pool(count: number, concurrency: number, job: (i: number) 
  * A few milliseconds each, so a fixed count spans a few tens of milliseconds: one burst of background work (the
  * database's statistics after a bulk load) then decided the whole row; measured over seconds, it does not.
  */
-export async function sequential(url: string, headers: Record<string, string>, count: number, minMs: number): Promise<LoadResult> {
+export async function sequential(
+  url: string,
+  headers: Record<string, string>,
+  count: number,
+  minMs: number,
+): Promise<LoadResult> {
   const times: number[] = [];
   let errors = 0;
   const start = Date.now();
@@ -46,7 +55,14 @@ export async function sequential(url: string, headers: Record<string, string>, c
   }
   const p = percentiles(times);
   const mean = times.reduce((a, b) => a + b, 0) / times.length;
-  return { rps: 1000 / mean, p50: Math.round(p.p50 * 10) / 10, p99: Math.round((times.length >= 100 ? p.p99 : p.max) * 10) / 10, errors, unexpected: 0, runs: 1 };
+  return {
+    rps: 1000 / mean,
+    p50: Math.round(p.p50 * 10) / 10,
+    p99: Math.round((times.length >= 100 ? p.p99 : p.max) * 10) / 10,
+    errors,
+    unexpected: 0,
+    runs: 1,
+  };
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

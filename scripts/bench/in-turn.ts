@@ -24,8 +24,18 @@ export async function inTurn(natsUrls: string[], rounds: number, run: (k: number
 /** One run of new events on `on` (after its warm-up in the first round) and its CPU per process (`others` named so). */
 export async function newEventsOn(ctx: BenchContext, on: Stack, key: string, round: number, others: Stack[]) {
   let cpuStart = cpuSnapshot();
-  const spec: LoadSpec = { url: `${on.gatewayUrl}/run/v1/events`, method: 'POST', headers: { authorization: `Bearer ${key}` }, body: ctx.events.newEvent, expectStatus: 201 };
+  const spec: LoadSpec = {
+    url: `${on.gatewayUrl}/run/v1/events`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: ctx.events.newEvent,
+    expectStatus: 201,
+  };
   const load = ctx.settings.load;
-  const result = await measure(spec, { ...load, runs: 1, warmupS: round === 0 ? load.warmupS : 0 }, { start: () => (cpuStart = cpuSnapshot()) });
+  const result = await measure(
+    spec,
+    { ...load, runs: 1, warmupS: round === 0 ? load.warmupS : 0 },
+    { start: () => (cpuStart = cpuSnapshot()) },
+  );
   return { result, use: cpuBetween(cpuStart, cpuSnapshot(), cpuLabel(on, others)) };
 }

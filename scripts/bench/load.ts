@@ -97,7 +97,8 @@ const round1 = (x: number) => Math.round(x * 10) / 10;
  * the stack's latency.
  */
 async function paced(spec: LoadSpec, durationS: number, connections: number, warmupS: number): Promise<RunResult> {
-  if (typeof spec.body === 'function') throw new Error('a paced run takes a body text or a template (bodies are made in the pacer\'s thread)');
+  if (typeof spec.body === 'function')
+    throw new Error("a paced run takes a body text or a template (bodies are made in the pacer's thread)");
   // BENCH_SLOW_LOG=<file>: the due time (wall clock), latency and send delay of every paced request of BENCH_SLOW_MS
   // (50) or more, and the pacer's own event-loop delay and GC pauses, to line them up with the stack's logs.
   const slowLog = process.env.BENCH_SLOW_LOG;
@@ -126,7 +127,17 @@ async function paced(spec: LoadSpec, durationS: number, connections: number, war
   for (const [id, at] of out.warmSentAt ?? []) spec.warmSentAt?.set(id, at);
   if (slowLog) appendFileSync(slowLog, `${[...out.slow, `# ${out.loader}`].join('\n')}\n`);
   const p = percentiles([...out.latencies]);
-  return { rps: out.completed / Math.max(durationS, out.tookS), p50: round1(p.p50), p99: round1(p.p99), errors: out.errors, unexpected: out.unexpected, errorKinds: out.kinds, completed: out.completed, loader: out.loader, latencies: out.latencies };
+  return {
+    rps: out.completed / Math.max(durationS, out.tookS),
+    p50: round1(p.p50),
+    p99: round1(p.p99),
+    errors: out.errors,
+    unexpected: out.unexpected,
+    errorKinds: out.kinds,
+    completed: out.completed,
+    loader: out.loader,
+    latencies: out.latencies,
+  };
 }
 
 /** What the pacer's thread posts back (paced-worker.mjs). */
@@ -155,7 +166,8 @@ async function once(spec: LoadSpec, durationS: number, connections: number, pace
     pipelining: 1,
     timeout: 20,
   };
-  if (typeof body === 'function') opts.requests = [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body() }) }];
+  if (typeof body === 'function')
+    opts.requests = [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: body() }) }];
   else if (body !== undefined) opts.body = body;
   const r = await autocannon(opts);
   const expected = spec.expectStatus ?? 200;
@@ -165,7 +177,14 @@ async function once(spec: LoadSpec, durationS: number, connections: number, pace
     if (Number(code) !== expected) unexpected += s.count;
     else completed += s.count;
   }
-  return { rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, unexpected, completed };
+  return {
+    rps: r.requests.total / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    unexpected,
+    completed,
+  };
 }
 
 /** The middle value (the upper one of an even count). */
@@ -185,7 +204,8 @@ export async function measure(spec: LoadSpec, settings: LoadSettings, around?: {
   if (settings.warmupS > 0 && !spec.rate) await once(spec, settings.warmupS, connections);
   around?.start();
   const results: RunResult[] = [];
-  for (let i = 0; i < settings.runs; i++) results.push(await once(spec, settings.durationS, connections, settings.warmupS));
+  for (let i = 0; i < settings.runs; i++)
+    results.push(await once(spec, settings.durationS, connections, settings.warmupS));
   const m = median(results.map((r) => r.rps));
   const chosen = results.find((r) => r.rps === m)!;
   const pooled = spec.rate ? percentiles(results.flatMap((r) => [...(r.latencies ?? [])])) : undefined;

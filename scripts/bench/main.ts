@@ -2,7 +2,15 @@
 // and how to run it: docs/performance.md; its settings: settings.ts; each section of rows: rows/<section>.ts.
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { client, dropDatabases, ensureInfra, freePort, localSecrets, reapOrphans, type InfraEnv } from '@platform/testkit';
+import {
+  client,
+  dropDatabases,
+  ensureInfra,
+  freePort,
+  localSecrets,
+  reapOrphans,
+  type InfraEnv,
+} from '@platform/testkit';
 import { eventFixtures, type Bench, type BenchContext } from './context';
 import { cpuBetween, cpuSnapshot } from './cpu';
 import { sleep } from './helpers';
@@ -13,7 +21,15 @@ import { dbPrefix, log, logDir, profDir, runId, runsDir } from './run';
 import { readSettings, type BenchSettings } from './settings';
 import { benchStacks, productionNodeArgs, productionProcessEnv, startBaseline } from './stacks';
 import { Table } from './table';
-import { atTeardown, forgetRun, interrupted, recordRun, sweepEarlierRuns, teardown, teardownOnSignals } from './teardown';
+import {
+  atTeardown,
+  forgetRun,
+  interrupted,
+  recordRun,
+  sweepEarlierRuns,
+  teardown,
+  teardownOnSignals,
+} from './teardown';
 import { abRows } from './rows/ab';
 import { analyticsRows } from './rows/analytics';
 import { baselineRow } from './rows/baseline';
@@ -80,12 +96,16 @@ async function prepareRun(settings: BenchSettings): Promise<InfraEnv> {
   const reaped = reapOrphans();
   if (reaped) log(`stopped ${reaped} process(es) left behind by earlier runs`);
   const swept = await sweepEarlierRuns(runsDir, infra.MONGO_URL);
-  if (swept.length) log(`dropped the databases of ${swept.length} earlier run(s) that ended without dropping them: ${swept.join(', ')}`);
+  if (swept.length)
+    log(
+      `dropped the databases of ${swept.length} earlier run(s) that ended without dropping them: ${swept.join(', ')}`,
+    );
   recordRun(runsDir, runId, { pid: process.pid, dbPrefix, keep: settings.keepData });
   // Last of all: each stack drops its own databases as it stops; this drops the ceilings' too, and forgets the run
   // only once none of its databases is left.
   atTeardown('databases', async () => {
-    if (settings.keepData) return log(`databases kept (BENCH_KEEP_DATA=1): ${dbPrefix}_*; drop them yourself, pnpm bench leaves them alone`);
+    if (settings.keepData)
+      return log(`databases kept (BENCH_KEEP_DATA=1): ${dbPrefix}_*; drop them yourself, pnpm bench leaves them alone`);
     await dropDatabases(infra.MONGO_URL, dbPrefix);
     forgetRun(runsDir, runId);
   });
@@ -99,12 +119,22 @@ async function startBench(settings: BenchSettings, infra: InfraEnv): Promise<Ben
   const secrets = localSecrets();
   const analyticsPort = await freePort();
   const profiled = settings.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : undefined;
-  const processEnv = Object.entries(productionProcessEnv()).map(([k, v]) => `${k}=${v}`).join(' ');
-  log(`node flags of the services: ${productionNodeArgs(settings.nodeOptions).join(' ') || '(none)'}; ${processEnv || 'no C library settings'}`);
+  const processEnv = Object.entries(productionProcessEnv())
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  log(
+    `node flags of the services: ${productionNodeArgs(settings.nodeOptions).join(' ') || '(none)'}; ${processEnv || 'no C library settings'}`,
+  );
   const load = settings.load;
-  log(`run ${runId}: ${load.runs} run(s) of ${load.durationS} s after ${load.warmupS} s warm-up, ${load.connections} connections; logs in ${logDir}`);
+  log(
+    `run ${runId}: ${load.runs} run(s) of ${load.durationS} s after ${load.warmupS} s warm-up, ${load.connections} connections; logs in ${logDir}`,
+  );
   const startStack = benchStacks(infra, secrets, settings);
-  const { stack } = await startStack('', analyticsPort, profiled ? Object.fromEntries(settings.profiledServices.map((name) => [name, profiled])) : undefined);
+  const { stack } = await startStack(
+    '',
+    analyticsPort,
+    profiled ? Object.fromEntries(settings.profiledServices.map((name) => [name, profiled])) : undefined,
+  );
   return {
     settings,
     infra,
@@ -131,7 +161,14 @@ async function finish(bench: Bench, startedAt: Date, runCpu: ReturnType<typeof c
   } finally {
     await teardown(log);
   }
-  report(results(bench, startedAt, floor, cpuBetween(runCpu, cpuSnapshot(), () => '')));
+  report(
+    results(
+      bench,
+      startedAt,
+      floor,
+      cpuBetween(runCpu, cpuSnapshot(), () => ''),
+    ),
+  );
   if (!bench.settings.profile) return;
   for (const f of readdirSync(profDir).filter((n) => n.endsWith('.cpuprofile'))) {
     console.log(`\nTop frames (self time) of ${f}:`);

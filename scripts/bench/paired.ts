@@ -22,7 +22,12 @@ export interface Paired {
  * within minutes at the same work per request, so each round's ratio is taken within the same half minute, and the
  * row's ratio is the median round's. The row's own rate is its median run, as for every other row.
  */
-export async function measurePaired(spec: LoadSpec, refs: Reference[], settings: LoadSettings, around?: { start(): void; end(): void }): Promise<Paired> {
+export async function measurePaired(
+  spec: LoadSpec,
+  refs: Reference[],
+  settings: LoadSettings,
+  around?: { start(): void; end(): void },
+): Promise<Paired> {
   const runs: LoadResult[] = [];
   const rates = new Map<string, number[]>(refs.map((r) => [r.name, []]));
   const steal = { row: [] as number[], beside: [] as number[] };
@@ -31,13 +36,17 @@ export async function measurePaired(spec: LoadSpec, refs: Reference[], settings:
       for (const ref of refs) rates.get(ref.name)!.push(await ref.run());
     });
     steal.beside.push(beside.steal);
-    const own = await withSteal(() => measure(spec, { ...settings, runs: 1, warmupS: i === 0 ? settings.warmupS : 0 }, around));
+    const own = await withSteal(() =>
+      measure(spec, { ...settings, runs: 1, warmupS: i === 0 ? settings.warmupS : 0 }, around),
+    );
     runs.push(own.value);
     steal.row.push(own.steal);
     around?.end();
   }
   const result = medianRun(runs);
-  const against = new Map([...rates].map(([name, xs]) => [name, { rates: xs, ratio: median(xs.map((x, i) => runs[i]!.rps / x)) }]));
+  const against = new Map(
+    [...rates].map(([name, xs]) => [name, { rates: xs, ratio: median(xs.map((x, i) => runs[i]!.rps / x)) }]),
+  );
   return { result, against, steal };
 }
 

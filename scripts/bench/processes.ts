@@ -29,7 +29,8 @@ export function cpuLabel(stack: Stack, others: Stack[] = []) {
 }
 
 /** The health (and /metrics) URLs of a service's processes. */
-export const healthUrlsOf = (stack: Stack, name: string) => stack.processes.filter((p) => p.name === name && p.healthUrl).map((p) => p.healthUrl!);
+export const healthUrlsOf = (stack: Stack, name: string) =>
+  stack.processes.filter((p) => p.name === name && p.healthUrl).map((p) => p.healthUrl!);
 
 /** Each process's resident memory: idle (sampled once, after start) and the highest seen under load. */
 export class MemoryWatch {
@@ -60,7 +61,11 @@ export class MemoryWatch {
   }
 
   rows(): MemoryRow[] {
-    return [...this.memory.entries()].map(([name, m]) => ({ name, idleMb: Math.round(m.idle), loadMb: Math.round(m.load) }));
+    return [...this.memory.entries()].map(([name, m]) => ({
+      name,
+      idleMb: Math.round(m.idle),
+      loadMb: Math.round(m.load),
+    }));
   }
 }
 
@@ -71,20 +76,33 @@ export class MemoryWatch {
 export async function memoryFloor(nodeOptions: string | undefined): Promise<Array<{ name: string; idleMb: number }>> {
   // Each library from a package that depends on it (pnpm links a package's dependencies into its own node_modules).
   const owners = { mongoose: 'libs/mongo', nats: 'libs/bus', express: 'services/gateway', ioredis: 'libs/runtime' };
-  const loads = Object.entries(owners).map(([lib, dir]) => `require('node:module').createRequire(${JSON.stringify(join(repoRoot, dir, 'package.json'))})(${JSON.stringify(lib)})`);
+  const loads = Object.entries(owners).map(
+    ([lib, dir]) =>
+      `require('node:module').createRequire(${JSON.stringify(join(repoRoot, dir, 'package.json'))})(${JSON.stringify(lib)})`,
+  );
   const libs = `globalThis.k=[${loads.join(',')}];`;
   const out: Array<{ name: string; idleMb: number }> = [];
   for (const [name, code] of [
     ['floor: node alone', ''],
     ['floor: node + mongoose, nats, express, ioredis (no code of ours)', libs],
   ] as const) {
-    const child = spawn(process.execPath, [...productionNodeArgs(nodeOptions), '-e', `${code}setTimeout(()=>console.log('ready'),1500);setTimeout(()=>{},60000)`], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, ...productionProcessEnv() },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        ...productionNodeArgs(nodeOptions),
+        '-e',
+        `${code}setTimeout(()=>console.log('ready'),1500);setTimeout(()=>{},60000)`,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, ...productionProcessEnv() },
+      },
+    );
     await new Promise((resolve, reject) => {
       child.stdout!.once('data', resolve);
-      child.once('exit', (code) => reject(new Error(`the process of the row "${name}" exited (${code}) before it was ready`)));
+      child.once('exit', (code) =>
+        reject(new Error(`the process of the row "${name}" exited (${code}) before it was ready`)),
+      );
     });
     out.push({ name, idleMb: Math.round(rssMb(child.pid)) });
     child.kill();
@@ -95,5 +113,7 @@ export async function memoryFloor(nodeOptions: string | undefined): Promise<Arra
 /** BENCH_DUMP_METRICS=1: every process's /metrics into the run's log directory (`<stage>-<process>.txt`), to read
  * what happened inside a row (the half-max row's latency by hop, its group-commit sizes and times). */
 export async function dumpMetrics(stack: Stack, stage: string) {
-  for (const p of stack.processes) if (p.healthUrl) writeFileSync(join(logDir, `${stage}-${procName(p)}.txt`), await (await fetch(`${p.healthUrl}/metrics`)).text());
+  for (const p of stack.processes)
+    if (p.healthUrl)
+      writeFileSync(join(logDir, `${stage}-${procName(p)}.txt`), await (await fetch(`${p.healthUrl}/metrics`)).text());
 }

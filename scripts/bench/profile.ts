@@ -63,7 +63,8 @@ function sourceMaps() {
     let found: BundleMap | undefined;
     try {
       const file = url.startsWith('file:') ? fileURLToPath(url) : url;
-      if (existsSync(`${file}.map`)) found = { map: new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))), dir: dirname(file) };
+      if (existsSync(`${file}.map`))
+        found = { map: new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8'))), dir: dirname(file) };
     } catch {
       // an unreadable map: the frame is named by the bundle
     }

@@ -10,7 +10,8 @@ const root = resolve(__dirname, '..', '..');
 export const RESULTS_PATH = join('docs', 'bench', 'latest.json');
 export const BEGIN = '<!-- bench:begin -->';
 export const END = '<!-- bench:end -->';
-const NOTICE = '<!-- rendered by `pnpm bench:render` from docs/bench/latest.json: render another run instead of editing this -->';
+const NOTICE =
+  '<!-- rendered by `pnpm bench:render` from docs/bench/latest.json: render another run instead of editing this -->';
 
 export function readResults(file: string): BenchResults {
   const r = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
@@ -25,7 +26,10 @@ const pretty = (text: string) => text.replace(/>=/g, '≥').replace(/<=/g, '≤'
 /** The targets of a run, met or not: every row with a target, and each process's memory. */
 function targets(r: BenchResults): { met: number; all: number; missed: string[] } {
   const rows = r.rows.filter((x) => x.target !== undefined);
-  const missed = [...rows.filter((x) => !x.met).map((x) => x.name), ...r.memory.filter((m) => !memoryMet(m)).map((m) => `memory of ${m.name}`)];
+  const missed = [
+    ...rows.filter((x) => !x.met).map((x) => x.name),
+    ...r.memory.filter((m) => !memoryMet(m)).map((m) => `memory of ${m.name}`),
+  ];
   const all = rows.length + r.memory.length;
   return { met: all - missed.length, all, missed };
 }
@@ -35,18 +39,28 @@ function targets(r: BenchResults): { met: number; all: number; missed: string[] 
 function runSentence(r: BenchResults, source: 'full' | 'pointer'): string {
   const { met, all, missed } = targets(r);
   const commit = `commit ${r.run.commit.slice(0, 7)}${r.run.dirty ? ' with uncommitted changes' : ''}`;
-  const outcome = missed.length ? `${met} of ${all} targets met (missed: ${missed.join('; ')})` : `all ${all} targets met`;
+  const outcome = missed.length
+    ? `${met} of ${all} targets met (missed: ${missed.join('; ')})`
+    : `all ${all} targets met`;
   const run = `\`pnpm bench\` of ${commit}, ${when(r.run.startedAt)}, on ${r.run.machine.cpus} x ${r.run.machine.model}: ${outcome}`;
   if (!r.run.source) return `${run}.`;
-  return source === 'full' ? `${run}. ${r.run.source}` : `${run} (its figures converted from an earlier record of it, named in docs/performance.md).`;
+  return source === 'full'
+    ? `${run}. ${r.run.source}`
+    : `${run} (its figures converted from an earlier record of it, named in docs/performance.md).`;
 }
 
 /** The figure a row's target reads, as the README shows it. */
 function measured(x: Row): string {
   if (x.figure) return x.figure;
   const target = x.target ?? '';
-  if (/p99|p50/.test(target)) return [`p99 ${fmt(x.p99, 1)} ms`, x.rps !== undefined && x.rps !== null ? `at ${int(x.rps)}/s` : ''].filter(Boolean).join(' ');
-  const against = [x.ofCeiling !== undefined && x.ofCeiling !== null ? `${x.ofCeiling.toFixed(2)} × the ceiling` : '', / x B/.test(target) ? `${fmt(x.ratio, 3)} × B` : ''].filter(Boolean);
+  if (/p99|p50/.test(target))
+    return [`p99 ${fmt(x.p99, 1)} ms`, x.rps !== undefined && x.rps !== null ? `at ${int(x.rps)}/s` : '']
+      .filter(Boolean)
+      .join(' ');
+  const against = [
+    x.ofCeiling !== undefined && x.ofCeiling !== null ? `${x.ofCeiling.toFixed(2)} × the ceiling` : '',
+    / x B/.test(target) ? `${fmt(x.ratio, 3)} × B` : '',
+  ].filter(Boolean);
   return `${int(x.rps)} req/s${against.length ? `: ${against.join(', ')}` : ''}`;
 }
 
@@ -60,7 +74,9 @@ export function readmeSection(r: BenchResults): string {
   const b = r.rows.find((x) => x.name.startsWith('B: '));
   const mem = r.memory;
   const memoryLine = mem.length
-    ? [`| memory per process (RSS) | ≤ ${Math.max(...mem.map((m) => m.idleMb))} MB idle, ≤ ${Math.max(...mem.map((m) => m.loadMb))} MB under load | ≤ 100 MB idle, ≤ 200 MB under load | ${mem.every(memoryMet) ? 'yes' : 'NO'} |`]
+    ? [
+        `| memory per process (RSS) | ≤ ${Math.max(...mem.map((m) => m.idleMb))} MB idle, ≤ ${Math.max(...mem.map((m) => m.loadMb))} MB under load | ≤ 100 MB idle, ≤ 200 MB under load | ${mem.every(memoryMet) ? 'yes' : 'NO'} |`,
+      ]
     : [];
   return [
     NOTICE,
@@ -69,7 +85,9 @@ export function readmeSection(r: BenchResults): string {
     '',
     '| path | measured | target | met |',
     '|---|---|---|---|',
-    ...r.rows.filter((x) => x.target !== undefined).map((x) => `| ${x.name} | ${measured(x)} | ${pretty(x.target!)} | ${x.met ? 'yes' : 'NO'} |`),
+    ...r.rows
+      .filter((x) => x.target !== undefined)
+      .map((x) => `| ${x.name} | ${measured(x)} | ${pretty(x.target!)} | ${x.met ? 'yes' : 'NO'} |`),
     ...memoryLine,
   ].join('\n');
 }
@@ -107,13 +125,15 @@ function main(args: string[]) {
   const [mode, input] = args;
   if (mode === 'check') {
     const stale = staleDocs();
-    for (const path of stale) console.error(`${path}: its bench section differs from what ${RESULTS_PATH} renders to; run pnpm bench:render`);
+    for (const path of stale)
+      console.error(`${path}: its bench section differs from what ${RESULTS_PATH} renders to; run pnpm bench:render`);
     process.exit(stale.length ? 1 : 0);
   }
   if (mode !== 'write') throw new Error('usage: render.ts write [results.json] | check');
   const file = join(root, RESULTS_PATH);
   if (input) writeFileSync(file, JSON.stringify(readResults(resolve(input)), null, 2) + '\n');
-  for (const d of renderDocs(readResults(file))) if (d.now !== d.rendered) writeFileSync(join(root, d.path), d.rendered);
+  for (const d of renderDocs(readResults(file)))
+    if (d.now !== d.rendered) writeFileSync(join(root, d.path), d.rendered);
   console.log(`rendered docs/performance.md and README.md from ${RESULTS_PATH}`);
 }
 

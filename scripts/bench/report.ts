@@ -15,7 +15,8 @@ import { productionNodeArgs, productionProcessEnv } from './stacks';
 /** The commit measured, and whether the tree has changes beside it ('unknown' outside a git checkout). */
 function commitOf(): { commit: string; dirty: boolean } {
   try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     return { commit: git('rev-parse', 'HEAD'), dirty: git('status', '--porcelain', '--untracked-files=no') !== '' };
   } catch {
     return { commit: 'unknown', dirty: false };
@@ -57,7 +58,12 @@ function runSettings(bench: Bench): RunSettings {
   };
 }
 
-export function results(bench: Bench, startedAt: Date, floor: BenchResults['memoryFloor'], whole: CpuUse): BenchResults {
+export function results(
+  bench: Bench,
+  startedAt: Date,
+  floor: BenchResults['memoryFloor'],
+  whole: CpuUse,
+): BenchResults {
   return {
     format: 1,
     run: {
@@ -83,5 +89,7 @@ export function report(r: BenchResults) {
   writeFileSync(join(outDir, 'latest.json'), json);
   writeFileSync(join(outDir, 'latest.md'), md + '\n');
   console.log('\n' + md + '\n');
-  log(`written to .bench/bench-${runId}.json and .bench/latest.md; \`pnpm bench:render .bench/bench-${runId}.json\` puts it in the docs`);
+  log(
+    `written to .bench/bench-${runId}.json and .bench/latest.md; \`pnpm bench:render .bench/bench-${runId}.json\` puts it in the docs`,
+  );
 }

@@ -109,7 +109,10 @@ export function tables(r: BenchResults): string[] {
     '',
     `| process | RSS idle MB | RSS under load MB | target | met |`,
     `|---|---:|---:|---|---|`,
-    ...r.memory.map((m) => `| ${m.name} | ${m.idleMb} | ${m.loadMb} | idle <= ${MEMORY_TARGET.idleMb}, load <= ${MEMORY_TARGET.loadMb} | ${met(memoryMet(m))} |`),
+    ...r.memory.map(
+      (m) =>
+        `| ${m.name} | ${m.idleMb} | ${m.loadMb} | idle <= ${MEMORY_TARGET.idleMb}, load <= ${MEMORY_TARGET.loadMb} | ${met(memoryMet(m))} |`,
+    ),
     ...r.memoryFloor.map((m) => `| ${m.name} | ${m.idleMb} |  |  |  |`),
   ];
 }
@@ -117,7 +120,11 @@ export function tables(r: BenchResults): string[] {
 /** The lines above the tables: the run, its settings, its notes. */
 export function runLines(r: BenchResults): string[] {
   const commit = `commit ${r.run.commit.slice(0, 7)}${r.run.dirty ? ' with uncommitted changes' : ''}`;
-  return [`Run ${r.run.id}, ${r.run.startedAt}, ${commit}; ${machineLine(r.run.machine)}`, settingsLine(r.run.settings), ...r.run.notes];
+  return [
+    `Run ${r.run.id}, ${r.run.startedAt}, ${commit}; ${machineLine(r.run.machine)}`,
+    settingsLine(r.run.settings),
+    ...r.run.notes,
+  ];
 }
 
 /** What the bench prints at the end of a run: the run's line, its settings, its notes, and the tables. */

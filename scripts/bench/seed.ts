@@ -6,7 +6,14 @@ import { randomId } from '@platform/secrets';
 import { withDatabase } from '@platform/testkit';
 
 /** Inserts `n` documents made by `make(i)` into `<prefix>_<service>.<collection>`, 1,000 per insertMany. */
-async function insertInBatches(mongoUrl: string, dbPrefix: string, service: string, collection: string, n: number, make: (i: number) => Record<string, unknown>) {
+async function insertInBatches(
+  mongoUrl: string,
+  dbPrefix: string,
+  service: string,
+  collection: string,
+  n: number,
+  make: (i: number) => Record<string, unknown>,
+) {
   await withDatabase(
     mongoUrl,
     service,
@@ -26,7 +33,12 @@ async function insertInBatches(mongoUrl: string, dbPrefix: string, service: stri
 }
 
 /** API keys of one project (management: services/management/src/data/api-key.model.ts), newest first by createdAt. */
-export async function seedApiKeys(mongoUrl: string, dbPrefix: string, scope: { tenantId: string; projectId: string }, n: number): Promise<void> {
+export async function seedApiKeys(
+  mongoUrl: string,
+  dbPrefix: string,
+  scope: { tenantId: string; projectId: string },
+  n: number,
+): Promise<void> {
   const now = Date.now();
   await insertInBatches(mongoUrl, dbPrefix, 'management', 'apiKeys', n, (i) => ({
     _id: randomId(12),
@@ -94,18 +106,30 @@ function deliveryDoc(h: WriteHistory, at: Date) {
     nextAttemptAt: null,
     latest: true,
     deliveryCreatedAt: at,
-    body: JSON.stringify({ type: 'event.created', data: { event: { id: eventId, type: 'bench.event', createdAt: at.toISOString() } } }),
+    body: JSON.stringify({
+      type: 'event.created',
+      data: { event: { id: eventId, type: 'bench.event', createdAt: at.toISOString() } },
+    }),
   };
 }
 
 /** `n` stored run events and `n` finished deliveries of one project, as a platform that has been running would hold. */
 export async function seedWriteHistory(mongoUrl: string, dbPrefix: string, h: WriteHistory, n: number): Promise<void> {
   const now = Date.now();
-  await insertInBatches(mongoUrl, dbPrefix, 'events-ingest', 'runEvents', n, (i) => runEventDoc(h, new Date(now - (n - i) * 10)));
-  await insertInBatches(mongoUrl, dbPrefix, 'webhook-dispatcher', DELIVERY_COLLECTION, n, (i) => deliveryDoc(h, new Date(now - (n - i) * 10)));
+  await insertInBatches(mongoUrl, dbPrefix, 'events-ingest', 'runEvents', n, (i) =>
+    runEventDoc(h, new Date(now - (n - i) * 10)),
+  );
+  await insertInBatches(mongoUrl, dbPrefix, 'webhook-dispatcher', DELIVERY_COLLECTION, n, (i) =>
+    deliveryDoc(h, new Date(now - (n - i) * 10)),
+  );
 }
 
 /** How many documents a service's collection holds (to print beside a growth row). */
-export async function countStored(mongoUrl: string, dbPrefix: string, service: string, collection: string): Promise<number> {
+export async function countStored(
+  mongoUrl: string,
+  dbPrefix: string,
+  service: string,
+  collection: string,
+): Promise<number> {
   return withDatabase(mongoUrl, service, (db) => db.collection(collection).estimatedDocumentCount(), dbPrefix);
 }

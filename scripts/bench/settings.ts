@@ -18,7 +18,18 @@
 // image's node flags and add settings to every service), BENCH_LOG_LEVEL (the services', warn).
 import type { LoadSettings } from './load';
 
-export const DEFAULT_SECTIONS = ['core', 'ceiling', 'manage', 'lag', 'events', 'analytics', 'replicas', 'webhookmax', 'writegrowth', 'growth'];
+export const DEFAULT_SECTIONS = [
+  'core',
+  'ceiling',
+  'manage',
+  'lag',
+  'events',
+  'analytics',
+  'replicas',
+  'webhookmax',
+  'writegrowth',
+  'growth',
+];
 
 export interface BenchSettings {
   quick: boolean;
@@ -64,7 +75,12 @@ const numbers = (list: string) =>
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
   const quick = env.BENCH_QUICK === '1';
-  const profile = env.BENCH_PROFILE === 'list' ? 'list' : env.BENCH_PROFILE === '1' || env.BENCH_PROFILE === 'events' ? 'events' : undefined;
+  const profile =
+    env.BENCH_PROFILE === 'list'
+      ? 'list'
+      : env.BENCH_PROFILE === '1' || env.BENCH_PROFILE === 'events'
+        ? 'events'
+        : undefined;
   return {
     quick,
     load: {
@@ -74,7 +90,8 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
       connections: Number(env.BENCH_CONNECTIONS ?? 50),
     },
     profile,
-    profiledServices: profile === 'list' ? ['gateway', 'management'] : ['gateway', 'events-ingest', 'webhook-dispatcher'],
+    profiledServices:
+      profile === 'list' ? ['gateway', 'management'] : ['gateway', 'events-ingest', 'webhook-dispatcher'],
     profileRate: Number(env.BENCH_PROFILE_RATE ?? 0),
     sections: new Set((env.BENCH_SECTIONS ?? DEFAULT_SECTIONS.join(',')).split(',').map((x) => x.trim())),
     lagSeconds: Number(env.BENCH_LAG_SECONDS ?? (quick ? 3 : 10)),

@@ -8,7 +8,13 @@ import { atTeardown } from './teardown';
 import { dbPrefixOf, log, logDir, partitionOf, runId } from './run';
 import type { BenchSettings } from './settings';
 
-export const SERVICES: BackendServiceName[] = ['management', 'run-auth', 'events-ingest', 'analytics', 'webhook-dispatcher'];
+export const SERVICES: BackendServiceName[] = [
+  'management',
+  'run-auth',
+  'events-ingest',
+  'analytics',
+  'webhook-dispatcher',
+];
 
 const dockerfile = () => readFileSync(join(repoRoot, 'deploy', 'Dockerfile'), 'utf8');
 
@@ -38,7 +44,9 @@ export async function startBaseline(): Promise<{ url: string; child: ChildProces
   const code = `const s=require('node:http').createServer((q,r)=>{r.writeHead(200,{'content-type':'application/json'});r.end('{"ok":true}')});s.listen(0,'127.0.0.1',()=>console.log(s.address().port))`;
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
   trackChild(child);
-  const port = await new Promise<number>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+  const port = await new Promise<number>((resolve) =>
+    child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
+  );
   return { url: `http://127.0.0.1:${port}/`, child };
 }
 
@@ -71,7 +79,12 @@ export interface BenchStack {
   /** Stops it now (else at the run's end). */
   done: () => Promise<void>;
 }
-export type StartBenchStack = (name: string, analyticsPort: number, serviceNodeArgs?: Record<string, string[]>, extraEnv?: Record<string, string>) => Promise<BenchStack>;
+export type StartBenchStack = (
+  name: string,
+  analyticsPort: number,
+  serviceNodeArgs?: Record<string, string[]>,
+  extraEnv?: Record<string, string>,
+) => Promise<BenchStack>;
 
 /**
  * Starts the services as the production image runs them, with a nats-server of their own; `name` sets their database
@@ -79,7 +92,11 @@ export type StartBenchStack = (name: string, analyticsPort: number, serviceNodeA
  * A private stack: its stop (at the run's end, or at once through the returned `done`) stops its processes and its
  * nats-server, removes the server's store and drops its databases.
  */
-export function benchStacks(infra: { REDIS_URL: string; MONGO_URL: string }, secrets: Record<string, string>, settings: BenchSettings): StartBenchStack {
+export function benchStacks(
+  infra: { REDIS_URL: string; MONGO_URL: string },
+  secrets: Record<string, string>,
+  settings: BenchSettings,
+): StartBenchStack {
   return async (name, analyticsPort, serviceNodeArgs, extraEnv = {}) => {
     const own = await startPrivateStack({
       name: name || 'bench',

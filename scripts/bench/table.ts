@@ -26,8 +26,13 @@ function besideText(ref: string, { rates, ratio }: { rates: number[]; ratio: num
 }
 
 function logRow(row: Row, r: Figures) {
-  const runs = 'runRates' in r && r.runRates && r.runRates.length > 1 ? ` (runs: ${r.runRates.map((x) => x.toFixed(0)).join(', ')})` : '';
-  const latency = [r.p50 !== undefined ? `p50 ${r.p50} ms` : '', r.p99 !== undefined ? `p99 ${r.p99} ms` : ''].filter(Boolean).join(', ');
+  const runs =
+    'runRates' in r && r.runRates && r.runRates.length > 1
+      ? ` (runs: ${r.runRates.map((x) => x.toFixed(0)).join(', ')})`
+      : '';
+  const latency = [r.p50 !== undefined ? `p50 ${r.p50} ms` : '', r.p99 !== undefined ? `p99 ${r.p99} ms` : '']
+    .filter(Boolean)
+    .join(', ');
   const rate = r.rps !== undefined ? r.rps.toFixed(0) + ' req/s' + runs : '';
   const ratio = row.ratio !== undefined && !Number.isNaN(row.ratio) ? `, ${row.ratio.toFixed(3)} x B` : '';
   log(`${row.name}: ${[rate, latency].filter(Boolean).join(', ')}${ratio}${row.note ? ` (${row.note})` : ''}`);
@@ -41,9 +46,21 @@ export class Table {
   private readonly ceilings = new Map<string, number>();
 
   add(name: string, r: Figures, target?: Target, note?: string): Row {
-    const row: Row = { name, rps: r.rps, p50: r.p50, p99: r.p99, ratio: r.rps !== undefined ? r.rps / this.B : undefined, note };
+    const row: Row = {
+      name,
+      rps: r.rps,
+      p50: r.p50,
+      p99: r.p99,
+      ratio: r.rps !== undefined ? r.rps / this.B : undefined,
+      note,
+    };
     const bad = 'errors' in r ? r.errors + r.unexpected : 0;
-    const kinds = 'errorKinds' in r && r.errorKinds ? ` (${Object.entries(r.errorKinds).map(([k, n]) => `${k}: ${n}`).join(', ')})` : '';
+    const kinds =
+      'errorKinds' in r && r.errorKinds
+        ? ` (${Object.entries(r.errorKinds)
+            .map(([k, n]) => `${k}: ${n}`)
+            .join(', ')})`
+        : '';
     if (bad) row.note = withNote(row.note, `${bad} errors or unexpected statuses${kinds}`);
     if (target) {
       row.target = target.text;
@@ -60,7 +77,11 @@ export class Table {
     return row;
   }
 
-  addCeiling(name: string, r: { rps: number; p50: number; p99: number; errors: number; unexpected: number }, note?: string): Row {
+  addCeiling(
+    name: string,
+    r: { rps: number; p50: number; p99: number; errors: number; unexpected: number },
+    note?: string,
+  ): Row {
     const row = this.add(`ceiling: ${name}`, r as LoadResult, undefined, note);
     this.ceilings.set(name, r.rps);
     return row;
@@ -100,7 +121,9 @@ export class Table {
     // whose row ran with steal and whose references did not is not a like-for-like pair.
     const pct = (xs: number[]) => xs.map((x) => `${(x * 100).toFixed(0)} %`).join(', ');
     if ([...paired.steal.row, ...paired.steal.beside].some((x) => x >= 0.005)) {
-      notes.push(`host steal during its runs ${pct(paired.steal.row)}, during the runs beside them ${pct(paired.steal.beside)}`);
+      notes.push(
+        `host steal during its runs ${pct(paired.steal.row)}, during the runs beside them ${pct(paired.steal.beside)}`,
+      );
     }
     row.note = [row.note, ...notes].filter(Boolean).join('; ');
     log(`  ${name}: ${notes.join('; ')}`);

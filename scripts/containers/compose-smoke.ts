@@ -38,20 +38,35 @@ function freePort(): Promise<number> {
 
 /** scripts/containers/compose.sh: docker compose, or podman-compose with the local-images override. */
 function composeCommand(envFile: string, override: string): [string, string[]] {
-  return ['bash', [join(repoRoot, 'scripts', 'containers', 'compose.sh'), '-p', project, '--env-file', envFile, '-f', override]];
+  return [
+    'bash',
+    [join(repoRoot, 'scripts', 'containers', 'compose.sh'), '-p', project, '--env-file', envFile, '-f', override],
+  ];
 }
 
 function run(cmd: string, args: string[], timeoutMs = 600_000): string {
-  return execFileSync(cmd, args, { cwd: repoRoot, encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(cmd, args, {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 function containerOf(service: string): string {
-  const out = run(engine, ['ps', '-a', '-q', '--filter', `label=com.docker.compose.project=${project}`, '--filter', `label=com.docker.compose.service=${service}`]);
+  const out = run(engine, [
+    'ps',
+    '-a',
+    '-q',
+    '--filter',
+    `label=com.docker.compose.project=${project}`,
+    '--filter',
+    `label=com.docker.compose.service=${service}`,
+  ]);
   const id = out.trim().split('\n')[0];
   if (!id) throw new Error(`no container for service ${service}`);
   return id;
 }
-
 
 /** The image's health check, run in the container: /readyz answers 200 once the service's dependencies do. */
 function ready(container: string): boolean {
@@ -96,7 +111,14 @@ interface Delivery {
 }
 
 /** A webhook receiver inside the dispatcher's container: every request becomes one JSON line on stdout. */
-function startReceiver(container: string, port: number): { child: ChildProcess; deliveries: Delivery[]; next: (pred: (d: Delivery) => boolean, timeoutMs: number) => Promise<Delivery> } {
+function startReceiver(
+  container: string,
+  port: number,
+): {
+  child: ChildProcess;
+  deliveries: Delivery[];
+  next: (pred: (d: Delivery) => boolean, timeoutMs: number) => Promise<Delivery>;
+} {
   const code = `require('http').createServer((q,s)=>{let b='';q.on('data',c=>b+=c);q.on('end',()=>{process.stdout.write(JSON.stringify({headers:q.headers,body:b})+'\\n');s.end()})}).listen(${port},'127.0.0.1',()=>process.stdout.write('{"listening":true}\\n'))`;
   const child = spawn(engine, ['exec', '-i', container, 'node', '-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
   const deliveries: Delivery[] = [];
@@ -130,7 +152,12 @@ async function main(): Promise<void> {
   const secrets = localSecrets();
   writeFileSync(
     envFile,
-    Object.entries({ ...secrets, GATEWAY_HOST_PORT: gatewayPort, ANALYTICS_HOST_PORT: analyticsPort, LOG_LEVEL: 'warn' })
+    Object.entries({
+      ...secrets,
+      GATEWAY_HOST_PORT: gatewayPort,
+      ANALYTICS_HOST_PORT: analyticsPort,
+      LOG_LEVEL: 'warn',
+    })
       .map(([k, v]) => `${k}=${v}`)
       .join('\n') + '\n',
   );
@@ -139,7 +166,11 @@ async function main(): Promise<void> {
     override,
     [
       'services:',
-      ...['management', 'webhook-dispatcher'].flatMap((s) => [`  ${s}:`, '    environment:', '      ALLOW_LOOPBACK_WEBHOOKS: "true"']),
+      ...['management', 'webhook-dispatcher'].flatMap((s) => [
+        `  ${s}:`,
+        '    environment:',
+        '      ALLOW_LOOPBACK_WEBHOOKS: "true"',
+      ]),
       // its stop is what step 3 checks: the lines of a stop that goes wrong are printed
       '  events-ingest:',
       '    environment:',
@@ -156,7 +187,8 @@ async function main(): Promise<void> {
     run(compose, [...args, 'up', '-d'], 900_000);
     // podman 4.3 runs no health checks by itself (they need systemd) and podman-compose then ignores the
     // service_healthy conditions: wait here for every service's /readyz (the image's health check command).
-    for (const service of SERVICE_NAMES) await until(`${service} to be ready`, 300_000, async () => (ready(containerOf(service)) ? true : undefined));
+    for (const service of SERVICE_NAMES)
+      await until(`${service} to be ready`, 300_000, async () => (ready(containerOf(service)) ? true : undefined));
     await until('the gateway to be ready', 60_000, async () => ((await fetch(`${api}/readyz`)).ok ? true : undefined));
     const stackSeconds = (Date.now() - t0) / 1000;
     log(`compose up to every service ready: ${stackSeconds.toFixed(1)} s`);
@@ -164,14 +196,26 @@ async function main(): Promise<void> {
     if (!anonymous.includes('"auth_required":true') || !/-ERR 'Authorization Violation'/.test(anonymous)) {
       throw new Error(`NATS in Compose admitted a client without credentials, or answered unexpectedly: ${anonymous}`);
     }
-    log('NATS refuses a client without credentials (auth_required, Authorization Violation); every service connected with its own');
+    log(
+      'NATS refuses a client without credentials (auth_required, Authorization Violation); every service connected with its own',
+    );
 
     // 2. the quick start: key, destination, event, a signed delivery
     const p = `${api}/manage/tenants/acme/projects/demo`;
-    const agent = { id: 'support-bot', name: 'Support bot', defaultSubAgentId: 'main', subAgents: { main: { id: 'main', name: 'Main', type: 'internal', prompt: 'Help.' } } };
+    const agent = {
+      id: 'support-bot',
+      name: 'Support bot',
+      defaultSubAgentId: 'main',
+      subAgents: { main: { id: 'main', name: 'Main', type: 'internal', prompt: 'Help.' } },
+    };
     const agentRes = await fetch(`${p}/agent`, { method: 'POST', headers: admin, body: JSON.stringify(agent) });
-    if (agentRes.status !== 201) throw new Error(`creating the agent answered ${agentRes.status}: ${await agentRes.text()}`);
-    const keyRes = await fetch(`${p}/api-keys`, { method: 'POST', headers: admin, body: JSON.stringify({ agentId: 'support-bot', name: 'quick start' }) });
+    if (agentRes.status !== 201)
+      throw new Error(`creating the agent answered ${agentRes.status}: ${await agentRes.text()}`);
+    const keyRes = await fetch(`${p}/api-keys`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ agentId: 'support-bot', name: 'quick start' }),
+    });
     if (keyRes.status !== 201) throw new Error(`creating an API key answered ${keyRes.status}: ${await keyRes.text()}`);
     const key = ((await keyRes.json()) as { data: { key: string } }).data.key;
     const hookPort = 4000;
@@ -183,10 +227,15 @@ async function main(): Promise<void> {
       headers: admin,
       body: JSON.stringify({ name: 'smoke', url: `http://127.0.0.1:${hookPort}/hook`, eventTypes: ['event.created'] }),
     });
-    if (destRes.status !== 201) throw new Error(`creating a webhook destination answered ${destRes.status}: ${await destRes.text()}`);
+    if (destRes.status !== 201)
+      throw new Error(`creating a webhook destination answered ${destRes.status}: ${await destRes.text()}`);
     const secret = ((await destRes.json()) as { data: { secret: string } }).data.secret;
     const postEvent = (id: string) =>
-      fetch(`${api}/run/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ id, type: 'page.viewed' }) });
+      fetch(`${api}/run/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ id, type: 'page.viewed' }),
+      });
     const first = await postEvent('e-1');
     if (first.status !== 201) throw new Error(`posting an event answered ${first.status}: ${await first.text()}`);
     const eventIdOf = (d: Delivery): string | undefined => (d.body ? JSON.parse(d.body)?.data?.event?.id : undefined);
@@ -212,7 +261,11 @@ async function main(): Promise<void> {
         const t = Date.now();
         stopped = new Promise((resolve) => {
           const w = spawn(engine, ['stop', '-t', '30', ingest], { stdio: 'ignore' });
-          w.on('exit', () => resolve(`${run(engine, ['inspect', '--format', '{{.State.ExitCode}}', ingest]).trim()} after ${((Date.now() - t) / 1000).toFixed(1)} s`));
+          w.on('exit', () =>
+            resolve(
+              `${run(engine, ['inspect', '--format', '{{.State.ExitCode}}', ingest]).trim()} after ${((Date.now() - t) / 1000).toFixed(1)} s`,
+            ),
+          );
         });
       }
     }
@@ -224,7 +277,9 @@ async function main(): Promise<void> {
       log(`events-ingest's last lines (restarted ${restarts} times before):\n${lines}`);
       throw new Error(`events-ingest did not exit cleanly on SIGTERM (exit code ${exit})`);
     }
-    log(`SIGTERM to events-ingest: exit code ${exit}, ${accepted.length} events accepted before, ${refused} refused while it was down`);
+    log(
+      `SIGTERM to events-ingest: exit code ${exit}, ${accepted.length} events accepted before, ${refused} refused while it was down`,
+    );
     const t1 = Date.now();
     run(engine, ['start', ingest]);
     await until('events-ingest to be ready again', 120_000, async () => (ready(ingest) ? true : undefined));

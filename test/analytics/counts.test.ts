@@ -16,7 +16,12 @@ async function aProjectWithEvents(events: Array<Record<string, unknown>>) {
 }
 
 const msg = (type: string, createdAt: string) => ({ entityType: 'message', messageId: 'm-1', type, createdAt });
-const conv = (type: string, createdAt: string) => ({ entityType: 'conversation', conversationId: 'c-1', type, createdAt });
+const conv = (type: string, createdAt: string) => ({
+  entityType: 'conversation',
+  conversationId: 'c-1',
+  type,
+  createdAt,
+});
 const search = (type: string, createdAt: string) => ({ entityType: 'search', searchQuery: 'q', type, createdAt });
 
 describe('analytics counts', () => {
@@ -30,7 +35,9 @@ describe('analytics counts', () => {
       msg('message.copied', '2026-02-10T13:00:00Z'), // outside [10:00, 13:00)
       msg('message.copied', '2026-02-10T09:59:59Z'), // outside
     ]);
-    const res = await admin.get(`${projectPath(p)}/analytics/counts?from=2026-02-10T10:00:00Z&to=2026-02-10T13:00:00Z&bucket=hour`);
+    const res = await admin.get(
+      `${projectPath(p)}/analytics/counts?from=2026-02-10T10:00:00Z&to=2026-02-10T13:00:00Z&bucket=hour`,
+    );
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({
       from: '2026-02-10T10:00:00.000Z',
@@ -53,8 +60,14 @@ describe('analytics counts', () => {
   });
 
   test('when the range is not aligned, then it is widened to whole buckets (minute and day)', async () => {
-    const p = await aProjectWithEvents([msg('a', '2026-02-11T08:00:10Z'), msg('a', '2026-02-11T08:01:50Z'), msg('b', '2026-02-12T23:59:00Z')]);
-    const minutes = await admin.get(`${projectPath(p)}/analytics/counts?from=2026-02-11T08:00:30Z&to=2026-02-11T08:01:30Z&bucket=minute`);
+    const p = await aProjectWithEvents([
+      msg('a', '2026-02-11T08:00:10Z'),
+      msg('a', '2026-02-11T08:01:50Z'),
+      msg('b', '2026-02-12T23:59:00Z'),
+    ]);
+    const minutes = await admin.get(
+      `${projectPath(p)}/analytics/counts?from=2026-02-11T08:00:30Z&to=2026-02-11T08:01:30Z&bucket=minute`,
+    );
     expect(minutes.status).toBe(200);
     expect(minutes.body.data).toMatchObject({
       from: '2026-02-11T08:00:00.000Z',
@@ -63,7 +76,9 @@ describe('analytics counts', () => {
       total: 2,
       byType: [{ type: 'a', total: 2, counts: [1, 1] }],
     });
-    const days = await admin.get(`${projectPath(p)}/analytics/counts?from=2026-02-11T12:00:00Z&to=2026-02-12T01:00:00Z&bucket=day`);
+    const days = await admin.get(
+      `${projectPath(p)}/analytics/counts?from=2026-02-11T12:00:00Z&to=2026-02-12T01:00:00Z&bucket=day`,
+    );
     expect(days.body.data).toMatchObject({
       buckets: ['2026-02-11T00:00:00.000Z', '2026-02-12T00:00:00.000Z'],
       total: 3,
@@ -74,10 +89,12 @@ describe('analytics counts', () => {
     });
   });
 
-  test("when another project has events in the same range, then they are not counted", async () => {
+  test('when another project has events in the same range, then they are not counted', async () => {
     const mine = await aProjectWithEvents([msg('a', '2026-02-13T10:00:00Z')]);
     await aProjectWithEvents([msg('a', '2026-02-13T10:00:00Z'), msg('a', '2026-02-13T10:01:00Z')]);
-    const res = await admin.get(`${projectPath(mine)}/analytics/counts?from=2026-02-13T10:00:00Z&to=2026-02-13T11:00:00Z`);
+    const res = await admin.get(
+      `${projectPath(mine)}/analytics/counts?from=2026-02-13T10:00:00Z&to=2026-02-13T11:00:00Z`,
+    );
     expect(res.body.data.total).toBe(1);
     expect(res.body.data.bucket).toBe('hour');
   });
@@ -92,10 +109,14 @@ describe('analytics counts', () => {
 
   test('when from is not before to, or the range has too many buckets, then it answers 422; a bad bucket is 400', async () => {
     const p = aProject();
-    const reversed = await admin.get(`${projectPath(p)}/analytics/counts?from=2026-02-13T03:00:00Z&to=2026-02-13T00:00:00Z`);
+    const reversed = await admin.get(
+      `${projectPath(p)}/analytics/counts?from=2026-02-13T03:00:00Z&to=2026-02-13T00:00:00Z`,
+    );
     expect(reversed.status).toBe(422);
     expect(reversed.body).toMatchObject({ code: 'unprocessable_entity' });
-    const tooMany = await admin.get(`${projectPath(p)}/analytics/counts?from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z&bucket=minute`);
+    const tooMany = await admin.get(
+      `${projectPath(p)}/analytics/counts?from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z&bucket=minute`,
+    );
     expect(tooMany.status).toBe(422);
     expect(tooMany.body.detail).toMatch(/at most 2000/);
     const badBucket = await admin.get(`${projectPath(p)}/analytics/counts?bucket=week`);

@@ -1,5 +1,14 @@
 import http from 'node:http';
-import { adminClient, anAnalyticsKey, anApiKey, aProject, client, projectPath, testStack, uniqueId } from '@platform/testkit';
+import {
+  adminClient,
+  anAnalyticsKey,
+  anApiKey,
+  aProject,
+  client,
+  projectPath,
+  testStack,
+  uniqueId,
+} from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -14,7 +23,8 @@ async function anIngestClient(overrides: Record<string, unknown> = {}) {
 
 /** A JSON body of exactly `bytes` bytes (UTF-8), padded inside `properties`. */
 function bodyOfSize(bytes: number, id: string): string {
-  const make = (pad: string) => JSON.stringify({ id, entityType: 'message', messageId: 'm-1', type: 'padded', properties: { pad } });
+  const make = (pad: string) =>
+    JSON.stringify({ id, entityType: 'message', messageId: 'm-1', type: 'padded', properties: { pad } });
   const base = Buffer.byteLength(make(''));
   const body = make('x'.repeat(bytes - base));
   expect(Buffer.byteLength(body)).toBe(bytes);
@@ -22,7 +32,10 @@ function bodyOfSize(bytes: number, id: string): string {
 }
 
 /** Sends raw bytes with node:http so headers (content-length, chunking) are exactly ours; resolves on the response. */
-function rawPost(url: string, opts: { headers: Record<string, string>; chunks?: Buffer[]; end?: boolean }): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
+function rawPost(
+  url: string,
+  opts: { headers: Record<string, string>; chunks?: Buffer[]; end?: boolean },
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: 'POST', headers: opts.headers });
     let answered = false;
@@ -58,7 +71,14 @@ describe('analytics ingest: the three shapes', () => {
       projectId: p.projectId,
       integrationId: 'site-a',
       properties: { 'page.url': 'https://example.com/a?b=1', $price: 3, nested: { 'a.b': [1, 'two', null] } },
-      userProperties: { id: 'u-1', identificationType: 'COOKIED', userId: 42, supportAgentName: 'Ana', userType: 'customer', plan: 'pro' },
+      userProperties: {
+        id: 'u-1',
+        identificationType: 'COOKIED',
+        userId: 42,
+        supportAgentName: 'Ana',
+        userType: 'customer',
+        plan: 'pro',
+      },
     };
     const res = await ingest.post('/events', body);
     expect(res.status).toBe(201);
@@ -79,7 +99,11 @@ describe('analytics ingest: the three shapes', () => {
   test('when a conversation event is sent with only its required fields, then the server fills id, createdAt and the key scope', async () => {
     const { p, ingest } = await anIngestClient({ integrationId: 'widget-7' });
     const before = Date.now();
-    const res = await ingest.post('/events', { entityType: 'conversation', conversationId: 'conv-9', type: 'conversation.opened' });
+    const res = await ingest.post('/events', {
+      entityType: 'conversation',
+      conversationId: 'conv-9',
+      type: 'conversation.opened',
+    });
     const after = Date.now();
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
@@ -131,18 +155,21 @@ describe('analytics ingest: bad input changes nothing', () => {
     ['message', 'messageId'],
     ['conversation', 'conversationId'],
     ['search', 'searchQuery'],
-  ])('when a %s event lacks %s, then it answers 400 naming the field and stores nothing', async (entityType, anchor) => {
-    const { ingest } = await anIngestClient();
-    const id = uniqueId('evt');
-    const res = await ingest.post('/events', { id, entityType, type: 'x.happened' });
-    expect(res.status).toBe(400);
-    expect(res.contentType).toMatch(/application\/problem\+json/);
-    expect(res.body).toMatchObject({ status: 400, code: 'bad_request', title: 'Bad Request' });
-    expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer: `/${anchor}` })]));
-    // The id is still unused: a valid event with it is new.
-    const valid = await ingest.post('/events', { id, entityType, [anchor]: 'a-1', type: 'x.happened' });
-    expect(valid.status).toBe(201);
-  });
+  ])(
+    'when a %s event lacks %s, then it answers 400 naming the field and stores nothing',
+    async (entityType, anchor) => {
+      const { ingest } = await anIngestClient();
+      const id = uniqueId('evt');
+      const res = await ingest.post('/events', { id, entityType, type: 'x.happened' });
+      expect(res.status).toBe(400);
+      expect(res.contentType).toMatch(/application\/problem\+json/);
+      expect(res.body).toMatchObject({ status: 400, code: 'bad_request', title: 'Bad Request' });
+      expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer: `/${anchor}` })]));
+      // The id is still unused: a valid event with it is new.
+      const valid = await ingest.post('/events', { id, entityType, [anchor]: 'a-1', type: 'x.happened' });
+      expect(valid.status).toBe(201);
+    },
+  );
 
   test('when type is missing, then it answers 400 pointing at /type', async () => {
     const { ingest } = await anIngestClient();
@@ -186,7 +213,12 @@ describe('analytics ingest: bad input changes nothing', () => {
 
   test('when createdAt has no timezone or a field is unknown, then it answers 400', async () => {
     const { ingest } = await anIngestClient();
-    const noZone = await ingest.post('/events', { entityType: 'message', messageId: 'm', type: 't', createdAt: '2026-03-01T10:15:00' });
+    const noZone = await ingest.post('/events', {
+      entityType: 'message',
+      messageId: 'm',
+      type: 't',
+      createdAt: '2026-03-01T10:15:00',
+    });
     expect(noZone.status).toBe(400);
     expect(noZone.body.errors).toEqual([expect.objectContaining({ pointer: '/createdAt' })]);
     const extra = await ingest.post('/events', { entityType: 'message', messageId: 'm', type: 't', colour: 'red' });
@@ -199,7 +231,10 @@ describe('analytics ingest: body size limit of 2 MB', () => {
     const { ingest, key } = await anIngestClient();
     const id = uniqueId('big');
     const body = bodyOfSize(TWO_MB - 1, id);
-    const res = await client(stack.analyticsUrl).post('/events', undefined, { raw: body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
+    const res = await client(stack.analyticsUrl).post('/events', undefined, {
+      raw: body,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    });
     expect(res.status).toBe(201);
     expect(res.body.properties.pad.length).toBe(JSON.parse(body).properties.pad.length);
     const replay = await ingest.post('/events', { id, entityType: 'message', messageId: 'm-1', type: 'padded' });
@@ -259,7 +294,11 @@ describe('analytics ingest: authentication', () => {
     const { key: runKey } = await anApiKey(admin, p);
     const forged = key.slice(0, key.indexOf('.') + 1) + 'A'.repeat(43);
     for (const credential of ['not-a-key', forged, runKey, stack.adminToken]) {
-      const res = await client(stack.analyticsUrl, credential).post('/events', { entityType: 'message', messageId: 'm', type: 't' });
+      const res = await client(stack.analyticsUrl, credential).post('/events', {
+        entityType: 'message',
+        messageId: 'm',
+        type: 't',
+      });
       expect(res.status).toBe(401);
       expect(res.body.code).toBe('unauthorized');
     }
@@ -278,11 +317,23 @@ describe('analytics ingest: authentication', () => {
   test("when the body names another project or integration than the key's, then it answers 403 and stores nothing", async () => {
     const { ingest } = await anIngestClient({ integrationId: 'site-a' });
     const id = uniqueId('evt');
-    const otherProject = await ingest.post('/events', { id, entityType: 'message', messageId: 'm', type: 't', projectId: 'someone-else' });
+    const otherProject = await ingest.post('/events', {
+      id,
+      entityType: 'message',
+      messageId: 'm',
+      type: 't',
+      projectId: 'someone-else',
+    });
     expect(otherProject.status).toBe(403);
     expect(otherProject.body).toMatchObject({ status: 403, code: 'forbidden' });
     expect(otherProject.body.errors).toEqual([expect.objectContaining({ pointer: '/projectId' })]);
-    const otherIntegration = await ingest.post('/events', { id, entityType: 'message', messageId: 'm', type: 't', integrationId: 'site-b' });
+    const otherIntegration = await ingest.post('/events', {
+      id,
+      entityType: 'message',
+      messageId: 'm',
+      type: 't',
+      integrationId: 'site-b',
+    });
     expect(otherIntegration.status).toBe(403);
     expect(otherIntegration.body.errors).toEqual([expect.objectContaining({ pointer: '/integrationId' })]);
     const valid = await ingest.post('/events', { id, entityType: 'message', messageId: 'm', type: 't' });
@@ -294,9 +345,21 @@ describe('analytics ingest: idempotent retries', () => {
   test('when the same id is sent again, then it answers 200 with the stored row and changes nothing', async () => {
     const { ingest } = await anIngestClient();
     const id = uniqueId('evt');
-    const first = await ingest.post('/events', { id, entityType: 'message', messageId: 'm-1', type: 'first', properties: { n: 1 } });
+    const first = await ingest.post('/events', {
+      id,
+      entityType: 'message',
+      messageId: 'm-1',
+      type: 'first',
+      properties: { n: 1 },
+    });
     expect(first.status).toBe(201);
-    const retry = await ingest.post('/events', { id, entityType: 'search', searchQuery: 'other', type: 'second', properties: { n: 2 } });
+    const retry = await ingest.post('/events', {
+      id,
+      entityType: 'search',
+      searchQuery: 'other',
+      type: 'second',
+      properties: { n: 2 },
+    });
     expect(retry.status).toBe(200);
     expect(retry.body).toEqual(first.body);
   });
@@ -305,7 +368,9 @@ describe('analytics ingest: idempotent retries', () => {
     const { ingest } = await anIngestClient();
     const id = uniqueId('evt');
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => ingest.post('/events', { id, entityType: 'conversation', conversationId: 'c-1', type: `attempt.${i}` })),
+      Array.from({ length: 8 }, (_, i) =>
+        ingest.post('/events', { id, entityType: 'conversation', conversationId: 'c-1', type: `attempt.${i}` }),
+      ),
     );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 200)).toHaveLength(7);
@@ -316,22 +381,42 @@ describe('analytics ingest: idempotent retries', () => {
   test('when new events, a replay and two copies of one id arrive in one burst, then each id is stored once and every answer tells which', async () => {
     const { p, ingest } = await anIngestClient();
     const at = '2026-03-01T10:00:00Z';
-    const replayed = await ingest.post('/events', { id: uniqueId('evt'), entityType: 'message', messageId: 'm-0', type: 'burst', createdAt: at });
+    const replayed = await ingest.post('/events', {
+      id: uniqueId('evt'),
+      entityType: 'message',
+      messageId: 'm-0',
+      type: 'burst',
+      createdAt: at,
+    });
     expect(replayed.status).toBe(201);
     const twin = uniqueId('evt');
     const bodies = [
-      ...Array.from({ length: 40 }, (_, i) => ({ id: uniqueId('evt'), entityType: 'message', messageId: `m-${i}`, type: 'burst', createdAt: at })),
+      ...Array.from({ length: 40 }, (_, i) => ({
+        id: uniqueId('evt'),
+        entityType: 'message',
+        messageId: `m-${i}`,
+        type: 'burst',
+        createdAt: at,
+      })),
       { id: replayed.body.id, entityType: 'search', searchQuery: 'other', type: 'changed', createdAt: at },
       { id: twin, entityType: 'conversation', conversationId: 'c-1', type: 'burst', createdAt: at },
       { id: twin, entityType: 'conversation', conversationId: 'c-2', type: 'burst', createdAt: at },
     ];
     const results = await Promise.all(bodies.map((b) => ingest.post('/events', b)));
     expect(results.slice(0, 40).map((r) => r.status)).toEqual(Array(40).fill(201));
-    for (const [i, r] of results.slice(0, 40).entries()) expect(r.body).toMatchObject({ id: bodies[i]!.id, messageId: `m-${i}`, projectId: p.projectId });
+    for (const [i, r] of results.slice(0, 40).entries())
+      expect(r.body).toMatchObject({ id: bodies[i]!.id, messageId: `m-${i}`, projectId: p.projectId });
     expect(results[40]).toMatchObject({ status: 200, body: replayed.body });
-    expect(results.slice(41).map((r) => r.status).sort()).toEqual([200, 201]);
+    expect(
+      results
+        .slice(41)
+        .map((r) => r.status)
+        .sort(),
+    ).toEqual([200, 201]);
     expect(results[41]!.body).toEqual(results[42]!.body);
-    const counts = await admin.get(`${projectPath(p)}/analytics/counts?from=2026-03-01T10:00:00Z&to=2026-03-01T11:00:00Z&bucket=hour`);
+    const counts = await admin.get(
+      `${projectPath(p)}/analytics/counts?from=2026-03-01T10:00:00Z&to=2026-03-01T11:00:00Z&bucket=hour`,
+    );
     expect(counts.body.data.byType).toEqual([{ type: 'burst', total: 42, counts: [42] }]);
   });
 
@@ -349,7 +434,11 @@ describe('analytics ingest: idempotent retries', () => {
 describe('analytics ingest: its own base URL', () => {
   test('when /events is called on the main API, then it is not found there; management is not served on the analytics URL', async () => {
     const { key } = await anIngestClient();
-    const onMain = await client(stack.gatewayUrl, key).post('/events', { entityType: 'message', messageId: 'm', type: 't' });
+    const onMain = await client(stack.gatewayUrl, key).post('/events', {
+      entityType: 'message',
+      messageId: 'm',
+      type: 't',
+    });
     expect(onMain.status).toBe(404);
     const p = aProject();
     const onAnalytics = await client(stack.analyticsUrl, stack.adminToken).get(`${projectPath(p)}/analytics-keys`);
@@ -360,7 +449,11 @@ describe('analytics ingest: its own base URL', () => {
   test('when a browser asks for a cross-origin preflight, then any origin may POST with a bearer key', async () => {
     const res = await fetch(`${stack.analyticsUrl}/events`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+      headers: {
+        origin: 'https://shop.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
@@ -372,25 +465,45 @@ describe('analytics ingest: its own base URL', () => {
 describe('analytics ingest: batches (POST /events/batch)', () => {
   const at = '2026-03-02T10:00:00Z';
   const countsOf = async (p: ReturnType<typeof aProject>) =>
-    (await admin.get(`${projectPath(p)}/analytics/counts?from=2026-03-02T10:00:00Z&to=2026-03-02T11:00:00Z&bucket=hour`)).body.data.byType;
+    (
+      await admin.get(
+        `${projectPath(p)}/analytics/counts?from=2026-03-02T10:00:00Z&to=2026-03-02T11:00:00Z&bucket=hour`,
+      )
+    ).body.data.byType;
 
   test('when a batch holds new events, a replay and two copies of one id, then each is stored once and the answer says which, in order', async () => {
     const { p, ingest } = await anIngestClient();
-    const earlier = await ingest.post('/events', { id: uniqueId('evt'), entityType: 'message', messageId: 'm-0', type: 'batched', createdAt: at });
+    const earlier = await ingest.post('/events', {
+      id: uniqueId('evt'),
+      entityType: 'message',
+      messageId: 'm-0',
+      type: 'batched',
+      createdAt: at,
+    });
     expect(earlier.status).toBe(201);
     const twin = uniqueId('evt');
     const events = [
-      ...Array.from({ length: 100 }, (_, i) => ({ id: uniqueId('evt'), entityType: 'message', messageId: `m-${i}`, type: 'batched', createdAt: at })),
+      ...Array.from({ length: 100 }, (_, i) => ({
+        id: uniqueId('evt'),
+        entityType: 'message',
+        messageId: `m-${i}`,
+        type: 'batched',
+        createdAt: at,
+      })),
       { id: earlier.body.id, entityType: 'search', searchQuery: 'changed', type: 'changed', createdAt: at },
       { id: twin, entityType: 'conversation', conversationId: 'c-1', type: 'batched', createdAt: at },
       { id: twin, entityType: 'conversation', conversationId: 'c-1', type: 'batched', createdAt: at },
     ];
     const res = await ingest.post('/events/batch', { events });
     expect(res.status).toBe(200);
-    const items = res.body.data as Array<{ status: number; data: { id: string; messageId?: string; projectId: string } }>;
+    const items = res.body.data as Array<{
+      status: number;
+      data: { id: string; messageId?: string; projectId: string };
+    }>;
     expect(items).toHaveLength(103);
     expect(items.slice(0, 100).map((x) => x.status)).toEqual(Array(100).fill(201));
-    for (const [i, x] of items.slice(0, 100).entries()) expect(x.data).toMatchObject({ id: events[i]!.id, messageId: `m-${i}`, projectId: p.projectId });
+    for (const [i, x] of items.slice(0, 100).entries())
+      expect(x.data).toMatchObject({ id: events[i]!.id, messageId: `m-${i}`, projectId: p.projectId });
     expect(items[100]).toEqual({ status: 200, data: earlier.body });
     expect([items[101]!.status, items[102]!.status].sort()).toEqual([200, 201]);
     expect(items[101]!.data).toEqual(items[102]!.data);
@@ -407,10 +520,14 @@ describe('analytics ingest: batches (POST /events/batch)', () => {
   test('when one event of a batch is invalid or names another project, then nothing of it is stored and the problem points at it', async () => {
     const { p, ingest } = await anIngestClient();
     const good = { entityType: 'message', messageId: 'm', type: 'batched', createdAt: at };
-    const invalid = await ingest.post('/events/batch', { events: [good, { entityType: 'message', messageId: 'm', createdAt: at }, good] });
+    const invalid = await ingest.post('/events/batch', {
+      events: [good, { entityType: 'message', messageId: 'm', createdAt: at }, good],
+    });
     expect(invalid.status).toBe(400);
     expect(invalid.contentType).toMatch(/application\/problem\+json/);
-    expect(invalid.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer: '/events/1/type' })]));
+    expect(invalid.body.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ pointer: '/events/1/type' })]),
+    );
     const foreign = await ingest.post('/events/batch', { events: [good, { ...good, projectId: 'someone-else' }] });
     expect(foreign.status).toBe(403);
     expect(foreign.body.errors).toEqual([expect.objectContaining({ pointer: '/events/1/projectId' })]);

@@ -1,4 +1,13 @@
-import { adminClient, anAnalyticsKey, aProject, aTenantToken, client, eventually, projectPath, testStack } from '@platform/testkit';
+import {
+  adminClient,
+  anAnalyticsKey,
+  aProject,
+  aTenantToken,
+  client,
+  eventually,
+  projectPath,
+  testStack,
+} from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -6,7 +15,10 @@ const admin = adminClient(stack);
 describe('analytics keys', () => {
   test('when a key is issued, then its value is shown once and the record can be read back, listed and deleted', async () => {
     const p = aProject();
-    const res = await admin.post(`${projectPath(p)}/analytics-keys`, { integrationId: 'docs-site', name: 'Docs widget' });
+    const res = await admin.post(`${projectPath(p)}/analytics-keys`, {
+      integrationId: 'docs-site',
+      name: 'Docs widget',
+    });
     expect(res.status).toBe(201);
     const { analyticsKey, key } = res.body.data;
     expect(key).toMatch(/^ak_[0-9A-Za-z]{12}\.[A-Za-z0-9_-]{43}$/);
@@ -42,7 +54,10 @@ describe('analytics keys', () => {
   test('when a key is used, then lastUsedAt is recorded', async () => {
     const p = aProject();
     const { key, analyticsKey } = await anAnalyticsKey(admin, p);
-    expect((await client(stack.analyticsUrl, key).post('/events', { entityType: 'message', messageId: 'm', type: 't' })).status).toBe(201);
+    expect(
+      (await client(stack.analyticsUrl, key).post('/events', { entityType: 'message', messageId: 'm', type: 't' }))
+        .status,
+    ).toBe(201);
     const used = await eventually(async () => {
       const read = await admin.get(`${projectPath(p)}/analytics-keys/${analyticsKey.id}`);
       return read.body.data.lastUsedAt ? read.body.data : undefined;
@@ -70,7 +85,9 @@ describe('analytics keys', () => {
     expect((await own.get(`${projectPath(other)}/analytics-keys`)).status).toBe(403);
     const viewer = client(stack.gatewayUrl, await aTenantToken(admin, p.tenantId, 'viewer'));
     expect((await viewer.get(`${projectPath(p)}/analytics-keys`)).status).toBe(200);
-    expect((await viewer.post(`${projectPath(p)}/analytics-keys`, { integrationId: 'web', name: 'no' })).status).toBe(403);
+    expect((await viewer.post(`${projectPath(p)}/analytics-keys`, { integrationId: 'web', name: 'no' })).status).toBe(
+      403,
+    );
   });
 
   test("when a key is deleted through another project's path, then it is not found and keeps working", async () => {
@@ -78,6 +95,9 @@ describe('analytics keys', () => {
     const other = { tenantId: p.tenantId, projectId: aProject().projectId };
     const { key, analyticsKey } = await anAnalyticsKey(admin, p);
     expect((await admin.delete(`${projectPath(other)}/analytics-keys/${analyticsKey.id}`)).status).toBe(404);
-    expect((await client(stack.analyticsUrl, key).post('/events', { entityType: 'search', searchQuery: 'q', type: 't' })).status).toBe(201);
+    expect(
+      (await client(stack.analyticsUrl, key).post('/events', { entityType: 'search', searchQuery: 'q', type: 't' }))
+        .status,
+    ).toBe(201);
   });
 });

@@ -20,7 +20,8 @@ const CHROMIUM_ARGS = [
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 afterAll(async () => {
@@ -29,7 +30,10 @@ afterAll(async () => {
 
 /** A browser context signed in with a management session cookie (POST /manage/auth/session). */
 async function signedInContext() {
-  const res = await fetch(`${stack.gatewayUrl}/manage/auth/session`, { method: 'POST', headers: { authorization: `Bearer ${stack.adminToken}` } });
+  const res = await fetch(`${stack.gatewayUrl}/manage/auth/session`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.adminToken}` },
+  });
   expect(res.status).toBe(201);
   const [pair] = (res.headers.get('set-cookie') ?? '').split(';');
   const eq = pair!.indexOf('=');
@@ -52,7 +56,12 @@ describe('analytics view', () => {
       { entityType: 'message', messageId: 'm-1', type: 'message.copied', createdAt: '2026-02-20T09:10:00Z' },
       { entityType: 'message', messageId: 'm-2', type: 'message.copied', createdAt: '2026-02-20T09:40:00Z' },
       { entityType: 'message', messageId: 'm-2', type: 'message.rated', createdAt: '2026-02-20T11:05:00Z' },
-      { entityType: 'conversation', conversationId: 'c-1', type: 'conversation.opened', createdAt: '2026-02-20T10:00:00Z' },
+      {
+        entityType: 'conversation',
+        conversationId: 'c-1',
+        type: 'conversation.opened',
+        createdAt: '2026-02-20T10:00:00Z',
+      },
       { entityType: 'search', searchQuery: 'pricing', type: 'search.performed', createdAt: '2026-02-20T11:30:00Z' },
       { entityType: 'search', searchQuery: 'refunds', type: 'search.performed', createdAt: '2026-02-20T11:31:00Z' },
     ];
@@ -73,12 +82,19 @@ describe('analytics view', () => {
 
     const readChart = () =>
       page.evaluate(() => {
-        const chart = (globalThis as unknown as { Chart: { getChart(id: string): { data: ChartData } } }).Chart.getChart('chart');
-        return { labels: chart.data.labels, datasets: chart.data.datasets.map((d) => ({ label: d.label, data: d.data })) };
+        const chart = (
+          globalThis as unknown as { Chart: { getChart(id: string): { data: ChartData } } }
+        ).Chart.getChart('chart');
+        return {
+          labels: chart.data.labels,
+          datasets: chart.data.datasets.map((d) => ({ label: d.label, data: d.data })),
+        };
       });
     const byType = await readChart();
     expect(byType.labels).toEqual(api.body.data.buckets);
-    expect(byType.datasets).toEqual(api.body.data.byType.map((s: { type: string; counts: number[] }) => ({ label: s.type, data: s.counts })));
+    expect(byType.datasets).toEqual(
+      api.body.data.byType.map((s: { type: string; counts: number[] }) => ({ label: s.type, data: s.counts })),
+    );
     expect(await page.getAttribute('#analytics', 'data-total')).toBe('6');
     await expect(page.textContent('#status')).resolves.toContain('6 event(s)');
     mkdirSync(join(repoRoot, '.infra'), { recursive: true });
@@ -91,7 +107,10 @@ describe('analytics view', () => {
     const byEntity = await readChart();
     expect(byEntity.labels).toEqual(api.body.data.buckets);
     expect(byEntity.datasets).toEqual(
-      api.body.data.byEntityType.map((s: { entityType: string; counts: number[] }) => ({ label: s.entityType, data: s.counts })),
+      api.body.data.byEntityType.map((s: { entityType: string; counts: number[] }) => ({
+        label: s.entityType,
+        data: s.counts,
+      })),
     );
     expect(byEntity.datasets.map((d) => d.label)).toEqual(['message', 'conversation', 'search']);
     expect(failed).toEqual([]);

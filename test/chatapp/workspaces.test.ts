@@ -56,16 +56,37 @@ describe('chat workspaces', () => {
 
   test('when channels are listed, then they come from the chat product page by page with our settings merged', async () => {
     const { ws, owner, projectId, teamId } = await anInstalledWorkspace(channels);
-    await owner.put(`${ws}/channels/CSUPPORT/settings`, { agentConfig: { ...agent(projectId), grantAccessToMembers: true } });
+    await owner.put(`${ws}/channels/CSUPPORT/settings`, {
+      agentConfig: { ...agent(projectId), grantAccessToMembers: true },
+    });
     const first = await owner.get(`${ws}/channels?limit=2`);
     expect(first.status).toBe(200);
     expect(first.body.channels).toEqual([
-      { id: 'CGENERAL', name: 'general', isPrivate: false, isShared: false, memberCount: 40, hasAgentConfig: false, agentConfig: null },
-      { id: 'CSUPPORT', name: 'support', isPrivate: false, isShared: true, memberCount: 12, hasAgentConfig: true, agentConfig: { agentId: 'support-bot', grantAccessToMembers: true, projectId } },
+      {
+        id: 'CGENERAL',
+        name: 'general',
+        isPrivate: false,
+        isShared: false,
+        memberCount: 40,
+        hasAgentConfig: false,
+        agentConfig: null,
+      },
+      {
+        id: 'CSUPPORT',
+        name: 'support',
+        isPrivate: false,
+        isShared: true,
+        memberCount: 12,
+        hasAgentConfig: true,
+        agentConfig: { agentId: 'support-bot', grantAccessToMembers: true, projectId },
+      },
     ]);
     expect(first.body.nextCursor).toEqual(expect.any(String));
     const second = await owner.get(`${ws}/channels?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`);
-    expect(second.body).toEqual({ channels: [expect.objectContaining({ id: 'CSECRET', isPrivate: true })], nextCursor: null });
+    expect(second.body).toEqual({
+      channels: [expect.objectContaining({ id: 'CSECRET', isPrivate: true })],
+      nextCursor: null,
+    });
     const publicOnly = await owner.get(`${ws}/channels?types=public_channel`);
     expect(publicOnly.body.channels.map((c: { id: string }) => c.id)).toEqual(['CGENERAL', 'CSUPPORT']);
     const [call] = (await fake.calls(teamId, 'conversations.list')).slice(-1);
@@ -90,7 +111,12 @@ describe('chat workspaces', () => {
     const res = await owner.get(`${ws}/channels`);
     expect(res.status).toBe(502);
     expect(res.contentType).toContain('application/problem+json');
-    expect(res.body).toMatchObject({ status: 502, code: 'bad_gateway', chatError: 'missing_scope', detail: 'The chat product answered conversations.list with the error "missing_scope"' });
+    expect(res.body).toMatchObject({
+      status: 502,
+      code: 'bad_gateway',
+      chatError: 'missing_scope',
+      detail: 'The chat product answered conversations.list with the error "missing_scope"',
+    });
     await fake.fail(teamId, { method: 'conversations.list', httpStatus: 500 });
     const down = await owner.get(`${ws}/channels`);
     expect(down.status).toBe(502);
@@ -101,11 +127,18 @@ describe('chat workspaces', () => {
     const { ws, owner, projectId } = await anInstalledWorkspace(channels);
     const empty = await owner.get(`${ws}/channels/CGENERAL/settings`);
     expect(empty.body).toEqual({ agentConfig: null, channelId: 'CGENERAL' });
-    const set = await owner.put(`${ws}/channels/CGENERAL/settings`, { agentConfig: agent(projectId), channelName: 'general', channelType: 'public_channel' });
+    const set = await owner.put(`${ws}/channels/CGENERAL/settings`, {
+      agentConfig: agent(projectId),
+      channelName: 'general',
+      channelType: 'public_channel',
+    });
     expect(set.body).toEqual({ configId: expect.any(String), success: true });
     const again = await owner.put(`${ws}/channels/CGENERAL/settings`, { agentConfig: agent(projectId, 'other-bot') });
     expect(again.body.configId).toBe(set.body.configId);
-    expect((await owner.get(`${ws}/channels/CGENERAL/settings`)).body).toEqual({ agentConfig: { agentId: 'other-bot', grantAccessToMembers: false, projectId }, channelId: 'CGENERAL' });
+    expect((await owner.get(`${ws}/channels/CGENERAL/settings`)).body).toEqual({
+      agentConfig: { agentId: 'other-bot', grantAccessToMembers: false, projectId },
+      channelId: 'CGENERAL',
+    });
     expect((await owner.delete(`${ws}/channels/CGENERAL/settings`)).body).toEqual({ success: true });
     expect((await owner.get(`${ws}/channels/CGENERAL/settings`)).body.agentConfig).toBeNull();
     const twice = await owner.delete(`${ws}/channels/CGENERAL/settings`);
@@ -114,13 +147,22 @@ describe('chat workspaces', () => {
 
   test('when a channel agent names a missing agent, an unknown channel or a bad body, then it answers 422, 404 or 400 and stores nothing', async () => {
     const { ws, owner, projectId, teamId } = await anInstalledWorkspace(channels);
-    const missing = await owner.put(`${ws}/channels/CGENERAL/settings`, { agentConfig: agent(projectId, 'missing-agent') });
+    const missing = await owner.put(`${ws}/channels/CGENERAL/settings`, {
+      agentConfig: agent(projectId, 'missing-agent'),
+    });
     expect(missing.status).toBe(422);
-    expect(missing.body.errors).toEqual([{ pointer: '/agentConfig/agentId', detail: `Agent "missing-agent" does not exist in project "${projectId}"` }]);
+    expect(missing.body.errors).toEqual([
+      { pointer: '/agentConfig/agentId', detail: `Agent "missing-agent" does not exist in project "${projectId}"` },
+    ]);
     const unknown = await owner.put(`${ws}/channels/CNOSUCH/settings`, { agentConfig: agent(projectId) });
     expect(unknown.status).toBe(404);
     expect(unknown.body.detail).toContain('channel_not_found');
-    for (const body of [{}, { agentConfig: { agentId: 'a' } }, { agentConfig: { agentId: 'a', projectId: 'Bad Project' } }, { agentConfig: agent(projectId), extra: 1 }]) {
+    for (const body of [
+      {},
+      { agentConfig: { agentId: 'a' } },
+      { agentConfig: { agentId: 'a', projectId: 'Bad Project' } },
+      { agentConfig: agent(projectId), extra: 1 },
+    ]) {
       expect((await owner.put(`${ws}/channels/CGENERAL/settings`, body)).status).toBe(400);
     }
     await fake.fail(teamId, { method: 'conversations.info', error: 'ratelimited' });
@@ -133,19 +175,39 @@ describe('chat workspaces', () => {
 
   test('when channels are set in bulk, then the known ones are set and each refused channel is reported', async () => {
     const { ws, owner, projectId } = await anInstalledWorkspace(channels);
-    const res = await owner.put(`${ws}/channels/bulk`, { agentConfig: agent(projectId), channelIds: ['CGENERAL', 'CNOPE', 'CSUPPORT', 'CGENERAL'] });
+    const res = await owner.put(`${ws}/channels/bulk`, {
+      agentConfig: agent(projectId),
+      channelIds: ['CGENERAL', 'CNOPE', 'CSUPPORT', 'CGENERAL'],
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ errors: [{ channelId: 'CNOPE', error: 'channel_not_found' }], failed: 1, success: false, updated: 2 });
+    expect(res.body).toEqual({
+      errors: [{ channelId: 'CNOPE', error: 'channel_not_found' }],
+      failed: 1,
+      success: false,
+      updated: 2,
+    });
     const listed = await owner.get(`${ws}/channels`);
-    expect(listed.body.channels.filter((c: { hasAgentConfig: boolean }) => c.hasAgentConfig).map((c: { id: string }) => c.id)).toEqual(['CGENERAL', 'CSUPPORT']);
+    expect(
+      listed.body.channels
+        .filter((c: { hasAgentConfig: boolean }) => c.hasAgentConfig)
+        .map((c: { id: string }) => c.id),
+    ).toEqual(['CGENERAL', 'CSUPPORT']);
 
-    const all = await owner.put(`${ws}/channels/bulk`, { agentConfig: agent(projectId, 'next-bot'), channelIds: ['CSECRET'] });
+    const all = await owner.put(`${ws}/channels/bulk`, {
+      agentConfig: agent(projectId, 'next-bot'),
+      channelIds: ['CSECRET'],
+    });
     expect(all.body).toEqual({ errors: [], failed: 0, success: true, updated: 1 });
 
-    const removed = await owner.delete(`${ws}/channels/bulk`, jsonBody({ channelIds: ['CGENERAL', 'CSECRET', 'CNOPE'] }));
+    const removed = await owner.delete(
+      `${ws}/channels/bulk`,
+      jsonBody({ channelIds: ['CGENERAL', 'CSECRET', 'CNOPE'] }),
+    );
     expect(removed.status).toBe(200);
     expect(removed.body).toEqual({ removed: 2, success: true });
-    expect((await owner.get(`${ws}/channels/CSUPPORT/settings`)).body.agentConfig).toMatchObject({ agentId: 'support-bot' });
+    expect((await owner.get(`${ws}/channels/CSUPPORT/settings`)).body.agentConfig).toMatchObject({
+      agentId: 'support-bot',
+    });
   });
 
   test('when a bulk request is empty, names a missing agent or the chat product is down, then nothing is written', async () => {
@@ -157,10 +219,16 @@ describe('chat workspaces', () => {
     expect(emptyDelete.status).toBe(400);
     const badId = await owner.put(`${ws}/channels/bulk`, { agentConfig: agent(projectId), channelIds: ['general'] });
     expect(badId.status).toBe(400);
-    const missing = await owner.put(`${ws}/channels/bulk`, { agentConfig: agent(projectId, 'missing-x'), channelIds: ['CGENERAL'] });
+    const missing = await owner.put(`${ws}/channels/bulk`, {
+      agentConfig: agent(projectId, 'missing-x'),
+      channelIds: ['CGENERAL'],
+    });
     expect(missing.status).toBe(422);
     await fake.fail(teamId, { method: 'conversations.info', httpStatus: 503, times: 5 });
-    const down = await owner.put(`${ws}/channels/bulk`, { agentConfig: agent(projectId), channelIds: ['CGENERAL', 'CSUPPORT'] });
+    const down = await owner.put(`${ws}/channels/bulk`, {
+      agentConfig: agent(projectId),
+      channelIds: ['CGENERAL', 'CSUPPORT'],
+    });
     expect(down.status).toBe(502);
     expect(down.body.chatError).toBe('http_503');
     await fake.clearFailures(teamId);
@@ -171,11 +239,21 @@ describe('chat workspaces', () => {
   test('when the default agent is set and cleared, then the workspace and its listing show it', async () => {
     const { ws, owner, projectId, teamId } = await anInstalledWorkspace();
     expect((await owner.get(`${ws}/settings`)).body).toEqual({ defaultAgent: null });
-    const set = await owner.put(`${ws}/settings`, { defaultAgent: { agentId: 'front-desk', projectId, grantAccessToMembers: true } });
+    const set = await owner.put(`${ws}/settings`, {
+      defaultAgent: { agentId: 'front-desk', projectId, grantAccessToMembers: true },
+    });
     expect(set.body).toEqual({ success: true });
-    expect((await owner.get(`${ws}/settings`)).body).toEqual({ defaultAgent: { agentId: 'front-desk', grantAccessToMembers: true, projectId } });
-    expect((await owner.get(ws)).body.defaultAgent).toEqual({ agentId: 'front-desk', grantAccessToMembers: true, projectId });
-    expect((await owner.get(`${CHAT}/workspaces`)).body.workspaces).toEqual([expect.objectContaining({ teamId, hasDefaultAgent: true, defaultAgentName: 'front-desk' })]);
+    expect((await owner.get(`${ws}/settings`)).body).toEqual({
+      defaultAgent: { agentId: 'front-desk', grantAccessToMembers: true, projectId },
+    });
+    expect((await owner.get(ws)).body.defaultAgent).toEqual({
+      agentId: 'front-desk',
+      grantAccessToMembers: true,
+      projectId,
+    });
+    expect((await owner.get(`${CHAT}/workspaces`)).body.workspaces).toEqual([
+      expect.objectContaining({ teamId, hasDefaultAgent: true, defaultAgentName: 'front-desk' }),
+    ]);
 
     const missing = await owner.put(`${ws}/settings`, { defaultAgent: { agentId: 'missing-one', projectId } });
     expect(missing.status).toBe(422);
@@ -191,13 +269,15 @@ describe('chat workspaces', () => {
   test('when join-from-workspace is switched, then it reads back, and a non-boolean is 400', async () => {
     const { ws, owner } = await anInstalledWorkspace();
     expect((await owner.get(`${ws}/join-from-workspace`)).body).toEqual({ shouldAllowJoinFromWorkspace: false });
-    expect((await owner.put(`${ws}/join-from-workspace`, { shouldAllowJoinFromWorkspace: true })).body).toEqual({ success: true });
+    expect((await owner.put(`${ws}/join-from-workspace`, { shouldAllowJoinFromWorkspace: true })).body).toEqual({
+      success: true,
+    });
     expect((await owner.get(`${ws}/join-from-workspace`)).body).toEqual({ shouldAllowJoinFromWorkspace: true });
     expect((await owner.put(`${ws}/join-from-workspace`, { shouldAllowJoinFromWorkspace: 'yes' })).status).toBe(400);
     expect((await owner.get(`${ws}/join-from-workspace`)).body).toEqual({ shouldAllowJoinFromWorkspace: true });
   });
 
-  test('when health is checked, then it reports the bot and its permissions, or the chat product\'s error', async () => {
+  test("when health is checked, then it reports the bot and its permissions, or the chat product's error", async () => {
     const { ws, owner, teamId, team } = await anInstalledWorkspace();
     const ok = await owner.get(`${ws}/health`);
     expect(ok.body).toEqual({
@@ -212,13 +292,22 @@ describe('chat workspaces', () => {
     await fake.fail(teamId, { method: 'auth.test', error: 'invalid_auth' });
     const bad = await owner.get(`${ws}/health`);
     expect(bad.status).toBe(200);
-    expect(bad.body).toMatchObject({ healthy: false, error: 'invalid_auth', botId: null, permissions: { canPostMessages: false, canReadChannels: false, canReadHistory: false } });
+    expect(bad.body).toMatchObject({
+      healthy: false,
+      error: 'invalid_auth',
+      botId: null,
+      permissions: { canPostMessages: false, canReadChannels: false, canReadHistory: false },
+    });
   });
 
   test('when the bot was granted fewer scopes, then health reports only those permissions', async () => {
     const p = aProject();
     const team = await fake.createTeam({ scopes: ['chat:write'] });
-    await installChatWorkspace(stack.gatewayUrl, { token: stack.adminToken, tenantId: p.tenantId, teamId: team.teamId });
+    await installChatWorkspace(stack.gatewayUrl, {
+      token: stack.adminToken,
+      tenantId: p.tenantId,
+      teamId: team.teamId,
+    });
     const res = await admin.get(`${CHAT}/workspaces/${team.teamId}/health`);
     expect(res.body.permissions).toEqual({ canPostMessages: true, canReadChannels: false, canReadHistory: false });
   });
@@ -228,7 +317,9 @@ describe('chat workspaces', () => {
     const sent = await owner.post(`${ws}/test-message`, { channelId: 'CGENERAL', message: 'hello from the test' });
     expect(sent.status).toBe(200);
     expect(sent.body).toEqual({ error: null, messageTs: expect.any(String), success: true });
-    expect(await fake.messages(teamId)).toEqual([{ channel: 'CGENERAL', text: 'hello from the test', ts: sent.body.messageTs }]);
+    expect(await fake.messages(teamId)).toEqual([
+      { channel: 'CGENERAL', text: 'hello from the test', ts: sent.body.messageTs },
+    ]);
 
     const refused = await owner.post(`${ws}/test-message`, { channelId: 'CNOWHERE' });
     expect(refused.body).toEqual({ error: 'channel_not_found', messageTs: null, success: false });

@@ -11,7 +11,11 @@ const ISSUER = 'urn:platform:credential-gateway';
 /** An openid-client configuration for the credential gateway as an OAuth server (public client: no client authentication). */
 function gatewayAsServer(appId: string): oidc.Configuration {
   const config = new oidc.Configuration(
-    { issuer: ISSUER, token_endpoint: `${stack.gatewayUrl}/credential-gateway/token`, jwks_uri: `${stack.gatewayUrl}/credential-gateway/.well-known/jwks.json` },
+    {
+      issuer: ISSUER,
+      token_endpoint: `${stack.gatewayUrl}/credential-gateway/token`,
+      jwks_uri: `${stack.gatewayUrl}/credential-gateway/.well-known/jwks.json`,
+    },
     appId,
     undefined,
     oidc.None(),
@@ -22,7 +26,9 @@ function gatewayAsServer(appId: string): oidc.Configuration {
 }
 
 async function anonymousToken(appId: string): Promise<string> {
-  const res = await http('POST', `${stack.gatewayUrl}/run/auth/apps/${appId}/anonymous-session`, { headers: { origin: 'https://app.example.com' } });
+  const res = await http('POST', `${stack.gatewayUrl}/run/auth/apps/${appId}/anonymous-session`, {
+    headers: { origin: 'https://app.example.com' },
+  });
   if (res.status !== 200) throw new Error(`anonymous session failed: ${res.status}`);
   return res.body.token as string;
 }
@@ -42,7 +48,11 @@ describe('token exchange with a standard OAuth client (openid-client)', () => {
     expect(tokens.token_type).toBe('bearer');
     expect(tokens.expires_in).toBe(300);
     expect(tokens.issued_token_type).toBe(ACCESS_TOKEN);
-    const { payload } = await jwtVerify(tokens.access_token, createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!)), { issuer: ISSUER, audience: 'helpdesk' });
+    const { payload } = await jwtVerify(
+      tokens.access_token,
+      createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!)),
+      { issuer: ISSUER, audience: 'helpdesk' },
+    );
     expect(payload).toMatchObject({ client_id: app.id, tid: p.tenantId, pid: p.projectId });
   });
 
@@ -51,7 +61,12 @@ describe('token exchange with a standard OAuth client (openid-client)', () => {
     const app = await anApp(admin, p);
     const config = gatewayAsServer(app.id);
     const failure = await oidc
-      .genericGrantRequest(config, GRANT, { subject_token: await anonymousToken(app.id), subject_token_type: ACCESS_TOKEN, audience: 'nowhere', svc_app_id: app.id })
+      .genericGrantRequest(config, GRANT, {
+        subject_token: await anonymousToken(app.id),
+        subject_token_type: ACCESS_TOKEN,
+        audience: 'nowhere',
+        svc_app_id: app.id,
+      })
       .then(
         () => undefined,
         (err: unknown) => err,

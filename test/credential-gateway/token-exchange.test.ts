@@ -1,5 +1,18 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { anApiKey, anApp, anAppKey, aProject, aTenantToken, adminClient, client, http, projectPath, signAppJwt, testStack, type HttpResult } from '@platform/testkit';
+import {
+  anApiKey,
+  anApp,
+  anAppKey,
+  aProject,
+  aTenantToken,
+  adminClient,
+  client,
+  http,
+  projectPath,
+  signAppJwt,
+  testStack,
+  type HttpResult,
+} from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -26,11 +39,15 @@ const exchange = (subjectToken: string, appId: string, overrides: Record<string,
     svc_app_id: appId,
     ...overrides,
   };
-  return postToken(Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined)) as Record<string, string>);
+  return postToken(
+    Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined)) as Record<string, string>,
+  );
 };
 
 const anonymousToken = async (appId: string): Promise<string> => {
-  const res = await http('POST', `${stack.gatewayUrl}/run/auth/apps/${appId}/anonymous-session`, { headers: { origin: ORIGIN } });
+  const res = await http('POST', `${stack.gatewayUrl}/run/auth/apps/${appId}/anonymous-session`, {
+    headers: { origin: ORIGIN },
+  });
   if (res.status !== 200) throw new Error(`anonymous session failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.token as string;
 };
@@ -39,7 +56,12 @@ const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'ba
 
 /** Verifies an issued token the way a platform would: against the key set fetched over HTTP. */
 const verifyWithJwks = (token: string, audience: string) =>
-  jwtVerify(token, createRemoteJWKSet(new URL(JWKS_URL)), { issuer: ISSUER, audience, typ: 'at+jwt', algorithms: ['ES256', 'EdDSA'] });
+  jwtVerify(token, createRemoteJWKSet(new URL(JWKS_URL)), {
+    issuer: ISSUER,
+    audience,
+    typ: 'at+jwt',
+    algorithms: ['ES256', 'EdDSA'],
+  });
 
 /** Asserts an RFC 6749 error answer: status, `{error, error_description}` only, JSON, no-store. */
 function expectOAuthError(res: HttpResult, status: number, error: string) {
@@ -56,8 +78,18 @@ describe('platform catalog', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       platforms: [
-        { credentialRequired: true, label: 'Helpdesk', slug: 'helpdesk', pageMatchers: [{ hostGlob: '*.helpdesk.example', pageType: 'ticket', pathPattern: '/tickets/*' }] },
-        { credentialRequired: true, label: 'CRM (support copilot apps only)', slug: 'crm', pageMatchers: [{ hostGlob: 'crm.example', pageType: 'contact', pathPattern: '/contacts/*' }] },
+        {
+          credentialRequired: true,
+          label: 'Helpdesk',
+          slug: 'helpdesk',
+          pageMatchers: [{ hostGlob: '*.helpdesk.example', pageType: 'ticket', pathPattern: '/tickets/*' }],
+        },
+        {
+          credentialRequired: true,
+          label: 'CRM (support copilot apps only)',
+          slug: 'crm',
+          pageMatchers: [{ hostGlob: 'crm.example', pageType: 'contact', pathPattern: '/contacts/*' }],
+        },
         { credentialRequired: false, label: 'Wiki', slug: 'wiki', pageMatchers: [] },
       ],
     });
@@ -68,11 +100,15 @@ describe('platform catalog', () => {
   test('when If-None-Match carries the current ETag, then it answers 304 with no body; a stale ETag gets the catalog', async () => {
     const first = await http('GET', `${stack.gatewayUrl}/credential-gateway/.well-known/platforms`);
     const etag = first.headers.get('etag')!;
-    const again = await http('GET', `${stack.gatewayUrl}/credential-gateway/.well-known/platforms`, { headers: { 'if-none-match': `W/"other", ${etag}` } });
+    const again = await http('GET', `${stack.gatewayUrl}/credential-gateway/.well-known/platforms`, {
+      headers: { 'if-none-match': `W/"other", ${etag}` },
+    });
     expect(again.status).toBe(304);
     expect(again.body).toBeUndefined();
     expect(again.headers.get('etag')).toBe(etag);
-    const stale = await http('GET', `${stack.gatewayUrl}/credential-gateway/.well-known/platforms`, { headers: { 'if-none-match': '"stale"' } });
+    const stale = await http('GET', `${stack.gatewayUrl}/credential-gateway/.well-known/platforms`, {
+      headers: { 'if-none-match': '"stale"' },
+    });
     expect(stale.status).toBe(200);
     expect(stale.body).toEqual(first.body);
   });
@@ -106,7 +142,7 @@ describe('token exchange', () => {
     await expect(verifyWithJwks(res.body.access_token, 'crm')).rejects.toThrow(/aud/);
   });
 
-  test('when an app JWT signed with one of the app\'s keys is exchanged, then the token carries its subject and never outlives it', async () => {
+  test("when an app JWT signed with one of the app's keys is exchanged, then the token carries its subject and never outlives it", async () => {
     const p = aProject();
     const app = await anApp(admin, p, { type: 'support_copilot', config: { type: 'support_copilot' } });
     const key = await anAppKey(admin, p, app.id, 'ES256');
@@ -120,14 +156,20 @@ describe('token exchange', () => {
     expect(payload.exp).toBe(claimsOf(jwt).exp);
   });
 
-  test('when an API key of the app\'s project is exchanged by an api app, then it gets a token whose subject names the key', async () => {
+  test("when an API key of the app's project is exchanged by an api app, then it gets a token whose subject names the key", async () => {
     const p = aProject();
     const app = await anApp(admin, p, { type: 'api', config: { type: 'api' } });
     const { key, apiKey } = await anApiKey(admin, p);
     const res = await exchange(key, app.id, { audience: 'wiki' });
     expect(res.status).toBe(200);
     const { payload } = await verifyWithJwks(res.body.access_token, 'wiki');
-    expect(payload).toMatchObject({ sub: `api_key:${apiKey.id}`, client_id: app.id, tid: p.tenantId, pid: p.projectId, auth_method: 'api_key' });
+    expect(payload).toMatchObject({
+      sub: `api_key:${apiKey.id}`,
+      client_id: app.id,
+      tid: p.tenantId,
+      pid: p.projectId,
+      auth_method: 'api_key',
+    });
   });
 
   test('when resource is a URL on a host of the platform, then the token names it; on any other host it is invalid_target', async () => {
@@ -136,8 +178,15 @@ describe('token exchange', () => {
     const subjectToken = await anonymousToken(app.id);
     const ok = await exchange(subjectToken, app.id, { resource: 'https://acme.helpdesk.example/tickets/42' });
     expect(ok.status).toBe(200);
-    expect((await verifyWithJwks(ok.body.access_token, 'helpdesk')).payload.resource).toBe('https://acme.helpdesk.example/tickets/42');
-    for (const resource of ['https://evil.example/tickets/42', 'https://helpdesk.example.evil.test/', 'not a url', 'ftp://acme.helpdesk.example/x']) {
+    expect((await verifyWithJwks(ok.body.access_token, 'helpdesk')).payload.resource).toBe(
+      'https://acme.helpdesk.example/tickets/42',
+    );
+    for (const resource of [
+      'https://evil.example/tickets/42',
+      'https://helpdesk.example.evil.test/',
+      'not a url',
+      'ftp://acme.helpdesk.example/x',
+    ]) {
       expectOAuthError(await exchange(subjectToken, app.id, { resource }), 400, 'invalid_target');
     }
   });
@@ -162,24 +211,41 @@ describe('token exchange errors', () => {
   });
 
   test('when subject_token_type is not the access token type, then it answers 400 invalid_request', async () => {
-    expectOAuthError(await exchange(subjectToken, appId, { subject_token_type: 'urn:ietf:params:oauth:token-type:jwt' }), 400, 'invalid_request');
+    expectOAuthError(
+      await exchange(subjectToken, appId, { subject_token_type: 'urn:ietf:params:oauth:token-type:jwt' }),
+      400,
+      'invalid_request',
+    );
   });
 
   test('when the body is JSON instead of a form, then it answers 400 invalid_request', async () => {
     const res = await http('POST', `${stack.gatewayUrl}/credential-gateway/token`, {
-      json: { grant_type: GRANT, subject_token: subjectToken, subject_token_type: ACCESS_TOKEN, audience: 'helpdesk', svc_app_id: appId },
+      json: {
+        grant_type: GRANT,
+        subject_token: subjectToken,
+        subject_token_type: ACCESS_TOKEN,
+        audience: 'helpdesk',
+        svc_app_id: appId,
+      },
     });
     expectOAuthError(res, 400, 'invalid_request');
   });
 
   test('when a parameter is sent twice, then it answers 400 invalid_request', async () => {
     const body = `${new URLSearchParams({ grant_type: GRANT, subject_token: subjectToken, subject_token_type: ACCESS_TOKEN, audience: 'helpdesk', svc_app_id: appId })}&audience=wiki`;
-    const res = await http('POST', `${stack.gatewayUrl}/credential-gateway/token`, { raw: body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await http('POST', `${stack.gatewayUrl}/credential-gateway/token`, {
+      raw: body,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expectOAuthError(res, 400, 'invalid_request');
   });
 
   test('when grant_type is another grant, then it answers 400 unsupported_grant_type', async () => {
-    expectOAuthError(await exchange(subjectToken, appId, { grant_type: 'client_credentials' }), 400, 'unsupported_grant_type');
+    expectOAuthError(
+      await exchange(subjectToken, appId, { grant_type: 'client_credentials' }),
+      400,
+      'unsupported_grant_type',
+    );
   });
 
   test('when the subject token is not a credential this platform issued, then it answers 400 invalid_grant', async () => {

@@ -2,7 +2,8 @@ import { adminClient, aProject, projectPath } from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 
 const admin = adminClient();
-const itemsOf = (p: { tenantId: string; projectId: string }, datasetId: string) => `${projectPath(p)}/evals/dataset-items/${datasetId}`;
+const itemsOf = (p: { tenantId: string; projectId: string }, datasetId: string) =>
+  `${projectPath(p)}/evals/dataset-items/${datasetId}`;
 const anItem = (text = 'How do I reset my password?') => ({
   input: { messages: [{ role: 'user', content: text }] },
   expectedOutput: [{ role: 'assistant', content: 'Use the reset link.' }],
@@ -25,7 +26,10 @@ describe('dataset items', () => {
     expect(read.status).toBe(200);
     expect(read.body.data).toEqual(res.body.data);
     const list = await admin.get(itemsOf(p, 'ds-1'));
-    expect(list.body).toEqual({ data: [res.body.data], pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 } });
+    expect(list.body).toEqual({
+      data: [res.body.data],
+      pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 },
+    });
     const other = await admin.get(itemsOf(p, 'ds-2'));
     expect(other.body.data).toEqual([]);
     const otherProject = await admin.get(`${itemsOf(aProject(), 'ds-1')}/items/${res.body.data.id}`);
@@ -57,7 +61,12 @@ describe('dataset items', () => {
 
   test('when a bulk create mixes valid and invalid items, then the valid ones are stored and each invalid one is reported', async () => {
     const p = aProject();
-    const res = await admin.post(`${itemsOf(p, 'ds')}/items/bulk`, [anItem('a'), { input: 'nope' }, anItem('c'), { id: 'bad id!', ...anItem() }]);
+    const res = await admin.post(`${itemsOf(p, 'ds')}/items/bulk`, [
+      anItem('a'),
+      { input: 'nope' },
+      anItem('c'),
+      { id: 'bad id!', ...anItem() },
+    ]);
     expect(res.status).toBe(201);
     expect(res.body.data.map((i: any) => i.input.messages[0].content)).toEqual(['a', 'c']);
     expect(res.body.pagination).toMatchObject({ total: 2 });

@@ -8,17 +8,38 @@ describe('evaluators', () => {
   test('when an evaluator of each kind is created, then each can be read back and listed', async () => {
     const p = aProject();
     const bodies = [
-      { name: 'mentions refund', kind: 'contains', config: { value: 'refund', eventType: 'message', field: 'properties.text' } },
+      {
+        name: 'mentions refund',
+        kind: 'contains',
+        config: { value: 'refund', eventType: 'message', field: 'properties.text' },
+      },
       { name: 'order number', kind: 'regex', config: { pattern: '#\\d{5}', flags: 'i' }, agentIds: ['agent-a'] },
-      { name: 'rating shape', kind: 'json_schema', config: { schema: { type: 'object', required: ['rating'] }, eventType: 'rated' } },
+      {
+        name: 'rating shape',
+        kind: 'json_schema',
+        config: { schema: { type: 'object', required: ['rating'] }, eventType: 'rated' },
+      },
       { name: 'no complaints', kind: 'negative_feedback' },
-      { name: 'judge', kind: 'llm_judge', config: { prompt: 'Rate helpfulness 1-5 as {"score": n}', passCriteria: { operator: 'and', conditions: [{ field: 'score', operator: '>=', value: 4 }] } } },
+      {
+        name: 'judge',
+        kind: 'llm_judge',
+        config: {
+          prompt: 'Rate helpfulness 1-5 as {"score": n}',
+          passCriteria: { operator: 'and', conditions: [{ field: 'score', operator: '>=', value: 4 }] },
+        },
+      },
     ];
     const created = [];
     for (const body of bodies) {
       const res = await admin.post(evaluatorsPath(p), body);
       expect(res.status).toBe(201);
-      expect(res.body.data).toMatchObject({ id: expect.any(String), name: body.name, kind: body.kind, agentIds: body.agentIds ?? [], description: null });
+      expect(res.body.data).toMatchObject({
+        id: expect.any(String),
+        name: body.name,
+        kind: body.kind,
+        agentIds: body.agentIds ?? [],
+        description: null,
+      });
       created.push(res.body.data);
     }
     expect(created[3].config).toEqual({});
@@ -32,23 +53,58 @@ describe('evaluators', () => {
 
   test('when the kind or its config is wrong, then it answers 400 or 422 naming the field and stores nothing', async () => {
     const p = aProject();
-    expectProblem(await admin.post(evaluatorsPath(p), { name: 'x', kind: 'contains', config: {} }), 400, '/config/value');
-    expectProblem(await admin.post(evaluatorsPath(p), { name: 'x', kind: 'contains', config: { value: 'a', bogus: 1 } }), 400);
+    expectProblem(
+      await admin.post(evaluatorsPath(p), { name: 'x', kind: 'contains', config: {} }),
+      400,
+      '/config/value',
+    );
+    expectProblem(
+      await admin.post(evaluatorsPath(p), { name: 'x', kind: 'contains', config: { value: 'a', bogus: 1 } }),
+      400,
+    );
     expectProblem(await admin.post(evaluatorsPath(p), { name: '', kind: 'negative_feedback' }), 400, '/name');
     expectProblem(await admin.post(evaluatorsPath(p), { name: 'x', kind: 'telepathy', config: {} }), 422);
-    expectProblem(await admin.post(evaluatorsPath(p), { name: 'x', kind: 'regex', config: { pattern: '(' } }), 422, '/config/pattern');
-    expectProblem(await admin.post(evaluatorsPath(p), { name: 'x', kind: 'json_schema', config: { schema: { type: 'nonsense' } } }), 422, '/config/schema');
-    expectProblem(await admin.post(evaluatorsPath(p), { name: 'x', kind: 'llm_judge', config: { prompt: 'p', passCriteria: { operator: 'xor', conditions: [] } } }), 400);
+    expectProblem(
+      await admin.post(evaluatorsPath(p), { name: 'x', kind: 'regex', config: { pattern: '(' } }),
+      422,
+      '/config/pattern',
+    );
+    expectProblem(
+      await admin.post(evaluatorsPath(p), { name: 'x', kind: 'json_schema', config: { schema: { type: 'nonsense' } } }),
+      422,
+      '/config/schema',
+    );
+    expectProblem(
+      await admin.post(evaluatorsPath(p), {
+        name: 'x',
+        kind: 'llm_judge',
+        config: { prompt: 'p', passCriteria: { operator: 'xor', conditions: [] } },
+      }),
+      400,
+    );
     expect((await admin.get(evaluatorsPath(p))).body.pagination.total).toBe(0);
   });
 
   test('when an evaluator is changed, then the new config is checked against its kind; after delete it is gone', async () => {
     const p = aProject();
-    const e = (await admin.post(evaluatorsPath(p), { id: 'ev-1', name: 'refund', kind: 'contains', config: { value: 'refund' } })).body.data;
+    const e = (
+      await admin.post(evaluatorsPath(p), { id: 'ev-1', name: 'refund', kind: 'contains', config: { value: 'refund' } })
+    ).body.data;
     expectProblem(await admin.post(evaluatorsPath(p), { id: 'ev-1', name: 'again', kind: 'negative_feedback' }), 409);
-    const changed = await admin.patch(`${evaluatorsPath(p)}/ev-1`, { name: 'refunds', config: { value: 'money back', expect: 'absent' }, agentIds: ['agent-b'] });
+    const changed = await admin.patch(`${evaluatorsPath(p)}/ev-1`, {
+      name: 'refunds',
+      config: { value: 'money back', expect: 'absent' },
+      agentIds: ['agent-b'],
+    });
     expect(changed.status).toBe(200);
-    expect(changed.body.data).toMatchObject({ id: 'ev-1', name: 'refunds', kind: 'contains', config: { value: 'money back', expect: 'absent' }, agentIds: ['agent-b'], createdAt: e.createdAt });
+    expect(changed.body.data).toMatchObject({
+      id: 'ev-1',
+      name: 'refunds',
+      kind: 'contains',
+      config: { value: 'money back', expect: 'absent' },
+      agentIds: ['agent-b'],
+      createdAt: e.createdAt,
+    });
     expectProblem(await admin.patch(`${evaluatorsPath(p)}/ev-1`, { config: { pattern: 'x' } }), 400, '/config');
     expectProblem(await admin.patch(`${evaluatorsPath(p)}/ev-1`, { kind: 'regex' }), 400);
     expect((await admin.get(`${evaluatorsPath(p)}/ev-1`)).body.data).toEqual(changed.body.data);
@@ -60,8 +116,16 @@ describe('evaluators', () => {
     const a = aProject();
     const b = aProject();
     const $id = 'https://schemas.example.com/rating.json';
-    const ofA = { name: 'a', kind: 'json_schema', config: { schema: { $id, type: 'object', required: ['rating'] }, eventType: 'rated' } };
-    const ofB = { name: 'b', kind: 'json_schema', config: { schema: { $id, type: 'object', required: ['stars'] }, eventType: 'rated' } };
+    const ofA = {
+      name: 'a',
+      kind: 'json_schema',
+      config: { schema: { $id, type: 'object', required: ['rating'] }, eventType: 'rated' },
+    };
+    const ofB = {
+      name: 'b',
+      kind: 'json_schema',
+      config: { schema: { $id, type: 'object', required: ['stars'] }, eventType: 'rated' },
+    };
     expect((await admin.post(evaluatorsPath(a), ofA)).status).toBe(201);
     const second = await admin.post(evaluatorsPath(b), ofB);
     expect({ status: second.status, detail: second.body?.detail }).toEqual({ status: 201, detail: undefined });

@@ -9,7 +9,13 @@ const admin = adminClient(stack);
 describe('improvements without an assistant', () => {
   test('when the trigger body is invalid, then it answers 400 and creates no branch', async () => {
     const p = aProject();
-    for (const body of [{}, { feedbackIds: [] }, { feedbackIds: 'fb' }, { feedbackIds: ['bad id!'] }, { feedbackIds: ['fb'], extra: true }]) {
+    for (const body of [
+      {},
+      { feedbackIds: [] },
+      { feedbackIds: 'fb' },
+      { feedbackIds: ['bad id!'] },
+      { feedbackIds: ['fb'], extra: true },
+    ]) {
       expectProblem(await admin.post(`${improvementsPath(p)}/trigger`, body), 400);
     }
     expect((await admin.get(improvementsPath(p))).body).toEqual({ data: [] });
@@ -18,7 +24,11 @@ describe('improvements without an assistant', () => {
   test('when feedback is unknown, names no agent or an agent that does not exist, then it answers 404 or 422', async () => {
     const p = aProject();
     const known = await aFeedback(admin, p, { conversationId: 'conv-x', type: 'negative' });
-    const unknownAgent = await aFeedback(admin, p, { conversationId: 'conv-y', type: 'negative', agentId: 'agent-ghost' });
+    const unknownAgent = await aFeedback(admin, p, {
+      conversationId: 'conv-y',
+      type: 'negative',
+      agentId: 'agent-ghost',
+    });
     const missing = await admin.post(`${improvementsPath(p)}/trigger`, { feedbackIds: [known.id, 'fb-missing'] });
     expectProblem(missing, 404);
     expect(missing.body.detail).toContain('fb-missing');
@@ -33,9 +43,15 @@ describe('improvements without an assistant', () => {
     await aConversation(stack.gatewayUrl, admin, p, 'conv-1', [{ type: 'message' }], agent.id);
     // The feedback carries no agentId: the agent comes from the conversation's events.
     const fb = await aFeedback(admin, p, { conversationId: 'conv-1', type: 'negative', details: 'too vague' });
-    const res = await admin.post(`${improvementsPath(p)}/trigger`, { feedbackIds: [fb.id], additionalContext: 'customers want steps' });
+    const res = await admin.post(`${improvementsPath(p)}/trigger`, {
+      feedbackIds: [fb.id],
+      additionalContext: 'customers want steps',
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ branchName: expect.stringMatching(new RegExp(`^improvement_${agent.id}_\\d{4}-\\d\\d-\\d\\dT`)), conversationId: expect.any(String) });
+    expect(res.body).toEqual({
+      branchName: expect.stringMatching(new RegExp(`^improvement_${agent.id}_\\d{4}-\\d\\d-\\d\\dT`)),
+      conversationId: expect.any(String),
+    });
     const { branchName, conversationId } = res.body;
     expect(branchName).not.toMatch(/[:.]\d/);
 
@@ -47,12 +63,25 @@ describe('improvements without an assistant', () => {
       status: 'not_configured',
       statusMessage: expect.stringMatching(/not configured/),
     });
-    expect(view.body.messages).toEqual([{ role: 'user', content: expect.stringContaining('customers want steps'), createdAt: expect.any(String) }]);
+    expect(view.body.messages).toEqual([
+      { role: 'user', content: expect.stringContaining('customers want steps'), createdAt: expect.any(String) },
+    ]);
 
     const list = await admin.get(improvementsPath(p));
-    expect(list.body.data).toEqual([{ branchName, status: 'not_configured', updatedAt: expect.any(String), agentId: agent.id }]);
+    expect(list.body.data).toEqual([
+      { branchName, status: 'not_configured', updatedAt: expect.any(String), agentId: agent.id },
+    ]);
     const diff = await admin.get(`${improvementsPath(p)}/${branchName}/diff`);
-    expect(diff.body).toEqual({ branchName, targetBranch: 'main', agentId: agent.id, agentIds: [], format: 'json-patch', hasChanges: false, patch: [], liveMissing: false });
+    expect(diff.body).toEqual({
+      branchName,
+      targetBranch: 'main',
+      agentId: agent.id,
+      agentIds: [],
+      format: 'json-patch',
+      hasChanges: false,
+      patch: [],
+      liveMissing: false,
+    });
 
     const more = await admin.post(`${improvementsPath(p)}/${branchName}/continue`, { message: 'also be friendly' });
     expect(more.status).toBe(200);

@@ -12,7 +12,20 @@ const durable = () => uniqueId('consumer-test').replace(/\./g, '_');
 
 function aRunEvent(p: { tenantId: string; projectId: string }, id = uniqueId('e')): RunEvent {
   const now = new Date().toISOString();
-  return { id, ...p, type: 'page.viewed', agentId: null, conversationId: null, messageId: null, properties: null, userProperties: null, metadata: null, serverMetadata: { authMethod: 'api_key' }, createdAt: now, updatedAt: now };
+  return {
+    id,
+    ...p,
+    type: 'page.viewed',
+    agentId: null,
+    conversationId: null,
+    messageId: null,
+    properties: null,
+    userProperties: null,
+    metadata: null,
+    serverMetadata: { authMethod: 'api_key' },
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 async function publishCreated(p: { tenantId: string; projectId: string }, event = aRunEvent(p)) {
@@ -33,15 +46,25 @@ describe('the typed event consumer (libs/consumer)', () => {
     const other = aProject();
     const ofA: Array<EventOf<typeof eventCreated>> = [];
     const ofTenant: string[] = [];
-    await nats.subscribe(eventCreated, { durable: durable(), tenantId: a.tenantId, projectId: a.projectId }, (e) => void ofA.push(e));
-    await nats.subscribe(eventCreated, { durable: durable(), tenantId: a.tenantId }, (e) => void ofTenant.push(e.data.event.id));
+    await nats.subscribe(
+      eventCreated,
+      { durable: durable(), tenantId: a.tenantId, projectId: a.projectId },
+      (e) => void ofA.push(e),
+    );
+    await nats.subscribe(
+      eventCreated,
+      { durable: durable(), tenantId: a.tenantId },
+      (e) => void ofTenant.push(e.data.event.id),
+    );
 
     const sentA = await publishCreated(a);
     const sentB = await publishCreated(b);
     const sentOther = await publishCreated(other);
 
     await eventually(() => ofTenant.length === 2, 'both events of the tenant');
-    expect(ofTenant.sort()).toEqual([sentA.envelope.data, sentB.envelope.data].map((d) => (d as { event: RunEvent }).event.id).sort());
+    expect(ofTenant.sort()).toEqual(
+      [sentA.envelope.data, sentB.envelope.data].map((d) => (d as { event: RunEvent }).event.id).sort(),
+    );
     await eventually(() => ofA.length === 1, 'the event of project a');
     expect(ofA[0]).toEqual(sentA.envelope);
     expect(ofA[0]!.data.event.projectId).toBe(a.projectId);
@@ -52,10 +75,14 @@ describe('the typed event consumer (libs/consumer)', () => {
     const p = aProject();
     const name = durable();
     const attempts: string[] = [];
-    await nats.subscribe(eventCreated, { durable: name, tenantId: p.tenantId, projectId: p.projectId, retryDelayMs: 100 }, (e) => {
-      attempts.push(e.id);
-      if (attempts.length < 3) throw new Error('our database is down');
-    });
+    await nats.subscribe(
+      eventCreated,
+      { durable: name, tenantId: p.tenantId, projectId: p.projectId, retryDelayMs: 100 },
+      (e) => {
+        attempts.push(e.id);
+        if (attempts.length < 3) throw new Error('our database is down');
+      },
+    );
     const sent = await publishCreated(p);
     await eventually(() => attempts.length >= 3, 'three attempts');
     expect(new Set(attempts)).toEqual(new Set([sent.id]));
@@ -67,10 +94,16 @@ describe('the typed event consumer (libs/consumer)', () => {
     const p = aProject();
     const name = durable();
     const seen: string[] = [];
-    await nats.subscribe(eventCreated, { durable: name, tenantId: p.tenantId, projectId: p.projectId, concurrency: 1, retryDelayMs: 100 }, (e) => void seen.push(e.id));
+    await nats.subscribe(
+      eventCreated,
+      { durable: name, tenantId: p.tenantId, projectId: p.projectId, concurrency: 1, retryDelayMs: 100 },
+      (e) => void seen.push(e.id),
+    );
     const pub = publisher(nats.nc);
     const subject = eventSubject(eventCreated, p.tenantId, p.projectId);
-    const bad = { ...pendingEvent(eventCreated, uniqueId('bad'), p, { event: { id: 'missing-fields' }, dispatch: 'yes' }) };
+    const bad = {
+      ...pendingEvent(eventCreated, uniqueId('bad'), p, { event: { id: 'missing-fields' }, dispatch: 'yes' }),
+    };
     await pub.publish(subject, bad.envelope, bad.id);
     await nats.nc.jetstream().publish(subject, new TextEncoder().encode('not json'), { msgID: uniqueId('raw') });
     const good = await publishCreated(p);
@@ -81,6 +114,8 @@ describe('the typed event consumer (libs/consumer)', () => {
   });
 
   test('when a projectId is given without its tenantId, then subscribe refuses it', async () => {
-    await expect(nats.subscribe(eventCreated, { durable: durable(), projectId: 'p1' }, () => undefined)).rejects.toThrow(/projectId needs tenantId/);
+    await expect(
+      nats.subscribe(eventCreated, { durable: durable(), projectId: 'p1' }, () => undefined),
+    ).rejects.toThrow(/projectId needs tenantId/);
   });
 });

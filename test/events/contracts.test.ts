@@ -1,9 +1,27 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
-import { buildAsyncApi, allEvents, eventKey, eventSubject, webhookDeliveryFailed, webhookDeliverySucceeded } from '@platform/contracts';
+import {
+  buildAsyncApi,
+  allEvents,
+  eventKey,
+  eventSubject,
+  webhookDeliveryFailed,
+  webhookDeliverySucceeded,
+} from '@platform/contracts';
 import type { EventOf } from '@platform/consumer';
-import { adminApi, aProject, eventually, repoRoot, startReceiver, testStack, uniqueId, type Receiver, adminClient, anAgentNamed } from '@platform/testkit';
+import {
+  adminApi,
+  aProject,
+  eventually,
+  repoRoot,
+  startReceiver,
+  testStack,
+  uniqueId,
+  type Receiver,
+  adminClient,
+  anAgentNamed,
+} from '@platform/testkit';
 import { adminNats } from '../support/connections';
 
 const stack = testStack();
@@ -18,7 +36,11 @@ afterAll(async () => {
 /** Collects the events a typed consumer receives. */
 async function collect<D extends typeof webhookDeliverySucceeded>(def: D, tenantId: string) {
   const got: Array<EventOf<D>> = [];
-  await nats.subscribe(def, { durable: uniqueId('contracts-test').replace(/\./g, '_'), tenantId }, (e) => void got.push(e));
+  await nats.subscribe(
+    def,
+    { durable: uniqueId('contracts-test').replace(/\./g, '_'), tenantId },
+    (e) => void got.push(e),
+  );
   return got;
 }
 
@@ -39,7 +61,9 @@ describe('event contracts (AsyncAPI)', () => {
 
     for (const def of allEvents) {
       const channel = served.channels[eventKey(def)];
-      expect(channel.address.replace('{tenantId}', 'acme').replace('{projectId}', 'demo')).toBe(eventSubject(def, 'acme', 'demo'));
+      expect(channel.address.replace('{tenantId}', 'acme').replace('{projectId}', 'demo')).toBe(
+        eventSubject(def, 'acme', 'demo'),
+      );
       expect(served.components.messages[eventKey(def)]).toMatchObject({ name: def.name, 'x-publisher': def.publisher });
     }
     expect(Object.keys(served.channels)).toHaveLength(allEvents.length);
@@ -55,7 +79,12 @@ describe('webhook delivery outcome events', () => {
     const succeeded = await collect(webhookDeliverySucceeded, p.tenantId);
     await anAgentNamed(adminClient(), p, 'agent-a');
     const { key } = (await api.createApiKey({ params: p, body: { agentId: 'agent-a', name: 'events' } })).data;
-    const dest = (await api.createWebhookDestination({ params: p, body: { name: 'ok', url: receiver.url, eventTypes: ['event.created'] } })).data;
+    const dest = (
+      await api.createWebhookDestination({
+        params: p,
+        body: { name: 'ok', url: receiver.url, eventTypes: ['event.created'] },
+      })
+    ).data;
     const created = (await api.withToken(key).createRunEvent({ body: { type: 'order.paid' } })).data;
 
     await receiver.waitFor((r) => r.json?.data?.event?.id === created.id);
@@ -65,7 +94,16 @@ describe('webhook delivery outcome events', () => {
       version: 1,
       tenantId: p.tenantId,
       projectId: p.projectId,
-      data: { delivery: { destinationId: dest.id, eventType: 'event.created', attemptCount: 1, lastStatusCode: 200, lastError: null, lastAttempt: { attempt: 1, ok: true, statusCode: 200 } } },
+      data: {
+        delivery: {
+          destinationId: dest.id,
+          eventType: 'event.created',
+          attemptCount: 1,
+          lastStatusCode: 200,
+          lastError: null,
+          lastAttempt: { attempt: 1, ok: true, statusCode: 200 },
+        },
+      },
     });
     const log = await api.listWebhookDeliveries({ params: { ...p, id: dest.id } });
     expect(log.data[0]).toMatchObject({ id: e!.data.delivery.id, status: 'delivered' });
@@ -79,13 +117,24 @@ describe('webhook delivery outcome events', () => {
     const failed = await collect(webhookDeliveryFailed, p.tenantId);
     await anAgentNamed(adminClient(), p, 'agent-a');
     const { key } = (await api.createApiKey({ params: p, body: { agentId: 'agent-a', name: 'events' } })).data;
-    const dest = (await api.createWebhookDestination({ params: p, body: { name: 'down', url: receiver.url, eventTypes: ['event.created'] } })).data;
+    const dest = (
+      await api.createWebhookDestination({
+        params: p,
+        body: { name: 'down', url: receiver.url, eventTypes: ['event.created'] },
+      })
+    ).data;
     await api.withToken(key).createRunEvent({ body: { type: 'order.paid' } });
 
     const [e] = await eventually(() => failed.length > 0 && failed, 'webhook.delivery.failed', 30_000);
     const log = await api.listWebhookDeliveries({ params: { ...p, id: dest.id } });
     expect(log.data[0]).toMatchObject({ status: 'failed' });
-    expect(e!.data.delivery).toMatchObject({ id: log.data[0]!.id, destinationId: dest.id, attemptCount: log.data[0]!.attemptCount, lastStatusCode: 500, lastAttempt: { ok: false, statusCode: 500 } });
+    expect(e!.data.delivery).toMatchObject({
+      id: log.data[0]!.id,
+      destinationId: dest.id,
+      attemptCount: log.data[0]!.attemptCount,
+      lastStatusCode: 500,
+      lastAttempt: { ok: false, statusCode: 500 },
+    });
     expect(failed).toHaveLength(1);
   });
 });

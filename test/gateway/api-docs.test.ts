@@ -6,7 +6,16 @@ import { repoRoot, testStack } from '@platform/testkit';
 
 const stack = testStack();
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let browser: Browser;
 
@@ -22,11 +31,15 @@ interface PageWindow {
   scrollTo(x: number, y: number): void;
   scrollBy(x: number, y: number): void;
   requestAnimationFrame(callback: () => void): number;
-  document: { documentElement: { scrollHeight: number }; querySelectorAll(selector: string): { forEach(fn: (el: PageElement) => void): void } };
+  document: {
+    documentElement: { scrollHeight: number };
+    querySelectorAll(selector: string): { forEach(fn: (el: PageElement) => void): void };
+  };
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 afterAll(async () => {
@@ -57,7 +70,10 @@ describe('API reference at /docs', () => {
     const shown = await page.evaluate(async () => {
       const window = globalThis as unknown as PageWindow;
       const document = window.document;
-      const settle = () => new Promise<void>((done) => window.requestAnimationFrame(() => window.requestAnimationFrame(() => setTimeout(done, 20))));
+      const settle = () =>
+        new Promise<void>((done) =>
+          window.requestAnimationFrame(() => window.requestAnimationFrame(() => setTimeout(done, 20))),
+        );
       const ids = new Set<string>();
       const paths = new Set<string>();
       const collect = () => {
@@ -71,7 +87,11 @@ describe('API reference at /docs', () => {
       window.scrollTo(0, 0);
       await settle();
       collect();
-      for (let step = 0; step < 2000 && window.scrollY + window.innerHeight < document.documentElement.scrollHeight - 1; step++) {
+      for (
+        let step = 0;
+        step < 2000 && window.scrollY + window.innerHeight < document.documentElement.scrollHeight - 1;
+        step++
+      ) {
         window.scrollBy(0, Math.floor(window.innerHeight / 2));
         await settle();
         collect();
@@ -82,13 +102,22 @@ describe('API reference at /docs', () => {
     });
 
     // Every operation appears, by its operationId (Swagger UI ids end with `-<operationId>`).
-    expect(allOperations.filter((op) => !shown.ids.some((id) => id.endsWith(`-${op.operationId}`))).map((op) => op.operationId)).toEqual([]);
+    expect(
+      allOperations
+        .filter((op) => !shown.ids.some((id) => id.endsWith(`-${op.operationId}`)))
+        .map((op) => op.operationId),
+    ).toEqual([]);
     expect(await page.textContent('.info .title')).toContain('Agent Platform API');
     expect(shown.paths).toContain('/manage/tenants/{tenantId}/projects/{projectId}/api-keys');
 
     // No CDN: every request stays on the gateway.
     expect(requests.filter((u) => !u.startsWith(stack.gatewayUrl))).toEqual([]);
-    expect(requests).toEqual(expect.arrayContaining([`${stack.gatewayUrl}/openapi.json`, `${stack.gatewayUrl}/docs/assets/swagger-ui-bundle.js`]));
+    expect(requests).toEqual(
+      expect.arrayContaining([
+        `${stack.gatewayUrl}/openapi.json`,
+        `${stack.gatewayUrl}/docs/assets/swagger-ui-bundle.js`,
+      ]),
+    );
     expect(errors).toEqual([]);
 
     const dir = join(repoRoot, '.infra', 'screenshots');

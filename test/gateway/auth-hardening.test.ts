@@ -1,5 +1,16 @@
 import { randomId } from '@platform/secrets';
-import { adminClient, anApiKey, anApp, aProject, aTenantToken, http, projectPath, startGatewayProcess, testStack, type GatewayProcess } from '@platform/testkit';
+import {
+  adminClient,
+  anApiKey,
+  anApp,
+  aProject,
+  aTenantToken,
+  http,
+  projectPath,
+  startGatewayProcess,
+  testStack,
+  type GatewayProcess,
+} from '@platform/testkit';
 
 /*
  * JWT algorithm confusion (HMAC with the public key), alg none, expired, wrong audience and unknown kid are proved in
@@ -21,7 +32,10 @@ beforeAll(async () => {
     AUTH_FAILURE_WINDOW_SECONDS: '600',
     RATE_LIMIT_KEY_PREFIX: `authfail-${randomId(8)}`,
   };
-  [gw, other] = await Promise.all([startGatewayProcess(stack.env, env, 'gateway-authfail'), startGatewayProcess(stack.env, env, 'gateway-authfail')]);
+  [gw, other] = await Promise.all([
+    startGatewayProcess(stack.env, env, 'gateway-authfail'),
+    startGatewayProcess(stack.env, env, 'gateway-authfail'),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([gw?.stop(), other?.stop()]);
@@ -36,7 +50,8 @@ const from = (ip: string) => ({ 'x-forwarded-for': ip });
 /** Fails to authenticate from `ip` until the address is over its limit (each guess a different credential). */
 async function lockOut(url: string, ip: string): Promise<number[]> {
   const statuses: number[] = [];
-  for (let i = 0; i < FAILURES + 1; i++) statuses.push((await http('GET', url, { token: `mt_wrong${i}_${randomId(6)}`, headers: from(ip) })).status);
+  for (let i = 0; i < FAILURES + 1; i++)
+    statuses.push((await http('GET', url, { token: `mt_wrong${i}_${randomId(6)}`, headers: from(ip) })).status);
   return statuses;
 }
 
@@ -74,7 +89,9 @@ describe('failed authentications from one client address', () => {
     expect((await http('GET', `${other.url}${path}`, { token: unused, headers: from(ip) })).status).toBe(200);
 
     // Other addresses are not affected; public operations stay open to the noisy one.
-    expect((await http('GET', `${other.url}${path}`, { token: 'mt_wrong_elsewhere', headers: from(anAddress()) })).status).toBe(401);
+    expect(
+      (await http('GET', `${other.url}${path}`, { token: 'mt_wrong_elsewhere', headers: from(anAddress()) })).status,
+    ).toBe(401);
     expect((await http('GET', `${gw.url}/ping`, { headers: from(ip) })).status).toBe(200);
   });
 
@@ -83,7 +100,8 @@ describe('failed authentications from one client address', () => {
     const working = await anApiKey(admin, p);
     const revoked = await anApiKey(admin, p);
     const ip = anAddress();
-    const post = (url: string, token: string) => http('POST', `${url}/run/v1/events`, { token, json: { type: 'x' }, headers: from(ip) });
+    const post = (url: string, token: string) =>
+      http('POST', `${url}/run/v1/events`, { token, json: { type: 'x' }, headers: from(ip) });
     expect((await post(gw.url, working.key)).status).toBe(201);
     expect((await post(other.url, revoked.key)).status).toBe(201);
     const statuses: number[] = [];
@@ -96,7 +114,15 @@ describe('failed authentications from one client address', () => {
     expect((await admin.delete(`${projectPath(p)}/api-keys/${revoked.apiKey.id}`)).status).toBe(204);
     expect([401, 429]).toContain((await post(other.url, revoked.key)).status);
     expect((await post(gw.url, revoked.key)).status).toBe(429);
-    expect((await http('POST', `${gw.url}/run/v1/events`, { token: revoked.key, json: { type: 'x' }, headers: from(anAddress()) })).status).toBe(401);
+    expect(
+      (
+        await http('POST', `${gw.url}/run/v1/events`, {
+          token: revoked.key,
+          json: { type: 'x' },
+          headers: from(anAddress()),
+        })
+      ).status,
+    ).toBe(401);
   });
 });
 
@@ -111,17 +137,31 @@ describe('failed authentications with one credential', () => {
     const stale: number[] = [];
     const wrongScheme: number[] = [];
     for (let i = 0; i < FAILURES * 2; i++) {
-      stale.push((await http('GET', `${(i % 2 ? other : gw).url}${path}`, { token: 'mt_stale_key_of_a_cron_job', headers: from(ip) })).status);
+      stale.push(
+        (
+          await http('GET', `${(i % 2 ? other : gw).url}${path}`, {
+            token: 'mt_stale_key_of_a_cron_job',
+            headers: from(ip),
+          })
+        ).status,
+      );
       // A management token is no run credential (a fuzzer or a confused script sends it everywhere).
-      wrongScheme.push((await http('POST', `${gw.url}/run/v1/events`, { token: good, json: { type: 'x' }, headers: from(ip) })).status);
+      wrongScheme.push(
+        (await http('POST', `${gw.url}/run/v1/events`, { token: good, json: { type: 'x' }, headers: from(ip) })).status,
+      );
     }
-    expect(stale).toEqual([...Array(CREDENTIAL_FAILURES).fill(401), ...Array(FAILURES * 2 - CREDENTIAL_FAILURES).fill(429)]);
-    expect(wrongScheme).toEqual([...Array(CREDENTIAL_FAILURES).fill(401), ...Array(FAILURES * 2 - CREDENTIAL_FAILURES).fill(429)]);
+    expect(stale).toEqual([
+      ...Array(CREDENTIAL_FAILURES).fill(401),
+      ...Array(FAILURES * 2 - CREDENTIAL_FAILURES).fill(429),
+    ]);
+    expect(wrongScheme).toEqual([
+      ...Array(CREDENTIAL_FAILURES).fill(401),
+      ...Array(FAILURES * 2 - CREDENTIAL_FAILURES).fill(429),
+    ]);
     // Two credentials failed from the address: far from its limit, so a credential never verified is still checked.
     expect((await http('GET', `${other.url}${path}`, { token: unused, headers: from(ip) })).status).toBe(200);
     expect((await http('GET', `${gw.url}${path}`, { token: good, headers: from(ip) })).status).toBe(200);
   });
-
 
   test('when one bad credential is retried from many addresses, then it is refused with 429 wherever it comes from, on both gateways, while the addresses stay usable', async () => {
     const p = aProject();
@@ -130,7 +170,10 @@ describe('failed authentications with one credential', () => {
     const path = `${projectPath(p)}/api-keys`;
     const addresses = Array.from({ length: CREDENTIAL_FAILURES + 2 }, anAddress);
     const statuses: number[] = [];
-    for (const [i, ip] of addresses.entries()) statuses.push((await http('GET', `${(i % 2 ? other : gw).url}${path}`, { token: stale, headers: from(ip) })).status);
+    for (const [i, ip] of addresses.entries())
+      statuses.push(
+        (await http('GET', `${(i % 2 ? other : gw).url}${path}`, { token: stale, headers: from(ip) })).status,
+      );
     expect(statuses).toEqual([...Array(CREDENTIAL_FAILURES).fill(401), 429, 429]);
     const refused = await http('GET', `${other.url}${path}`, { token: stale, headers: from(anAddress()) });
     expect(refused.status).toBe(429);
@@ -138,17 +181,24 @@ describe('failed authentications with one credential', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     // One failure per address is far below the address limit: a new credential from any of them is still checked.
     expect((await http('GET', `${gw.url}${path}`, { token: good, headers: from(addresses[0]!) })).status).toBe(200);
-    expect((await http('GET', `${gw.url}${path}`, { token: 'mt_other_wrong', headers: from(addresses[1]!) })).status).toBe(401);
+    expect(
+      (await http('GET', `${gw.url}${path}`, { token: 'mt_other_wrong', headers: from(addresses[1]!) })).status,
+    ).toBe(401);
   });
 });
 
 describe('malformed credentials', () => {
   test('when the session cookie holds a malformed %-escape, then the answer is 401 problem+json, not a server error', async () => {
     const cookieName = `${stack.env.SESSION_COOKIE_PREFIX ?? 'platform'}.session_token`;
-    const res = await http('GET', `${stack.gatewayUrl}/manage/tenants/t-1/projects/p-1/api-keys`, { cookie: `${cookieName}=%E0%A4%A` });
+    const res = await http('GET', `${stack.gatewayUrl}/manage/tenants/t-1/projects/p-1/api-keys`, {
+      cookie: `${cookieName}=%E0%A4%A`,
+    });
     expect(res.status).toBe(401);
     expect(res.contentType).toMatch(/application\/problem\+json/);
-    const withBearer = await http('GET', `${stack.gatewayUrl}/manage/tenants/t-1/projects/p-1/api-keys`, { token: stack.adminToken, cookie: `${cookieName}=%zz` });
+    const withBearer = await http('GET', `${stack.gatewayUrl}/manage/tenants/t-1/projects/p-1/api-keys`, {
+      token: stack.adminToken,
+      cookie: `${cookieName}=%zz`,
+    });
     expect(withBearer.status).toBe(200);
   });
 });
@@ -159,19 +209,35 @@ describe('CORS of the browser-facing run endpoints', () => {
   test("when a browser on an allowed domain opens an anonymous session and posts an event, then both answers grant its Origin; a server-side API key's answer grants none", async () => {
     const p = aProject();
     const app = await anApp(admin, p);
-    const preflight = await http('OPTIONS', `${stack.gatewayUrl}/run/v1/events`, { headers: { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-app-id' } });
+    const preflight = await http('OPTIONS', `${stack.gatewayUrl}/run/v1/events`, {
+      headers: {
+        origin: ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, x-app-id',
+      },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toContain('x-app-id');
 
-    const session = await http('POST', `${stack.gatewayUrl}/run/auth/apps/${app.id}/anonymous-session`, { headers: { origin: ORIGIN } });
+    const session = await http('POST', `${stack.gatewayUrl}/run/auth/apps/${app.id}/anonymous-session`, {
+      headers: { origin: ORIGIN },
+    });
     expect(session.status).toBe(200);
     expect(session.headers.get('access-control-allow-origin')).toBe(ORIGIN);
-    const ev = await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: session.body.token, json: { type: 'widget.opened' }, headers: { origin: ORIGIN, 'x-app-id': app.id } });
+    const ev = await http('POST', `${stack.gatewayUrl}/run/v1/events`, {
+      token: session.body.token,
+      json: { type: 'widget.opened' },
+      headers: { origin: ORIGIN, 'x-app-id': app.id },
+    });
     expect(ev.status).toBe(201);
     expect(ev.headers.get('access-control-allow-origin')).toBe(ORIGIN);
 
     const { key } = await anApiKey(admin, p);
-    const server = await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: key, json: { type: 'server.side' }, headers: { origin: ORIGIN } });
+    const server = await http('POST', `${stack.gatewayUrl}/run/v1/events`, {
+      token: key,
+      json: { type: 'server.side' },
+      headers: { origin: ORIGIN },
+    });
     expect(server.status).toBe(201);
     expect(server.headers.get('access-control-allow-origin')).toBeNull();
   });
@@ -180,17 +246,28 @@ describe('CORS of the browser-facing run endpoints', () => {
     const p = aProject();
     const app = await anApp(admin, p);
     const evil = 'https://evil.example.net';
-    const session = await http('POST', `${stack.gatewayUrl}/run/auth/apps/${app.id}/anonymous-session`, { headers: { origin: evil } });
+    const session = await http('POST', `${stack.gatewayUrl}/run/auth/apps/${app.id}/anonymous-session`, {
+      headers: { origin: evil },
+    });
     expect(session.status).toBe(403);
     expect(session.headers.get('access-control-allow-origin')).toBeNull();
-    const good = await http('POST', `${stack.gatewayUrl}/run/auth/apps/${app.id}/anonymous-session`, { headers: { origin: ORIGIN } });
-    const ev = await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: good.body.token, json: { type: 'widget.opened' }, headers: { origin: evil, 'x-app-id': app.id } });
+    const good = await http('POST', `${stack.gatewayUrl}/run/auth/apps/${app.id}/anonymous-session`, {
+      headers: { origin: ORIGIN },
+    });
+    const ev = await http('POST', `${stack.gatewayUrl}/run/v1/events`, {
+      token: good.body.token,
+      json: { type: 'widget.opened' },
+      headers: { origin: evil, 'x-app-id': app.id },
+    });
     expect([401, 403]).toContain(ev.status);
     expect(ev.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   test('when a management operation is called with an Origin, then no CORS grant is given', async () => {
-    const res = await http('GET', `${stack.gatewayUrl}/manage/tenants/t/projects/p/api-keys`, { token: stack.adminToken, headers: { origin: 'https://app.example.com' } });
+    const res = await http('GET', `${stack.gatewayUrl}/manage/tenants/t/projects/p/api-keys`, {
+      token: stack.adminToken,
+      headers: { origin: 'https://app.example.com' },
+    });
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

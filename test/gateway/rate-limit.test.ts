@@ -1,5 +1,14 @@
 import { randomId } from '@platform/secrets';
-import { adminClient, anApiKey, aProject, freePort, http, startGatewayProcess, testStack, type GatewayProcess } from '@platform/testkit';
+import {
+  adminClient,
+  anApiKey,
+  aProject,
+  freePort,
+  http,
+  startGatewayProcess,
+  testStack,
+  type GatewayProcess,
+} from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -16,7 +25,10 @@ beforeAll(async () => {
     RATE_LIMIT_WINDOW_SECONDS: '600',
     RATE_LIMIT_KEY_PREFIX: `rl-test-${randomId(8)}`,
   };
-  [a, b] = await Promise.all([startGatewayProcess(stack.env, env, 'gateway-rl-a'), startGatewayProcess(stack.env, env, 'gateway-rl-b')]);
+  [a, b] = await Promise.all([
+    startGatewayProcess(stack.env, env, 'gateway-rl-a'),
+    startGatewayProcess(stack.env, env, 'gateway-rl-b'),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
@@ -33,12 +45,20 @@ describe('gateway rate limits shared through Redis', () => {
     const statuses: number[] = [];
     for (let i = 0; i < PER_CREDENTIAL; i++) {
       const gw = i % 2 === 0 ? a : b;
-      const res = await http('POST', `${gw.url}/run/v1/events`, { token: key, json: { type: 'tick' }, headers: { 'x-forwarded-for': ip } });
+      const res = await http('POST', `${gw.url}/run/v1/events`, {
+        token: key,
+        json: { type: 'tick' },
+        headers: { 'x-forwarded-for': ip },
+      });
       statuses.push(res.status);
     }
     expect(statuses).toEqual(Array(PER_CREDENTIAL).fill(201));
     for (const gw of [a, b]) {
-      const res = await http('POST', `${gw.url}/run/v1/events`, { token: key, json: { type: 'tick' }, headers: { 'x-forwarded-for': ip } });
+      const res = await http('POST', `${gw.url}/run/v1/events`, {
+        token: key,
+        json: { type: 'tick' },
+        headers: { 'x-forwarded-for': ip },
+      });
       expect(res.status).toBe(429);
       expect(res.contentType).toMatch(/application\/problem\+json/);
       expect(res.body).toMatchObject({ status: 429, code: 'too_many_requests' });
@@ -46,14 +66,25 @@ describe('gateway rate limits shared through Redis', () => {
     }
     // Another credential from the same address is not affected; the main gateway (generous defaults) still serves this key.
     const other = await anApiKey(admin, p);
-    expect((await http('POST', `${b.url}/run/v1/events`, { token: other.key, json: { type: 'tick' }, headers: { 'x-forwarded-for': anIp() } })).status).toBe(201);
-    expect((await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: key, json: { type: 'tick' } })).status).toBe(201);
+    expect(
+      (
+        await http('POST', `${b.url}/run/v1/events`, {
+          token: other.key,
+          json: { type: 'tick' },
+          headers: { 'x-forwarded-for': anIp() },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: key, json: { type: 'tick' } })).status,
+    ).toBe(201);
   });
 
   test('when one client address calls both gateways without a credential, then the per-IP limit is shared and the next call answers 429', async () => {
     const ip = '198.51.100.7';
     const statuses: number[] = [];
-    for (let i = 0; i < PER_IP; i++) statuses.push((await http('GET', `${(i % 2 ? b : a).url}/ping`, { headers: { 'x-forwarded-for': ip } })).status);
+    for (let i = 0; i < PER_IP; i++)
+      statuses.push((await http('GET', `${(i % 2 ? b : a).url}/ping`, { headers: { 'x-forwarded-for': ip } })).status);
     expect(statuses).toEqual(Array(PER_IP).fill(200));
     const limited = await http('GET', `${a.url}/ping`, { headers: { 'x-forwarded-for': ip } });
     expect(limited.status).toBe(429);
@@ -64,17 +95,33 @@ describe('gateway rate limits shared through Redis', () => {
   test('when one IPv6 client rotates through the addresses of its /64, then they share one per-address limit while another /64 is not affected', async () => {
     const net = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}`;
     const statuses: number[] = [];
-    for (let i = 0; i < PER_IP; i++) statuses.push((await http('GET', `${(i % 2 ? b : a).url}/ping`, { headers: { 'x-forwarded-for': `${net}::${(i + 1).toString(16)}` } })).status);
+    for (let i = 0; i < PER_IP; i++)
+      statuses.push(
+        (
+          await http('GET', `${(i % 2 ? b : a).url}/ping`, {
+            headers: { 'x-forwarded-for': `${net}::${(i + 1).toString(16)}` },
+          })
+        ).status,
+      );
     expect(statuses).toEqual(Array(PER_IP).fill(200));
-    const limited = await http('GET', `${a.url}/ping`, { headers: { 'x-forwarded-for': `${net}:ffff:ffff:ffff:fff0` } });
+    const limited = await http('GET', `${a.url}/ping`, {
+      headers: { 'x-forwarded-for': `${net}:ffff:ffff:ffff:fff0` },
+    });
     expect(limited.status).toBe(429);
     expect(limited.contentType).toMatch(/application\/problem\+json/);
-    expect((await http('GET', `${b.url}/ping`, { headers: { 'x-forwarded-for': `${net.replace(/:[0-9a-f]+$/, ':1')}::1` } })).status).toBe(200);
+    expect(
+      (await http('GET', `${b.url}/ping`, { headers: { 'x-forwarded-for': `${net.replace(/:[0-9a-f]+$/, ':1')}::1` } }))
+        .status,
+    ).toBe(200);
   });
 
   test('when Redis cannot be reached, then the gateway lets requests through (general limits fail open)', async () => {
     const deadRedis = `redis://127.0.0.1:${await freePort()}`;
-    const c = await startGatewayProcess(stack.env, { REDIS_URL: deadRedis, RATE_LIMIT_PER_IP: '1' }, 'gateway-rl-noredis');
+    const c = await startGatewayProcess(
+      stack.env,
+      { REDIS_URL: deadRedis, RATE_LIMIT_PER_IP: '1' },
+      'gateway-rl-noredis',
+    );
     try {
       for (let i = 0; i < 3; i++) expect((await http('GET', `${c.url}/ping`)).status).toBe(200);
     } finally {

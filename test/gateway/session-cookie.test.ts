@@ -21,7 +21,9 @@ describe('session cookie', () => {
     const list = await http('GET', `${stack.gatewayUrl}${projectPath(p)}/apps`, { cookie });
     expect(list.status).toBe(200);
     expect(list.body).toMatchObject({ role: 'member', tenantHasAnyApps: true });
-    expect((await http('GET', `${stack.gatewayUrl}/manage/tenants/${aProject().tenantId}/apps`, { cookie })).status).toBe(403);
+    expect(
+      (await http('GET', `${stack.gatewayUrl}/manage/tenants/${aProject().tenantId}/apps`, { cookie })).status,
+    ).toBe(403);
 
     expect((await http('DELETE', `${stack.gatewayUrl}/manage/auth/session`, { cookie })).status).toBe(204);
     expect((await http('GET', `${stack.gatewayUrl}${projectPath(p)}/apps`, { cookie })).status).toBe(401);
@@ -33,22 +35,39 @@ describe('session cookie', () => {
     const url = `${stack.gatewayUrl}/manage/tenants/${p.tenantId}/playground/token`;
     const ok = await http('POST', url, { cookie, json: { projectId: p.projectId, agentId: 'agent-1' } });
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ appId: 'app_playground', apiKey: expect.any(String), expiresAt: expect.any(String) });
+    expect(ok.body).toMatchObject({
+      appId: 'app_playground',
+      apiKey: expect.any(String),
+      expiresAt: expect.any(String),
+    });
 
-    const withBearer = await http('POST', url, { token: stack.adminToken, json: { projectId: p.projectId, agentId: 'agent-1' } });
+    const withBearer = await http('POST', url, {
+      token: stack.adminToken,
+      json: { projectId: p.projectId, agentId: 'agent-1' },
+    });
     expect(withBearer.status).toBe(401);
     expect(withBearer.contentType).toMatch(/^application\/json/);
     expect(withBearer.body).toEqual({ details: null, error: 'unauthorized', message: expect.any(String) });
-    const badCookie = await http('POST', url, { cookie: `${cookieName}=not-a-session-value-000000`, json: { projectId: p.projectId, agentId: 'agent-1' } });
+    const badCookie = await http('POST', url, {
+      cookie: `${cookieName}=not-a-session-value-000000`,
+      json: { projectId: p.projectId, agentId: 'agent-1' },
+    });
     expect(badCookie.status).toBe(401);
     expect(Object.keys(badCookie.body).sort()).toEqual(['details', 'error', 'message']);
 
     // The playground token works on the run API.
-    const ev = await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: ok.body.apiKey, json: { type: 'playground.used' } });
+    const ev = await http('POST', `${stack.gatewayUrl}/run/v1/events`, {
+      token: ok.body.apiKey,
+      json: { type: 'playground.used' },
+    });
     expect(ev.status).toBe(201);
     expect(ev.body.data.serverMetadata).toEqual({ authMethod: 'playground_token' });
     // Clients that echo the returned appId as x-app-id keep working.
-    const withAppId = await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: ok.body.apiKey, json: { type: 'playground.used' }, headers: { 'x-app-id': ok.body.appId } });
+    const withAppId = await http('POST', `${stack.gatewayUrl}/run/v1/events`, {
+      token: ok.body.apiKey,
+      json: { type: 'playground.used' },
+      headers: { 'x-app-id': ok.body.appId },
+    });
     expect(withAppId.status).toBe(201);
   });
 });

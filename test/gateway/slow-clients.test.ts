@@ -1,5 +1,15 @@
 import { connect, type Socket } from 'node:net';
-import { adminClient, anApiKey, aProject, eventually, http, startGatewayProcess, testStack, withDatabase, type GatewayProcess } from '@platform/testkit';
+import {
+  adminClient,
+  anApiKey,
+  aProject,
+  eventually,
+  http,
+  startGatewayProcess,
+  testStack,
+  withDatabase,
+  type GatewayProcess,
+} from '@platform/testkit';
 
 /**
  * Slow clients (slowloris: headers or a body trickled a byte at a time) cannot hold the gateway: HEADERS_TIMEOUT_MS
@@ -11,7 +21,11 @@ const admin = adminClient(stack);
 let gw: GatewayProcess;
 
 beforeAll(async () => {
-  gw = await startGatewayProcess(stack.env, { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000' }, 'gateway-slow-clients');
+  gw = await startGatewayProcess(
+    stack.env,
+    { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000' },
+    'gateway-slow-clients',
+  );
 });
 afterAll(async () => {
   await gw?.stop();
@@ -33,7 +47,12 @@ function slowClient(start: string, trickle: string): Promise<SlowClient> {
     let i = 0;
     const socket = connect(port, '127.0.0.1', () => {
       socket.write(start);
-      resolve({ socket, received: () => data, closed: () => closed, stop: () => (clearInterval(timer), socket.destroy()) });
+      resolve({
+        socket,
+        received: () => data,
+        closed: () => closed,
+        stop: () => (clearInterval(timer), socket.destroy()),
+      });
     });
     const timer = setInterval(() => {
       if (!closed && socket.writable) socket.write(trickle[i++ % trickle.length]!);
@@ -49,7 +68,9 @@ function slowClient(start: string, trickle: string): Promise<SlowClient> {
 }
 
 test('when many clients trickle their request headers, then each is answered 408 problem+json and cut off, and other clients are served meanwhile', async () => {
-  const clients = await Promise.all(Array.from({ length: 40 }, () => slowClient('GET /healthz HTTP/1.1\r\nHost: gateway\r\nX-Slow: ', 'abcdefgh')));
+  const clients = await Promise.all(
+    Array.from({ length: 40 }, () => slowClient('GET /healthz HTTP/1.1\r\nHost: gateway\r\nX-Slow: ', 'abcdefgh')),
+  );
   try {
     // While they hold their connections, an ordinary client is served.
     const ok = await http('GET', `${gw.url}/healthz`);
@@ -78,6 +99,8 @@ test('when a client sends its headers but trickles its body, then the request is
   } finally {
     for (const c of clients) c.stop();
   }
-  const stored = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', (db) => db.collection('runEvents').countDocuments({ tenantId: p.tenantId, projectId: p.projectId }));
+  const stored = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', (db) =>
+    db.collection('runEvents').countDocuments({ tenantId: p.tenantId, projectId: p.projectId }),
+  );
   expect(stored).toBe(0);
 });

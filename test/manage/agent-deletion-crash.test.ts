@@ -1,4 +1,14 @@
-import { aFullAgent, anApiKey, aProject, client, eventually, projectPath, startPrivateStack, withDatabase, type PrivateStack } from '@platform/testkit';
+import {
+  aFullAgent,
+  anApiKey,
+  aProject,
+  client,
+  eventually,
+  projectPath,
+  startPrivateStack,
+  withDatabase,
+  type PrivateStack,
+} from '@platform/testkit';
 
 /**
  * A deletion interrupted between its two steps: the tombstone (the agent is gone) is written, and management stops
@@ -7,14 +17,18 @@ import { aFullAgent, anApiKey, aProject, client, eventually, projectPath, startP
 let stack: PrivateStack;
 
 beforeAll(async () => {
-  stack = await startPrivateStack({ name: 'agentdel', services: ['management', 'run-auth', 'events-ingest'], env: { NATS_REQUEST_TIMEOUT_MS: '3000' } });
+  stack = await startPrivateStack({
+    name: 'agentdel',
+    services: ['management', 'run-auth', 'events-ingest'],
+    env: { NATS_REQUEST_TIMEOUT_MS: '3000' },
+  });
 }, 120_000);
 
 afterAll(async () => {
   await stack?.stop();
 });
 
-test('when management stops after an agent\'s tombstone is written and before its triggers and keys are removed, then it finishes the deletion when it starts again', async () => {
+test("when management stops after an agent's tombstone is written and before its triggers and keys are removed, then it finishes the deletion when it starts again", async () => {
   const admin = stack.admin;
   const p = aProject();
   const pa = `${projectPath(p)}/agents/doomed`;
@@ -54,7 +68,15 @@ test('when management stops after an agent\'s tombstone is written and before it
   expect((await admin.get(pa)).status).toBe(404);
   expect((await admin.get(`${pa}/triggers/nightly`)).status).toBe(404);
   expect((await admin.get(`${projectPath(p)}/api-keys/${apiKey.id}`)).status).toBe(404);
-  await eventually(async () => (await run.post('/run/v1/events', { type: 'after.crash' })).status === 401, 'the key of the deleted agent refused');
-  const left = await withDatabase(stack.env.MONGO_URL!, 'management', (db) => db.collection('agentRevisions').countDocuments({ tenantId: p.tenantId, cascadePending: true }), stack.dbPrefix);
+  await eventually(
+    async () => (await run.post('/run/v1/events', { type: 'after.crash' })).status === 401,
+    'the key of the deleted agent refused',
+  );
+  const left = await withDatabase(
+    stack.env.MONGO_URL!,
+    'management',
+    (db) => db.collection('agentRevisions').countDocuments({ tenantId: p.tenantId, cascadePending: true }),
+    stack.dbPrefix,
+  );
   expect(left).toBe(0);
 }, 120_000);

@@ -61,7 +61,15 @@ describe('GET PA and GET P/agents', () => {
   test('when an agent has attachments, then GET PA shows them in the sub-agents, as the create answer does', async () => {
     const p = aProject();
     const agent = await aStoredAgent(admin, p);
-    expect((await admin.post(`${pa(p, agent.id)}/sub-agent-data-components`, { agentId: agent.id, dataComponentId: 'chart', subAgentId: 'writer' })).status).toBe(201);
+    expect(
+      (
+        await admin.post(`${pa(p, agent.id)}/sub-agent-data-components`, {
+          agentId: agent.id,
+          dataComponentId: 'chart',
+          subAgentId: 'writer',
+        })
+      ).status,
+    ).toBe(201);
     const res = await admin.get(pa(p, agent.id));
     expect(res.body.data.subAgents.writer.dataComponents).toEqual(['chart']);
   });
@@ -80,7 +88,11 @@ describe('GET PA and GET P/agents', () => {
     // Each entry is the agent as GET PA serves it.
     expect(second.body.data[0]).toEqual((await admin.get(pa(p, 'a-3'))).body.data);
     // The default page is 10 entries.
-    expect((await admin.get(`${projectPath(p)}/agents`)).body.pagination).toMatchObject({ page: 1, limit: 10, total: 3 });
+    expect((await admin.get(`${projectPath(p)}/agents`)).body.pagination).toMatchObject({
+      page: 1,
+      limit: 10,
+      total: 3,
+    });
   });
 
   test('when the list query is out of range, then it answers 400 with pointers', async () => {
@@ -93,7 +105,11 @@ describe('GET PA and GET P/agents', () => {
 
   test('when the agent does not exist, then GET, PUT and DELETE answer 404 problems', async () => {
     const p = aProject();
-    for (const res of [await admin.get(pa(p, 'nobody')), await admin.put(pa(p, 'nobody'), aFullAgent({ id: 'nobody' })), await admin.delete(pa(p, 'nobody'))]) {
+    for (const res of [
+      await admin.get(pa(p, 'nobody')),
+      await admin.put(pa(p, 'nobody'), aFullAgent({ id: 'nobody' })),
+      await admin.delete(pa(p, 'nobody')),
+    ]) {
       expect(res.status).toBe(404);
       expect(res.contentType).toMatch(/application\/problem\+json/);
       expect(res.body).toMatchObject({ code: 'not_found', detail: 'Agent "nobody" not found' });
@@ -113,12 +129,25 @@ describe('PUT PA (replace the whole definition)', () => {
         id: agent.id,
         name: 'Renamed bot',
         prompt: 'Be brief.',
-        subAgents: { solo: { id: 'solo', name: 'Solo', type: 'internal', dataComponents: ['table'], canUse: [{ toolId: 'search' }] } },
+        subAgents: {
+          solo: {
+            id: 'solo',
+            name: 'Solo',
+            type: 'internal',
+            dataComponents: ['table'],
+            canUse: [{ toolId: 'search' }],
+          },
+        },
         defaultSubAgentId: 'solo',
       });
       const res = await admin.put(pa(p, agent.id), next, ifMatch(before));
       expect(res.status).toBe(200);
-      expect(res.body.data).toMatchObject({ id: agent.id, name: 'Renamed bot', prompt: 'Be brief.', defaultSubAgentId: 'solo' });
+      expect(res.body.data).toMatchObject({
+        id: agent.id,
+        name: 'Renamed bot',
+        prompt: 'Be brief.',
+        defaultSubAgentId: 'solo',
+      });
       expect(Object.keys(res.body.data.subAgents)).toEqual(['solo']);
       expect(res.body.data.subAgents.solo).toMatchObject({ dataComponents: ['table'], canUse: [{ toolId: 'search' }] });
       const after = res.headers.get('etag')!;
@@ -127,12 +156,19 @@ describe('PUT PA (replace the whole definition)', () => {
       expect(read.body.data).toEqual(res.body.data);
       expect(read.headers.get('etag')).toBe(after);
       // The attachment operations see the new sub-agents: the old ones are gone.
-      expect((await admin.get(`${pa(p, agent.id)}/sub-agent-data-components/agent/solo`)).body.data.map((c: { id: string }) => c.id)).toEqual(['table']);
+      expect(
+        (await admin.get(`${pa(p, agent.id)}/sub-agent-data-components/agent/solo`)).body.data.map(
+          (c: { id: string }) => c.id,
+        ),
+      ).toEqual(['table']);
       expect((await admin.get(`${pa(p, agent.id)}/sub-agent-data-components/agent/writer`)).status).toBe(404);
       const [evt] = await eventually(() => (sub.events.length ? sub.events : undefined), 'agent.updated');
       expect(evt).toMatchObject({
         type: 'agent.updated',
-        data: { agent: { id: agent.id, name: 'Renamed bot', subAgentIds: ['solo'] }, change: { kind: 'definition', action: 'replaced', branchName: null } },
+        data: {
+          agent: { id: agent.id, name: 'Renamed bot', subAgentIds: ['solo'] },
+          change: { kind: 'definition', action: 'replaced', branchName: null },
+        },
       });
     } finally {
       await sub.close();
@@ -160,13 +196,21 @@ describe('PUT PA (replace the whole definition)', () => {
     expect(after.headers.get('etag')).toBe(before.headers.get('etag'));
   });
 
-  test('when two editors read the same version and both save, then the second gets 412 and the first one\'s change stays', async () => {
+  test("when two editors read the same version and both save, then the second gets 412 and the first one's change stays", async () => {
     const p = aProject();
     const agent = await aStoredAgent(admin, p);
     const seenByBoth = await etagOf(p, agent.id);
-    const first = await admin.put(pa(p, agent.id), aFullAgent({ id: agent.id, name: 'First editor' }), ifMatch(seenByBoth));
+    const first = await admin.put(
+      pa(p, agent.id),
+      aFullAgent({ id: agent.id, name: 'First editor' }),
+      ifMatch(seenByBoth),
+    );
     expect(first.status).toBe(200);
-    const second = await admin.put(pa(p, agent.id), aFullAgent({ id: agent.id, name: 'Second editor' }), ifMatch(seenByBoth));
+    const second = await admin.put(
+      pa(p, agent.id),
+      aFullAgent({ id: agent.id, name: 'Second editor' }),
+      ifMatch(seenByBoth),
+    );
     expect(second.status).toBe(412);
     expect(second.contentType).toMatch(/application\/problem\+json/);
     expect(second.body).toMatchObject({ status: 412, code: 'precondition_failed', title: 'Precondition Failed' });
@@ -174,7 +218,15 @@ describe('PUT PA (replace the whole definition)', () => {
     expect(read.body.data.name).toBe('First editor');
     expect(read.headers.get('etag')).toBe(first.headers.get('etag'));
     // With the current version the second editor's change goes through.
-    expect((await admin.put(pa(p, agent.id), aFullAgent({ id: agent.id, name: 'Second editor' }), ifMatch(read.headers.get('etag')!))).status).toBe(200);
+    expect(
+      (
+        await admin.put(
+          pa(p, agent.id),
+          aFullAgent({ id: agent.id, name: 'Second editor' }),
+          ifMatch(read.headers.get('etag')!),
+        )
+      ).status,
+    ).toBe(200);
   });
 
   test('when two editors save the same version at the same moment, then exactly one wins and the other gets 412', async () => {
@@ -182,17 +234,27 @@ describe('PUT PA (replace the whole definition)', () => {
     const agent = await aStoredAgent(admin, p);
     const seen = await etagOf(p, agent.id);
     const names = ['Editor A', 'Editor B'];
-    const results = await Promise.all(names.map((name) => admin.put(pa(p, agent.id), aFullAgent({ id: agent.id, name }), ifMatch(seen))));
+    const results = await Promise.all(
+      names.map((name) => admin.put(pa(p, agent.id), aFullAgent({ id: agent.id, name }), ifMatch(seen))),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 412]);
     const winner = results.find((r) => r.status === 200)!;
     expect((await admin.get(pa(p, agent.id))).body.data.name).toBe(winner.body.data.name);
   });
 
-  test('when an attachment changed since the editor read the agent, then the editor\'s PUT gets 412', async () => {
+  test("when an attachment changed since the editor read the agent, then the editor's PUT gets 412", async () => {
     const p = aProject();
     const agent = await aStoredAgent(admin, p);
     const seen = await etagOf(p, agent.id);
-    expect((await admin.post(`${pa(p, agent.id)}/sub-agent-data-components`, { agentId: agent.id, dataComponentId: 'chart', subAgentId: 'writer' })).status).toBe(201);
+    expect(
+      (
+        await admin.post(`${pa(p, agent.id)}/sub-agent-data-components`, {
+          agentId: agent.id,
+          dataComponentId: 'chart',
+          subAgentId: 'writer',
+        })
+      ).status,
+    ).toBe(201);
     expect(await etagOf(p, agent.id)).not.toBe(seen);
     expect((await admin.put(pa(p, agent.id), aFullAgent({ id: agent.id }), ifMatch(seen))).status).toBe(412);
     expect((await admin.get(pa(p, agent.id))).body.data.subAgents.writer.dataComponents).toEqual(['chart']);
@@ -214,10 +276,17 @@ describe('PUT PA (replace the whole definition)', () => {
     const p = aProject();
     const agent = await aStoredAgent(admin, p);
     const seen = await etagOf(p, agent.id);
-    const merged = await internalRequest(replaceAgentDefinition.subject, { ...p, agentId: agent.id, definition: aFullAgent({ id: agent.id, name: 'Merged' }), branchName: 'improvement_x' });
+    const merged = await internalRequest(replaceAgentDefinition.subject, {
+      ...p,
+      agentId: agent.id,
+      definition: aFullAgent({ id: agent.id, name: 'Merged' }),
+      branchName: 'improvement_x',
+    });
     expect(merged.ok).toBe(true);
     expect(await etagOf(p, agent.id)).not.toBe(seen);
-    expect((await admin.put(pa(p, agent.id), aFullAgent({ id: agent.id, name: 'Stale editor' }), ifMatch(seen))).status).toBe(412);
+    expect(
+      (await admin.put(pa(p, agent.id), aFullAgent({ id: agent.id, name: 'Stale editor' }), ifMatch(seen))).status,
+    ).toBe(412);
     expect((await admin.get(pa(p, agent.id))).body.data.name).toBe('Merged');
   });
 });
@@ -228,7 +297,15 @@ describe('DELETE PA', () => {
     const agent = await aStoredAgent(admin, p);
     const bystander = await aStoredAgent(admin, p);
     const base = pa(p, agent.id);
-    expect((await admin.post(`${base}/sub-agent-data-components`, { agentId: agent.id, dataComponentId: 'chart', subAgentId: 'writer' })).status).toBe(201);
+    expect(
+      (
+        await admin.post(`${base}/sub-agent-data-components`, {
+          agentId: agent.id,
+          dataComponentId: 'chart',
+          subAgentId: 'writer',
+        })
+      ).status,
+    ).toBe(201);
     expect((await admin.post(`${base}/triggers`, { id: 'nightly', name: 'Nightly' })).status).toBe(201);
     expect((await admin.post(`${pa(p, bystander.id)}/triggers`, { id: 'nightly', name: 'Nightly' })).status).toBe(201);
     const { key, apiKey } = await anApiKey(admin, p, { agentId: agent.id });
@@ -237,14 +314,20 @@ describe('DELETE PA', () => {
     expect((await run.post('/run/v1/events', { type: 'before.delete' })).status).toBe(201);
     await createDestination(admin, p, { url: receiver.url, eventTypes: ['agent.deleted'] });
     const consumed: Array<EventOf<typeof agentDeleted>> = [];
-    await nats.subscribe(agentDeleted, { durable: uniqueId('agents-crud-test'), tenantId: p.tenantId, projectId: p.projectId }, (e) => void consumed.push(e));
+    await nats.subscribe(
+      agentDeleted,
+      { durable: uniqueId('agents-crud-test'), tenantId: p.tenantId, projectId: p.projectId },
+      (e) => void consumed.push(e),
+    );
 
     const res = await admin.delete(base, ifMatch(await etagOf(p, agent.id)));
     expect(res.status).toBe(204);
     expect(res.body).toBeUndefined();
 
     expect((await admin.get(base)).status).toBe(404);
-    expect((await admin.get(`${projectPath(p)}/agents`)).body.data.map((a: { id: string }) => a.id)).toEqual([bystander.id]);
+    expect((await admin.get(`${projectPath(p)}/agents`)).body.data.map((a: { id: string }) => a.id)).toEqual([
+      bystander.id,
+    ]);
     expect((await admin.get(`${base}/sub-agent-data-components/agent/writer`)).status).toBe(404);
     expect((await admin.get(`${base}/triggers/nightly`)).status).toBe(404);
     expect((await admin.get(`${base}/triggers`)).body.data).toEqual([]);
@@ -256,10 +339,23 @@ describe('DELETE PA', () => {
     // Deleting again: nothing is there.
     expect((await admin.delete(base)).status).toBe(404);
 
-    const delivered = await eventually(() => receiver.received.find((r) => r.json?.type === 'agent.deleted' && r.json?.projectId === p.projectId), 'agent.deleted delivered');
-    expect(delivered.json).toMatchObject({ type: 'agent.deleted', tenantId: p.tenantId, agentId: agent.id, data: { agent: { id: agent.id, name: 'Support bot', subAgentIds: ['router', 'writer'] } } });
+    const delivered = await eventually(
+      () => receiver.received.find((r) => r.json?.type === 'agent.deleted' && r.json?.projectId === p.projectId),
+      'agent.deleted delivered',
+    );
+    expect(delivered.json).toMatchObject({
+      type: 'agent.deleted',
+      tenantId: p.tenantId,
+      agentId: agent.id,
+      data: { agent: { id: agent.id, name: 'Support bot', subAgentIds: ['router', 'writer'] } },
+    });
     await eventually(() => consumed.length === 1, 'agent.deleted consumed');
-    expect(consumed[0]).toMatchObject({ type: 'agent.deleted', tenantId: p.tenantId, projectId: p.projectId, data: { agent: { id: agent.id } } });
+    expect(consumed[0]).toMatchObject({
+      type: 'agent.deleted',
+      tenantId: p.tenantId,
+      projectId: p.projectId,
+      data: { agent: { id: agent.id } },
+    });
   });
 
   test('when the agent changed since the version in If-Match, then DELETE answers 412 and deletes nothing', async () => {
@@ -275,10 +371,18 @@ describe('DELETE PA', () => {
     expect((await admin.get(`${pa(p, agent.id)}/triggers/nightly`)).status).toBe(200);
   });
 
-  test('when a deleted agent\'s id is used again, then the new agent starts clean: no old triggers, keys or attachments', async () => {
+  test("when a deleted agent's id is used again, then the new agent starts clean: no old triggers, keys or attachments", async () => {
     const p = aProject();
     const agent = await aStoredAgent(admin, p, { id: 'reused' });
-    expect((await admin.post(`${pa(p, agent.id)}/sub-agent-data-components`, { agentId: agent.id, dataComponentId: 'chart', subAgentId: 'writer' })).status).toBe(201);
+    expect(
+      (
+        await admin.post(`${pa(p, agent.id)}/sub-agent-data-components`, {
+          agentId: agent.id,
+          dataComponentId: 'chart',
+          subAgentId: 'writer',
+        })
+      ).status,
+    ).toBe(201);
     expect((await admin.post(`${pa(p, agent.id)}/triggers`, { id: 'nightly', name: 'Nightly' })).status).toBe(201);
     const oldEtag = await etagOf(p, agent.id);
     expect((await admin.delete(pa(p, agent.id))).status).toBe(204);
@@ -289,12 +393,18 @@ describe('DELETE PA', () => {
     expect(read.body.data.subAgents.writer.dataComponents).toEqual([]);
     expect(read.headers.get('etag')).not.toBe(oldEtag);
     expect((await admin.get(`${pa(p, 'reused')}/triggers`)).body.data).toEqual([]);
-    expect((await admin.get(`${projectPath(p)}/agents`)).body.data.map((a: { name: string }) => a.name)).toEqual(['Second life']);
+    expect((await admin.get(`${projectPath(p)}/agents`)).body.data.map((a: { name: string }) => a.name)).toEqual([
+      'Second life',
+    ]);
     // A live id is still taken.
     expect((await admin.post(`${projectPath(p)}/agent`, aFullAgent({ id: 'reused' }))).status).toBe(409);
     // available-agents lists the live agent once, by its id.
     const available = await admin.get('/manage/available-agents');
-    expect(available.body.data.filter((a: { projectId: string }) => a.projectId === p.projectId).map((a: { agentId: string }) => a.agentId)).toEqual(['reused']);
+    expect(
+      available.body.data
+        .filter((a: { projectId: string }) => a.projectId === p.projectId)
+        .map((a: { agentId: string }) => a.agentId),
+    ).toEqual(['reused']);
   });
 
   test('when an agent is deleted, then available-agents no longer lists it', async () => {

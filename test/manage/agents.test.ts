@@ -12,14 +12,23 @@ import {
   projectPath,
   testStack,
 } from '@platform/testkit';
-import { agentCreated, allOperations, eventFilter, getAgentDefinition, listAgentDefinitions, lookupAgent } from '@platform/contracts';
+import {
+  agentCreated,
+  allOperations,
+  eventFilter,
+  getAgentDefinition,
+  listAgentDefinitions,
+  lookupAgent,
+} from '@platform/contracts';
 
 const stack = testStack();
 const admin = adminClient(stack);
 const anonymous = client(stack.gatewayUrl);
 
-const lookup = (p: { tenantId: string; projectId: string }, agentId: string) => internalRequest(lookupAgent.subject, { ...p, agentId });
-const definition = (p: { tenantId: string; projectId: string }, agentId: string) => internalRequest(getAgentDefinition.subject, { ...p, agentId });
+const lookup = (p: { tenantId: string; projectId: string }, agentId: string) =>
+  internalRequest(lookupAgent.subject, { ...p, agentId });
+const definition = (p: { tenantId: string; projectId: string }, agentId: string) =>
+  internalRequest(getAgentDefinition.subject, { ...p, agentId });
 
 describe('POST P/agent (create a full agent)', () => {
   test('when a full agent is created, then it answers 201 with the definition and the lookup and definition subjects know it', async () => {
@@ -34,7 +43,13 @@ describe('POST P/agent (create a full agent)', () => {
       defaultSubAgentId: 'router',
       executionMode: 'classic',
       subAgents: {
-        router: { id: 'router', name: 'Router', type: 'internal', canTransferTo: ['writer'], canDelegateTo: ['writer'] },
+        router: {
+          id: 'router',
+          name: 'Router',
+          type: 'internal',
+          canTransferTo: ['writer'],
+          canDelegateTo: ['writer'],
+        },
         writer: { id: 'writer', name: 'Writer', type: 'internal' },
       },
       tools: input.tools,
@@ -45,7 +60,11 @@ describe('POST P/agent (create a full agent)', () => {
     });
     expect(typeof res.body.data.createdAt).toBe('string');
 
-    await expect(lookup(p, input.id)).resolves.toEqual({ ok: true, status: 200, body: { exists: true, agent: { id: input.id, name: 'Support bot' } } });
+    await expect(lookup(p, input.id)).resolves.toEqual({
+      ok: true,
+      status: 200,
+      body: { exists: true, agent: { id: input.id, name: 'Support bot' } },
+    });
     const def = await definition(p, input.id);
     expect(def.ok).toBe(true);
     expect(def.body).toEqual(res.body.data);
@@ -56,9 +75,18 @@ describe('POST P/agent (create a full agent)', () => {
     const skill = await aStoredSkill(admin, p);
     const input = aFullAgent({
       contextConfigId: 'ctx-1',
-      contextConfig: { id: 'ctx-1', contextVariables: { user: { type: 'fetch' } }, headersSchema: { type: 'object', $schema: 'https://json-schema.org/draft/2020-12/schema' } },
+      contextConfig: {
+        id: 'ctx-1',
+        contextVariables: { user: { type: 'fetch' } },
+        headersSchema: { type: 'object', $schema: 'https://json-schema.org/draft/2020-12/schema' },
+      },
       models: {
-        base: { model: 'openai/gpt-4.1', allowedProviders: ['openai'], fallbackModels: ['anthropic/claude'], providerOptions: { temperature: 0.2 } },
+        base: {
+          model: 'openai/gpt-4.1',
+          allowedProviders: ['openai'],
+          fallbackModels: ['anthropic/claude'],
+          providerOptions: { temperature: 0.2 },
+        },
         structuredOutput: { model: 'openai/gpt-4.1-mini' },
         summarizer: { model: 'openai/gpt-4.1-nano' },
       },
@@ -67,10 +95,24 @@ describe('POST P/agent (create a full agent)', () => {
         numEvents: 3,
         timeInSeconds: 10,
         prompt: 'Say what you do',
-        statusComponents: [{ type: 'progress', description: 'Progress', detailsSchema: { type: 'object', properties: { step: { type: 'string' } }, required: ['step'] } }],
+        statusComponents: [
+          {
+            type: 'progress',
+            description: 'Progress',
+            detailsSchema: { type: 'object', properties: { step: { type: 'string' } }, required: ['step'] },
+          },
+        ],
       },
       stopWhen: { transferCountIs: 5 },
-      triggers: { nightly: { id: 'nightly', name: 'Nightly', dispatchDelayMs: 1000, messageTemplate: 'Run {{job}}', enabled: true } },
+      triggers: {
+        nightly: {
+          id: 'nightly',
+          name: 'Nightly',
+          dispatchDelayMs: 1000,
+          messageTemplate: 'Run {{job}}',
+          enabled: true,
+        },
+      },
       subAgents: {
         router: {
           id: 'router',
@@ -82,13 +124,26 @@ describe('POST P/agent (create a full agent)', () => {
           canDelegateTo: ['writer', 'billing', 'sales'],
           canTransferTo: ['writer'],
           canUse: [
-            { toolId: 'search', agentToolRelationId: 'rel-search', headers: { 'X-Team': 'support' }, toolPolicies: { find: { needsApproval: true } }, toolSelection: ['find'] },
+            {
+              toolId: 'search',
+              agentToolRelationId: 'rel-search',
+              headers: { 'X-Team': 'support' },
+              toolPolicies: { find: { needsApproval: true } },
+              toolSelection: ['find'],
+            },
             { toolId: 'sum', agentToolRelationId: 'rel-sum' },
           ],
           dataComponents: ['chart'],
           artifactComponents: ['doc'],
           skills: [{ id: skill.id, index: 0, alwaysLoaded: true }],
-          outputContract: { allowText: true, onViolation: 'retry', requireArtifact: ['doc'], requireComponent: ['chart'], requireTransfer: false, retryBudget: 2 },
+          outputContract: {
+            allowText: true,
+            onViolation: 'retry',
+            requireArtifact: ['doc'],
+            requireComponent: ['chart'],
+            requireTransfer: false,
+            retryBudget: 2,
+          },
         },
         writer: { id: 'writer', name: 'Writer', type: 'internal' },
       },
@@ -102,7 +157,13 @@ describe('POST P/agent (create a full agent)', () => {
       ...inSubs.router,
       canDelegateTo: expect.arrayContaining(['writer', 'billing', 'sales']),
       canUse: [
-        { toolId: 'search', agentToolRelationId: 'rel-search', headers: { 'X-Team': 'support' }, toolPolicies: { find: { needsApproval: true } }, toolSelection: ['find'] },
+        {
+          toolId: 'search',
+          agentToolRelationId: 'rel-search',
+          headers: { 'X-Team': 'support' },
+          toolPolicies: { find: { needsApproval: true } },
+          toolSelection: ['find'],
+        },
         { toolId: 'sum', agentToolRelationId: 'rel-sum' },
       ],
     });
@@ -113,7 +174,15 @@ describe('POST P/agent (create a full agent)', () => {
   test('when the same agent id is created again, then it answers 409 with the legacy body and the first definition stays whole', async () => {
     const p = aProject();
     const first = await aStoredAgent(admin, p);
-    const again = await admin.post(`${projectPath(p)}/agent`, aFullAgent({ id: first.id, name: 'Other name', subAgents: { solo: { id: 'solo', name: 'Solo', type: 'internal' } }, defaultSubAgentId: 'solo' }));
+    const again = await admin.post(
+      `${projectPath(p)}/agent`,
+      aFullAgent({
+        id: first.id,
+        name: 'Other name',
+        subAgents: { solo: { id: 'solo', name: 'Solo', type: 'internal' } },
+        defaultSubAgentId: 'solo',
+      }),
+    );
     expect(again.status).toBe(409);
     expect(again.contentType).toMatch(/^application\/json/);
     expect(again.body).toEqual({ details: null, error: 'conflict', message: expect.stringContaining(first.id) });
@@ -143,52 +212,167 @@ describe('POST P/agent (create a full agent)', () => {
     ['executionMode is not classic or durable', (a) => ({ ...a, executionMode: 'fast' }), '/executionMode'],
     ['subAgents is missing', ({ subAgents: _, ...a }) => a, '/subAgents'],
     ['subAgents is empty', (a) => ({ ...a, subAgents: {}, defaultSubAgentId: undefined }), '/subAgents'],
-    ['a sub-agent has no type', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { id: 'writer', name: 'Writer' } } }), '/subAgents/writer/type'],
-    ['a sub-agent has no name', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { id: 'writer', type: 'internal' } } }), '/subAgents/writer/name'],
-    ['a sub-agent has no id', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { name: 'Writer', type: 'internal' } } }), '/subAgents/writer/id'],
-    ['a canUse entry has no toolId', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, canUse: [{ toolSelection: ['find'] }] } } }), '/subAgents/writer/canUse/0/toolId'],
-    ['stopWhen.transferCountIs is not an integer', (a) => ({ ...a, stopWhen: { transferCountIs: 1.5 } }), '/stopWhen/transferCountIs'],
-    ['a tool config is not mcp', (a) => ({ ...a, tools: { search: { ...a.tools.search, config: { type: 'rest', mcp: a.tools.search.config.mcp } } } }), '/tools/search/config/type'],
-    ['a tool header is reserved', (a) => ({ ...a, tools: { search: { ...a.tools.search, headers: { Connection: 'close' } } } }), '/tools/search/headers/Connection'],
-    ['a canUse header value is empty', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, canUse: [{ toolId: 'search', headers: { 'X-A': '' } }] } } }), '/subAgents/writer/canUse/0/headers/X-A'],
+    [
+      'a sub-agent has no type',
+      (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { id: 'writer', name: 'Writer' } } }),
+      '/subAgents/writer/type',
+    ],
+    [
+      'a sub-agent has no name',
+      (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { id: 'writer', type: 'internal' } } }),
+      '/subAgents/writer/name',
+    ],
+    [
+      'a sub-agent has no id',
+      (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { name: 'Writer', type: 'internal' } } }),
+      '/subAgents/writer/id',
+    ],
+    [
+      'a canUse entry has no toolId',
+      (a) => ({
+        ...a,
+        subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, canUse: [{ toolSelection: ['find'] }] } },
+      }),
+      '/subAgents/writer/canUse/0/toolId',
+    ],
+    [
+      'stopWhen.transferCountIs is not an integer',
+      (a) => ({ ...a, stopWhen: { transferCountIs: 1.5 } }),
+      '/stopWhen/transferCountIs',
+    ],
+    [
+      'a tool config is not mcp',
+      (a) => ({
+        ...a,
+        tools: { search: { ...a.tools.search, config: { type: 'rest', mcp: a.tools.search.config.mcp } } },
+      }),
+      '/tools/search/config/type',
+    ],
+    [
+      'a tool header is reserved',
+      (a) => ({ ...a, tools: { search: { ...a.tools.search, headers: { Connection: 'close' } } } }),
+      '/tools/search/headers/Connection',
+    ],
+    [
+      'a canUse header value is empty',
+      (a) => ({
+        ...a,
+        subAgents: {
+          ...a.subAgents,
+          writer: { ...a.subAgents.writer, canUse: [{ toolId: 'search', headers: { 'X-A': '' } }] },
+        },
+      }),
+      '/subAgents/writer/canUse/0/headers/X-A',
+    ],
     ['a field is unknown', (a) => ({ ...a, colour: 'blue' }), ''],
-    ['a trigger dispatchDelayMs is above 600000', (a) => ({ ...a, triggers: { t: { name: 'T', dispatchDelayMs: 600001 } } }), '/triggers/t/dispatchDelayMs'],
+    [
+      'a trigger dispatchDelayMs is above 600000',
+      (a) => ({ ...a, triggers: { t: { name: 'T', dispatchDelayMs: 600001 } } }),
+      '/triggers/t/dispatchDelayMs',
+    ],
   ];
-  test.each(invalid)('when %s, then it answers 400 problem+json pointing at the field and stores nothing', async (_what, mutate, pointer) => {
-    const p = aProject();
-    const input = mutate(aFullAgent()) as { id?: string };
-    const res = await admin.post(`${projectPath(p)}/agent`, input);
-    expect(res.status).toBe(400);
-    expect(res.contentType).toMatch(/application\/problem\+json/);
-    expect(res.body).toMatchObject({ status: 400, code: 'bad_request', error: { code: 'bad_request' } });
-    expect(res.body.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
-    if (typeof input.id === 'string' && input.id.length < 256 && !input.id.includes(' ')) {
-      await expect(lookup(p, input.id)).resolves.toMatchObject({ body: { exists: false } });
-    }
-  });
+  test.each(invalid)(
+    'when %s, then it answers 400 problem+json pointing at the field and stores nothing',
+    async (_what, mutate, pointer) => {
+      const p = aProject();
+      const input = mutate(aFullAgent()) as { id?: string };
+      const res = await admin.post(`${projectPath(p)}/agent`, input);
+      expect(res.status).toBe(400);
+      expect(res.contentType).toMatch(/application\/problem\+json/);
+      expect(res.body).toMatchObject({ status: 400, code: 'bad_request', error: { code: 'bad_request' } });
+      expect(res.body.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
+      if (typeof input.id === 'string' && input.id.length < 256 && !input.id.includes(' ')) {
+        await expect(lookup(p, input.id)).resolves.toMatchObject({ body: { exists: false } });
+      }
+    },
+  );
 
   const unknownRefs: Array<[string, (a: any) => unknown, string]> = [
-    ['defaultSubAgentId names an unknown sub-agent', (a) => ({ ...a, defaultSubAgentId: 'ghost' }), '/defaultSubAgentId'],
-    ['canTransferTo names an unknown sub-agent', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, canTransferTo: ['ghost'] } } }), '/subAgents/writer/canTransferTo/0'],
-    ['canDelegateTo names an unknown agent', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, canDelegateTo: ['router', 'ghost'] } } }), '/subAgents/writer/canDelegateTo/1'],
-    ['canUse names an unknown tool', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, canUse: [{ toolId: 'ghost' }] } } }), '/subAgents/writer/canUse/0/toolId'],
-    ['a function tool names an unknown function', (a) => ({ ...a, functionTools: { sum: { ...a.functionTools.sum, functionId: 'ghost' } } }), '/functionTools/sum/functionId'],
-    ['a sub-agent is filed under another key', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, id: 'author' } } }), '/subAgents/writer/id'],
-    ['a skill does not exist in the project', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, skills: [{ id: 'ghost-skill', index: 0 }] } } }), '/subAgents/writer/skills/0/id'],
-    ['contextConfigId differs from contextConfig.id', (a) => ({ ...a, contextConfigId: 'c1', contextConfig: { id: 'c2' } }), '/contextConfigId'],
-    ['the output contract requires a component the sub-agent does not list', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, outputContract: { requireComponent: ['chart'] } } } }), '/subAgents/writer/outputContract/requireComponent/0'],
-    ['a sub-agent lists a tool twice', (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, canUse: [{ toolId: 'search' }, { toolId: 'search' }] } } }), '/subAgents/writer/canUse/1'],
+    [
+      'defaultSubAgentId names an unknown sub-agent',
+      (a) => ({ ...a, defaultSubAgentId: 'ghost' }),
+      '/defaultSubAgentId',
+    ],
+    [
+      'canTransferTo names an unknown sub-agent',
+      (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, canTransferTo: ['ghost'] } } }),
+      '/subAgents/writer/canTransferTo/0',
+    ],
+    [
+      'canDelegateTo names an unknown agent',
+      (a) => ({
+        ...a,
+        subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, canDelegateTo: ['router', 'ghost'] } },
+      }),
+      '/subAgents/writer/canDelegateTo/1',
+    ],
+    [
+      'canUse names an unknown tool',
+      (a) => ({
+        ...a,
+        subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, canUse: [{ toolId: 'ghost' }] } },
+      }),
+      '/subAgents/writer/canUse/0/toolId',
+    ],
+    [
+      'a function tool names an unknown function',
+      (a) => ({ ...a, functionTools: { sum: { ...a.functionTools.sum, functionId: 'ghost' } } }),
+      '/functionTools/sum/functionId',
+    ],
+    [
+      'a sub-agent is filed under another key',
+      (a) => ({ ...a, subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, id: 'author' } } }),
+      '/subAgents/writer/id',
+    ],
+    [
+      'a skill does not exist in the project',
+      (a) => ({
+        ...a,
+        subAgents: { ...a.subAgents, writer: { ...a.subAgents.writer, skills: [{ id: 'ghost-skill', index: 0 }] } },
+      }),
+      '/subAgents/writer/skills/0/id',
+    ],
+    [
+      'contextConfigId differs from contextConfig.id',
+      (a) => ({ ...a, contextConfigId: 'c1', contextConfig: { id: 'c2' } }),
+      '/contextConfigId',
+    ],
+    [
+      'the output contract requires a component the sub-agent does not list',
+      (a) => ({
+        ...a,
+        subAgents: {
+          ...a.subAgents,
+          writer: { ...a.subAgents.writer, outputContract: { requireComponent: ['chart'] } },
+        },
+      }),
+      '/subAgents/writer/outputContract/requireComponent/0',
+    ],
+    [
+      'a sub-agent lists a tool twice',
+      (a) => ({
+        ...a,
+        subAgents: {
+          ...a.subAgents,
+          writer: { ...a.subAgents.writer, canUse: [{ toolId: 'search' }, { toolId: 'search' }] },
+        },
+      }),
+      '/subAgents/writer/canUse/1',
+    ],
   ];
-  test.each(unknownRefs)('when %s, then it answers 422 pointing at the field and stores nothing', async (_what, mutate, pointer) => {
-    const p = aProject();
-    const input = mutate(aFullAgent()) as { id: string };
-    const res = await admin.post(`${projectPath(p)}/agent`, input);
-    expect(res.status).toBe(422);
-    expect(res.contentType).toMatch(/application\/problem\+json/);
-    expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer })]));
-    await expect(lookup(p, input.id)).resolves.toMatchObject({ body: { exists: false } });
-    await expect(definition(p, input.id)).resolves.toMatchObject({ ok: false, problem: { status: 404 } });
-  });
+  test.each(unknownRefs)(
+    'when %s, then it answers 422 pointing at the field and stores nothing',
+    async (_what, mutate, pointer) => {
+      const p = aProject();
+      const input = mutate(aFullAgent()) as { id: string };
+      const res = await admin.post(`${projectPath(p)}/agent`, input);
+      expect(res.status).toBe(422);
+      expect(res.contentType).toMatch(/application\/problem\+json/);
+      expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer })]));
+      await expect(lookup(p, input.id)).resolves.toMatchObject({ body: { exists: false } });
+      await expect(definition(p, input.id)).resolves.toMatchObject({ ok: false, problem: { status: 404 } });
+    },
+  );
 
   test('when the projectId in the path is not a valid project id, then it answers 400', async () => {
     const p = aProject();
@@ -229,7 +413,12 @@ describe('POST P/agent (create a full agent)', () => {
       await sub.ready;
       const a = await aStoredAgent(admin, p);
       const [evt] = await eventually(() => (sub.events.length ? sub.events : undefined), 'agent.created');
-      expect(evt).toMatchObject({ type: 'agent.created', tenantId: p.tenantId, projectId: p.projectId, data: { agent: { id: a.id, name: a.name, subAgentIds: ['router', 'writer'] } } });
+      expect(evt).toMatchObject({
+        type: 'agent.created',
+        tenantId: p.tenantId,
+        projectId: p.projectId,
+        data: { agent: { id: a.id, name: a.name, subAgentIds: ['router', 'writer'] } },
+      });
     } finally {
       await sub.close();
     }
@@ -244,15 +433,19 @@ describe('GET /manage/available-agents', () => {
     const a2 = await aStoredAgent(admin, p2);
     const all = await admin.get('/manage/available-agents');
     expect(all.status).toBe(200);
-    expect(all.body.data).toEqual(expect.arrayContaining([
-      { agentId: a1.id, agentName: 'Support bot', projectId: p1.projectId, tenantId: p1.tenantId },
-      { agentId: a2.id, agentName: 'Support bot', projectId: p2.projectId, tenantId: p2.tenantId },
-    ]));
+    expect(all.body.data).toEqual(
+      expect.arrayContaining([
+        { agentId: a1.id, agentName: 'Support bot', projectId: p1.projectId, tenantId: p1.tenantId },
+        { agentId: a2.id, agentName: 'Support bot', projectId: p2.projectId, tenantId: p2.tenantId },
+      ]),
+    );
 
     const token = await aTenantToken(admin, p1.tenantId, 'viewer');
     const mine = await client(stack.gatewayUrl, token).get('/manage/available-agents');
     expect(mine.status).toBe(200);
-    expect(mine.body).toEqual({ data: [{ agentId: a1.id, agentName: 'Support bot', projectId: p1.projectId, tenantId: p1.tenantId }] });
+    expect(mine.body).toEqual({
+      data: [{ agentId: a1.id, agentName: 'Support bot', projectId: p1.projectId, tenantId: p1.tenantId }],
+    });
   });
 
   test('when no credential is sent, then it answers 401', async () => {
@@ -285,13 +478,17 @@ describe('agent lookup and definition subjects', () => {
   test("when the agent belongs to another tenant's project, then the lookup does not see it", async () => {
     const p = aProject();
     const a = await aStoredAgent(admin, p);
-    await expect(lookup({ ...p, tenantId: `${p.tenantId}-x` }, a.id)).resolves.toMatchObject({ body: { exists: false } });
+    await expect(lookup({ ...p, tenantId: `${p.tenantId}-x` }, a.id)).resolves.toMatchObject({
+      body: { exists: false },
+    });
   });
 
   test('when the request is malformed, then the subject answers a 400 problem', async () => {
     const res = await internalRequest(lookupAgent.subject, { tenantId: 't' });
     expect(res).toMatchObject({ ok: false, problem: { status: 400 } });
-    expect(await internalRequest(listAgentDefinitions.subject, { tenantId: 't', projectId: 'p', limit: 0 })).toMatchObject({ ok: false, problem: { status: 400 } });
+    expect(
+      await internalRequest(listAgentDefinitions.subject, { tenantId: 't', projectId: 'p', limit: 0 }),
+    ).toMatchObject({ ok: false, problem: { status: 400 } });
   });
 
   test("when a project's agent definitions are listed a page at a time, then each agent comes once, in id order, with its full definition", async () => {
@@ -304,13 +501,22 @@ describe('agent lookup and definition subjects', () => {
     expect(first.body.agents.map((a: any) => a.id)).toEqual(['agent-a', 'agent-b']);
     expect(first.body.agents[0]).toEqual((await definition(p, 'agent-a')).body);
     const second = await internalRequest(listAgentDefinitions.subject, { ...p, limit: 2, after: first.body.next });
-    expect(second.body).toEqual({ agents: [expect.objectContaining({ id: 'agent-c', subAgents: expect.any(Object) })], next: null });
-    expect(await internalRequest(listAgentDefinitions.subject, { ...aProject() })).toEqual({ ok: true, status: 200, body: { agents: [], next: null } });
+    expect(second.body).toEqual({
+      agents: [expect.objectContaining({ id: 'agent-c', subAgents: expect.any(Object) })],
+      next: null,
+    });
+    expect(await internalRequest(listAgentDefinitions.subject, { ...aProject() })).toEqual({
+      ok: true,
+      status: 200,
+      body: { agents: [], next: null },
+    });
   });
 });
 
 describe('the OpenAPI document', () => {
-  const mine = allOperations.filter((op) => /^svc\.management\.(agents|external-agent-relations|sub-agent-[a-z-]+|skills)\./.test(op.subject));
+  const mine = allOperations.filter((op) =>
+    /^svc\.management\.(agents|external-agent-relations|sub-agent-[a-z-]+|skills)\./.test(op.subject),
+  );
 
   test('when it is fetched, then every agent, attachment and skill operation is documented with its schemas', async () => {
     // 32 operations of the spec's tables, plus get, update and delete of a skill, delete of a tool relation, and
@@ -325,7 +531,8 @@ describe('the OpenAPI document', () => {
       expect(success).toBeDefined();
       if (op.reply.body) expect(success.content['application/json'].schema.type).toBe('object');
       if (op.body) expect(entry.requestBody.content['application/json'].schema.type).toBe('object');
-      for (const p of op.path.match(/\{(\w+)\}/g) ?? []) expect(entry.parameters.map((x: { name: string }) => `{${x.name}}`)).toContain(p);
+      for (const p of op.path.match(/\{(\w+)\}/g) ?? [])
+        expect(entry.parameters.map((x: { name: string }) => `{${x.name}}`)).toContain(p);
     }
   });
 
@@ -334,7 +541,9 @@ describe('the OpenAPI document', () => {
     for (const id of ['createFullAgent', 'attachDataComponent', 'attachArtifactComponent', 'attachFunctionTool']) {
       const op = mine.find((o) => o.operationId === id)!;
       const entry = res.body.paths[op.path][op.method];
-      expect(entry.responses['409'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/LegacyError' });
+      expect(entry.responses['409'].content['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/LegacyError',
+      });
       expect(entry.responses['422'].content['application/json']).toBeUndefined();
     }
   });

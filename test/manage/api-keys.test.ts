@@ -1,5 +1,17 @@
 import { ProblemError } from '@platform/client';
-import { adminApi, adminClient, aProject, aProjectWithAgents, anApiKey, aTenantToken, client, eventually, http, projectPath, testStack } from '@platform/testkit';
+import {
+  adminApi,
+  adminClient,
+  aProject,
+  aProjectWithAgents,
+  anApiKey,
+  aTenantToken,
+  client,
+  eventually,
+  http,
+  projectPath,
+  testStack,
+} from '@platform/testkit';
 import { problemOf } from '../support/expect-problem';
 
 const stack = testStack();
@@ -9,7 +21,13 @@ const api = adminApi(stack);
 function expectProblem(res: { status: number; contentType: string; body: any }, status: number) {
   expect(res.status).toBe(status);
   expect(res.contentType).toMatch(/application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, code: expect.any(String), title: expect.any(String), detail: expect.any(String), requestId: expect.any(String) });
+  expect(res.body).toMatchObject({
+    status,
+    code: expect.any(String),
+    title: expect.any(String),
+    detail: expect.any(String),
+    requestId: expect.any(String),
+  });
   expect(res.body.error).toEqual({ code: res.body.code, message: res.body.detail });
 }
 
@@ -19,7 +37,14 @@ describe('API keys', () => {
     const created = await api.createApiKey({ params: p, body: { agentId: 'agent-1', name: 'first' } });
     const { apiKey, key } = created.data;
     expect(key).toMatch(/^sk_[0-9A-Za-z]{12}\.[A-Za-z0-9_-]{43}$/);
-    expect(apiKey).toMatchObject({ name: 'first', agentId: 'agent-1', publicId: apiKey.id, keyPrefix: key.slice(0, 12), expiresAt: null, lastUsedAt: null });
+    expect(apiKey).toMatchObject({
+      name: 'first',
+      agentId: 'agent-1',
+      publicId: apiKey.id,
+      keyPrefix: key.slice(0, 12),
+      expiresAt: null,
+      lastUsedAt: null,
+    });
     expect(JSON.stringify(apiKey)).not.toContain(key.split('.')[1]);
 
     const read = await api.getApiKey({ params: { ...p, id: apiKey.id } });
@@ -48,14 +73,18 @@ describe('API keys', () => {
     expect(page.pagination).toEqual({ page: 2, limit: 2, total: 3, pages: 2, completedCount: 3 });
     const all = await api.listAll(api.ops.listApiKeys, { params: p, query: { agentId: 'a1' } }, { limit: 1 });
     expect(all.map((k) => k.name).sort()).toEqual(['k0', 'k1', 'k2']);
-    for (const bad of ['page=0', 'limit=0', 'limit=101', 'page=x']) expectProblem(await admin.get(`${projectPath(p)}/api-keys?${bad}`), 400);
+    for (const bad of ['page=0', 'limit=0', 'limit=101', 'page=x'])
+      expectProblem(await admin.get(`${projectPath(p)}/api-keys?${bad}`), 400);
   });
 
   test('when a project holds more keys than one read of a list, then every page tells the exact total through creates and deletes', async () => {
     const p = await aProjectWithAgents(admin, 'a0', 'a1');
     const ids: string[] = [];
-    for (let i = 0; i < 105; i++) ids.push((await api.createApiKey({ params: p, body: { agentId: `a${i % 2}`, name: `k${i}` } })).data.apiKey.id);
-    const pages = await Promise.all([1, 6, 11].map(async (page) => (await api.listApiKeys({ params: p, query: { page, limit: 10 } })).pagination));
+    for (let i = 0; i < 105; i++)
+      ids.push((await api.createApiKey({ params: p, body: { agentId: `a${i % 2}`, name: `k${i}` } })).data.apiKey.id);
+    const pages = await Promise.all(
+      [1, 6, 11].map(async (page) => (await api.listApiKeys({ params: p, query: { page, limit: 10 } })).pagination),
+    );
     expect(pages).toEqual([
       { page: 1, limit: 10, total: 105, pages: 11, completedCount: 10 },
       { page: 6, limit: 10, total: 105, pages: 11, completedCount: 60 },
@@ -93,27 +122,59 @@ describe('API keys', () => {
   test('when the key names an agent the project does not have, then create and change answer 422 at /agentId and nothing changes', async () => {
     const p = await aProjectWithAgents(admin);
     const problem = await problemOf(api.createApiKey({ params: p, body: { agentId: 'no-such-agent', name: 'n' } }));
-    expect(problem).toMatchObject({ status: 422, code: 'unprocessable_entity', errors: [{ pointer: '/agentId', detail: expect.stringContaining('no-such-agent') }] });
+    expect(problem).toMatchObject({
+      status: 422,
+      code: 'unprocessable_entity',
+      errors: [{ pointer: '/agentId', detail: expect.stringContaining('no-such-agent') }],
+    });
     // An agent of another project of the same tenant is not this project's.
     const sibling = { tenantId: p.tenantId, projectId: `${p.projectId}-b` };
-    expect((await problemOf(api.createApiKey({ params: sibling, body: { agentId: 'agent-1', name: 'n' } }))).status).toBe(422);
+    expect(
+      (await problemOf(api.createApiKey({ params: sibling, body: { agentId: 'agent-1', name: 'n' } }))).status,
+    ).toBe(422);
     expect((await api.listApiKeys({ params: p })).pagination.total).toBe(0);
 
     const { apiKey } = (await api.createApiKey({ params: p, body: { agentId: 'agent-1', name: 'kept' } })).data;
-    const change = await problemOf(api.updateApiKey({ params: { ...p, id: apiKey.id }, body: { agentId: 'no-such-agent' } }));
+    const change = await problemOf(
+      api.updateApiKey({ params: { ...p, id: apiKey.id }, body: { agentId: 'no-such-agent' } }),
+    );
     expect(change).toMatchObject({ status: 422, errors: [{ pointer: '/agentId' }] });
     expect((await api.getApiKey({ params: { ...p, id: apiKey.id } })).data).toEqual(apiKey);
     // A key that does not exist is still 404, whatever agent the change names.
-    expect((await problemOf(api.updateApiKey({ params: { ...p, id: 'nokey0000000' }, body: { agentId: 'no-such-agent' } }))).status).toBe(404);
+    expect(
+      (await problemOf(api.updateApiKey({ params: { ...p, id: 'nokey0000000' }, body: { agentId: 'no-such-agent' } })))
+        .status,
+    ).toBe(404);
   });
 
   test('when the body is not JSON or not declared as JSON, then it answers 400 or 415 and stores nothing', async () => {
     const p = aProject();
     const url = `${stack.gatewayUrl}${projectPath(p)}/api-keys`;
-    expectProblem(await http('POST', url, { token: stack.adminToken, raw: '{"agentId":', headers: { 'content-type': 'application/json' } }), 400);
-    expectProblem(await http('POST', url, { token: stack.adminToken, raw: 'agentId=a1&name=n', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415);
+    expectProblem(
+      await http('POST', url, {
+        token: stack.adminToken,
+        raw: '{"agentId":',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+    );
+    expectProblem(
+      await http('POST', url, {
+        token: stack.adminToken,
+        raw: 'agentId=a1&name=n',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+    );
     // A type that only starts like JSON's is not JSON.
-    expectProblem(await http('POST', url, { token: stack.adminToken, raw: '{"agentId":"a1","name":"n"}', headers: { 'content-type': 'application/jsonl' } }), 415);
+    expectProblem(
+      await http('POST', url, {
+        token: stack.adminToken,
+        raw: '{"agentId":"a1","name":"n"}',
+        headers: { 'content-type': 'application/jsonl' },
+      }),
+      415,
+    );
     expect((await admin.get(`${projectPath(p)}/api-keys`)).body.pagination.total).toBe(0);
   });
 
@@ -145,7 +206,10 @@ describe('API keys', () => {
     const p = aProject();
     const viewer = api.withToken(await aTenantToken(admin, p.tenantId, 'viewer'));
     expect((await viewer.listApiKeys({ params: p })).data).toEqual([]);
-    expect(await problemOf(viewer.createApiKey({ params: p, body: { agentId: 'a', name: 'n' } }))).toMatchObject({ status: 403, code: 'forbidden' });
+    expect(await problemOf(viewer.createApiKey({ params: p, body: { agentId: 'a', name: 'n' } }))).toMatchObject({
+      status: 403,
+      code: 'forbidden',
+    });
   });
 
   test('when a key is deleted or expires, then the run API refuses it at once', async () => {
@@ -161,7 +225,11 @@ describe('API keys', () => {
     const run2 = api.withToken(soon.key);
     await run2.createRunEvent({ body: { type: 'before.expiry' } });
     // Refused once the expiry has passed (and from then on): no fixed wait for the clock.
-    const refused = () => run2.createRunEvent({ body: { type: 'after.expiry' } }).then(() => false, (e: unknown) => e instanceof ProblemError && e.status === 401);
+    const refused = () =>
+      run2.createRunEvent({ body: { type: 'after.expiry' } }).then(
+        () => false,
+        (e: unknown) => e instanceof ProblemError && e.status === 401,
+      );
     await eventually(refused, 'the expired key refused', 15_000);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
     expect((await problemOf(run2.createRunEvent({ body: { type: 'after.expiry' } }))).status).toBe(401);
@@ -169,7 +237,11 @@ describe('API keys', () => {
 
   test('when a key is created with an expiry in the past, then it answers 422', async () => {
     const p = await aProjectWithAgents(admin);
-    expect(await problemOf(api.createApiKey({ params: p, body: { agentId: 'agent-1', name: 'n', expiresAt: '2001-01-01T00:00:00Z' } }))).toMatchObject({
+    expect(
+      await problemOf(
+        api.createApiKey({ params: p, body: { agentId: 'agent-1', name: 'n', expiresAt: '2001-01-01T00:00:00Z' } }),
+      ),
+    ).toMatchObject({
       status: 422,
       code: 'unprocessable_entity',
       errors: [{ pointer: '/expiresAt' }],
@@ -178,7 +250,10 @@ describe('API keys', () => {
 
   test('when the playground token is asked without a session cookie, then it fails with the legacy body; with a session it is issued', async () => {
     const p = aProject();
-    const noCookie = await admin.post(`/manage/tenants/${p.tenantId}/playground/token`, { projectId: p.projectId, agentId: 'a1' });
+    const noCookie = await admin.post(`/manage/tenants/${p.tenantId}/playground/token`, {
+      projectId: p.projectId,
+      agentId: 'a1',
+    });
     expect(noCookie.status).toBe(401);
     expect(noCookie.body).toMatchObject({ error: 'unauthorized', message: expect.any(String) });
     expect(noCookie.body).toHaveProperty('details');
@@ -188,15 +263,32 @@ describe('API keys', () => {
     const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
     expect(cookie).toMatch(/^platform\.session_token=/);
     const anon = client(stack.gatewayUrl);
-    const token = await anon.post(`/manage/tenants/${p.tenantId}/playground/token`, { projectId: p.projectId, agentId: 'a1' }, { cookie });
+    const token = await anon.post(
+      `/manage/tenants/${p.tenantId}/playground/token`,
+      { projectId: p.projectId, agentId: 'a1' },
+      { cookie },
+    );
     expect(token.status).toBe(200);
-    expect(token.body).toMatchObject({ appId: 'app_playground', apiKey: expect.any(String), expiresAt: expect.any(String) });
+    expect(token.body).toMatchObject({
+      appId: 'app_playground',
+      apiKey: expect.any(String),
+      expiresAt: expect.any(String),
+    });
     // The cookie also works on management routes, and the token works on the run API.
     expect((await anon.get(`${projectPath(p)}/api-keys`, { cookie })).status).toBe(200);
     const ev = await client(stack.gatewayUrl, token.body.apiKey).post('/run/v1/events', { type: 'playground.tested' });
     expect(ev.status).toBe(201);
-    expect(ev.body.data).toMatchObject({ tenantId: p.tenantId, projectId: p.projectId, agentId: 'a1', serverMetadata: { authMethod: 'playground_token' } });
-    const bad = await anon.post(`/manage/tenants/${p.tenantId}/playground/token`, { projectId: p.projectId }, { cookie });
+    expect(ev.body.data).toMatchObject({
+      tenantId: p.tenantId,
+      projectId: p.projectId,
+      agentId: 'a1',
+      serverMetadata: { authMethod: 'playground_token' },
+    });
+    const bad = await anon.post(
+      `/manage/tenants/${p.tenantId}/playground/token`,
+      { projectId: p.projectId },
+      { cookie },
+    );
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ error: 'bad_request' });
   });

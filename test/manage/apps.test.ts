@@ -1,6 +1,17 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { appChanged, getAppForAuth } from '@platform/contracts';
-import { aKeyPair, anApp, aProject, aTenantToken, adminClient, client, eventually, projectPath, requestSubject, testStack } from '@platform/testkit';
+import {
+  aKeyPair,
+  anApp,
+  aProject,
+  aTenantToken,
+  adminClient,
+  client,
+  eventually,
+  projectPath,
+  requestSubject,
+  testStack,
+} from '@platform/testkit';
 import { adminNats } from '../support/connections';
 
 const stack = testStack();
@@ -8,20 +19,31 @@ const admin = adminClient(stack);
 const nats = adminNats(stack);
 
 async function appForAuth(appId: string) {
-  return requestSubject<{ ok: boolean; body: { app: any } }>(stack.env.NATS_URL!, getAppForAuth.subject, { appId }, 5000);
+  return requestSubject<{ ok: boolean; body: { app: any } }>(
+    stack.env.NATS_URL!,
+    getAppForAuth.subject,
+    { appId },
+    5000,
+  );
 }
 
 const webClientBody = (over: Record<string, unknown> = {}) => ({
   name: 'Docs widget',
   type: 'web_client',
-  config: { type: 'web_client', webClient: { allowedDomains: ['docs.example.com', '*.example.org'], audience: 'widget' } },
+  config: {
+    type: 'web_client',
+    webClient: { allowedDomains: ['docs.example.com', '*.example.org'], audience: 'widget' },
+  },
   ...over,
 });
 
 describe('apps', () => {
   test('when a web_client app is created, then it answers 201 with {data:{app}}, an app_ id, allowAnonymous false by default, and reads back', async () => {
     const p = aProject();
-    const res = await admin.post(`${projectPath(p)}/apps`, webClientBody({ defaultAgentId: 'support-bot', description: 'on the docs site' }));
+    const res = await admin.post(
+      `${projectPath(p)}/apps`,
+      webClientBody({ defaultAgentId: 'support-bot', description: 'on the docs site' }),
+    );
     expect(res.status).toBe(201);
     const app = res.body.data.app;
     expect(app.id).toMatch(/^app_[A-Za-z0-9]+$/);
@@ -34,7 +56,15 @@ describe('apps', () => {
       defaultAgentId: 'support-bot',
       description: 'on the docs site',
       lastUsedAt: null,
-      config: { type: 'web_client', webClient: { allowAnonymous: false, allowedDomains: ['docs.example.com', '*.example.org'], audience: 'widget', publicKeys: [] } },
+      config: {
+        type: 'web_client',
+        webClient: {
+          allowAnonymous: false,
+          allowedDomains: ['docs.example.com', '*.example.org'],
+          audience: 'widget',
+          publicKeys: [],
+        },
+      },
     });
     const read = await admin.get(`${projectPath(p)}/apps/${app.id}`);
     expect(read.status).toBe(200);
@@ -46,9 +76,17 @@ describe('apps', () => {
     const mismatch = await admin.post(`${projectPath(p)}/apps`, webClientBody({ type: 'api' }));
     expect(mismatch.status).toBe(400);
     expect(mismatch.contentType).toMatch(/application\/problem\+json/);
-    const missing = await admin.post(`${projectPath(p)}/apps`, { name: 'x', type: 'web_client', config: { type: 'web_client' } });
+    const missing = await admin.post(`${projectPath(p)}/apps`, {
+      name: 'x',
+      type: 'web_client',
+      config: { type: 'web_client' },
+    });
     expect(missing.status).toBe(400);
-    const badType = await admin.post(`${projectPath(p)}/apps`, { name: 'x', type: 'desktop', config: { type: 'desktop' } });
+    const badType = await admin.post(`${projectPath(p)}/apps`, {
+      name: 'x',
+      type: 'desktop',
+      config: { type: 'desktop' },
+    });
     expect(badType.status).toBe(400);
     const list = await admin.get(`${projectPath(p)}/apps`);
     expect(list.body.data).toEqual([]);
@@ -64,7 +102,11 @@ describe('apps', () => {
 
     const all = await admin.get(`${projectPath(p)}/apps`);
     expect(all.status).toBe(200);
-    expect(all.body).toMatchObject({ role: 'owner', tenantHasAnyApps: true, pagination: { total: 2, page: 1, limit: 10, pages: 1 } });
+    expect(all.body).toMatchObject({
+      role: 'owner',
+      tenantHasAnyApps: true,
+      pagination: { total: 2, page: 1, limit: 10, pages: 1 },
+    });
     const webOnly = await admin.get(`${projectPath(p)}/apps?type=web_client`);
     expect(webOnly.body.data.map((a: any) => a.type)).toEqual(['web_client']);
 
@@ -72,7 +114,11 @@ describe('apps', () => {
     expect(tenantWide.body.pagination.total).toBe(3);
     const copilots = await admin.get(`/manage/tenants/${p.tenantId}/apps?type=support_copilot`);
     expect(copilots.body.data).toHaveLength(1);
-    expect(copilots.body.data[0]).toMatchObject({ type: 'support_copilot', projectId: other.projectId, config: { type: 'support_copilot', supportCopilot: { audience: null } } });
+    expect(copilots.body.data[0]).toMatchObject({
+      type: 'support_copilot',
+      projectId: other.projectId,
+      config: { type: 'support_copilot', supportCopilot: { audience: null } },
+    });
 
     const viewer = client(stack.gatewayUrl, await aTenantToken(admin, p.tenantId, 'viewer'));
     const asViewer = await viewer.get(`${projectPath(p)}/apps?type=api`);
@@ -97,19 +143,28 @@ describe('apps', () => {
   test('when an app is updated, then name, enabled and webClient settings change, other fields stay, and the type cannot change', async () => {
     const p = aProject();
     const app = await anApp(admin, p);
-    const res = await admin.patch(`${projectPath(p)}/apps/${app.id}`, { name: 'renamed', enabled: false, config: { webClient: { allowAnonymous: false, audience: null } } });
+    const res = await admin.patch(`${projectPath(p)}/apps/${app.id}`, {
+      name: 'renamed',
+      enabled: false,
+      config: { webClient: { allowAnonymous: false, audience: null } },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({
       name: 'renamed',
       enabled: false,
       defaultAgentId: 'agent-1',
-      config: { type: 'web_client', webClient: { allowAnonymous: false, allowedDomains: ['app.example.com'], audience: null } },
+      config: {
+        type: 'web_client',
+        webClient: { allowAnonymous: false, allowedDomains: ['app.example.com'], audience: null },
+      },
     });
     expect((await admin.get(`${projectPath(p)}/apps/${app.id}`)).body.data).toEqual(res.body.data);
     const retype = await admin.patch(`${projectPath(p)}/apps/${app.id}`, { config: { type: 'api' } });
     expect(retype.status).toBe(422);
     const apiApp = await anApp(admin, p, { type: 'api' });
-    const wrongPart = await admin.patch(`${projectPath(p)}/apps/${apiApp.id}`, { config: { webClient: { allowAnonymous: true } } });
+    const wrongPart = await admin.patch(`${projectPath(p)}/apps/${apiApp.id}`, {
+      config: { webClient: { allowAnonymous: true } },
+    });
     expect(wrongPart.status).toBe(422);
     expect((await admin.patch(`${projectPath(p)}/apps/app_missing`, { name: 'x' })).status).toBe(404);
   });
@@ -117,7 +172,9 @@ describe('apps', () => {
   test('when an app is created, changed and deleted, then app.created, app.updated and app.deleted events are published, the delete answers 204, and lookups no longer find it', async () => {
     const p = aProject();
     const events: Array<{ type: string; data: any }> = [];
-    const evSub = nats.nc.subscribe(`evt.${p.tenantId}.${p.projectId}.app.*.v1`, { callback: (_e, m) => events.push(JSON.parse(new TextDecoder().decode(m.data))) });
+    const evSub = nats.nc.subscribe(`evt.${p.tenantId}.${p.projectId}.app.*.v1`, {
+      callback: (_e, m) => events.push(JSON.parse(new TextDecoder().decode(m.data))),
+    });
     await nats.nc.flush();
     const app = await anApp(admin, p);
     expect((await admin.patch(`${projectPath(p)}/apps/${app.id}`, { description: 'changed' })).status).toBe(200);
@@ -153,7 +210,11 @@ describe('apps', () => {
     const app = await anApp(admin, p, { defaultAgentId: 'bot' });
     const algorithms = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
     for (const algorithm of algorithms) {
-      const res = await admin.post(`${projectPath(p)}/apps/${app.id}/auth/keys`, { kid: `k-${algorithm}`, algorithm, publicKey: aKeyPair(algorithm).publicKey });
+      const res = await admin.post(`${projectPath(p)}/apps/${app.id}/auth/keys`, {
+        kid: `k-${algorithm}`,
+        algorithm,
+        publicKey: aKeyPair(algorithm).publicKey,
+      });
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({ kid: `k-${algorithm}`, algorithm });
       expect(res.body.data.publicKey).toMatch(/^-----BEGIN PUBLIC KEY-----/);
@@ -174,7 +235,10 @@ describe('apps', () => {
       enabled: true,
       type: 'web_client',
       defaultAgentId: 'bot',
-      config: { type: 'web_client', webClient: { allowAnonymous: true, allowedDomains: ['app.example.com'], audience: 'platform-run' } },
+      config: {
+        type: 'web_client',
+        webClient: { allowAnonymous: true, allowedDomains: ['app.example.com'], audience: 'platform-run' },
+      },
     });
     expect(internal.body.app.publicKeys).toEqual(keys.body.data);
   });
@@ -185,7 +249,9 @@ describe('apps', () => {
     const path = `${projectPath(p)}/apps/${app.id}/auth/keys`;
     const rsa = aKeyPair('RS256').publicKey;
     const p256 = aKeyPair('ES256').publicKey;
-    const weakRsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const weakRsa = generateKeyPairSync('rsa', { modulusLength: 1024 })
+      .publicKey.export({ type: 'spki', format: 'pem' })
+      .toString();
     const privatePem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const cases = [
       { kid: 'a', algorithm: 'ES256', publicKey: rsa },
@@ -193,7 +259,11 @@ describe('apps', () => {
       { kid: 'c', algorithm: 'ES512', publicKey: p256 },
       { kid: 'd', algorithm: 'EdDSA', publicKey: p256 },
       { kid: 'e', algorithm: 'RS256', publicKey: aKeyPair('EdDSA').publicKey },
-      { kid: 'f', algorithm: 'RS256', publicKey: '-----BEGIN PUBLIC KEY-----\nnot base64 at all\n-----END PUBLIC KEY-----' },
+      {
+        kid: 'f',
+        algorithm: 'RS256',
+        publicKey: '-----BEGIN PUBLIC KEY-----\nnot base64 at all\n-----END PUBLIC KEY-----',
+      },
       { kid: 'g', algorithm: 'RS256', publicKey: weakRsa },
       { kid: 'h', algorithm: 'EdDSA', publicKey: privatePem },
     ];
@@ -211,7 +281,9 @@ describe('apps', () => {
     const p = aProject();
     const app = await anApp(admin, p);
     const path = `${projectPath(p)}/apps/${app.id}/auth/keys`;
-    expect((await admin.post(path, { kid: 'main.v1', algorithm: 'ES256', publicKey: aKeyPair('ES256').publicKey })).status).toBe(201);
+    expect(
+      (await admin.post(path, { kid: 'main.v1', algorithm: 'ES256', publicKey: aKeyPair('ES256').publicKey })).status,
+    ).toBe(201);
     const dup = await admin.post(path, { kid: 'main.v1', algorithm: 'EdDSA', publicKey: aKeyPair('EdDSA').publicKey });
     expect(dup.status).toBe(409);
     expect((await admin.get(path)).body.data).toHaveLength(1);

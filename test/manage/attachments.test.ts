@@ -20,7 +20,8 @@ const anonymous = client(stack.gatewayUrl);
 
 type P = { tenantId: string; projectId: string };
 const pa = (p: P, agentId: string) => `${projectPath(p)}/agents/${agentId}`;
-const definition = async (p: P, agentId: string) => (await internalRequest(getAgentDefinition.subject, { ...p, agentId })).body;
+const definition = async (p: P, agentId: string) =>
+  (await internalRequest(getAgentDefinition.subject, { ...p, agentId })).body;
 
 async function setup() {
   const p = aProject();
@@ -41,17 +42,31 @@ describe('external agent relations', () => {
     const created = await admin.post(url, { externalAgentId: 'billing', headers: { 'X-Tenant': 'acme' } });
     expect(created.status).toBe(201);
     const rel = created.body.data;
-    expect(rel).toEqual({ id: expect.any(String), subAgentId: 'router', externalAgentId: 'billing', headers: { 'X-Tenant': 'acme' }, createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(rel).toEqual({
+      id: expect.any(String),
+      subAgentId: 'router',
+      externalAgentId: 'billing',
+      headers: { 'X-Tenant': 'acme' },
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
 
     expect((await admin.get(`${url}/${rel.id}`)).body).toEqual({ data: rel });
     const list = await admin.get(url);
     expect(list.status).toBe(200);
-    expect(list.body).toEqual({ data: [rel], pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 } });
+    expect(list.body).toEqual({
+      data: [rel],
+      pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 },
+    });
     expect((await definition(p, agent.id)).subAgents.router.canDelegateTo).toEqual(['writer', 'billing']);
 
     const patched = await admin.patch(`${url}/${rel.id}`, { headers: { 'X-Tenant': 'globex' } });
     expect(patched.status).toBe(200);
-    expect(patched.body.data).toMatchObject({ id: rel.id, headers: { 'X-Tenant': 'globex' }, createdAt: rel.createdAt });
+    expect(patched.body.data).toMatchObject({
+      id: rel.id,
+      headers: { 'X-Tenant': 'globex' },
+      createdAt: rel.createdAt,
+    });
     expect((await admin.get(`${url}/${rel.id}`)).body.data.headers).toEqual({ 'X-Tenant': 'globex' });
 
     const moved = await admin.patch(`${url}/${rel.id}`, { subAgentId: 'writer', id: 'rel-billing' });
@@ -69,10 +84,22 @@ describe('external agent relations', () => {
   test.each([
     ['externalAgentId is missing', {}, '/externalAgentId'],
     ['externalAgentId is not a RID', { externalAgentId: 'a b' }, '/externalAgentId'],
-    ['a header name is reserved', { externalAgentId: 'billing', headers: { 'Transfer-Encoding': 'chunked' } }, '/headers/Transfer-Encoding'],
+    [
+      'a header name is reserved',
+      { externalAgentId: 'billing', headers: { 'Transfer-Encoding': 'chunked' } },
+      '/headers/Transfer-Encoding',
+    ],
     ['a header name is not a token', { externalAgentId: 'billing', headers: { 'X Bad': 'v' } }, '/headers/X Bad'],
-    ['a header value is longer than 1000', { externalAgentId: 'billing', headers: { 'X-Long': 'v'.repeat(1001) } }, '/headers/X-Long'],
-    ['a header name is longer than 128', { externalAgentId: 'billing', headers: { ['X'.repeat(129)]: 'v' } }, `/headers/${'X'.repeat(129)}`],
+    [
+      'a header value is longer than 1000',
+      { externalAgentId: 'billing', headers: { 'X-Long': 'v'.repeat(1001) } },
+      '/headers/X-Long',
+    ],
+    [
+      'a header name is longer than 128',
+      { externalAgentId: 'billing', headers: { ['X'.repeat(129)]: 'v' } },
+      `/headers/${'X'.repeat(129)}`,
+    ],
     ['createdAt is not a date-time', { externalAgentId: 'billing', createdAt: 'yesterday' }, '/createdAt'],
     ['a field is unknown', { externalAgentId: 'billing', colour: 'red' }, ''],
   ])('when %s, then it answers 400 and relates nothing', async (_what, body, pointer) => {
@@ -84,11 +111,27 @@ describe('external agent relations', () => {
 
   test('when the sub-agent, the external agent or the agent is unknown, then it answers 404; a second relation of the same pair is 409', async () => {
     const { p, base } = await setup();
-    expectProblem(await admin.post(`${base}/sub-agents/ghost/external-agent-relations`, { externalAgentId: 'billing' }), 404);
-    expectProblem(await admin.post(`${base}/sub-agents/router/external-agent-relations`, { externalAgentId: 'ghost' }), 404);
-    expectProblem(await admin.post(`${pa(p, 'ghost-agent')}/sub-agents/router/external-agent-relations`, { externalAgentId: 'billing' }), 404);
-    expect((await admin.post(`${base}/sub-agents/router/external-agent-relations`, { externalAgentId: 'billing' })).status).toBe(201);
-    expectProblem(await admin.post(`${base}/sub-agents/router/external-agent-relations`, { externalAgentId: 'billing' }), 409);
+    expectProblem(
+      await admin.post(`${base}/sub-agents/ghost/external-agent-relations`, { externalAgentId: 'billing' }),
+      404,
+    );
+    expectProblem(
+      await admin.post(`${base}/sub-agents/router/external-agent-relations`, { externalAgentId: 'ghost' }),
+      404,
+    );
+    expectProblem(
+      await admin.post(`${pa(p, 'ghost-agent')}/sub-agents/router/external-agent-relations`, {
+        externalAgentId: 'billing',
+      }),
+      404,
+    );
+    expect(
+      (await admin.post(`${base}/sub-agents/router/external-agent-relations`, { externalAgentId: 'billing' })).status,
+    ).toBe(201);
+    expectProblem(
+      await admin.post(`${base}/sub-agents/router/external-agent-relations`, { externalAgentId: 'billing' }),
+      409,
+    );
     expect((await admin.get(`${base}/sub-agents/router/external-agent-relations`)).body.pagination.total).toBe(1);
   });
 
@@ -119,16 +162,41 @@ describe('sub-agent skills', () => {
     const { p, agent, base } = await setup();
     const s1 = await aStoredSkill(admin, p);
     const s2 = await aStoredSkill(admin, p);
-    const first = await admin.post(`${base}/sub-agent-skills`, { agentId: agent.id, skillId: s1.id, subAgentId: 'writer', index: 2 });
+    const first = await admin.post(`${base}/sub-agent-skills`, {
+      agentId: agent.id,
+      skillId: s1.id,
+      subAgentId: 'writer',
+      index: 2,
+    });
     expect(first.status).toBe(201);
-    expect(first.body.data).toEqual({ id: expect.any(String), subAgentId: 'writer', skillId: s1.id, index: 2, alwaysLoaded: false, createdAt: expect.any(String), updatedAt: expect.any(String) });
-    const second = await admin.post(`${base}/sub-agent-skills`, { agentId: agent.id, skillId: s2.id, subAgentId: 'writer', index: 0, alwaysLoaded: true });
+    expect(first.body.data).toEqual({
+      id: expect.any(String),
+      subAgentId: 'writer',
+      skillId: s1.id,
+      index: 2,
+      alwaysLoaded: false,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    const second = await admin.post(`${base}/sub-agent-skills`, {
+      agentId: agent.id,
+      skillId: s2.id,
+      subAgentId: 'writer',
+      index: 0,
+      alwaysLoaded: true,
+    });
     expect(second.status).toBe(201);
 
     const list = await admin.get(`${base}/sub-agent-skills/agent/writer`);
     expect(list.status).toBe(200);
     const { files: _f, ...s2Fields } = s2;
-    expect(list.body.data[0]).toEqual({ ...s2Fields, alwaysLoaded: true, index: 0, subAgentId: 'writer', subAgentSkillId: second.body.data.id });
+    expect(list.body.data[0]).toEqual({
+      ...s2Fields,
+      alwaysLoaded: true,
+      index: 0,
+      subAgentId: 'writer',
+      subAgentSkillId: second.body.data.id,
+    });
     expect(list.body.data.map((s: { id: string }) => s.id)).toEqual([s2.id, s1.id]);
     expect((await definition(p, agent.id)).subAgents.writer.skills).toEqual([
       { id: s2.id, index: 0, alwaysLoaded: true },
@@ -138,7 +206,9 @@ describe('sub-agent skills', () => {
     const del = await admin.delete(`${base}/sub-agent-skills/agent/writer/skill/${s1.id}`);
     expect(del.status).toBe(204);
     expect(del.body).toBeUndefined();
-    expect((await admin.get(`${base}/sub-agent-skills/agent/writer`)).body.data.map((s: { id: string }) => s.id)).toEqual([s2.id]);
+    expect(
+      (await admin.get(`${base}/sub-agent-skills/agent/writer`)).body.data.map((s: { id: string }) => s.id),
+    ).toEqual([s2.id]);
     expectProblem(await admin.delete(`${base}/sub-agent-skills/agent/writer/skill/${s1.id}`), 404);
   });
 
@@ -154,7 +224,13 @@ describe('sub-agent skills', () => {
   ])('when %s, then it answers 400 and attaches nothing', async (_what, change, pointer) => {
     const { p, agent, base } = await setup();
     const skill = await aStoredSkill(admin, p);
-    const res = await admin.post(`${base}/sub-agent-skills`, { agentId: agent.id, skillId: skill.id, subAgentId: 'writer', index: 0, ...change });
+    const res = await admin.post(`${base}/sub-agent-skills`, {
+      agentId: agent.id,
+      skillId: skill.id,
+      subAgentId: 'writer',
+      index: 0,
+      ...change,
+    });
     expectProblem(res, 400, pointer);
     expect((await admin.get(`${base}/sub-agent-skills/agent/writer`)).body.data).toEqual([]);
   });
@@ -162,11 +238,44 @@ describe('sub-agent skills', () => {
   test('when the skill or sub-agent is unknown, then it answers 404; the same skill twice is 409; an attached skill cannot be deleted', async () => {
     const { p, agent, base } = await setup();
     const skill = await aStoredSkill(admin, p);
-    expectProblem(await admin.post(`${base}/sub-agent-skills`, { agentId: agent.id, skillId: 'ghost', subAgentId: 'writer', index: 0 }), 404);
-    expectProblem(await admin.post(`${base}/sub-agent-skills`, { agentId: agent.id, skillId: skill.id, subAgentId: 'ghost', index: 0 }), 404);
+    expectProblem(
+      await admin.post(`${base}/sub-agent-skills`, {
+        agentId: agent.id,
+        skillId: 'ghost',
+        subAgentId: 'writer',
+        index: 0,
+      }),
+      404,
+    );
+    expectProblem(
+      await admin.post(`${base}/sub-agent-skills`, {
+        agentId: agent.id,
+        skillId: skill.id,
+        subAgentId: 'ghost',
+        index: 0,
+      }),
+      404,
+    );
     expectProblem(await admin.get(`${base}/sub-agent-skills/agent/ghost`), 404);
-    expect((await admin.post(`${base}/sub-agent-skills`, { agentId: agent.id, skillId: skill.id, subAgentId: 'writer', index: 0 })).status).toBe(201);
-    expectProblem(await admin.post(`${base}/sub-agent-skills`, { agentId: agent.id, skillId: skill.id, subAgentId: 'writer', index: 1 }), 409);
+    expect(
+      (
+        await admin.post(`${base}/sub-agent-skills`, {
+          agentId: agent.id,
+          skillId: skill.id,
+          subAgentId: 'writer',
+          index: 0,
+        })
+      ).status,
+    ).toBe(201);
+    expectProblem(
+      await admin.post(`${base}/sub-agent-skills`, {
+        agentId: agent.id,
+        skillId: skill.id,
+        subAgentId: 'writer',
+        index: 1,
+      }),
+      409,
+    );
     expect((await admin.get(`${base}/sub-agent-skills/agent/writer`)).body.data).toHaveLength(1);
 
     expectProblem(await admin.delete(`${projectPath(p)}/skills/${skill.id}`), 409);
@@ -180,7 +289,14 @@ describe('sub-agent tool relations', () => {
   test('when a tool relation is created, then it can be read, listed, filtered, listed by tool, changed and removed', async () => {
     const { p, agent, base } = await setup();
     const url = `${base}/sub-agent-tool-relations`;
-    const created = await admin.post(url, { id: 'rel-1', subAgentId: 'writer', toolId: 'search', headers: { 'X-Key': 'k' }, selectedTools: ['find'], toolPolicies: { find: { needsApproval: true } } });
+    const created = await admin.post(url, {
+      id: 'rel-1',
+      subAgentId: 'writer',
+      toolId: 'search',
+      headers: { 'X-Key': 'k' },
+      selectedTools: ['find'],
+      toolPolicies: { find: { needsApproval: true } },
+    });
     expect(created.status).toBe(201);
     const rel = created.body.data;
     expect(rel).toEqual({
@@ -205,12 +321,26 @@ describe('sub-agent tool relations', () => {
     expect(byTool.body.data).toEqual([rel]);
     expect(byTool.body.pagination).toEqual({ page: 1, limit: 1, total: 2, pages: 2, completedCount: 1 });
     expect((await definition(p, agent.id)).subAgents.writer.canUse).toEqual([
-      { toolId: 'search', agentToolRelationId: 'rel-1', headers: { 'X-Key': 'k' }, toolPolicies: { find: { needsApproval: true } }, toolSelection: ['find'] },
+      {
+        toolId: 'search',
+        agentToolRelationId: 'rel-1',
+        headers: { 'X-Key': 'k' },
+        toolPolicies: { find: { needsApproval: true } },
+        toolSelection: ['find'],
+      },
     ]);
 
-    const patched = await admin.patch(`${url}/rel-1`, { selectedTools: null, toolPolicies: { find: { needsApproval: false } } });
+    const patched = await admin.patch(`${url}/rel-1`, {
+      selectedTools: null,
+      toolPolicies: { find: { needsApproval: false } },
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body.data).toMatchObject({ id: 'rel-1', selectedTools: null, toolPolicies: { find: { needsApproval: false } }, headers: { 'X-Key': 'k' } });
+    expect(patched.body.data).toMatchObject({
+      id: 'rel-1',
+      selectedTools: null,
+      toolPolicies: { find: { needsApproval: false } },
+      headers: { 'X-Key': 'k' },
+    });
     expect((await admin.get(`${url}/rel-1`)).body.data).toEqual(patched.body.data);
 
     expect((await admin.delete(`${url}/rel-1`)).status).toBe(204);
@@ -227,7 +357,11 @@ describe('sub-agent tool relations', () => {
   ])('when %s, then it answers 400 and stores nothing', async (_what, change, pointer) => {
     const { base } = await setup();
     const url = `${base}/sub-agent-tool-relations`;
-    expectProblem(await admin.post(url, { id: 'rel-x', subAgentId: 'writer', toolId: 'search', ...change }), 400, pointer);
+    expectProblem(
+      await admin.post(url, { id: 'rel-x', subAgentId: 'writer', toolId: 'search', ...change }),
+      400,
+      pointer,
+    );
     expect((await admin.get(url)).body.pagination.total).toBe(0);
   });
 
@@ -262,14 +396,33 @@ describe.each([
     const url = `${base}/${segment}`;
     const res = await admin.post(url, { agentId: agent.id, [field]: 'chart', subAgentId: 'writer' });
     expect(res.status).toBe(201);
-    expect(res.body.data).toEqual({ id: expect.any(String), subAgentId: 'writer', [field]: 'chart', createdAt: expect.any(String) });
+    expect(res.body.data).toEqual({
+      id: expect.any(String),
+      subAgentId: 'writer',
+      [field]: 'chart',
+      createdAt: expect.any(String),
+    });
 
     const list = await admin.get(`${url}/agent/writer`);
-    expect(list.body).toEqual({ data: [{ id: 'chart', name: null, description: null, props: null, render: null, createdAt: res.body.data.createdAt, updatedAt: res.body.data.createdAt }] });
+    expect(list.body).toEqual({
+      data: [
+        {
+          id: 'chart',
+          name: null,
+          description: null,
+          props: null,
+          render: null,
+          createdAt: res.body.data.createdAt,
+          updatedAt: res.body.data.createdAt,
+        },
+      ],
+    });
     expect((await admin.get(`${url}/agent/router`)).body).toEqual({ data: [] });
     expect((await admin.get(`${url}/agent/writer/component/chart/exists`)).body).toEqual({ exists: true });
     expect((await admin.get(`${url}/agent/router/component/chart/exists`)).body).toEqual({ exists: false });
-    expect((await admin.get(`${url}/component/chart/agents`)).body).toEqual({ data: [{ createdAt: res.body.data.createdAt, subAgentId: 'writer' }] });
+    expect((await admin.get(`${url}/component/chart/agents`)).body).toEqual({
+      data: [{ createdAt: res.body.data.createdAt, subAgentId: 'writer' }],
+    });
     const key = field === 'dataComponentId' ? 'dataComponents' : 'artifactComponents';
     expect((await definition(p, agent.id)).subAgents.writer[key]).toEqual(['chart']);
 
@@ -287,7 +440,11 @@ describe.each([
     const again = await admin.post(url, { agentId: agent.id, [field]: 'chart', subAgentId: 'writer' });
     expect(again.status).toBe(409);
     expect(again.contentType).toMatch(/^application\/json/);
-    expect(again.body).toEqual({ details: null, error: 'conflict', message: expect.stringContaining('already attached') });
+    expect(again.body).toEqual({
+      details: null,
+      error: 'conflict',
+      message: expect.stringContaining('already attached'),
+    });
     expect((await admin.get(`${url}/component/chart/agents`)).body.data).toHaveLength(1);
   });
 
@@ -301,7 +458,16 @@ describe.each([
   ])('when %s, then it answers 400 problem+json and attaches nothing', async (_what, change, pointer) => {
     const { agent, base } = await setup();
     const url = `${base}/${segment}`;
-    expectProblem(await admin.post(url, { agentId: agent.id, [field]: 'chart', subAgentId: 'writer', ...(change as Record<string, unknown>) }), 400, pointer);
+    expectProblem(
+      await admin.post(url, {
+        agentId: agent.id,
+        [field]: 'chart',
+        subAgentId: 'writer',
+        ...(change as Record<string, unknown>),
+      }),
+      400,
+      pointer,
+    );
     expect((await admin.get(`${url}/agent/writer`)).body.data).toEqual([]);
   });
 
@@ -320,21 +486,47 @@ describe('sub-agent function tools', () => {
   test('when a function tool is attached, then it is listed with its definition, exists, shows in the reverse listing, and is removed', async () => {
     const { p, agent, base } = await setup();
     const url = `${base}/sub-agent-function-tools`;
-    const res = await admin.post(url, { functionToolId: 'sum', subAgentId: 'writer', toolPolicies: { sum: { needsApproval: true } } });
+    const res = await admin.post(url, {
+      functionToolId: 'sum',
+      subAgentId: 'writer',
+      toolPolicies: { sum: { needsApproval: true } },
+    });
     expect(res.status).toBe(201);
     const att = res.body.data;
-    expect(att).toEqual({ id: expect.any(String), subAgentId: 'writer', functionToolId: 'sum', toolPolicies: { sum: { needsApproval: true } }, createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(att).toEqual({
+      id: expect.any(String),
+      subAgentId: 'writer',
+      functionToolId: 'sum',
+      toolPolicies: { sum: { needsApproval: true } },
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
 
     const list = await admin.get(`${url}/sub-agent/writer`);
     expect(list.status).toBe(200);
     expect(list.body).toEqual({
-      data: [{ id: 'sum', name: 'Sum', description: 'Adds', functionId: 'fn-sum', agentId: agent.id, relationshipId: att.id, createdAt: att.createdAt, updatedAt: att.updatedAt }],
+      data: [
+        {
+          id: 'sum',
+          name: 'Sum',
+          description: 'Adds',
+          functionId: 'fn-sum',
+          agentId: agent.id,
+          relationshipId: att.id,
+          createdAt: att.createdAt,
+          updatedAt: att.updatedAt,
+        },
+      ],
       pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 },
     });
     expectProblem(await admin.get(`${url}/sub-agent/writer?limit=101`), 400, '#query/limit');
-    expect((await admin.get(`${url}/function-tool/sum/sub-agents`)).body).toEqual({ data: [{ createdAt: att.createdAt, subAgentId: 'writer' }] });
+    expect((await admin.get(`${url}/function-tool/sum/sub-agents`)).body).toEqual({
+      data: [{ createdAt: att.createdAt, subAgentId: 'writer' }],
+    });
     expect((await admin.get(`${url}/sub-agent/writer/function-tool/sum/exists`)).body).toEqual({ exists: true });
-    expect((await definition(p, agent.id)).subAgents.writer.canUse).toEqual([{ toolId: 'sum', agentToolRelationId: att.id, toolPolicies: { sum: { needsApproval: true } } }]);
+    expect((await definition(p, agent.id)).subAgents.writer.canUse).toEqual([
+      { toolId: 'sum', agentToolRelationId: att.id, toolPolicies: { sum: { needsApproval: true } } },
+    ]);
 
     const removed = await admin.delete(`${url}/sub-agent/writer/function-tool/sum`);
     expect(removed.body).toEqual({ message: expect.any(String), removed: true });
@@ -352,7 +544,15 @@ describe('sub-agent function tools', () => {
     expectProblem(await admin.post(url, { functionToolId: 'ghost', subAgentId: 'writer' }), 404);
     expectProblem(await admin.post(url, { functionToolId: 'sum', subAgentId: 'ghost' }), 404);
     expectProblem(await admin.post(url, { subAgentId: 'writer' }), 400, '/functionToolId');
-    expectProblem(await admin.post(url, { functionToolId: 'sum', subAgentId: 'router', toolPolicies: { sum: { needsApproval: 'yes' } } }), 400, '/toolPolicies/sum/needsApproval');
+    expectProblem(
+      await admin.post(url, {
+        functionToolId: 'sum',
+        subAgentId: 'router',
+        toolPolicies: { sum: { needsApproval: 'yes' } },
+      }),
+      400,
+      '/toolPolicies/sum/needsApproval',
+    );
     expect((await admin.get(`${url}/function-tool/sum/sub-agents`)).body.data).toHaveLength(1);
   });
 });
@@ -372,12 +572,25 @@ describe('attachments declared in the definition', () => {
     } as any;
     expect((await admin.post(`${projectPath(p)}/agent`, input)).status).toBe(201);
     const base = pa(p, input.id);
-    expect((await admin.get(`${base}/sub-agent-tool-relations/rel-w`)).body.data).toMatchObject({ subAgentId: 'writer', toolId: 'search' });
-    expect((await admin.get(`${base}/sub-agent-function-tools/sub-agent/writer/function-tool/sum/exists`)).body).toEqual({ exists: true });
-    expect((await admin.get(`${base}/sub-agent-data-components/agent/writer/component/chart/exists`)).body).toEqual({ exists: true });
-    expect((await admin.get(`${base}/sub-agent-artifact-components/agent/writer/component/doc/exists`)).body).toEqual({ exists: true });
-    expect((await admin.get(`${base}/sub-agent-skills/agent/writer`)).body.data).toEqual([expect.objectContaining({ id: skill.id, index: 1, alwaysLoaded: false })]);
-    expect((await admin.get(`${base}/sub-agents/writer/external-agent-relations`)).body.data).toEqual([expect.objectContaining({ externalAgentId: 'billing' })]);
+    expect((await admin.get(`${base}/sub-agent-tool-relations/rel-w`)).body.data).toMatchObject({
+      subAgentId: 'writer',
+      toolId: 'search',
+    });
+    expect(
+      (await admin.get(`${base}/sub-agent-function-tools/sub-agent/writer/function-tool/sum/exists`)).body,
+    ).toEqual({ exists: true });
+    expect((await admin.get(`${base}/sub-agent-data-components/agent/writer/component/chart/exists`)).body).toEqual({
+      exists: true,
+    });
+    expect((await admin.get(`${base}/sub-agent-artifact-components/agent/writer/component/doc/exists`)).body).toEqual({
+      exists: true,
+    });
+    expect((await admin.get(`${base}/sub-agent-skills/agent/writer`)).body.data).toEqual([
+      expect.objectContaining({ id: skill.id, index: 1, alwaysLoaded: false }),
+    ]);
+    expect((await admin.get(`${base}/sub-agents/writer/external-agent-relations`)).body.data).toEqual([
+      expect.objectContaining({ externalAgentId: 'billing' }),
+    ]);
   });
 });
 
@@ -385,7 +598,15 @@ describe('attachment access and events', () => {
   test('when no credential is sent, then attachment operations answer 401', async () => {
     const { agent, base } = await setup();
     expect((await anonymous.get(`${base}/sub-agent-tool-relations`)).status).toBe(401);
-    expect((await anonymous.post(`${base}/sub-agent-data-components`, { agentId: agent.id, dataComponentId: 'c', subAgentId: 'writer' })).status).toBe(401);
+    expect(
+      (
+        await anonymous.post(`${base}/sub-agent-data-components`, {
+          agentId: agent.id,
+          dataComponentId: 'c',
+          subAgentId: 'writer',
+        })
+      ).status,
+    ).toBe(401);
     expect((await anonymous.get(`${base}/sub-agent-skills/agent/writer`)).status).toBe(401);
   });
 
@@ -393,8 +614,18 @@ describe('attachment access and events', () => {
     const { p, agent, base } = await setup();
     const other = client(stack.gatewayUrl, await aTenantToken(admin, `${p.tenantId}-other`));
     expect((await other.get(`${base}/sub-agent-tool-relations`)).status).toBe(403);
-    expect((await other.post(`${base}/sub-agent-data-components`, { agentId: agent.id, dataComponentId: 'c', subAgentId: 'writer' })).status).toBe(403);
-    expect((await other.post(`${base}/sub-agents/router/external-agent-relations`, { externalAgentId: 'billing' })).status).toBe(403);
+    expect(
+      (
+        await other.post(`${base}/sub-agent-data-components`, {
+          agentId: agent.id,
+          dataComponentId: 'c',
+          subAgentId: 'writer',
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await other.post(`${base}/sub-agents/router/external-agent-relations`, { externalAgentId: 'billing' })).status,
+    ).toBe(403);
     expect((await admin.get(`${base}/sub-agent-data-components/agent/writer`)).body.data).toEqual([]);
   });
 
@@ -402,7 +633,9 @@ describe('attachment access and events', () => {
     const { p, agent } = await setup();
     const token = await aTenantToken(admin, `${p.tenantId}-b`);
     const mine = client(stack.gatewayUrl, token);
-    expect((await mine.get(`${pa({ ...p, tenantId: `${p.tenantId}-b` }, agent.id)}/sub-agent-tool-relations`)).status).toBe(404);
+    expect(
+      (await mine.get(`${pa({ ...p, tenantId: `${p.tenantId}-b` }, agent.id)}/sub-agent-tool-relations`)).status,
+    ).toBe(404);
   });
 
   test('when an attachment changes, then agent.updated is published naming the change', async () => {
@@ -410,11 +643,18 @@ describe('attachment access and events', () => {
     const sub = await collectEvents(eventFilter(agentUpdated, p));
     try {
       await sub.ready;
-      await admin.post(`${base}/sub-agent-data-components`, { agentId: agent.id, dataComponentId: 'chart', subAgentId: 'writer' });
+      await admin.post(`${base}/sub-agent-data-components`, {
+        agentId: agent.id,
+        dataComponentId: 'chart',
+        subAgentId: 'writer',
+      });
       const [evt] = await eventually(() => (sub.events.length ? sub.events : undefined), 'agent.updated');
       expect(evt).toMatchObject({
         type: 'agent.updated',
-        data: { agent: { id: agent.id }, change: { kind: 'data-component', action: 'attached', subAgentId: 'writer', targetId: 'chart' } },
+        data: {
+          agent: { id: agent.id },
+          change: { kind: 'data-component', action: 'attached', subAgentId: 'writer', targetId: 'chart' },
+        },
       });
     } finally {
       await sub.close();
@@ -424,7 +664,15 @@ describe('attachment access and events', () => {
   test('when many attachments are made at once, then none is lost', async () => {
     const { agent, base } = await setup();
     const ids = Array.from({ length: 8 }, (_, i) => `c-${i}`);
-    const results = await Promise.all(ids.map((id) => admin.post(`${base}/sub-agent-data-components`, { agentId: agent.id, dataComponentId: id, subAgentId: 'writer' })));
+    const results = await Promise.all(
+      ids.map((id) =>
+        admin.post(`${base}/sub-agent-data-components`, {
+          agentId: agent.id,
+          dataComponentId: id,
+          subAgentId: 'writer',
+        }),
+      ),
+    );
     expect(results.map((r) => r.status)).toEqual(ids.map(() => 201));
     const list = await admin.get(`${base}/sub-agent-data-components/agent/writer`);
     expect(list.body.data.map((c: { id: string }) => c.id).sort()).toEqual(ids.sort());

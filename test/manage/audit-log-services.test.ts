@@ -1,7 +1,19 @@
 import type { NatsConnection } from 'nats';
 import { auditRecorded } from '@platform/contracts';
 import { subscribe, type EventOf } from '@platform/consumer';
-import { adminClient, aProject, aTenantToken, client, connectAs, eventually, projectPath, startReceiver, testStack, uniqueId, type Receiver } from '@platform/testkit';
+import {
+  adminClient,
+  aProject,
+  aTenantToken,
+  client,
+  connectAs,
+  eventually,
+  projectPath,
+  startReceiver,
+  testStack,
+  uniqueId,
+  type Receiver,
+} from '@platform/testkit';
 import { evalsPath, evaluatorsPath, improvementsPath } from '../support/evals';
 import { createDestination } from '../support/webhooks';
 
@@ -51,40 +63,177 @@ describe('audit log of changes served outside management', () => {
     const items = `${P}/evals/dataset-items/ds-audit/items`;
     const item = { input: { messages: [{ role: 'user', content: 'hi' }] } };
     const calls: Array<{ operationId: string; service: string; status: number; resourceId?: string }> = [];
-    const call = async (operationId: string, service: string, res: Promise<{ status: number; body: any }>, resourceId?: string) => {
+    const call = async (
+      operationId: string,
+      service: string,
+      res: Promise<{ status: number; body: any }>,
+      resourceId?: string,
+    ) => {
       const r = await res;
       calls.push({ operationId, service, status: r.status, ...(resourceId ? { resourceId } : {}) });
       return r;
     };
 
-    const evaluator = await call('createEvaluator', 'evals', c.post(evaluatorsPath(p), { id: 'ev-audit', name: 'refunds', kind: 'contains', config: { value: 'refund' } }, { headers: ua }), 'ev-audit');
+    const evaluator = await call(
+      'createEvaluator',
+      'evals',
+      c.post(
+        evaluatorsPath(p),
+        { id: 'ev-audit', name: 'refunds', kind: 'contains', config: { value: 'refund' } },
+        { headers: ua },
+      ),
+      'ev-audit',
+    );
     expect(evaluator.status).toBe(201);
-    expect((await call('updateEvaluator', 'evals', c.patch(`${evaluatorsPath(p)}/ev-audit`, { name: 'refund talk' }, { headers: ua }), 'ev-audit')).status).toBe(200);
-    expect((await call('deleteEvaluator', 'evals', c.delete(`${evaluatorsPath(p)}/ev-audit`, { headers: ua }), 'ev-audit')).status).toBe(204);
-    const created = await call('createDatasetItem', 'evals', c.post(items, { id: 'item-audit', ...item }, { headers: ua }), 'item-audit');
+    expect(
+      (
+        await call(
+          'updateEvaluator',
+          'evals',
+          c.patch(`${evaluatorsPath(p)}/ev-audit`, { name: 'refund talk' }, { headers: ua }),
+          'ev-audit',
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (await call('deleteEvaluator', 'evals', c.delete(`${evaluatorsPath(p)}/ev-audit`, { headers: ua }), 'ev-audit'))
+        .status,
+    ).toBe(204);
+    const created = await call(
+      'createDatasetItem',
+      'evals',
+      c.post(items, { id: 'item-audit', ...item }, { headers: ua }),
+      'item-audit',
+    );
     expect(created.status).toBe(201);
-    expect((await call('updateDatasetItem', 'evals', c.patch(`${items}/item-audit`, { expectedOutput: null }, { headers: ua }), 'item-audit')).status).toBe(200);
-    expect((await call('deleteDatasetItem', 'evals', c.delete(`${items}/item-audit`, { headers: ua }), 'item-audit')).status).toBe(204);
-    expect((await call('createDatasetItemsBulk', 'evals', c.post(`${items}/bulk`, [item, item], { headers: ua }))).status).toBe(201);
+    expect(
+      (
+        await call(
+          'updateDatasetItem',
+          'evals',
+          c.patch(`${items}/item-audit`, { expectedOutput: null }, { headers: ua }),
+          'item-audit',
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (await call('deleteDatasetItem', 'evals', c.delete(`${items}/item-audit`, { headers: ua }), 'item-audit')).status,
+    ).toBe(204);
+    expect(
+      (await call('createDatasetItemsBulk', 'evals', c.post(`${items}/bulk`, [item, item], { headers: ua }))).status,
+    ).toBe(201);
     // Refused by evals after the request was valid: recorded as failed.
-    expect((await call('evaluateConversation', 'evals', c.post(`${evalsPath(p)}/evaluate-conversation`, { conversationId: 'conv-none' }, { headers: ua }))).status).toBe(404);
-    expect((await call('evaluateConversations', 'evals', c.post(`${evalsPath(p)}/evaluate-conversations`, { conversationIds: ['conv-none'], evaluatorIds: ['ev-none'] }, { headers: ua }))).status).toBe(404);
-    expect((await call('triggerImprovement', 'evals', c.post(`${improvementsPath(p)}/trigger`, { feedbackIds: ['fb-none'] }, { headers: ua }))).status).toBe(404);
-    expect((await call('createCopilotRun', 'evals', c.post(`${improvementsPath(p)}/copilot-runs`, { conversationId: 'copilot-audit' }, { headers: ua }))).status).toBe(201);
-    expect((await call('continueImprovement', 'evals', c.post(`${improvementsPath(p)}/improvement_none_2026/continue`, { message: 'more' }, { headers: ua }), 'improvement_none_2026')).status).toBe(404);
-    expect((await call('mergeImprovement', 'evals', c.post(`${improvementsPath(p)}/improvement_none_2026/merge`, undefined, { headers: ua }), 'improvement_none_2026')).status).toBe(404);
-    expect((await call('rejectImprovement', 'evals', c.post(`${improvementsPath(p)}/improvement_none_2026/reject`, undefined, { headers: ua }), 'improvement_none_2026')).status).toBe(404);
+    expect(
+      (
+        await call(
+          'evaluateConversation',
+          'evals',
+          c.post(`${evalsPath(p)}/evaluate-conversation`, { conversationId: 'conv-none' }, { headers: ua }),
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await call(
+          'evaluateConversations',
+          'evals',
+          c.post(
+            `${evalsPath(p)}/evaluate-conversations`,
+            { conversationIds: ['conv-none'], evaluatorIds: ['ev-none'] },
+            { headers: ua },
+          ),
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await call(
+          'triggerImprovement',
+          'evals',
+          c.post(`${improvementsPath(p)}/trigger`, { feedbackIds: ['fb-none'] }, { headers: ua }),
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await call(
+          'createCopilotRun',
+          'evals',
+          c.post(`${improvementsPath(p)}/copilot-runs`, { conversationId: 'copilot-audit' }, { headers: ua }),
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await call(
+          'continueImprovement',
+          'evals',
+          c.post(`${improvementsPath(p)}/improvement_none_2026/continue`, { message: 'more' }, { headers: ua }),
+          'improvement_none_2026',
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await call(
+          'mergeImprovement',
+          'evals',
+          c.post(`${improvementsPath(p)}/improvement_none_2026/merge`, undefined, { headers: ua }),
+          'improvement_none_2026',
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await call(
+          'rejectImprovement',
+          'evals',
+          c.post(`${improvementsPath(p)}/improvement_none_2026/reject`, undefined, { headers: ua }),
+          'improvement_none_2026',
+        )
+      ).status,
+    ).toBe(404);
 
-    const tested = await call('testWebhookDestination', 'webhook-dispatcher', c.post(`${P}/webhook-destinations/${dest.id}/test`, undefined, { headers: ua }), dest.id);
+    const tested = await call(
+      'testWebhookDestination',
+      'webhook-dispatcher',
+      c.post(`${P}/webhook-destinations/${dest.id}/test`, undefined, { headers: ua }),
+      dest.id,
+    );
     expect(tested.body.data).toMatchObject({ success: true });
-    expect((await call('redeliverWebhookDelivery', 'webhook-dispatcher', c.post(`${P}/webhook-destinations/${dest.id}/deliveries/msg_none/redeliver`, undefined, { headers: ua }), 'msg_none')).status).toBe(404);
+    expect(
+      (
+        await call(
+          'redeliverWebhookDelivery',
+          'webhook-dispatcher',
+          c.post(`${P}/webhook-destinations/${dest.id}/deliveries/msg_none/redeliver`, undefined, { headers: ua }),
+          'msg_none',
+        )
+      ).status,
+    ).toBe(404);
     const since = new Date(Date.now() - 60_000).toISOString();
-    expect((await call('recoverWebhookDeliveries', 'webhook-dispatcher', c.post(`${P}/webhook-destinations/${dest.id}/recover`, { since }, { headers: ua }), dest.id)).status).toBe(202);
+    expect(
+      (
+        await call(
+          'recoverWebhookDeliveries',
+          'webhook-dispatcher',
+          c.post(`${P}/webhook-destinations/${dest.id}/recover`, { since }, { headers: ua }),
+          dest.id,
+        )
+      ).status,
+    ).toBe(202);
 
-    const key = await call('createAnalyticsKey', 'analytics', c.post(`${P}/analytics-keys`, { integrationId: 'docs', name: 'widget' }, { headers: ua }));
+    const key = await call(
+      'createAnalyticsKey',
+      'analytics',
+      c.post(`${P}/analytics-keys`, { integrationId: 'docs', name: 'widget' }, { headers: ua }),
+    );
     expect(key.status).toBe(201);
     const keyId = key.body.data.analyticsKey.id as string;
-    expect((await call('deleteAnalyticsKey', 'analytics', c.delete(`${P}/analytics-keys/${keyId}`, { headers: ua }), keyId)).status).toBe(204);
+    expect(
+      (await call('deleteAnalyticsKey', 'analytics', c.delete(`${P}/analytics-keys/${keyId}`, { headers: ua }), keyId))
+        .status,
+    ).toBe(204);
 
     const entries = await entriesOfServices(p.tenantId, calls.length);
     // Once each, in the order they were made.
@@ -105,27 +254,52 @@ describe('audit log of changes served outside management', () => {
       });
     });
     const byOp = Object.fromEntries(entries.map((e) => [e.operationId, e]));
-    expect(byOp.createEvaluator).toMatchObject({ resourceType: 'evaluators', before: null, after: { id: 'ev-audit', name: 'refunds' } });
-    expect(byOp.updateEvaluator).toMatchObject({ before: { id: 'ev-audit', name: 'refunds' }, after: { name: 'refund talk' } });
+    expect(byOp.createEvaluator).toMatchObject({
+      resourceType: 'evaluators',
+      before: null,
+      after: { id: 'ev-audit', name: 'refunds' },
+    });
+    expect(byOp.updateEvaluator).toMatchObject({
+      before: { id: 'ev-audit', name: 'refunds' },
+      after: { name: 'refund talk' },
+    });
     expect(byOp.deleteEvaluator).toMatchObject({ method: 'delete', before: { name: 'refund talk' }, after: null });
-    expect(byOp.testWebhookDestination).toMatchObject({ resourceType: 'webhook-destinations', after: { success: true } });
+    expect(byOp.testWebhookDestination).toMatchObject({
+      resourceType: 'webhook-destinations',
+      after: { success: true },
+    });
     // The analytics key's secret is never in the log.
-    expect(byOp.createAnalyticsKey).toMatchObject({ resourceType: 'analytics-keys', resourceId: keyId, after: { key: '[redacted]' } });
+    expect(byOp.createAnalyticsKey).toMatchObject({
+      resourceType: 'analytics-keys',
+      resourceId: keyId,
+      after: { key: '[redacted]' },
+    });
     expect(JSON.stringify(entries)).not.toContain(key.body.data.key.split('.')[1]);
     // Filters work on them as on management's entries.
     const byService = await c.get(auditPath(p.tenantId, '?operationId=deleteEvaluator'));
     expect(byService.body.data.map((e: Entry) => e.id)).toEqual([byOp.deleteEvaluator.id]);
     const failed = await c.get(auditPath(p.tenantId, '?outcome=failed&limit=100'));
-    expect(failed.body.data.map((e: Entry) => e.operationId).sort()).toEqual(calls.filter((x) => x.status >= 400).map((x) => x.operationId).sort());
+    expect(failed.body.data.map((e: Entry) => e.operationId).sort()).toEqual(
+      calls
+        .filter((x) => x.status >= 400)
+        .map((x) => x.operationId)
+        .sort(),
+    );
   }, 60_000);
 
   test('when another tenant reads its own log, then it never sees these entries, and it may not read the other log', async () => {
     const a = aProject();
     const b = aProject();
-    expect((await admin.post(`${evaluatorsPath(a)}`, { id: 'ev-a', name: 'of a', kind: 'contains', config: { value: 'x' } })).status).toBe(201);
+    expect(
+      (await admin.post(`${evaluatorsPath(a)}`, { id: 'ev-a', name: 'of a', kind: 'contains', config: { value: 'x' } }))
+        .status,
+    ).toBe(201);
     await entriesOfServices(a.tenantId, 1);
     const asB = client(stack.gatewayUrl, await aTenantToken(admin, b.tenantId, 'owner'));
-    expect((await asB.post(`${evaluatorsPath(b)}`, { id: 'ev-b', name: 'of b', kind: 'contains', config: { value: 'y' } })).status).toBe(201);
+    expect(
+      (await asB.post(`${evaluatorsPath(b)}`, { id: 'ev-b', name: 'of b', kind: 'contains', config: { value: 'y' } }))
+        .status,
+    ).toBe(201);
     const own = await entriesOfServices(b.tenantId, 1);
     expect(own.map((e) => [e.tenantId, e.resourceId])).toEqual([[b.tenantId, 'ev-b']]);
     const all = await asB.get(auditPath(b.tenantId, '?limit=100'));
@@ -133,16 +307,35 @@ describe('audit log of changes served outside management', () => {
     expect((await asB.get(auditPath(a.tenantId))).status).toBe(403);
   });
 
-  test('when evals records a change, then its audit.recorded event reaches a typed consumer of the tenant once, like management\'s', async () => {
+  test("when evals records a change, then its audit.recorded event reaches a typed consumer of the tenant once, like management's", async () => {
     const p = aProject();
     const got: Array<EventOf<typeof auditRecorded>> = [];
     const nc: NatsConnection = await connectAs(stack.env.NATS_URL!, 'admin');
-    const sub = await subscribe(nc, auditRecorded, { durable: uniqueId('audit-evals').replace(/\./g, '_'), tenantId: p.tenantId, deliverPolicy: 'new' }, (e) => void got.push(e));
+    const sub = await subscribe(
+      nc,
+      auditRecorded,
+      { durable: uniqueId('audit-evals').replace(/\./g, '_'), tenantId: p.tenantId, deliverPolicy: 'new' },
+      (e) => void got.push(e),
+    );
     try {
-      expect((await admin.post(evaluatorsPath(p), { id: 'ev-evt', name: 'evented', kind: 'contains', config: { value: 'z' } })).status).toBe(201);
+      expect(
+        (
+          await admin.post(evaluatorsPath(p), {
+            id: 'ev-evt',
+            name: 'evented',
+            kind: 'contains',
+            config: { value: 'z' },
+          })
+        ).status,
+      ).toBe(201);
       const [entry] = await entriesOfServices(p.tenantId, 1);
       const e = await eventually(() => got.find((x) => x.id === entry!.id), 'the audit.recorded event of evals');
-      expect(e).toMatchObject({ type: 'audit.recorded', tenantId: p.tenantId, projectId: p.projectId, data: { entry: { ...entry, service: 'evals' } } });
+      expect(e).toMatchObject({
+        type: 'audit.recorded',
+        tenantId: p.tenantId,
+        projectId: p.projectId,
+        data: { entry: { ...entry, service: 'evals' } },
+      });
       expect(got.filter((x) => x.id === entry!.id)).toHaveLength(1);
     } finally {
       await sub.stop(1000);

@@ -1,4 +1,11 @@
-import { anAgentNamed, eventually, startPrivateStack, uniqueId, withDatabase, type PrivateStack } from '@platform/testkit';
+import {
+  anAgentNamed,
+  eventually,
+  startPrivateStack,
+  uniqueId,
+  withDatabase,
+  type PrivateStack,
+} from '@platform/testkit';
 
 /**
  * A change whose management process stopped before it knew the outcome leaves its intent behind (written before the
@@ -22,8 +29,15 @@ test('when management stopped while a change ran, then the next process records 
   const tenantId = uniqueId('t-settle');
   // A change that completes normally leaves no intent.
   await anAgentNamed(stack.admin, { tenantId, projectId: 'p-1' }, 'agent-1');
-  expect((await stack.admin.post(`/manage/tenants/${tenantId}/projects/p-1/api-keys`, { agentId: 'agent-1', name: 'k' })).status).toBe(201);
-  await eventually(async () => ((await intents((c) => c.countDocuments({ tenantId }))) === 0 ? true : undefined), 'the completed change\'s intent gone', 10_000);
+  expect(
+    (await stack.admin.post(`/manage/tenants/${tenantId}/projects/p-1/api-keys`, { agentId: 'agent-1', name: 'k' }))
+      .status,
+  ).toBe(201);
+  await eventually(
+    async () => ((await intents((c) => c.countDocuments({ tenantId }))) === 0 ? true : undefined),
+    "the completed change's intent gone",
+    10_000,
+  );
 
   // The intent of a change whose process died mid-way, as management writes it before the change runs.
   const id = `aud_${uniqueId('lost')}`;
@@ -54,14 +68,32 @@ test('when management stopped while a change ran, then the next process records 
   await stack.kill(stack.process('management'));
   await stack.startProcess('management');
 
-  const entries = await eventually(async () => {
-    const res = await stack.admin.get(`/manage/tenants/${tenantId}/audit-log?operationId=deleteApiKey`);
-    return res.body.data?.length ? res.body.data : undefined;
-  }, 'the lost change recorded', 30_000);
-  expect(entries).toEqual([expect.objectContaining({ id, outcome: 'unknown', resourceId: 'k-lost', status: null, completedAt: expect.any(String) })]);
-  await eventually(async () => ((await intents((c) => c.countDocuments({ _id: id as never }))) === 0 ? true : undefined), 'the intent gone', 10_000);
+  const entries = await eventually(
+    async () => {
+      const res = await stack.admin.get(`/manage/tenants/${tenantId}/audit-log?operationId=deleteApiKey`);
+      return res.body.data?.length ? res.body.data : undefined;
+    },
+    'the lost change recorded',
+    30_000,
+  );
+  expect(entries).toEqual([
+    expect.objectContaining({
+      id,
+      outcome: 'unknown',
+      resourceId: 'k-lost',
+      status: null,
+      completedAt: expect.any(String),
+    }),
+  ]);
+  await eventually(
+    async () => ((await intents((c) => c.countDocuments({ _id: id as never }))) === 0 ? true : undefined),
+    'the intent gone',
+    10_000,
+  );
   // Still one entry of it (the sweep runs again on its timer and at each start).
   await stack.kill(stack.process('management'));
   await stack.startProcess('management');
-  expect((await stack.admin.get(`/manage/tenants/${tenantId}/audit-log?operationId=deleteApiKey`)).body.data).toHaveLength(1);
+  expect(
+    (await stack.admin.get(`/manage/tenants/${tenantId}/audit-log?operationId=deleteApiKey`)).body.data,
+  ).toHaveLength(1);
 }, 120_000);

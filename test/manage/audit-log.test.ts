@@ -1,6 +1,17 @@
 import { auditRecorded } from '@platform/contracts';
 import type { EventOf } from '@platform/consumer';
-import { adminClient, aProject, aProjectWithAgents, aTenantToken, client, eventually, http, projectPath, testStack, uniqueId } from '@platform/testkit';
+import {
+  adminClient,
+  aProject,
+  aProjectWithAgents,
+  aTenantToken,
+  client,
+  eventually,
+  http,
+  projectPath,
+  testStack,
+  uniqueId,
+} from '@platform/testkit';
 import { adminNats } from '../support/connections';
 
 const stack = testStack();
@@ -31,23 +42,45 @@ describe('audit log', () => {
     const keyId = created.body.data.apiKey.id as string;
     expect((await c.patch(`${P}/api-keys/${keyId}`, { name: 'second' }, { headers: ua })).status).toBe(200);
     expect((await c.delete(`${P}/api-keys/${keyId}`, { headers: ua })).status).toBe(204);
-    const hook = await c.post(`${P}/webhook-destinations`, { name: 'hook', url: 'https://hooks.example.com/a', eventTypes: ['conversation.tool.error'] }, { headers: ua });
+    const hook = await c.post(
+      `${P}/webhook-destinations`,
+      { name: 'hook', url: 'https://hooks.example.com/a', eventTypes: ['conversation.tool.error'] },
+      { headers: ua },
+    );
     expect(hook.status).toBe(201);
     const hookId = hook.body.data.id as string;
-    expect((await c.post(`${P}/webhook-destinations/${hookId}/rotate-secret`, undefined, { headers: ua })).status).toBe(200);
-    const issued = await c.post(`/manage/tenants/${p.tenantId}/access-tokens`, { name: 'ci', role: 'viewer' }, { headers: ua });
+    expect((await c.post(`${P}/webhook-destinations/${hookId}/rotate-secret`, undefined, { headers: ua })).status).toBe(
+      200,
+    );
+    const issued = await c.post(
+      `/manage/tenants/${p.tenantId}/access-tokens`,
+      { name: 'ci', role: 'viewer' },
+      { headers: ua },
+    );
     expect(issued.status).toBe(201);
     const issuedId = issued.body.data.accessToken.id as string;
-    expect((await c.delete(`/manage/tenants/${p.tenantId}/access-tokens/${issuedId}`, { headers: ua })).status).toBe(204);
+    expect((await c.delete(`/manage/tenants/${p.tenantId}/access-tokens/${issuedId}`, { headers: ua })).status).toBe(
+      204,
+    );
     const session = await http('POST', `${stack.gatewayUrl}/manage/auth/session`, { token: owner, headers: ua });
     expect(session.status).toBe(201);
     const cookie = (session.headers.get('set-cookie') ?? '').split(';')[0]!;
-    expect((await http('DELETE', `${stack.gatewayUrl}/manage/auth/session`, { cookie, headers: ua })).status).toBeLessThan(300);
+    expect(
+      (await http('DELETE', `${stack.gatewayUrl}/manage/auth/session`, { cookie, headers: ua })).status,
+    ).toBeLessThan(300);
 
     const entries = await logOf(p.tenantId);
     // The agent and the owner's own token were made by the admin before: those entries come first.
-    expect(entries[0]).toMatchObject({ operationId: 'createFullAgent', actor: { kind: 'admin', credentialId: 'admin-token' }, outcome: 'succeeded' });
-    expect(entries[1]).toMatchObject({ operationId: 'createAccessToken', actor: { kind: 'admin', credentialId: 'admin-token' }, outcome: 'succeeded' });
+    expect(entries[0]).toMatchObject({
+      operationId: 'createFullAgent',
+      actor: { kind: 'admin', credentialId: 'admin-token' },
+      outcome: 'succeeded',
+    });
+    expect(entries[1]).toMatchObject({
+      operationId: 'createAccessToken',
+      actor: { kind: 'admin', credentialId: 'admin-token' },
+      outcome: 'succeeded',
+    });
     const mine = entries.slice(2);
     expect(mine.map((e) => e.operationId)).toEqual([
       'createApiKey',
@@ -71,9 +104,25 @@ describe('audit log', () => {
       expect(e.status).toBeLessThan(300);
     }
     expect(mine.slice(0, 7).every((e) => e.actor.credentialId === tokenId(owner))).toBe(true);
-    expect(mine[0]).toMatchObject({ resourceType: 'api-keys', resourceId: keyId, projectId: p.projectId, before: null, after: { apiKey: { id: keyId, name: 'first' }, key: '[redacted]' } });
-    expect(mine[1]).toMatchObject({ resourceId: keyId, before: { id: keyId, name: 'first' }, after: { id: keyId, name: 'second' } });
-    expect(mine[2]).toMatchObject({ resourceId: keyId, method: 'delete', before: { name: 'second' }, after: null, status: 204 });
+    expect(mine[0]).toMatchObject({
+      resourceType: 'api-keys',
+      resourceId: keyId,
+      projectId: p.projectId,
+      before: null,
+      after: { apiKey: { id: keyId, name: 'first' }, key: '[redacted]' },
+    });
+    expect(mine[1]).toMatchObject({
+      resourceId: keyId,
+      before: { id: keyId, name: 'first' },
+      after: { id: keyId, name: 'second' },
+    });
+    expect(mine[2]).toMatchObject({
+      resourceId: keyId,
+      method: 'delete',
+      before: { name: 'second' },
+      after: null,
+      status: 204,
+    });
     expect(mine[4]).toMatchObject({ resourceType: 'webhook-destinations', resourceId: hookId });
     expect(mine[5]).toMatchObject({ resourceType: 'access-tokens', resourceId: issuedId, projectId: null });
     expect(mine[6]).toMatchObject({ resourceId: issuedId, before: null });
@@ -94,7 +143,14 @@ describe('audit log', () => {
     expect(res.status).toBe(404);
     const entries = await logOf(p.tenantId);
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ operationId: 'deleteApiKey', resourceId: 'missing-1', outcome: 'failed', status: 404, errorCode: 'not_found', after: null });
+    expect(entries[0]).toMatchObject({
+      operationId: 'deleteApiKey',
+      resourceId: 'missing-1',
+      outcome: 'failed',
+      status: 404,
+      errorCode: 'not_found',
+      after: null,
+    });
   });
 
   test('when the log is filtered by operation, resource, actor and time and paged, then only matching entries come back', async () => {
@@ -102,7 +158,8 @@ describe('audit log', () => {
     const owner = await aTenantToken(admin, p.tenantId, 'owner');
     const c = client(stack.gatewayUrl, owner);
     const ids: string[] = [];
-    for (const name of ['a', 'b', 'c']) ids.push((await c.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-1', name })).body.data.apiKey.id);
+    for (const name of ['a', 'b', 'c'])
+      ids.push((await c.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-1', name })).body.data.apiKey.id);
     const byOp = await c.get(auditPath(p.tenantId, '?operationId=createApiKey&limit=2'));
     expect(byOp.status).toBe(200);
     expect(byOp.body.data).toHaveLength(2);
@@ -149,7 +206,11 @@ describe('audit log', () => {
   test('when a change is recorded, then an audit.recorded event with the completed entry reaches a typed consumer of the tenant', async () => {
     const p = await aProjectWithAgents(admin);
     const got: Array<EventOf<typeof auditRecorded>> = [];
-    await nats.subscribe(auditRecorded, { durable: uniqueId('audit-test').replace(/\./g, '_'), tenantId: p.tenantId, deliverPolicy: 'new' }, (e) => void got.push(e));
+    await nats.subscribe(
+      auditRecorded,
+      { durable: uniqueId('audit-test').replace(/\./g, '_'), tenantId: p.tenantId, deliverPolicy: 'new' },
+      (e) => void got.push(e),
+    );
     const res = await admin.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-1', name: 'evented' });
     expect(res.status).toBe(201);
     const entry = (await logOf(p.tenantId)).find((e) => e.operationId === 'createApiKey');

@@ -19,7 +19,10 @@ describe('credentials', () => {
   test('when a credential is created, then it can be read, listed, changed and deleted', async () => {
     const p = aProject();
     const P = projectPath(p);
-    const created = await admin.post(`${P}/credentials`, aCredential({ toolId: 'tool-1', userId: 'user-1', createdBy: 'alice' }));
+    const created = await admin.post(
+      `${P}/credentials`,
+      aCredential({ toolId: 'tool-1', userId: 'user-1', createdBy: 'alice' }),
+    );
     expect(created.status).toBe(201);
     expect(created.body.data).toEqual({
       id: 'cred-1',
@@ -42,11 +45,24 @@ describe('credentials', () => {
 
     const list = await admin.get(`${P}/credentials`);
     expect(list.status).toBe(200);
-    expect(list.body).toEqual({ data: [created.body.data], pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 } });
+    expect(list.body).toEqual({
+      data: [created.body.data],
+      pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 },
+    });
 
-    const changed = await admin.patch(`${P}/credentials/cred-1`, { name: 'GitHub PAT', retrievalParams: { key: 'gh' }, toolId: null });
+    const changed = await admin.patch(`${P}/credentials/cred-1`, {
+      name: 'GitHub PAT',
+      retrievalParams: { key: 'gh' },
+      toolId: null,
+    });
     expect(changed.status).toBe(200);
-    expect(changed.body.data).toMatchObject({ name: 'GitHub PAT', retrievalParams: { key: 'gh' }, toolId: null, userId: 'user-1', createdAt: created.body.data.createdAt });
+    expect(changed.body.data).toMatchObject({
+      name: 'GitHub PAT',
+      retrievalParams: { key: 'gh' },
+      toolId: null,
+      userId: 'user-1',
+      createdAt: created.body.data.createdAt,
+    });
     expect((await admin.get(`${P}/credentials/cred-1`)).body.data).toEqual(changed.body.data);
 
     const deleted = await admin.delete(`${P}/credentials/cred-1`);
@@ -125,7 +141,8 @@ describe('credentials', () => {
   test('when credentials are listed with page and limit, then pages are cut as asked and bad bounds are 400', async () => {
     const p = aProject();
     const P = projectPath(p);
-    for (const id of ['c1', 'c2', 'c3']) expect((await admin.post(`${P}/credentials`, aCredential({ id }))).status).toBe(201);
+    for (const id of ['c1', 'c2', 'c3'])
+      expect((await admin.post(`${P}/credentials`, aCredential({ id }))).status).toBe(201);
     const page2 = await admin.get(`${P}/credentials?page=2&limit=2`);
     expect(page2.status).toBe(200);
     expect(page2.body.data).toHaveLength(1);
@@ -153,7 +170,7 @@ describe('credentials', () => {
     expectProblem(await anon.post(`${P}/credential-stores/memory-default/credentials`, { key: 'k', value: 'v' }), 401);
   });
 
-  test('when a tenant token reaches for another tenant\'s credential, then it answers 403 and sees nothing', async () => {
+  test("when a tenant token reaches for another tenant's credential, then it answers 403 and sees nothing", async () => {
     const mine = aProject();
     const theirs = aProject();
     await admin.post(`${projectPath(theirs)}/credentials`, aCredential());
@@ -166,7 +183,10 @@ describe('credentials', () => {
     expect((await admin.get(`${projectPath(theirs)}/credentials/cred-1`)).body.data.name).toBe('GitHub token');
     // Its own tenant works, and another project of the same tenant does not hold the credential.
     expect((await me.get(`${projectPath(mine)}/credentials`)).status).toBe(200);
-    expectProblem(await me.get(`${projectPath({ tenantId: mine.tenantId, projectId: theirs.projectId })}/credentials/cred-1`), 404);
+    expectProblem(
+      await me.get(`${projectPath({ tenantId: mine.tenantId, projectId: theirs.projectId })}/credentials/cred-1`),
+      404,
+    );
   });
 
   test('when a viewer token tries to create a credential, then it answers 403 and stores nothing', async () => {
@@ -184,8 +204,18 @@ describe('credential stores', () => {
     expect(res.body.data).toEqual([
       { id: 'memory-default', type: 'memory', available: true, reason: null },
       { id: 'keychain-default', type: 'keychain', available: false, reason: expect.stringMatching(/keychain/i) },
-      { id: 'connbroker1-default', type: 'connbroker1', available: false, reason: expect.stringMatching(/not configured/) },
-      { id: 'connbroker2-default', type: 'connbroker2', available: false, reason: expect.stringMatching(/not configured/) },
+      {
+        id: 'connbroker1-default',
+        type: 'connbroker1',
+        available: false,
+        reason: expect.stringMatching(/not configured/),
+      },
+      {
+        id: 'connbroker2-default',
+        type: 'connbroker2',
+        available: false,
+        reason: expect.stringMatching(/not configured/),
+      },
     ]);
   });
 
@@ -194,18 +224,34 @@ describe('credential stores', () => {
     const P = projectPath(p);
     const value = `very-secret-${Date.now()}-value`;
     const headerSecret = `bearer-in-metadata-${Date.now()}`;
-    const res = await admin.post(`${P}/credential-stores/memory-default/credentials`, { key: 'github-token', value, metadata: { 'X-Api-Key': headerSecret } });
+    const res = await admin.post(`${P}/credential-stores/memory-default/credentials`, {
+      key: 'github-token',
+      value,
+      metadata: { 'X-Api-Key': headerSecret },
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ data: { key: 'github-token', storeId: 'memory-default', createdAt: expect.any(String) } });
+    expect(res.body).toEqual({
+      data: { key: 'github-token', storeId: 'memory-default', createdAt: expect.any(String) },
+    });
     expect(JSON.stringify(res.body)).not.toContain(value);
 
-    const replaced = await admin.post(`${P}/credential-stores/memory-default/credentials`, { key: 'github-token', value: `${value}-2` });
+    const replaced = await admin.post(`${P}/credential-stores/memory-default/credentials`, {
+      key: 'github-token',
+      value: `${value}-2`,
+    });
     expect(replaced.status).toBe(200);
     expect(replaced.body.data).toEqual(res.body.data);
 
-    const rows = await db.collection('credentialStoreEntries').find({ tenantId: p.tenantId, projectId: p.projectId }).toArray();
+    const rows = await db
+      .collection('credentialStoreEntries')
+      .find({ tenantId: p.tenantId, projectId: p.projectId })
+      .toArray();
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ key: 'github-token', storeId: 'memory-default', sealed: expect.stringMatching(/^v2\.[A-Za-z0-9_-]{8}\./) });
+    expect(rows[0]).toMatchObject({
+      key: 'github-token',
+      storeId: 'memory-default',
+      sealed: expect.stringMatching(/^v2\.[A-Za-z0-9_-]{8}\./),
+    });
     const raw = JSON.stringify(rows);
     expect(raw).not.toContain(value);
     expect(raw).not.toContain(headerSecret);
@@ -216,9 +262,13 @@ describe('credential stores', () => {
     const P = projectPath(p);
     await admin.post(`${P}/credential-stores/memory-default/credentials`, { key: 'k-1', value: 'v-1' });
     await admin.post(`${P}/credentials`, aCredential({ retrievalParams: { key: 'k-1' } }));
-    expect(await db.collection('credentialStoreEntries').countDocuments({ tenantId: p.tenantId, projectId: p.projectId })).toBe(1);
+    expect(
+      await db.collection('credentialStoreEntries').countDocuments({ tenantId: p.tenantId, projectId: p.projectId }),
+    ).toBe(1);
     expect((await admin.delete(`${P}/credentials/cred-1`)).status).toBe(204);
-    expect(await db.collection('credentialStoreEntries').countDocuments({ tenantId: p.tenantId, projectId: p.projectId })).toBe(0);
+    expect(
+      await db.collection('credentialStoreEntries').countDocuments({ tenantId: p.tenantId, projectId: p.projectId }),
+    ).toBe(0);
   });
 
   test.each([
@@ -228,22 +278,64 @@ describe('credential stores', () => {
     ['the key is missing', 'memory-default', { value: 'v' }, 400, '/key'],
     ['the value is missing', 'memory-default', { key: 'k' }, 400, '/value'],
     ['the value is empty', 'memory-default', { key: 'k', value: '' }, 400, '/value'],
-    ['a metadata key is not a header name', 'memory-default', { key: 'k', value: 'v', metadata: { 'bad header': 'x' } }, 400, '/metadata/bad header'],
-    ['a metadata key is a reserved header', 'memory-default', { key: 'k', value: 'v', metadata: { Connection: 'close' } }, 400, '/metadata/Connection'],
-    ['a metadata key is longer than 128', 'memory-default', { key: 'k', value: 'v', metadata: { ['h'.repeat(129)]: 'x' } }, 400, undefined],
-    ['a metadata value is longer than 1000', 'memory-default', { key: 'k', value: 'v', metadata: { 'X-A': 'x'.repeat(1001) } }, 400, '/metadata/X-A'],
-    ['a metadata value is empty', 'memory-default', { key: 'k', value: 'v', metadata: { 'X-A': '' } }, 400, '/metadata/X-A'],
+    [
+      'a metadata key is not a header name',
+      'memory-default',
+      { key: 'k', value: 'v', metadata: { 'bad header': 'x' } },
+      400,
+      '/metadata/bad header',
+    ],
+    [
+      'a metadata key is a reserved header',
+      'memory-default',
+      { key: 'k', value: 'v', metadata: { Connection: 'close' } },
+      400,
+      '/metadata/Connection',
+    ],
+    [
+      'a metadata key is longer than 128',
+      'memory-default',
+      { key: 'k', value: 'v', metadata: { ['h'.repeat(129)]: 'x' } },
+      400,
+      undefined,
+    ],
+    [
+      'a metadata value is longer than 1000',
+      'memory-default',
+      { key: 'k', value: 'v', metadata: { 'X-A': 'x'.repeat(1001) } },
+      400,
+      '/metadata/X-A',
+    ],
+    [
+      'a metadata value is empty',
+      'memory-default',
+      { key: 'k', value: 'v', metadata: { 'X-A': '' } },
+      400,
+      '/metadata/X-A',
+    ],
     ['a field is unknown', 'memory-default', { key: 'k', value: 'v', extra: 1 }, 400, undefined],
-  ])('when %s, then putting a secret answers a problem and stores nothing', async (_what, storeId, body, status, pointer) => {
-    const p = aProject();
-    expectProblem(await admin.post(`${projectPath(p)}/credential-stores/${encodeURIComponent(storeId)}/credentials`, body), status, pointer);
-    expect(await db.collection('credentialStoreEntries').countDocuments({ tenantId: p.tenantId, projectId: p.projectId })).toBe(0);
-  });
+  ])(
+    'when %s, then putting a secret answers a problem and stores nothing',
+    async (_what, storeId, body, status, pointer) => {
+      const p = aProject();
+      expectProblem(
+        await admin.post(`${projectPath(p)}/credential-stores/${encodeURIComponent(storeId)}/credentials`, body),
+        status,
+        pointer,
+      );
+      expect(
+        await db.collection('credentialStoreEntries').countDocuments({ tenantId: p.tenantId, projectId: p.projectId }),
+      ).toBe(0);
+    },
+  );
 
-  test('when another tenant\'s token puts a secret, then it answers 403 and stores nothing', async () => {
+  test("when another tenant's token puts a secret, then it answers 403 and stores nothing", async () => {
     const theirs = aProject();
     const me = client(stack.gatewayUrl, await aTenantToken(admin, aProject().tenantId));
-    expectProblem(await me.post(`${projectPath(theirs)}/credential-stores/memory-default/credentials`, { key: 'k', value: 'v' }), 403);
+    expectProblem(
+      await me.post(`${projectPath(theirs)}/credential-stores/memory-default/credentials`, { key: 'k', value: 'v' }),
+      403,
+    );
     expect(await db.collection('credentialStoreEntries').countDocuments({ tenantId: theirs.tenantId })).toBe(0);
   });
 });
@@ -262,9 +354,16 @@ describe('the OpenAPI document', () => {
       createCredentialStoreEntry: doc.paths[`${P}/credential-stores/{id}/credentials`].post,
     };
     for (const [id, op] of Object.entries(ops)) expect(op.operationId).toBe(id);
-    expect(ops.createCredential.requestBody.content['application/json'].schema.properties.type.enum).toEqual(['memory', 'keychain', 'connbroker1', 'connbroker2']);
+    expect(ops.createCredential.requestBody.content['application/json'].schema.properties.type.enum).toEqual([
+      'memory',
+      'keychain',
+      'connbroker1',
+      'connbroker2',
+    ]);
     expect(Object.keys(ops.createCredential.responses)).toEqual(expect.arrayContaining(['200', '201', '409']));
     expect(ops.deleteCredential.responses['204']).toBeDefined();
-    expect(ops.createCredentialStoreEntry.responses['201'].content['application/json'].schema.properties.data.properties).toHaveProperty('storeId');
+    expect(
+      ops.createCredentialStoreEntry.responses['201'].content['application/json'].schema.properties.data.properties,
+    ).toHaveProperty('storeId');
   });
 });

@@ -47,17 +47,29 @@ async function twoConversations(p: Project) {
     ['ev-kept', { conversationId: 'c-kept' }],
     ['ev-message-only', { messageId: 'm-only' }],
   ] as const) {
-    expect((await run.post('/run/v1/events', { id, type: 'message', properties: { text: 'a refund please' }, ...anchor })).status).toBe(201);
+    expect(
+      (await run.post('/run/v1/events', { id, type: 'message', properties: { text: 'a refund please' }, ...anchor }))
+        .status,
+    ).toBe(201);
   }
   const ingest = client(stack.analyticsUrl, (await anAnalyticsKey(admin, p)).key);
   for (const conversationId of ['c-gone', 'c-kept']) {
-    expect((await ingest.post('/events', { entityType: 'conversation', conversationId, type: 'conversation.opened' })).status).toBe(201);
+    expect(
+      (await ingest.post('/events', { entityType: 'conversation', conversationId, type: 'conversation.opened' }))
+        .status,
+    ).toBe(201);
   }
   for (const conversationId of ['c-gone', 'c-kept']) {
     expect((await admin.post(`${projectPath(p)}/feedback`, { conversationId, type: 'negative' })).status).toBe(201);
   }
-  const evaluator = await anEvaluator(admin, p, { kind: 'contains', config: { value: 'refund', eventType: 'message', field: 'properties.text' } });
-  const started = await admin.post(`${evalsPath(p)}/evaluate-conversations`, { conversationIds: ['c-gone', 'c-kept'], evaluatorIds: [evaluator.id] });
+  const evaluator = await anEvaluator(admin, p, {
+    kind: 'contains',
+    config: { value: 'refund', eventType: 'message', field: 'properties.text' },
+  });
+  const started = await admin.post(`${evalsPath(p)}/evaluate-conversations`, {
+    conversationIds: ['c-gone', 'c-kept'],
+    evaluatorIds: [evaluator.id],
+  });
   expect(started.status).toBe(202);
   await finishedRun(admin, p, started.body.evaluationRunId);
   return { run, runId: started.body.evaluationRunId as string };
@@ -70,10 +82,19 @@ describe('erasure of a conversation', () => {
 
     const res = await admin.delete(`${projectPath(p)}/conversations/c-gone`);
     expect(res.status).toBe(202);
-    expect(res.body.data).toMatchObject({ id: expect.any(String), kind: 'conversation', conversationId: 'c-gone', completedAt: null });
-    expect(res.body.data.services.map((s: { service: string }) => s.service).sort()).toEqual([...CONVERSATION_ERASURE_SERVICES].sort());
+    expect(res.body.data).toMatchObject({
+      id: expect.any(String),
+      kind: 'conversation',
+      conversationId: 'c-gone',
+      completedAt: null,
+    });
+    expect(res.body.data.services.map((s: { service: string }) => s.service).sort()).toEqual(
+      [...CONVERSATION_ERASURE_SERVICES].sort(),
+    );
     const done = await doneErasure(admin, p, res.body.data.id);
-    expect(done.services.every((s: { state: string; doneAt: string | null }) => s.state === 'done' && s.doneAt !== null)).toBe(true);
+    expect(
+      done.services.every((s: { state: string; doneAt: string | null }) => s.state === 'done' && s.doneAt !== null),
+    ).toBe(true);
     expect(done.completedAt).toEqual(expect.any(String));
 
     const feedback = await admin.get(`${projectPath(p)}/feedback`);
@@ -81,18 +102,31 @@ describe('erasure of a conversation', () => {
     const results = await resultsOf(admin, p, runId);
     expect(results.map((r) => r.conversationId)).toEqual(['c-kept']);
     const evaluation = await admin.get(`${runsPath(p)}/${runId}`);
-    expect(evaluation.body.data).toMatchObject({ conversationIds: ['c-kept'], totalItems: 1, completedItems: 1, status: 'completed' });
+    expect(evaluation.body.data).toMatchObject({
+      conversationIds: ['c-kept'],
+      totalItems: 1,
+      completedItems: 1,
+      status: 'completed',
+    });
     const counts = await admin.get(`${projectPath(p)}/analytics/counts`);
     expect(counts.body.data.total).toBe(1);
     // An erased event's id is free again: posting it creates a new event. The others are still there (a replay).
-    expect((await run.post('/run/v1/events', { id: 'ev-gone-1', type: 'message', conversationId: 'c-gone' })).status).toBe(201);
-    expect((await run.post('/run/v1/events', { id: 'ev-kept', type: 'message', conversationId: 'c-kept' })).status).toBe(200);
-    expect((await run.post('/run/v1/events', { id: 'ev-message-only', type: 'message', messageId: 'm-only' })).status).toBe(200);
+    expect(
+      (await run.post('/run/v1/events', { id: 'ev-gone-1', type: 'message', conversationId: 'c-gone' })).status,
+    ).toBe(201);
+    expect(
+      (await run.post('/run/v1/events', { id: 'ev-kept', type: 'message', conversationId: 'c-kept' })).status,
+    ).toBe(200);
+    expect(
+      (await run.post('/run/v1/events', { id: 'ev-message-only', type: 'message', messageId: 'm-only' })).status,
+    ).toBe(200);
   }, 120_000);
 
   test('when the deletion is repeated, then it answers 202 again and changes nothing more', async () => {
     const p = aProject();
-    expect((await admin.post(`${projectPath(p)}/feedback`, { conversationId: 'c-kept', type: 'positive' })).status).toBe(201);
+    expect(
+      (await admin.post(`${projectPath(p)}/feedback`, { conversationId: 'c-kept', type: 'positive' })).status,
+    ).toBe(201);
     const first = await admin.delete(`${projectPath(p)}/conversations/c-twice`);
     const second = await admin.delete(`${projectPath(p)}/conversations/c-twice`);
     expect([first.status, second.status]).toEqual([202, 202]);
@@ -120,11 +154,16 @@ async function servicesHolding(p: Project): Promise<string[]> {
   return [...new Set(Object.keys(rows).map((k) => k.slice(testDbPrefix().length + 1).split('.')[0]!))].sort();
 }
 
-describe('erasure of a conversation\'s stored answers', () => {
+describe("erasure of a conversation's stored answers", () => {
   test('when a conversation is deleted, then an Idempotency-Key request that named it runs again, and one that named another conversation still replays', async () => {
     const p = aProject();
     const run = client(stack.gatewayUrl, (await anApiKey(admin, p)).key);
-    const post = (key: string, conversationId: string) => http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: run.token, headers: { 'idempotency-key': key }, json: { type: 'message', conversationId } });
+    const post = (key: string, conversationId: string) =>
+      http('POST', `${stack.gatewayUrl}/run/v1/events`, {
+        token: run.token,
+        headers: { 'idempotency-key': key },
+        json: { type: 'message', conversationId },
+      });
     const gone = await post('idem-gone', 'c-gone');
     const kept = await post('idem-kept', 'c-kept');
     expect([gone.status, kept.status]).toEqual([201, 201]);
@@ -150,17 +189,46 @@ describe('erasure of a project', () => {
     const receiver = await startReceiver();
     try {
       // Deliveries in the dispatcher: every feedback of the project reaches a local receiver.
-      expect((await admin.post(`${P}/webhook-destinations`, { name: 'hook', url: receiver.url, eventTypes: ['feedback.created'] })).status).toBe(201);
+      expect(
+        (
+          await admin.post(`${P}/webhook-destinations`, {
+            name: 'hook',
+            url: receiver.url,
+            eventTypes: ['feedback.created'],
+          })
+        ).status,
+      ).toBe(201);
       const { run: keyOfErased } = await twoConversations(p);
       await twoConversations(other);
       await receiver.waitFor(() => true, 2);
-      expect((await admin.post(`${P}/credentials`, { id: 'cred-1', name: 'token', type: 'memory', credentialStoreId: 'memory-default', retrievalParams: { key: 'k' } })).status).toBe(201);
+      expect(
+        (
+          await admin.post(`${P}/credentials`, {
+            id: 'cred-1',
+            name: 'token',
+            type: 'memory',
+            credentialStoreId: 'memory-default',
+            retrievalParams: { key: 'k' },
+          })
+        ).status,
+      ).toBe(201);
       // chatapp: a workspace installed for the project, and a channel routed to one of its agents.
       await withChatAgents(p);
       const team = await fake.createTeam({ channels: [{ id: 'CSUPPORT1', name: 'support', memberCount: 3 }] });
-      const { result } = await installChatWorkspace(stack.gatewayUrl, { token: stack.adminToken, tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
+      const { result } = await installChatWorkspace(stack.gatewayUrl, {
+        token: stack.adminToken,
+        tenantId: p.tenantId,
+        projectId: p.projectId,
+        teamId: team.teamId,
+      });
       expect(result.searchParams.get('success')).toBe('true');
-      expect((await admin.put(`${CHAT}/workspaces/${team.teamId}/channels/CSUPPORT1/settings`, { agentConfig: { agentId: 'support-bot', projectId: p.projectId } })).status).toBe(200);
+      expect(
+        (
+          await admin.put(`${CHAT}/workspaces/${team.teamId}/channels/CSUPPORT1/settings`, {
+            agentConfig: { agentId: 'support-bot', projectId: p.projectId },
+          })
+        ).status,
+      ).toBe(200);
       // Redis: a trigger called (its rate counter), the API-key list read (its cache stamp), an answer stored for an Idempotency-Key.
       const trigger = await admin.post(`${P}/agents/support-bot/triggers`, { name: 'hook' });
       expect((await http('POST', trigger.body.data.webhookUrl, { json: { n: 1 } })).status).toBe(202);
@@ -168,14 +236,29 @@ describe('erasure of a project', () => {
       const idem = { headers: { 'idempotency-key': 'erase-me-1' } };
       const first = await admin.post(`${P}/feedback`, { conversationId: 'c-idem', type: 'positive' }, idem);
       expect(first.status).toBe(201);
-      expect((await admin.post(`${P}/feedback`, { conversationId: 'c-idem', type: 'positive' }, idem)).headers.get('idempotent-replayed')).toBe('true');
+      expect(
+        (await admin.post(`${P}/feedback`, { conversationId: 'c-idem', type: 'positive' }, idem)).headers.get(
+          'idempotent-replayed',
+        ),
+      ).toBe('true');
 
       const project = `${p.tenantId}:${p.projectId}:`;
-      expect((await redisKeysOf(p)).map((k) => k.slice(stack.env.REDIS_KEY_PREFIX!.length).replace(project, '<p>:').split(':').slice(0, 2).join(':')).sort()).toEqual(
-        expect.arrayContaining(['apikeys:stamp', 'idem:index', 'trigger-rate:<p>']),
-      );
+      expect(
+        (await redisKeysOf(p))
+          .map((k) =>
+            k.slice(stack.env.REDIS_KEY_PREFIX!.length).replace(project, '<p>:').split(':').slice(0, 2).join(':'),
+          )
+          .sort(),
+      ).toEqual(expect.arrayContaining(['apikeys:stamp', 'idem:index', 'trigger-rate:<p>']));
       // Every service that holds project data holds some (credential-gateway holds none: its signing keys are the platform's).
-      expect(await servicesHolding(p)).toEqual(['analytics', 'chatapp', 'evals', 'events_ingest', 'management', 'webhook_dispatcher']);
+      expect(await servicesHolding(p)).toEqual([
+        'analytics',
+        'chatapp',
+        'evals',
+        'events_ingest',
+        'management',
+        'webhook_dispatcher',
+      ]);
 
       const res = await admin.delete(P);
       expect(res.status).toBe(202);
@@ -194,7 +277,10 @@ describe('erasure of a project', () => {
 
       // Every database of every service: the erasure job and its parts are the one record kept (ids only), the proof of what was erased, and when.
       const left = await rowsOfProject(stack.env.MONGO_URL!, testDbPrefix(), p);
-      expect(Object.keys(left).sort()).toEqual([expect.stringMatching(/_management\.erasureParts$/), expect.stringMatching(/_management\.erasures$/)]);
+      expect(Object.keys(left).sort()).toEqual([
+        expect.stringMatching(/_management\.erasureParts$/),
+        expect.stringMatching(/_management\.erasures$/),
+      ]);
       expect(await redisKeysOf(p)).toEqual([]);
       expect((await admin.get(`${P}/feedback`)).body.pagination.total).toBe(0);
       // The stored answer is gone: the same Idempotency-Key runs the request again.
@@ -206,10 +292,15 @@ describe('erasure of a project', () => {
       // new one, an event id it had is a new event.
       expectProblem(await keyOfErased.post('/run/v1/events', { type: 'message', conversationId: 'c-after' }), 401);
       const run = client(stack.gatewayUrl, (await anApiKey(admin, p)).key);
-      expect((await run.post('/run/v1/events', { id: 'ev-kept', type: 'message', conversationId: 'c-kept' })).status).toBe(201);
+      expect(
+        (await run.post('/run/v1/events', { id: 'ev-kept', type: 'message', conversationId: 'c-kept' })).status,
+      ).toBe(201);
       // Another project of the same tenant keeps everything.
       expect((await admin.get(`${projectPath(other)}/feedback`)).body.pagination.total).toBe(2);
-      expect((await client(stack.gatewayUrl).get(`/manage/tenants/${other.tenantId}/projects/${other.projectId}/feedback`)).status).toBe(401);
+      expect(
+        (await client(stack.gatewayUrl).get(`/manage/tenants/${other.tenantId}/projects/${other.projectId}/feedback`))
+          .status,
+      ).toBe(401);
     } finally {
       await receiver.close();
     }

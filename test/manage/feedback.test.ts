@@ -1,5 +1,11 @@
 import { AckPolicy, DeliverPolicy } from 'nats';
-import { eventSubject, feedbackCreated, parseEventData, PLATFORM_EVENTS_STREAM, type EventEnvelope } from '@platform/contracts';
+import {
+  eventSubject,
+  feedbackCreated,
+  parseEventData,
+  PLATFORM_EVENTS_STREAM,
+  type EventEnvelope,
+} from '@platform/contracts';
 import { adminClient, aProject, aTenantToken, client, eventually, projectPath, testStack } from '@platform/testkit';
 import { adminNats } from '../support/connections';
 import { expectProblem } from '../support/expect-problem';
@@ -17,7 +23,12 @@ async function feedbackEvents(p: { tenantId: string; projectId: string }, expect
   const subject = eventSubject(feedbackCreated, p.tenantId, p.projectId);
   const jsm = await nats.nc.jetstreamManager();
   return eventually(async () => {
-    const info = await jsm.consumers.add(PLATFORM_EVENTS_STREAM, { filter_subject: subject, deliver_policy: DeliverPolicy.All, ack_policy: AckPolicy.None, inactive_threshold: 30_000_000_000 });
+    const info = await jsm.consumers.add(PLATFORM_EVENTS_STREAM, {
+      filter_subject: subject,
+      deliver_policy: DeliverPolicy.All,
+      ack_policy: AckPolicy.None,
+      inactive_threshold: 30_000_000_000,
+    });
     const consumer = await nats.nc.jetstream().consumers.get(PLATFORM_EVENTS_STREAM, info.name);
     const out: EventEnvelope[] = [];
     const batch = await consumer.fetch({ max_messages: expected + 5, expires: 1000 });
@@ -34,7 +45,14 @@ describe('feedback', () => {
   test('when feedback is created, then it can be read, listed, changed and deleted', async () => {
     const p = aProject();
     const P = projectPath(p);
-    const created = await admin.post(`${P}/feedback`, { id: 'fb-1', conversationId: 'conv-1', messageId: 'msg-1', type: 'negative', details: 'wrong answer', agentId: 'agent-1' });
+    const created = await admin.post(`${P}/feedback`, {
+      id: 'fb-1',
+      conversationId: 'conv-1',
+      messageId: 'msg-1',
+      type: 'negative',
+      details: 'wrong answer',
+      agentId: 'agent-1',
+    });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       data: {
@@ -49,11 +67,20 @@ describe('feedback', () => {
       },
     });
     expect((await admin.get(`${P}/feedback/fb-1`)).body).toEqual(created.body);
-    expect((await admin.get(`${P}/feedback`)).body).toEqual({ data: [created.body.data], pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 } });
+    expect((await admin.get(`${P}/feedback`)).body).toEqual({
+      data: [created.body.data],
+      pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 },
+    });
 
     const changed = await admin.patch(`${P}/feedback/fb-1`, { type: 'positive', details: null });
     expect(changed.status).toBe(200);
-    expect(changed.body.data).toMatchObject({ id: 'fb-1', type: 'positive', details: null, conversationId: 'conv-1', createdAt: created.body.data.createdAt });
+    expect(changed.body.data).toMatchObject({
+      id: 'fb-1',
+      type: 'positive',
+      details: null,
+      conversationId: 'conv-1',
+      createdAt: created.body.data.createdAt,
+    });
     expect((await admin.get(`${P}/feedback/fb-1`)).body.data).toEqual(changed.body.data);
 
     const deleted = await admin.delete(`${P}/feedback/fb-1`);
@@ -72,10 +99,17 @@ describe('feedback', () => {
       ids.map(async (id) => {
         expect((await admin.post(`${P}/feedback`, { id, conversationId: 'c', type: 'positive' })).status).toBe(201);
         if (id === 'r19') expect((await admin.delete(`${P}/feedback/${id}`)).status).toBe(204);
-        else expect((await admin.patch(`${P}/feedback/${id}`, { type: 'negative', details: `changed ${id}` })).status).toBe(200);
+        else
+          expect(
+            (await admin.patch(`${P}/feedback/${id}`, { type: 'negative', details: `changed ${id}` })).status,
+          ).toBe(200);
       }),
     );
-    for (const id of ids.slice(0, 19)) expect((await admin.get(`${P}/feedback/${id}`)).body.data).toMatchObject({ type: 'negative', details: `changed ${id}` });
+    for (const id of ids.slice(0, 19))
+      expect((await admin.get(`${P}/feedback/${id}`)).body.data).toMatchObject({
+        type: 'negative',
+        details: `changed ${id}`,
+      });
     expectProblem(await admin.get(`${P}/feedback/r19`), 404);
     const events = await feedbackEvents(p, 20);
     expect(events.map((e) => (e.data as { feedback: { id: string } }).feedback.id).sort()).toEqual(ids);
@@ -85,12 +119,21 @@ describe('feedback', () => {
     const p = aProject();
     const res = await admin.post(`${projectPath(p)}/feedback`, { conversationId: 'conv-1', type: 'positive' });
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ id: expect.stringMatching(/^[A-Za-z0-9]{16}$/), messageId: null, agentId: null, details: null });
+    expect(res.body.data).toMatchObject({
+      id: expect.stringMatching(/^[A-Za-z0-9]{16}$/),
+      messageId: null,
+      agentId: null,
+      details: null,
+    });
   });
 
   test('when feedback is created, then a feedback.created event carrying it reaches JetStream', async () => {
     const p = aProject();
-    const created = await admin.post(`${projectPath(p)}/feedback`, { id: 'fb-evt', conversationId: 'conv-1', type: 'positive' });
+    const created = await admin.post(`${projectPath(p)}/feedback`, {
+      id: 'fb-evt',
+      conversationId: 'conv-1',
+      type: 'positive',
+    });
     const [event] = await feedbackEvents(p, 1);
     expect(event).toMatchObject({ type: 'feedback.created', version: 1, tenantId: p.tenantId, projectId: p.projectId });
     expect(parseEventData(feedbackCreated, event!.data)).toEqual({ feedback: created.body.data });
@@ -98,8 +141,15 @@ describe('feedback', () => {
 
   test('when feedback with an id already used in the project is created, then it answers 409 and the first is kept', async () => {
     const p = aProject();
-    const first = await admin.post(`${projectPath(p)}/feedback`, { id: 'fb-1', conversationId: 'c1', type: 'positive' });
-    expectProblem(await admin.post(`${projectPath(p)}/feedback`, { id: 'fb-1', conversationId: 'c2', type: 'negative' }), 409);
+    const first = await admin.post(`${projectPath(p)}/feedback`, {
+      id: 'fb-1',
+      conversationId: 'c1',
+      type: 'positive',
+    });
+    expectProblem(
+      await admin.post(`${projectPath(p)}/feedback`, { id: 'fb-1', conversationId: 'c2', type: 'negative' }),
+      409,
+    );
     expect((await admin.get(`${projectPath(p)}/feedback/fb-1`)).body).toEqual(first.body);
   });
 
@@ -127,7 +177,12 @@ describe('feedback', () => {
     ['details are too long', { details: 'd'.repeat(10001) }, '/details'],
   ])('when an update says %s, then it answers 400 and changes nothing', async (_what, body, pointer) => {
     const p = aProject();
-    const created = await admin.post(`${projectPath(p)}/feedback`, { id: 'fb-1', conversationId: 'c1', type: 'positive', details: 'ok' });
+    const created = await admin.post(`${projectPath(p)}/feedback`, {
+      id: 'fb-1',
+      conversationId: 'c1',
+      type: 'positive',
+      details: 'ok',
+    });
     expectProblem(await admin.patch(`${projectPath(p)}/feedback/fb-1`, body), 400, pointer);
     expect((await admin.get(`${projectPath(p)}/feedback/fb-1`)).body).toEqual(created.body);
   });
@@ -135,10 +190,26 @@ describe('feedback', () => {
   test('when feedback is listed with filters, then each filter narrows the list and the date range is inclusive', async () => {
     const p = aProject();
     const P = projectPath(p);
-    const a = (await admin.post(`${P}/feedback`, { id: 'a', conversationId: 'c1', messageId: 'm1', type: 'positive', agentId: 'agent-1' })).body.data;
+    const a = (
+      await admin.post(`${P}/feedback`, {
+        id: 'a',
+        conversationId: 'c1',
+        messageId: 'm1',
+        type: 'positive',
+        agentId: 'agent-1',
+      })
+    ).body.data;
     // Wait until the clock has moved on, so the two records have different creation times.
     await eventually(() => Date.now() > Date.parse(a.createdAt) + 2, 'the clock to move');
-    const b = (await admin.post(`${P}/feedback`, { id: 'b', conversationId: 'c2', messageId: 'm2', type: 'negative', agentId: 'agent-2' })).body.data;
+    const b = (
+      await admin.post(`${P}/feedback`, {
+        id: 'b',
+        conversationId: 'c2',
+        messageId: 'm2',
+        type: 'negative',
+        agentId: 'agent-2',
+      })
+    ).body.data;
     const ids = async (query: string) => {
       const res = await admin.get(`${P}/feedback?${query}`);
       expect(res.status).toBe(200);
@@ -150,7 +221,9 @@ describe('feedback', () => {
     expect(await ids('agentId=agent-1')).toEqual(['a']);
     expect(await ids('type=negative')).toEqual(['b']);
     expect(await ids('type=positive&conversationId=c2')).toEqual([]);
-    expect(await ids(`startDate=${encodeURIComponent(a.createdAt)}&endDate=${encodeURIComponent(a.createdAt)}`)).toEqual(['a']);
+    expect(
+      await ids(`startDate=${encodeURIComponent(a.createdAt)}&endDate=${encodeURIComponent(a.createdAt)}`),
+    ).toEqual(['a']);
     expect(await ids(`startDate=${encodeURIComponent(b.createdAt)}`)).toEqual(['b']);
     expect(await ids(`endDate=${encodeURIComponent(b.createdAt)}`)).toEqual(['b', 'a']);
     // The same instant written with another offset.
@@ -211,12 +284,19 @@ describe('bulk feedback', () => {
     expect((await admin.get(`${P}/feedback/taken`)).body.data.conversationId).toBe('c0');
 
     const events = await feedbackEvents(p, 3);
-    expect(events.map((e) => (e.data as { feedback: { id: string } }).feedback.id).sort()).toEqual(['ok-1', 'ok-2', 'taken']);
+    expect(events.map((e) => (e.data as { feedback: { id: string } }).feedback.id).sort()).toEqual([
+      'ok-1',
+      'ok-2',
+      'taken',
+    ]);
   });
 
   test('when every item is invalid, then it answers 422 with a pointer per problem and stores nothing', async () => {
     const p = aProject();
-    const res = await admin.post(`${projectPath(p)}/feedback/bulk`, [{ conversationId: 'c1', type: 'meh' }, { type: 'positive' }]);
+    const res = await admin.post(`${projectPath(p)}/feedback/bulk`, [
+      { conversationId: 'c1', type: 'meh' },
+      { type: 'positive' },
+    ]);
     expectProblem(res, 422, '/0/type');
     expectProblem(res, 422, '/1/conversationId');
     expect(await feedbackCount(p)).toBe(0);
@@ -225,7 +305,10 @@ describe('bulk feedback', () => {
   test.each([
     ['the body is an empty array', []],
     ['the body is an object', { conversationId: 'c1', type: 'positive' }],
-    ['the body has more than 100 items', Array.from({ length: 101 }, () => ({ conversationId: 'c1', type: 'positive' }))],
+    [
+      'the body has more than 100 items',
+      Array.from({ length: 101 }, () => ({ conversationId: 'c1', type: 'positive' })),
+    ],
   ])('when %s, then bulk answers 400 and stores nothing', async (_what, body) => {
     const p = aProject();
     expectProblem(await admin.post(`${projectPath(p)}/feedback/bulk`, body), 400);
@@ -245,9 +328,13 @@ describe('feedback access', () => {
     expectProblem(await anon.delete(`${P}/feedback/f1`), 401);
   });
 
-  test('when a tenant token reaches for another tenant\'s feedback, then it answers 403 and changes nothing', async () => {
+  test("when a tenant token reaches for another tenant's feedback, then it answers 403 and changes nothing", async () => {
     const theirs = aProject();
-    const created = await admin.post(`${projectPath(theirs)}/feedback`, { id: 'f1', conversationId: 'c', type: 'positive' });
+    const created = await admin.post(`${projectPath(theirs)}/feedback`, {
+      id: 'f1',
+      conversationId: 'c',
+      type: 'positive',
+    });
     const me = client(stack.gatewayUrl, await aTenantToken(admin, aProject().tenantId));
     expectProblem(await me.get(`${projectPath(theirs)}/feedback/f1`), 403);
     expectProblem(await me.get(`${projectPath(theirs)}/feedback`), 403);
@@ -270,9 +357,27 @@ describe('the OpenAPI document', () => {
     expect(doc.paths[`${base}/{id}`].patch.operationId).toBe('updateFeedback');
     expect(doc.paths[`${base}/{id}`].delete.operationId).toBe('deleteFeedback');
     const names = doc.paths[base].get.parameters.map((x: { name: string }) => x.name);
-    expect(names).toEqual(expect.arrayContaining(['page', 'limit', 'conversationId', 'messageId', 'agentId', 'type', 'startDate', 'endDate']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'page',
+        'limit',
+        'conversationId',
+        'messageId',
+        'agentId',
+        'type',
+        'startDate',
+        'endDate',
+      ]),
+    );
     const bulk = doc.paths[`${base}/bulk`].post.requestBody.content['application/json'].schema;
-    expect(bulk).toMatchObject({ type: 'array', minItems: 1, maxItems: 100, items: { type: 'object', required: ['conversationId', 'type'] } });
-    expect(doc.paths[`${base}/bulk`].post.responses['201'].content['application/json'].schema.properties).toHaveProperty('errors');
+    expect(bulk).toMatchObject({
+      type: 'array',
+      minItems: 1,
+      maxItems: 100,
+      items: { type: 'object', required: ['conversationId', 'type'] },
+    });
+    expect(
+      doc.paths[`${base}/bulk`].post.responses['201'].content['application/json'].schema.properties,
+    ).toHaveProperty('errors');
   });
 });

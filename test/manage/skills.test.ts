@@ -1,4 +1,14 @@
-import { adminClient, aProject, aSkillInput, aStoredSkill, aTenantToken, client, projectPath, skillManifest, testStack } from '@platform/testkit';
+import {
+  adminClient,
+  aProject,
+  aSkillInput,
+  aStoredSkill,
+  aTenantToken,
+  client,
+  projectPath,
+  skillManifest,
+  testStack,
+} from '@platform/testkit';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -19,7 +29,11 @@ describe('skills', () => {
     const p = aProject();
     const res = await admin.post(skills(p), {
       files: [
-        { filePath: 'SKILL.md', content: '---\nname: pdf-tools\ndescription: Works with PDF files\nlicense: MIT\nmetadata:\n  owner: docs-team\n  version: "1.2"\n---\n\n# PDF tools\n\nUse scripts/extract.py.\n' },
+        {
+          filePath: 'SKILL.md',
+          content:
+            '---\nname: pdf-tools\ndescription: Works with PDF files\nlicense: MIT\nmetadata:\n  owner: docs-team\n  version: "1.2"\n---\n\n# PDF tools\n\nUse scripts/extract.py.\n',
+        },
         { filePath: 'scripts/extract.py', content: 'print("hi")\n' },
       ],
     });
@@ -34,8 +48,22 @@ describe('skills', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
       files: [
-        { id: expect.any(String), skillId: 'pdf-tools', filePath: 'SKILL.md', content: expect.stringContaining('name: pdf-tools'), createdAt: skill.createdAt, updatedAt: skill.createdAt },
-        { id: expect.any(String), skillId: 'pdf-tools', filePath: 'scripts/extract.py', content: 'print("hi")\n', createdAt: skill.createdAt, updatedAt: skill.createdAt },
+        {
+          id: expect.any(String),
+          skillId: 'pdf-tools',
+          filePath: 'SKILL.md',
+          content: expect.stringContaining('name: pdf-tools'),
+          createdAt: skill.createdAt,
+          updatedAt: skill.createdAt,
+        },
+        {
+          id: expect.any(String),
+          skillId: 'pdf-tools',
+          filePath: 'scripts/extract.py',
+          content: 'print("hi")\n',
+          createdAt: skill.createdAt,
+          updatedAt: skill.createdAt,
+        },
       ],
     });
 
@@ -46,7 +74,10 @@ describe('skills', () => {
     const list = await admin.get(skills(p));
     expect(list.status).toBe(200);
     const { files: _f, ...withoutFiles } = skill;
-    expect(list.body).toEqual({ data: [withoutFiles], pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 } });
+    expect(list.body).toEqual({
+      data: [withoutFiles],
+      pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 },
+    });
   });
 
   test('when SKILL.md has no metadata, then metadata is null', async () => {
@@ -59,29 +90,72 @@ describe('skills', () => {
   test('when a skill with the same name is created again, then it answers 409 and keeps the first', async () => {
     const p = aProject();
     const first = await aStoredSkill(admin, p, 'same-name');
-    const again = await admin.post(skills(p), { files: [{ filePath: 'SKILL.md', content: skillManifest('same-name', 'Other') }] });
+    const again = await admin.post(skills(p), {
+      files: [{ filePath: 'SKILL.md', content: skillManifest('same-name', 'Other') }],
+    });
     expectProblem(again, 409);
     expect((await admin.get(`${skills(p)}/same-name`)).body.data).toEqual(first);
   });
 
-  const manifest = (fm: string, body = '# x\n') => ({ files: [{ filePath: 'SKILL.md', content: `---\n${fm}---\n${body}` }] });
+  const manifest = (fm: string, body = '# x\n') => ({
+    files: [{ filePath: 'SKILL.md', content: `---\n${fm}---\n${body}` }],
+  });
   test.each([
     ['files is missing', {}, '/files'],
     ['files is empty', { files: [] }, '/files'],
     ['there is no SKILL.md', { files: [{ filePath: 'README.md', content: 'x' }] }, '/files'],
     ['a file has no content', { files: [{ filePath: 'SKILL.md' }] }, '/files/0/content'],
-    ['a file path climbs out', { files: [{ filePath: 'SKILL.md', content: skillManifest('a') }, { filePath: '../etc/passwd', content: 'x' }] }, '/files/1/filePath'],
-    ['a file path is absolute', { files: [{ filePath: 'SKILL.md', content: skillManifest('a') }, { filePath: '/abs', content: 'x' }] }, '/files/1/filePath'],
-    ['a file path is given twice', { files: [{ filePath: 'SKILL.md', content: skillManifest('a') }, { filePath: 'SKILL.md', content: skillManifest('a') }] }, '/files/1/filePath'],
+    [
+      'a file path climbs out',
+      {
+        files: [
+          { filePath: 'SKILL.md', content: skillManifest('a') },
+          { filePath: '../etc/passwd', content: 'x' },
+        ],
+      },
+      '/files/1/filePath',
+    ],
+    [
+      'a file path is absolute',
+      {
+        files: [
+          { filePath: 'SKILL.md', content: skillManifest('a') },
+          { filePath: '/abs', content: 'x' },
+        ],
+      },
+      '/files/1/filePath',
+    ],
+    [
+      'a file path is given twice',
+      {
+        files: [
+          { filePath: 'SKILL.md', content: skillManifest('a') },
+          { filePath: 'SKILL.md', content: skillManifest('a') },
+        ],
+      },
+      '/files/1/filePath',
+    ],
     ['a field is unknown', { ...aSkillInput('a'), name: 'a' }, ''],
-    ['SKILL.md has no front matter', { files: [{ filePath: 'SKILL.md', content: '# just markdown' }] }, '/files/0/content'],
+    [
+      'SKILL.md has no front matter',
+      { files: [{ filePath: 'SKILL.md', content: '# just markdown' }] },
+      '/files/0/content',
+    ],
     ['the front matter is not YAML', manifest('name: [unclosed\n'), '/files/0/content'],
     ['the name is missing', manifest('description: d\n'), '/files/0/content'],
     ['the name has capitals', manifest('name: PDF\ndescription: d\n'), '/files/0/content'],
     ['the name is longer than 64', manifest(`name: ${'a'.repeat(65)}\ndescription: d\n`), '/files/0/content'],
     ['the description is missing', manifest('name: ok\n'), '/files/0/content'],
-    ['the description is longer than 1024', manifest(`name: ok\ndescription: ${'d'.repeat(1025)}\n`), '/files/0/content'],
-    ['a metadata value is not a string', manifest('name: ok\ndescription: d\nmetadata:\n  version: 1.0\n'), '/files/0/content'],
+    [
+      'the description is longer than 1024',
+      manifest(`name: ok\ndescription: ${'d'.repeat(1025)}\n`),
+      '/files/0/content',
+    ],
+    [
+      'a metadata value is not a string',
+      manifest('name: ok\ndescription: d\nmetadata:\n  version: 1.0\n'),
+      '/files/0/content',
+    ],
     ['metadata is a list', manifest('name: ok\ndescription: d\nmetadata: [a, b]\n'), '/files/0/content'],
   ])('when %s, then it answers 400 pointing at the field and stores nothing', async (_what, body, pointer) => {
     const p = aProject();
@@ -95,14 +169,25 @@ describe('skills', () => {
     const oldScript = skill.files.find((f: { filePath: string }) => f.filePath === 'scripts/run.sh');
     const res = await admin.patch(`${skills(p)}/editable`, {
       files: [
-        { filePath: 'SKILL.md', content: skillManifest('editable', 'A better description', 'metadata:\n  tier: gold\n') },
+        {
+          filePath: 'SKILL.md',
+          content: skillManifest('editable', 'A better description', 'metadata:\n  tier: gold\n'),
+        },
         { filePath: 'docs/usage.md', content: 'usage' },
       ],
       removeFilePaths: ['scripts/run.sh'],
     });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ id: 'editable', description: 'A better description', metadata: { tier: 'gold' }, createdAt: skill.createdAt });
-    expect(res.body.data.files.map((f: { filePath: string }) => f.filePath).sort()).toEqual(['SKILL.md', 'docs/usage.md']);
+    expect(res.body.data).toMatchObject({
+      id: 'editable',
+      description: 'A better description',
+      metadata: { tier: 'gold' },
+      createdAt: skill.createdAt,
+    });
+    expect(res.body.data.files.map((f: { filePath: string }) => f.filePath).sort()).toEqual([
+      'SKILL.md',
+      'docs/usage.md',
+    ]);
     const manifestFile = res.body.data.files.find((f: { filePath: string }) => f.filePath === 'SKILL.md');
     expect(manifestFile.id).toBe(skill.files.find((f: { filePath: string }) => f.filePath === 'SKILL.md').id);
     expect(manifestFile.createdAt).toBe(skill.createdAt);
@@ -114,9 +199,24 @@ describe('skills', () => {
     ['the body is empty', {}, 400, ''],
     ['SKILL.md is removed', { removeFilePaths: ['SKILL.md'] }, 400, '/removeFilePaths/0'],
     ['a removed file does not exist', { removeFilePaths: ['nope.txt'] }, 422, '/removeFilePaths/0'],
-    ['SKILL.md renames the skill', { files: [{ filePath: 'SKILL.md', content: skillManifest('renamed') }] }, 422, '/files/0/content'],
-    ['SKILL.md loses its description', { files: [{ filePath: 'SKILL.md', content: '---\nname: fixed\n---\n' }] }, 400, '/files/0/content'],
-    ['a path is both added and removed', { files: [{ filePath: 'x.md', content: 'x' }], removeFilePaths: ['x.md'] }, 400, '/removeFilePaths/0'],
+    [
+      'SKILL.md renames the skill',
+      { files: [{ filePath: 'SKILL.md', content: skillManifest('renamed') }] },
+      422,
+      '/files/0/content',
+    ],
+    [
+      'SKILL.md loses its description',
+      { files: [{ filePath: 'SKILL.md', content: '---\nname: fixed\n---\n' }] },
+      400,
+      '/files/0/content',
+    ],
+    [
+      'a path is both added and removed',
+      { files: [{ filePath: 'x.md', content: 'x' }], removeFilePaths: ['x.md'] },
+      400,
+      '/removeFilePaths/0',
+    ],
   ])('when an update has %s, then it is refused and the skill is unchanged', async (_what, body, status, pointer) => {
     const p = aProject();
     const skill = await aStoredSkill(admin, p, 'fixed');
@@ -140,7 +240,9 @@ describe('skills', () => {
     const p = aProject();
     await aStoredSkill(admin, p, 'busy');
     const paths = Array.from({ length: 6 }, (_, i) => `notes/${i}.md`);
-    const results = await Promise.all(paths.map((filePath) => admin.patch(`${skills(p)}/busy`, { files: [{ filePath, content: filePath }] })));
+    const results = await Promise.all(
+      paths.map((filePath) => admin.patch(`${skills(p)}/busy`, { files: [{ filePath, content: filePath }] })),
+    );
     expect(results.map((r) => r.status)).toEqual(paths.map(() => 200));
     const files = (await admin.get(`${skills(p)}/busy`)).body.data.files.map((f: { filePath: string }) => f.filePath);
     expect(files).toEqual(expect.arrayContaining(paths));

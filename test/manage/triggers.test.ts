@@ -1,4 +1,12 @@
-import { adminClient, aProject, aProjectWithAgents, aTenantToken, client, projectPath, testStack } from '@platform/testkit';
+import {
+  adminClient,
+  aProject,
+  aProjectWithAgents,
+  aTenantToken,
+  client,
+  projectPath,
+  testStack,
+} from '@platform/testkit';
 import { serviceDatabase } from '../support/connections';
 import { expectProblem } from '../support/expect-problem';
 
@@ -6,12 +14,18 @@ const stack = testStack();
 const admin = adminClient(stack);
 const db = serviceDatabase(stack, 'management');
 
-const agentPath = (p: { tenantId: string; projectId: string }, agentId = 'agent-1') => `${projectPath(p)}/agents/${agentId}`;
+const agentPath = (p: { tenantId: string; projectId: string }, agentId = 'agent-1') =>
+  `${projectPath(p)}/agents/${agentId}`;
 
 /** A project with a signing-secret credential `signing` (so signature verification can be set). */
 async function aProjectWithSigningSecret() {
   const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
-  const res = await admin.post(`${projectPath(p)}/credentials`, { id: 'signing', name: 'signing secret', type: 'memory', credentialStoreId: 'memory-default' });
+  const res = await admin.post(`${projectPath(p)}/credentials`, {
+    id: 'signing',
+    name: 'signing secret',
+    type: 'memory',
+    credentialStoreId: 'memory-default',
+  });
   expect(res.status).toBe(201);
   return p;
 }
@@ -61,7 +75,10 @@ describe('triggers', () => {
 
     expect((await admin.get(`${A}/triggers/nightly`)).body).toEqual({ data: created.body.data });
     const list = await admin.get(`${A}/triggers`);
-    expect(list.body).toEqual({ data: [created.body.data], pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 } });
+    expect(list.body).toEqual({
+      data: [created.body.data],
+      pagination: { page: 1, limit: 10, total: 1, pages: 1, completedCount: 1 },
+    });
     // Triggers belong to their agent.
     expect((await admin.get(`${agentPath(p, 'agent-2')}/triggers`)).body.pagination.total).toBe(0);
     expectProblem(await admin.get(`${agentPath(p, 'agent-2')}/triggers/nightly`), 404);
@@ -92,7 +109,10 @@ describe('triggers', () => {
       inputSchema: {
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         type: 'object',
-        properties: { ref: { type: 'string' }, repository: { type: 'object', properties: { name: { type: 'string' } } } },
+        properties: {
+          ref: { type: 'string' },
+          repository: { type: 'object', properties: { name: { type: 'string' } } },
+        },
         required: ['ref'],
       },
       outputTransform: { jmespath: '{ref: ref}', objectTransformation: { branch: 'ref' } },
@@ -108,7 +128,12 @@ describe('triggers', () => {
           { source: 'body', required: false },
         ],
         componentJoin: { strategy: 'concatenate', separator: '' },
-        validation: { headerCaseSensitive: true, allowEmptyBody: false, normalizeUnicode: true, timestampToleranceSeconds: 600 },
+        validation: {
+          headerCaseSensitive: true,
+          allowEmptyBody: false,
+          normalizeUnicode: true,
+          timestampToleranceSeconds: 600,
+        },
       }),
       bodyLimitBytes: 4096,
     };
@@ -132,7 +157,9 @@ describe('triggers', () => {
     expect(JSON.stringify(res.body)).not.toContain(authValue);
     expect((await admin.get(`${A}/triggers/gh-push`)).body.data).toEqual(res.body.data);
 
-    const raw = await db.collection('triggers').findOne({ tenantId: p.tenantId, projectId: p.projectId, id: 'gh-push' });
+    const raw = await db
+      .collection('triggers')
+      .findOne({ tenantId: p.tenantId, projectId: p.projectId, id: 'gh-push' });
     expect(raw).not.toBeNull();
     expect(JSON.stringify(raw)).not.toContain(authValue);
   });
@@ -157,11 +184,40 @@ describe('triggers', () => {
   });
 
   test.each([
-    ['a placeholder is not in inputSchema.properties', { messageTemplate: 'Hi {{name}}, see {{missing}}', inputSchema: { type: 'object', properties: { name: { type: 'string' } } } }, /\{\{missing\}\}/],
-    ['a nested placeholder is not declared', { messageTemplate: '{{user.email}}', inputSchema: { type: 'object', properties: { user: { type: 'object', properties: { name: { type: 'string' } } } } } }, /\{\{user\.email\}\}/],
-    ['the algorithm is md5', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ algorithm: 'md5' }) }, /md5 is weak/],
-    ['the algorithm is sha1', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ algorithm: 'sha1' }) }, /sha1 is weak/],
-    ['it runs as users without authentication or signature', { runAsUserIds: ['u1'] }, /neither authentication nor signatureVerification/],
+    [
+      'a placeholder is not in inputSchema.properties',
+      {
+        messageTemplate: 'Hi {{name}}, see {{missing}}',
+        inputSchema: { type: 'object', properties: { name: { type: 'string' } } },
+      },
+      /\{\{missing\}\}/,
+    ],
+    [
+      'a nested placeholder is not declared',
+      {
+        messageTemplate: '{{user.email}}',
+        inputSchema: {
+          type: 'object',
+          properties: { user: { type: 'object', properties: { name: { type: 'string' } } } },
+        },
+      },
+      /\{\{user\.email\}\}/,
+    ],
+    [
+      'the algorithm is md5',
+      { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ algorithm: 'md5' }) },
+      /md5 is weak/,
+    ],
+    [
+      'the algorithm is sha1',
+      { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ algorithm: 'sha1' }) },
+      /sha1 is weak/,
+    ],
+    [
+      'it runs as users without authentication or signature',
+      { runAsUserIds: ['u1'] },
+      /neither authentication nor signatureVerification/,
+    ],
   ])('when %s, then the trigger is created with a warning', async (_what, fields, warning) => {
     const p = await aProjectWithSigningSecret();
     const res = await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'warned', ...fields });
@@ -198,27 +254,153 @@ describe('triggers', () => {
     ['inputSchema has a bad type', { inputSchema: { type: 'strin' } }, 422, '/inputSchema/type'],
     ['inputSchema has an unknown keyword', { inputSchema: { type: 'object', requird: ['a'] } }, 422, '/inputSchema'],
     ['inputSchema has a dangling $ref', { inputSchema: { $ref: '#/definitions/nope' } }, 422, '/inputSchema'],
-    ['inputSchema names an unknown dialect', { inputSchema: { $schema: 'http://example.com/schema', type: 'object' } }, 422, '/inputSchema/$schema'],
+    [
+      'inputSchema names an unknown dialect',
+      { inputSchema: { $schema: 'http://example.com/schema', type: 'object' } },
+      422,
+      '/inputSchema/$schema',
+    ],
     ['outputTransform has an unknown field', { outputTransform: { jq: '.' } }, 400, '/outputTransform'],
     ['runAsUserIds is not an array', { runAsUserIds: 'u1' }, 400, '/runAsUserIds'],
-    ['an authentication header name is reserved', { authentication: { headers: [{ name: 'Content-Length', value: '1' }] } }, 400, '/authentication/headers/0/name'],
-    ['an authentication header name is not a token', { authentication: { headers: [{ name: 'X Key', value: '1' }] } }, 400, '/authentication/headers/0/name'],
-    ['an authentication header value is empty', { authentication: { headers: [{ name: 'X-Key', value: '' }] } }, 400, '/authentication/headers/0/value'],
-    ['an authentication header value is longer than 1000', { authentication: { headers: [{ name: 'X-Key', value: 'v'.repeat(1001) }] } }, 400, '/authentication/headers/0/value'],
-    ['authentication repeats a header name', { authentication: { headers: [{ name: 'X-Key', value: 'a' }, { name: 'x-key', value: 'b' }] } }, 400, '/authentication/headers'],
-    ['the algorithm is unknown', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ algorithm: 'sha3' }) }, 400, '/signatureVerification/algorithm'],
-    ['the encoding is unknown', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ encoding: 'base32' }) }, 400, '/signatureVerification/encoding'],
-    ['the signature source is unknown', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ signature: { source: 'cookie', key: 'sig' } }) }, 400, '/signatureVerification/signature/source'],
-    ['the signature header is not a header name', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ signature: { source: 'header', key: 'x sig' } }) }, 400, '/signatureVerification/signature/key'],
-    ['the signature regex does not compile', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ signature: { source: 'header', key: 'X-Sig', regex: '(' } }) }, 400, '/signatureVerification/signature/regex'],
-    ['a component source is unknown', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ signedComponents: [{ source: 'query', key: 'a' }] }) }, 400, '/signatureVerification/signedComponents/0/source'],
-    ['a component regex does not compile', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ signedComponents: [{ source: 'body', regex: '[' }] }) }, 400, '/signatureVerification/signedComponents/0/regex'],
-    ['a literal component has no value', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ signedComponents: [{ source: 'literal' }] }) }, 400, '/signatureVerification/signedComponents/0/value'],
-    ['there are no signed components', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ signedComponents: [] }) }, 400, '/signatureVerification/signedComponents'],
-    ['the join strategy is unknown', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ componentJoin: { strategy: 'interleave', separator: '' } }) }, 400, '/signatureVerification/componentJoin/strategy'],
-    ['a validation flag is not a boolean', { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ validation: { allowEmptyBody: 'no' } }) }, 400, '/signatureVerification/validation/allowEmptyBody'],
-    ['signatureVerification has no signing secret', { signatureVerification: sig }, 422, '/signingSecretCredentialReferenceId'],
-    ['the signing secret credential does not exist', { signingSecretCredentialReferenceId: 'nope', signatureVerification: sig }, 422, '/signingSecretCredentialReferenceId'],
+    [
+      'an authentication header name is reserved',
+      { authentication: { headers: [{ name: 'Content-Length', value: '1' }] } },
+      400,
+      '/authentication/headers/0/name',
+    ],
+    [
+      'an authentication header name is not a token',
+      { authentication: { headers: [{ name: 'X Key', value: '1' }] } },
+      400,
+      '/authentication/headers/0/name',
+    ],
+    [
+      'an authentication header value is empty',
+      { authentication: { headers: [{ name: 'X-Key', value: '' }] } },
+      400,
+      '/authentication/headers/0/value',
+    ],
+    [
+      'an authentication header value is longer than 1000',
+      { authentication: { headers: [{ name: 'X-Key', value: 'v'.repeat(1001) }] } },
+      400,
+      '/authentication/headers/0/value',
+    ],
+    [
+      'authentication repeats a header name',
+      {
+        authentication: {
+          headers: [
+            { name: 'X-Key', value: 'a' },
+            { name: 'x-key', value: 'b' },
+          ],
+        },
+      },
+      400,
+      '/authentication/headers',
+    ],
+    [
+      'the algorithm is unknown',
+      { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ algorithm: 'sha3' }) },
+      400,
+      '/signatureVerification/algorithm',
+    ],
+    [
+      'the encoding is unknown',
+      { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ encoding: 'base32' }) },
+      400,
+      '/signatureVerification/encoding',
+    ],
+    [
+      'the signature source is unknown',
+      {
+        signingSecretCredentialReferenceId: 'signing',
+        signatureVerification: aSignature({ signature: { source: 'cookie', key: 'sig' } }),
+      },
+      400,
+      '/signatureVerification/signature/source',
+    ],
+    [
+      'the signature header is not a header name',
+      {
+        signingSecretCredentialReferenceId: 'signing',
+        signatureVerification: aSignature({ signature: { source: 'header', key: 'x sig' } }),
+      },
+      400,
+      '/signatureVerification/signature/key',
+    ],
+    [
+      'the signature regex does not compile',
+      {
+        signingSecretCredentialReferenceId: 'signing',
+        signatureVerification: aSignature({ signature: { source: 'header', key: 'X-Sig', regex: '(' } }),
+      },
+      400,
+      '/signatureVerification/signature/regex',
+    ],
+    [
+      'a component source is unknown',
+      {
+        signingSecretCredentialReferenceId: 'signing',
+        signatureVerification: aSignature({ signedComponents: [{ source: 'query', key: 'a' }] }),
+      },
+      400,
+      '/signatureVerification/signedComponents/0/source',
+    ],
+    [
+      'a component regex does not compile',
+      {
+        signingSecretCredentialReferenceId: 'signing',
+        signatureVerification: aSignature({ signedComponents: [{ source: 'body', regex: '[' }] }),
+      },
+      400,
+      '/signatureVerification/signedComponents/0/regex',
+    ],
+    [
+      'a literal component has no value',
+      {
+        signingSecretCredentialReferenceId: 'signing',
+        signatureVerification: aSignature({ signedComponents: [{ source: 'literal' }] }),
+      },
+      400,
+      '/signatureVerification/signedComponents/0/value',
+    ],
+    [
+      'there are no signed components',
+      { signingSecretCredentialReferenceId: 'signing', signatureVerification: aSignature({ signedComponents: [] }) },
+      400,
+      '/signatureVerification/signedComponents',
+    ],
+    [
+      'the join strategy is unknown',
+      {
+        signingSecretCredentialReferenceId: 'signing',
+        signatureVerification: aSignature({ componentJoin: { strategy: 'interleave', separator: '' } }),
+      },
+      400,
+      '/signatureVerification/componentJoin/strategy',
+    ],
+    [
+      'a validation flag is not a boolean',
+      {
+        signingSecretCredentialReferenceId: 'signing',
+        signatureVerification: aSignature({ validation: { allowEmptyBody: 'no' } }),
+      },
+      400,
+      '/signatureVerification/validation/allowEmptyBody',
+    ],
+    [
+      'signatureVerification has no signing secret',
+      { signatureVerification: sig },
+      422,
+      '/signingSecretCredentialReferenceId',
+    ],
+    [
+      'the signing secret credential does not exist',
+      { signingSecretCredentialReferenceId: 'nope', signatureVerification: sig },
+      422,
+      '/signingSecretCredentialReferenceId',
+    ],
     ['createdAt is not a date-time', { createdAt: 'yesterday' }, 400, '/createdAt'],
     ['a field is unknown', { schedule: '* * * * *' }, 400, undefined],
   ])('when %s, then create answers a problem and stores nothing', async (_what, fields, status, pointer) => {
@@ -246,7 +428,9 @@ describe('triggers', () => {
     expectProblem(await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'second' }), 409);
     expect((await admin.get(`${agentPath(p)}/triggers/t1`)).body.data).toEqual(first.body.data);
     // Another agent may use the same id.
-    expect((await admin.post(`${agentPath(p, 'agent-2')}/triggers`, { id: 't1', name: 'other agent' })).status).toBe(201);
+    expect((await admin.post(`${agentPath(p, 'agent-2')}/triggers`, { id: 't1', name: 'other agent' })).status).toBe(
+      201,
+    );
   });
 
   test.each([
@@ -254,22 +438,55 @@ describe('triggers', () => {
     ['name is empty', { name: '' }, 400, '/name'],
     ['inputSchema is not valid JSON Schema', { inputSchema: { type: 12 } }, 422, '/inputSchema/type'],
     ['the id would change', { id: 'other' }, 422, '/id'],
-    ['signatureVerification is set without a signing secret', { signatureVerification: sig }, 422, '/signingSecretCredentialReferenceId'],
-    ['an authentication header keeps a value that was never stored', { authentication: { headers: [{ name: 'X-Other', keepExisting: true }] } }, 422, '/authentication/headers/0/keepExisting'],
-    ['an authentication header has neither value nor keepExisting', { authentication: { headers: [{ name: 'X-Key' }] } }, 400, '/authentication/headers/0/value'],
+    [
+      'signatureVerification is set without a signing secret',
+      { signatureVerification: sig },
+      422,
+      '/signingSecretCredentialReferenceId',
+    ],
+    [
+      'an authentication header keeps a value that was never stored',
+      { authentication: { headers: [{ name: 'X-Other', keepExisting: true }] } },
+      422,
+      '/authentication/headers/0/keepExisting',
+    ],
+    [
+      'an authentication header has neither value nor keepExisting',
+      { authentication: { headers: [{ name: 'X-Key' }] } },
+      400,
+      '/authentication/headers/0/value',
+    ],
   ])('when an update says %s, then it answers a problem and changes nothing', async (_what, body, status, pointer) => {
     const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
-    const created = await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'T', authentication: { headers: [{ name: 'X-Key', value: 'k' }] } });
+    const created = await admin.post(`${agentPath(p)}/triggers`, {
+      id: 't1',
+      name: 'T',
+      authentication: { headers: [{ name: 'X-Key', value: 'k' }] },
+    });
     expectProblem(await admin.patch(`${agentPath(p)}/triggers/t1`, body), status, pointer);
     expect((await admin.get(`${agentPath(p)}/triggers/t1`)).body.data).toEqual(created.body.data);
   });
 
   test('when an update keeps one authentication header and replaces another, then both names remain and the stored hashes say which changed', async () => {
     const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
-    await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'T', authentication: { headers: [{ name: 'X-Key', value: 'one' }, { name: 'X-Other', value: 'two' }] } });
+    await admin.post(`${agentPath(p)}/triggers`, {
+      id: 't1',
+      name: 'T',
+      authentication: {
+        headers: [
+          { name: 'X-Key', value: 'one' },
+          { name: 'X-Other', value: 'two' },
+        ],
+      },
+    });
     const before = await db.collection('triggers').findOne({ tenantId: p.tenantId, projectId: p.projectId, id: 't1' });
     const res = await admin.patch(`${agentPath(p)}/triggers/t1`, {
-      authentication: { headers: [{ name: 'X-Key', keepExisting: true }, { name: 'X-Other', value: 'three' }] },
+      authentication: {
+        headers: [
+          { name: 'X-Key', keepExisting: true },
+          { name: 'X-Other', value: 'three' },
+        ],
+      },
       messageTemplate: 'Hello {{who}}',
       inputSchema: { type: 'object', properties: {} },
     });
@@ -287,10 +504,18 @@ describe('triggers', () => {
 
   test('when a trigger uses a credential as signing secret, then that credential cannot be deleted until the trigger lets go', async () => {
     const p = await aProjectWithSigningSecret();
-    await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'T', signingSecretCredentialReferenceId: 'signing', signatureVerification: sig });
+    await admin.post(`${agentPath(p)}/triggers`, {
+      id: 't1',
+      name: 'T',
+      signingSecretCredentialReferenceId: 'signing',
+      signatureVerification: sig,
+    });
     expectProblem(await admin.delete(`${projectPath(p)}/credentials/signing`), 409);
     expect((await admin.get(`${projectPath(p)}/credentials/signing`)).status).toBe(200);
-    const released = await admin.patch(`${agentPath(p)}/triggers/t1`, { signatureVerification: null, signingSecretCredentialReferenceId: null });
+    const released = await admin.patch(`${agentPath(p)}/triggers/t1`, {
+      signatureVerification: null,
+      signingSecretCredentialReferenceId: null,
+    });
     expect(released.status).toBe(200);
     expect((await admin.delete(`${projectPath(p)}/credentials/signing`)).status).toBe(204);
   });
@@ -298,14 +523,19 @@ describe('triggers', () => {
   test('when an update sets createdAt, then the trigger keeps that creation time', async () => {
     const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
     await admin.post(`${agentPath(p)}/triggers`, { id: 't1', name: 'T' });
-    const res = await admin.patch(`${agentPath(p)}/triggers/t1`, { id: 't1', createdAt: '2025-01-02T03:04:05.000+00:00', description: 'd' });
+    const res = await admin.patch(`${agentPath(p)}/triggers/t1`, {
+      id: 't1',
+      createdAt: '2025-01-02T03:04:05.000+00:00',
+      description: 'd',
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id: 't1', createdAt: '2025-01-02T03:04:05.000Z', description: 'd' });
   });
 
   test('when triggers are listed with page and limit, then pages are cut as asked and bad bounds are 400', async () => {
     const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
-    for (const id of ['a', 'b', 'c']) expect((await admin.post(`${agentPath(p)}/triggers`, { id, name: id })).status).toBe(201);
+    for (const id of ['a', 'b', 'c'])
+      expect((await admin.post(`${agentPath(p)}/triggers`, { id, name: id })).status).toBe(201);
     const page = await admin.get(`${agentPath(p)}/triggers?page=1&limit=2`);
     expect(page.body.data).toHaveLength(2);
     expect(page.body.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, completedCount: 2 });
@@ -326,7 +556,7 @@ describe('triggers', () => {
     expectProblem(await anon.delete(`${A}/triggers/t1`), 401);
   });
 
-  test('when a tenant token reaches for another tenant\'s trigger, then it answers 403 and changes nothing', async () => {
+  test("when a tenant token reaches for another tenant's trigger, then it answers 403 and changes nothing", async () => {
     const theirs = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
     const created = await admin.post(`${agentPath(theirs)}/triggers`, { id: 't1', name: 'theirs' });
     const me = client(stack.gatewayUrl, await aTenantToken(admin, aProject().tenantId));
@@ -349,6 +579,8 @@ describe('the OpenAPI document', () => {
     const body = doc.paths[base].post.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(['name']);
     expect(body.properties.dispatchDelayMs).toMatchObject({ minimum: 0, maximum: 600000 });
-    expect(doc.paths[base].post.responses['201'].content['application/json'].schema.properties).toHaveProperty('warning');
+    expect(doc.paths[base].post.responses['201'].content['application/json'].schema.properties).toHaveProperty(
+      'warning',
+    );
   });
 });

@@ -11,9 +11,23 @@ const statusOf = async (call: Promise<unknown>) => (await problemOf(call)).statu
 describe('webhook destinations', () => {
   test('when a destination is created, then defaults apply and it can be read, listed, changed and deleted', async () => {
     const p = aProject();
-    const created = await api.createWebhookDestination({ params: p, body: { ...valid, id: 'dest-1', headers: { 'X-Team': 'blue' }, agentIds: ['agent-a'] } });
+    const created = await api.createWebhookDestination({
+      params: p,
+      body: { ...valid, id: 'dest-1', headers: { 'X-Team': 'blue' }, agentIds: ['agent-a'] },
+    });
     const d = created.data;
-    expect(d).toMatchObject({ id: 'dest-1', name: 'hook', enabled: true, eventTypes: ['event.created'], agentIds: ['agent-a'], evaluatorIds: [], headers: { 'X-Team': 'blue' }, url: valid.url, chatappChannelId: null, description: null });
+    expect(d).toMatchObject({
+      id: 'dest-1',
+      name: 'hook',
+      enabled: true,
+      eventTypes: ['event.created'],
+      agentIds: ['agent-a'],
+      evaluatorIds: [],
+      headers: { 'X-Team': 'blue' },
+      url: valid.url,
+      chatappChannelId: null,
+      description: null,
+    });
     const at = { params: { ...p, id: 'dest-1' } };
     const { secret, ...stored } = d;
     expect(secret).toMatch(/^whsec_/);
@@ -49,7 +63,11 @@ describe('webhook destinations', () => {
     await api.createWebhookDestination({ params: p, body: { ...valid, id: 'for-b', agentIds: ['b'] } });
     const res = await api.listWebhookDestinations({ params: p, query: { agentId: 'a' } });
     expect(res.data.map((d) => d.id)).toEqual(['for-a']);
-    expect((await api.listAll(api.ops.listWebhookDestinations, { params: p })).map((d) => d.id).sort()).toEqual(['all-agents', 'for-a', 'for-b']);
+    expect((await api.listAll(api.ops.listWebhookDestinations, { params: p })).map((d) => d.id).sort()).toEqual([
+      'all-agents',
+      'for-a',
+      'for-b',
+    ]);
   });
 
   test.each([
@@ -82,7 +100,11 @@ describe('webhook destinations', () => {
     const p = aProject();
     const at = { params: { ...p, id: 'd' } };
     await api.createWebhookDestination({ params: p, body: { ...valid, id: 'd' } });
-    expect(await statusOf(api.updateWebhookDestination({ ...at, body: { url: 'https://a.example/x', chatappChannelId: 'C1' } }))).toBe(400);
+    expect(
+      await statusOf(
+        api.updateWebhookDestination({ ...at, body: { url: 'https://a.example/x', chatappChannelId: 'C1' } }),
+      ),
+    ).toBe(400);
     expect(await statusOf(api.updateWebhookDestination({ ...at, body: { eventTypes: [] } }))).toBe(400);
     expect(await statusOf(api.updateWebhookDestination({ ...at, body: { url: null } }))).toBe(422);
     expect((await api.getWebhookDestination(at)).data).toMatchObject({ url: valid.url, eventTypes: ['event.created'] });
@@ -91,7 +113,10 @@ describe('webhook destinations', () => {
   test('when a destination id is reused, then it answers 409', async () => {
     const p = aProject();
     await api.createWebhookDestination({ params: p, body: { ...valid, id: 'same' } });
-    expect(await problemOf(api.createWebhookDestination({ params: p, body: { ...valid, id: 'same' } }))).toMatchObject({ status: 409, code: 'conflict' });
+    expect(await problemOf(api.createWebhookDestination({ params: p, body: { ...valid, id: 'same' } }))).toMatchObject({
+      status: 409,
+      code: 'conflict',
+    });
   });
 
   test("when another tenant's token or no credential is used, then it answers 403 or 401 and changes nothing", async () => {

@@ -8,7 +8,14 @@ import { eventPathStack } from '../support/webhooks';
 const running = eventPathStack(
   {
     name: 'crash',
-    env: { NATS_REQUEST_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200', WEBHOOK_CAP_WAIT_MS: '100', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_TEST_TIMEOUT_MS: '2000', OUTBOX_SWEEP_MS: '500' },
+    env: {
+      NATS_REQUEST_TIMEOUT_MS: '3000',
+      WEBHOOK_RETRY_SCHEDULE_MS: '300,600,1200',
+      WEBHOOK_CAP_WAIT_MS: '100',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_TEST_TIMEOUT_MS: '2000',
+      OUTBOX_SWEEP_MS: '500',
+    },
   },
   120_000,
 );
@@ -18,7 +25,15 @@ test('when events-ingest and then webhook-dispatcher are SIGKILLed while 1,000 e
   const admin = stack.admin;
   const p = aProject();
   const { key } = await anApiKey(admin, p, { agentId: 'crash-agent' });
-  expect((await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'r', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
+  expect(
+    (
+      await admin.post(`${projectPath(p)}/webhook-destinations`, {
+        name: 'r',
+        url: receiver.url,
+        eventTypes: ['event.created'],
+      })
+    ).status,
+  ).toBe(201);
   const run = client(stack.gatewayUrl, key);
 
   const TOTAL = 1000;
@@ -28,7 +43,9 @@ test('when events-ingest and then webhook-dispatcher are SIGKILLed while 1,000 e
   const post = (i: number) =>
     eventually(
       async () => {
-        const res = await run.post('/run/v1/events', { id: `crash-${i}`, type: 'load.tested', properties: { i } }).catch(() => undefined);
+        const res = await run
+          .post('/run/v1/events', { id: `crash-${i}`, type: 'load.tested', properties: { i } })
+          .catch(() => undefined);
         return res?.status === 201 || res?.status === 200;
       },
       `event crash-${i} accepted`,
@@ -56,8 +73,22 @@ test('when events-ingest and then webhook-dispatcher are SIGKILLed while 1,000 e
   expect(accepted).toBe(TOTAL);
 
   // Exactly one row per posted event: as many rows as events, and every posted id among them (no duplicate, no loss).
-  const rows = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', (db) => db.collection('runEvents').find({ tenantId: p.tenantId, projectId: p.projectId }, { projection: { id: 1, _id: 1 } }).toArray(), stack.dbPrefix);
-  const storedIds = rows.map((r) => String((r as { id?: string }).id ?? r._id).split(':').pop()!);
+  const rows = await withDatabase(
+    stack.env.MONGO_URL!,
+    'events-ingest',
+    (db) =>
+      db
+        .collection('runEvents')
+        .find({ tenantId: p.tenantId, projectId: p.projectId }, { projection: { id: 1, _id: 1 } })
+        .toArray(),
+    stack.dbPrefix,
+  );
+  const storedIds = rows.map(
+    (r) =>
+      String((r as { id?: string }).id ?? r._id)
+        .split(':')
+        .pop()!,
+  );
   expect(storedIds.length).toBe(TOTAL);
   expect(new Set(storedIds)).toEqual(new Set(Array.from({ length: TOTAL }, (_, i) => `crash-${i}`)));
 

@@ -1,7 +1,27 @@
 import { join } from 'node:path';
 import type { NatsConnection } from 'nats';
 import { createFeedback, createRunEvent, ping } from '@platform/contracts';
-import { connectAs, adminClient, aProject, anApiKey, ensureInfra, eventually, http, localSecrets, projectPath, repoRoot, startNatsServer, startStack, uniqueId, withDatabase, type Client, type HttpResult, type NatsServer, type ServiceProcess, type Stack } from '@platform/testkit';
+import {
+  connectAs,
+  adminClient,
+  aProject,
+  anApiKey,
+  ensureInfra,
+  eventually,
+  http,
+  localSecrets,
+  projectPath,
+  repoRoot,
+  startNatsServer,
+  startStack,
+  uniqueId,
+  withDatabase,
+  type Client,
+  type HttpResult,
+  type NatsServer,
+  type ServiceProcess,
+  type Stack,
+} from '@platform/testkit';
 import { platformClient } from '@platform/client';
 import { sample, scrape } from '../support/metrics';
 
@@ -71,9 +91,16 @@ const stall = (p: ServiceProcess) => p.child.kill('SIGSTOP');
 const resume = (p: ServiceProcess) => p.child.kill('SIGCONT');
 
 /** Sends a request with a known request id (so the tap can tell its attempts apart); answers without waiting. */
-function send(method: string, path: string, opts: { token?: string; json?: unknown; headers?: Record<string, string> } = {}): { requestId: string; answer: Promise<HttpResult> } {
+function send(
+  method: string,
+  path: string,
+  opts: { token?: string; json?: unknown; headers?: Record<string, string> } = {},
+): { requestId: string; answer: Promise<HttpResult> } {
   const requestId = uniqueId('req');
-  const answer = http(method, `${stack.gatewayUrl}${path}`, { ...opts, headers: { ...opts.headers, 'x-request-id': requestId } });
+  const answer = http(method, `${stack.gatewayUrl}${path}`, {
+    ...opts,
+    headers: { ...opts.headers, 'x-request-id': requestId },
+  });
   return { requestId, answer };
 }
 
@@ -111,7 +138,10 @@ test('when the replica holding a create without an Idempotency-Key stalls, then 
   stall(only!);
   let resumed = false;
   try {
-    const create = send('POST', `${projectPath(p)}/feedback`, { token: secrets.ADMIN_TOKEN, json: { conversationId: 'c1', type: 'positive' } });
+    const create = send('POST', `${projectPath(p)}/feedback`, {
+      token: secrets.ADMIN_TOKEN,
+      json: { conversationId: 'c1', type: 'positive' },
+    });
     const read = send('GET', '/ping');
     await eventually(() => creates.of(create.requestId) >= 1, 'the create delivered');
     // The read's first attempt ran out and it was sent again: the create has waited longer than one attempt.
@@ -138,7 +168,8 @@ test('when the replica holding an event with an id stalls, then the event is ans
   const { key } = await anApiKey(admin, p, { agentId: 'deploy-agent' });
   const [first] = replicas('events-ingest');
   const events = await attemptsOn(createRunEvent.subject);
-  const duplicatesSeen = async () => sample(await scrape(first!.healthUrl), 'events_ingested_total', { result: 'duplicate' }) ?? 0;
+  const duplicatesSeen = async () =>
+    sample(await scrape(first!.healthUrl), 'events_ingested_total', { result: 'duplicate' }) ?? 0;
   const before = await duplicatesSeen();
   stall(first!);
   try {
@@ -156,13 +187,22 @@ test('when the replica holding an event with an id stalls, then the event is ans
     events.stop();
     await stack.kill(first!, 'SIGKILL');
   }
-  const stored = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', (db) => db.collection('runEvents').find({ tenantId: p.tenantId, projectId: p.projectId }).toArray(), run.replace(/-/g, '_'));
+  const stored = await withDatabase(
+    stack.env.MONGO_URL!,
+    'events-ingest',
+    (db) => db.collection('runEvents').find({ tenantId: p.tenantId, projectId: p.projectId }).toArray(),
+    run.replace(/-/g, '_'),
+  );
   expect(stored.map((d) => String(d._id).split(':').pop())).toEqual(['deploy-1']);
 }, 120_000);
 
 describe('Idempotency-Key', () => {
   const createWithKey = (p: { tenantId: string; projectId: string }, key: string, json: unknown) =>
-    http('POST', `${stack.gatewayUrl}${projectPath(p)}/feedback`, { token: secrets.ADMIN_TOKEN, json, headers: { 'idempotency-key': key } });
+    http('POST', `${stack.gatewayUrl}${projectPath(p)}/feedback`, {
+      token: secrets.ADMIN_TOKEN,
+      json,
+      headers: { 'idempotency-key': key },
+    });
 
   test('when a create is sent again with the same key and body, then it answers the first result and stores one', async () => {
     const p = aProject();
@@ -213,7 +253,11 @@ describe('Idempotency-Key', () => {
     stall(only!);
     let resumed = false;
     try {
-      const first = send('POST', `${projectPath(p)}/feedback`, { token: secrets.ADMIN_TOKEN, json: { conversationId: 'c1', type: 'positive' }, headers: { 'idempotency-key': key } });
+      const first = send('POST', `${projectPath(p)}/feedback`, {
+        token: secrets.ADMIN_TOKEN,
+        json: { conversationId: 'c1', type: 'positive' },
+        headers: { 'idempotency-key': key },
+      });
       await eventually(() => creates.of(first.requestId) >= 1, 'the first create delivered');
       const during = await createWithKey(p, key, { conversationId: 'c1', type: 'positive' });
       expect(during.status).toBe(409);
@@ -251,8 +295,16 @@ test('when the typed client creates, then it sends a new Idempotency-Key each ti
   const a = await api.createFeedback({ params, body: { conversationId: 'c1', type: 'positive' } });
   const b = await api.createFeedback({ params, body: { conversationId: 'c1', type: 'positive' } });
   expect(a.data.id).not.toBe(b.data.id);
-  const c = await api.createFeedback({ params, body: { conversationId: 'c2', type: 'positive' }, idempotencyKey: 'client-key-1' });
-  const d = await api.createFeedback({ params, body: { conversationId: 'c2', type: 'positive' }, idempotencyKey: 'client-key-1' });
+  const c = await api.createFeedback({
+    params,
+    body: { conversationId: 'c2', type: 'positive' },
+    idempotencyKey: 'client-key-1',
+  });
+  const d = await api.createFeedback({
+    params,
+    body: { conversationId: 'c2', type: 'positive' },
+    idempotencyKey: 'client-key-1',
+  });
   expect(d).toEqual(c);
   await api.listFeedback({ params });
   expect(sent.map((s) => s.method)).toEqual(['POST', 'POST', 'POST', 'POST', 'GET']);

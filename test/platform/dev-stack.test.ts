@@ -19,7 +19,14 @@ beforeAll(async () => {
   // there can be the local end of any process's outgoing connection at that moment, and a service that cannot listen
   // on its health port never becomes ready (this suite failed that way now and then: gateway, analytics).
   const healthPortBase = 20_000 + Math.floor(Math.random() * 12_000);
-  dev = await startDevStack({ localDir, gatewayPort, analyticsPort, chatappFakePort, healthPortBase, logLevel: 'warn' });
+  dev = await startDevStack({
+    localDir,
+    gatewayPort,
+    analyticsPort,
+    chatappFakePort,
+    healthPortBase,
+    logLevel: 'warn',
+  });
 }, 240_000);
 afterAll(async () => {
   await dev?.stop();
@@ -36,7 +43,11 @@ function link(page: string, label: string): string {
 test('when the local stack is up, then every process answers /healthz, /readyz and /metrics on its own health port', async () => {
   expect(dev.urls.health.map((h) => h.name).sort()).toEqual([...SERVICE_NAMES].sort());
   for (const { name, url } of dev.urls.health) {
-    expect({ name, healthz: (await fetch(`${url}/healthz`)).status, readyz: (await fetch(`${url}/readyz`)).status }).toEqual({ name, healthz: 200, readyz: 200 });
+    expect({
+      name,
+      healthz: (await fetch(`${url}/healthz`)).status,
+      readyz: (await fetch(`${url}/readyz`)).status,
+    }).toEqual({ name, healthz: 200, readyz: 200 });
     const metrics = await fetch(`${url}/metrics`);
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(await metrics.text()).toMatch(/^# (HELP|TYPE) /m);
@@ -50,7 +61,9 @@ test('when a developer installs the chat app in the local workspace, routes a ch
   await aStoredAgent(admin, p, { id: 'support-bot', name: 'Support bot' });
 
   // 1. install: the gateway sends the browser to the chat product, which asks which workspace to allow
-  const install = await fetch(await anInstallLink(dev.urls.gateway, dev.adminToken, { tenantId, projectId: 'demo' }), { redirect: 'manual' });
+  const install = await fetch(await anInstallLink(dev.urls.gateway, dev.adminToken, { tenantId, projectId: 'demo' }), {
+    redirect: 'manual',
+  });
   expect(install.status).toBe(302);
   const authorize = await fetch(install.headers.get('location')!, { redirect: 'manual' });
   expect(authorize.status).toBe(200);
@@ -61,18 +74,29 @@ test('when a developer installs the chat app in the local workspace, routes a ch
   expect(callback.status).toBe(302);
   const result = new URL(callback.headers.get('location')!);
   expect(`${result.origin}${result.pathname}`).toBe(`${dev.urls.chatapp}/local/result`);
-  expect(Object.fromEntries(result.searchParams)).toMatchObject({ success: 'true', workspace: 'Local Workspace', teamId: 'TLOCAL0001', tenant_id: tenantId });
+  expect(Object.fromEntries(result.searchParams)).toMatchObject({
+    success: 'true',
+    workspace: 'Local Workspace',
+    teamId: 'TLOCAL0001',
+    tenant_id: tenantId,
+  });
   const resultPage = await fetch(result);
   expect(resultPage.status).toBe(200);
   expect(await resultPage.text()).toContain('/work-apps/chatapp/workspaces/TLOCAL0001/channels/CSUPPORT01/settings');
 
   // 2. channel routing: #support answers with an agent; a test message lands in the channel
   const ws = '/work-apps/chatapp/workspaces/TLOCAL0001';
-  const set = await admin.put(`${ws}/channels/CSUPPORT01/settings`, { agentConfig: { agentId: 'support-bot', projectId: 'demo' } });
+  const set = await admin.put(`${ws}/channels/CSUPPORT01/settings`, {
+    agentConfig: { agentId: 'support-bot', projectId: 'demo' },
+  });
   expect(set.status).toBe(200);
   const channels = await admin.get(`${ws}/channels`);
   expect(channels.status).toBe(200);
-  expect(channels.body.channels.find((c: { id: string }) => c.id === 'CSUPPORT01')).toMatchObject({ name: 'support', hasAgentConfig: true, agentConfig: { agentId: 'support-bot', projectId: 'demo' } });
+  expect(channels.body.channels.find((c: { id: string }) => c.id === 'CSUPPORT01')).toMatchObject({
+    name: 'support',
+    hasAgentConfig: true,
+    agentConfig: { agentId: 'support-bot', projectId: 'demo' },
+  });
   const sent = await admin.post(`${ws}/test-message`, { channelId: 'CSUPPORT01', message: `hello from ${tenantId}` });
   expect(sent.body).toMatchObject({ success: true, error: null });
   expect(await (await fetch(dev.urls.chatapp)).text()).toContain(`hello from ${tenantId}`);
@@ -83,10 +107,21 @@ test('when a developer installs the chat app in the local workspace, routes a ch
   const connectPage = await fetch(connect.body.connectUrl);
   expect(connectPage.status).toBe(200);
   expect(await connectPage.text()).toContain(connect.body.sessionToken);
-  const form = new URLSearchParams({ session: connect.body.sessionToken, team: 'TLOCAL0001', user: 'ULOCAL0001', username: 'local.user' });
-  const linked = await http('POST', `${dev.urls.chatapp}/app_redirect`, { raw: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const form = new URLSearchParams({
+    session: connect.body.sessionToken,
+    team: 'TLOCAL0001',
+    user: 'ULOCAL0001',
+    username: 'local.user',
+  });
+  const linked = await http('POST', `${dev.urls.chatapp}/app_redirect`, {
+    raw: form.toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   expect(linked.status).toBe(200);
   expect(linked.body).toContain('linkId');
   const status = await admin.get(`/work-apps/chatapp/users/status?userId=local-user&tenantId=${tenantId}`);
-  expect(status.body).toMatchObject({ connected: true, connection: { appUserId: 'local-user', chatappTeamId: 'TLOCAL0001', chatappUserId: 'ULOCAL0001', tenantId } });
+  expect(status.body).toMatchObject({
+    connected: true,
+    connection: { appUserId: 'local-user', chatappTeamId: 'TLOCAL0001', chatappUserId: 'ULOCAL0001', tenantId },
+  });
 });

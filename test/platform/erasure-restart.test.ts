@@ -1,5 +1,16 @@
 import { PROJECT_ERASURE_SERVICES } from '@platform/contracts';
-import { aProject, anApiKey, client, eventually, projectPath, rowsOfProject, startGatewayProcess, startPrivateStack, startReceiver, type PrivateStack } from '@platform/testkit';
+import {
+  aProject,
+  anApiKey,
+  client,
+  eventually,
+  projectPath,
+  rowsOfProject,
+  startGatewayProcess,
+  startPrivateStack,
+  startReceiver,
+  type PrivateStack,
+} from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 
 /**
@@ -16,15 +27,19 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const erasureOf = async (p: { tenantId: string; projectId: string }, id: string) => (await stack.admin.get(`${projectPath(p)}/erasures/${id}`)).body.data;
-const stateOf = (job: { services: Array<{ service: string; state: string }> }) => Object.fromEntries(job.services.map((s) => [s.service, s.state]));
+const erasureOf = async (p: { tenantId: string; projectId: string }, id: string) =>
+  (await stack.admin.get(`${projectPath(p)}/erasures/${id}`)).body.data;
+const stateOf = (job: { services: Array<{ service: string; state: string }> }) =>
+  Object.fromEntries(job.services.map((s) => [s.service, s.state]));
 
 test('when evals is down during a conversation erasure, then the erasure waits for it and completes once it is back', async () => {
   const admin = stack.admin;
   const p = aProject();
   const run = client(stack.gatewayUrl, (await anApiKey(admin, p)).key);
   expect((await run.post('/run/v1/events', { id: 'ev-1', type: 'message', conversationId: 'c-1' })).status).toBe(201);
-  expect((await admin.post(`${projectPath(p)}/feedback`, { conversationId: 'c-1', type: 'negative' })).status).toBe(201);
+  expect((await admin.post(`${projectPath(p)}/feedback`, { conversationId: 'c-1', type: 'negative' })).status).toBe(
+    201,
+  );
 
   await stack.kill(stack.process('evals'));
   const res = await admin.delete(`${projectPath(p)}/conversations/c-1`);
@@ -45,8 +60,18 @@ test('when evals is down during a conversation erasure, then the erasure waits f
   expect((await admin.get(`${projectPath(p)}/feedback`)).body.pagination.total).toBe(0);
 
   await stack.startProcess('evals');
-  const done = await eventually(async () => ((await erasureOf(p, id)).status === 'done' ? erasureOf(p, id) : undefined), 'the erasure done', 60_000);
-  expect(stateOf(done)).toEqual({ management: 'done', 'events-ingest': 'done', analytics: 'done', evals: 'done', gateway: 'done' });
+  const done = await eventually(
+    async () => ((await erasureOf(p, id)).status === 'done' ? erasureOf(p, id) : undefined),
+    'the erasure done',
+    60_000,
+  );
+  expect(stateOf(done)).toEqual({
+    management: 'done',
+    'events-ingest': 'done',
+    analytics: 'done',
+    evals: 'done',
+    gateway: 'done',
+  });
   expect((await run.post('/run/v1/events', { id: 'ev-1', type: 'message', conversationId: 'c-1' })).status).toBe(201);
 }, 150_000);
 
@@ -57,10 +82,16 @@ test('when webhook-dispatcher is down during a project erasure, then writes answ
   const receiver = await startReceiver();
   try {
     const run = client(stack.gatewayUrl, (await anApiKey(admin, p)).key);
-    expect((await admin.post(`${P}/webhook-destinations`, { name: 'r', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
+    expect(
+      (await admin.post(`${P}/webhook-destinations`, { name: 'r', url: receiver.url, eventTypes: ['event.created'] }))
+        .status,
+    ).toBe(201);
     expect((await run.post('/run/v1/events', { type: 'message', conversationId: 'c-1' })).status).toBe(201);
     await receiver.waitFor(() => true, 1);
-    const dispatcherRows = async () => Object.keys(await rowsOfProject(stack.env.MONGO_URL!, stack.dbPrefix, p)).filter((k) => k.includes('_webhook_dispatcher.'));
+    const dispatcherRows = async () =>
+      Object.keys(await rowsOfProject(stack.env.MONGO_URL!, stack.dbPrefix, p)).filter((k) =>
+        k.includes('_webhook_dispatcher.'),
+      );
     await eventually(async () => (await dispatcherRows()).length > 0, 'the delivery recorded by the dispatcher');
     const other = aProject();
 
@@ -78,7 +109,11 @@ test('when webhook-dispatcher is down during a project erasure, then writes answ
     const partial = await eventually(
       async () => {
         const job = await erasureOf(p, id);
-        return Object.entries(stateOf(job)).every(([service, state]) => service === 'webhook-dispatcher' || state === 'done') ? job : undefined;
+        return Object.entries(stateOf(job)).every(
+          ([service, state]) => service === 'webhook-dispatcher' || state === 'done',
+        )
+          ? job
+          : undefined;
       },
       'every part but the dispatcher done',
       40_000,
@@ -97,10 +132,16 @@ test('when webhook-dispatcher is down during a project erasure, then writes answ
       await late.stop();
     }
     // Other projects are not affected.
-    expect((await admin.post(`${projectPath(other)}/feedback`, { conversationId: 'c-1', type: 'negative' })).status).toBe(201);
+    expect(
+      (await admin.post(`${projectPath(other)}/feedback`, { conversationId: 'c-1', type: 'negative' })).status,
+    ).toBe(201);
 
     await stack.startProcess('webhook-dispatcher');
-    const done = await eventually(async () => ((await erasureOf(p, id)).status === 'done' ? erasureOf(p, id) : undefined), 'the erasure done', 60_000);
+    const done = await eventually(
+      async () => ((await erasureOf(p, id)).status === 'done' ? erasureOf(p, id) : undefined),
+      'the erasure done',
+      60_000,
+    );
     expect(Object.values(stateOf(done)).every((state) => state === 'done')).toBe(true);
     expect(Object.keys(stateOf(done)).sort()).toEqual([...PROJECT_ERASURE_SERVICES].sort());
     expect(await dispatcherRows()).toEqual([]);

@@ -1,4 +1,14 @@
-import { anApiKey, anApp, aProject, eventually, http, solveChallenge, startPrivateStack, withDatabase, type PrivateStack } from '@platform/testkit';
+import {
+  anApiKey,
+  anApp,
+  aProject,
+  eventually,
+  http,
+  solveChallenge,
+  startPrivateStack,
+  withDatabase,
+  type PrivateStack,
+} from '@platform/testkit';
 
 /**
  * A stack of its own (private NATS and a private Redis) so both can be stopped without touching the shared ones.
@@ -31,7 +41,10 @@ test('when NATS is stopped during steady event ingest, then the gateway keeps an
     while (!stop) {
       const id = `fault-${n++}`;
       try {
-        const res = await http('POST', `${stack.gatewayUrl}/run/v1/events`, { token: key, json: { id, type: 'fault.tested' } });
+        const res = await http('POST', `${stack.gatewayUrl}/run/v1/events`, {
+          token: key,
+          json: { id, type: 'fault.tested' },
+        });
         if (res.status === 201 || res.status === 200) acked.add(id);
         else if (phase === 'down') outage.push({ status: res.status, type: res.contentType });
       } catch {
@@ -58,8 +71,22 @@ test('when NATS is stopped during steady event ingest, then the gateway keeps an
     expect([503, 504]).toContain(o.status);
     expect(o.type).toMatch(/application\/problem\+json/);
   }
-  const stored = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', async (db) => db.collection('runEvents').find({ tenantId: p.tenantId, projectId: p.projectId }, { projection: { id: 1, _id: 1 } }).toArray(), stack.dbPrefix);
-  const storedIds = stored.map((r) => String((r as { id?: string }).id ?? r._id).split(':').pop()!);
+  const stored = await withDatabase(
+    stack.env.MONGO_URL!,
+    'events-ingest',
+    async (db) =>
+      db
+        .collection('runEvents')
+        .find({ tenantId: p.tenantId, projectId: p.projectId }, { projection: { id: 1, _id: 1 } })
+        .toArray(),
+    stack.dbPrefix,
+  );
+  const storedIds = stored.map(
+    (r) =>
+      String((r as { id?: string }).id ?? r._id)
+        .split(':')
+        .pop()!,
+  );
   const missing = [...acked].filter((id) => !storedIds.includes(id));
   expect(missing).toEqual([]);
   expect(new Set(storedIds).size).toBe(storedIds.length);
@@ -70,7 +97,11 @@ test('when Redis is stopped, then challenge verification fails closed with 503, 
   const app = await anApp(admin, aProject());
   const ORIGIN = 'https://app.example.com';
   const get = (path: string) => http('GET', `${stack.gatewayUrl}${path}`, { headers: { origin: ORIGIN } });
-  const verify = (body: unknown) => http('POST', `${stack.gatewayUrl}/run/auth/challenge/verify?appId=${app.id}`, { json: body, headers: { origin: ORIGIN } });
+  const verify = (body: unknown) =>
+    http('POST', `${stack.gatewayUrl}/run/auth/challenge/verify?appId=${app.id}`, {
+      json: body,
+      headers: { origin: ORIGIN },
+    });
   const issued = await get(`/run/auth/challenge?appId=${app.id}`);
   expect(issued.status).toBe(200);
   const solution = solveChallenge(issued.body);
@@ -84,16 +115,26 @@ test('when Redis is stopped, then challenge verification fails closed with 503, 
   const p = aProject();
   expect((await admin.get(`/manage/tenants/${p.tenantId}/projects/${p.projectId}/api-keys`)).status).toBe(200);
   // So does the failed-authentication lockout: a bad credential is still checked and answered 401.
-  expect((await http('GET', `${stack.gatewayUrl}/manage/tenants/${p.tenantId}/projects/${p.projectId}/api-keys`, { token: 'mt_wrong_while_redis_is_down' })).status).toBe(401);
+  expect(
+    (
+      await http('GET', `${stack.gatewayUrl}/manage/tenants/${p.tenantId}/projects/${p.projectId}/api-keys`, {
+        token: 'mt_wrong_while_redis_is_down',
+      })
+    ).status,
+  ).toBe(401);
 
   await stack.redis!.start();
   // Recovery without a restart: a fresh challenge issues and verifies once Redis is back.
-  const back = await eventually(async () => {
-    const fresh = await get(`/run/auth/challenge?appId=${app.id}`);
-    if (fresh.status !== 200) return undefined;
-    const res = await verify(solveChallenge(fresh.body));
-    return res.status === 200 ? res : undefined;
-  }, 'challenge issue and verification after Redis is back', 30_000);
+  const back = await eventually(
+    async () => {
+      const fresh = await get(`/run/auth/challenge?appId=${app.id}`);
+      if (fresh.status !== 200) return undefined;
+      const res = await verify(solveChallenge(fresh.body));
+      return res.status === 200 ? res : undefined;
+    },
+    'challenge issue and verification after Redis is back',
+    30_000,
+  );
   expect(back.body).toEqual({ verified: true });
   // The challenge issued before the outage had its replay record in the lost Redis: it is never accepted.
   expect((await verify(solution)).body).toEqual({ verified: false, reason: 'already_used' });

@@ -14,10 +14,26 @@ test('when schemathesis fuzzes every operation of the served OpenAPI document, t
   const code = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
-      [join(repoRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(repoRoot, 'scripts', 'fuzz.ts'), '--url', stack.gatewayUrl, '--token', stack.adminToken, '--max-examples', '3', '--max-time', '240', '--phases', 'coverage,fuzzing', '--workers', '1',
+      [
+        join(repoRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+        join(repoRoot, 'scripts', 'fuzz.ts'),
+        '--url',
+        stack.gatewayUrl,
+        '--token',
+        stack.adminToken,
+        '--max-examples',
+        '3',
+        '--max-time',
+        '240',
+        '--phases',
+        'coverage,fuzzing',
+        '--workers',
+        '1',
         // The shared test database keeps chat workspaces of earlier runs, sealed under their own ENCRYPTION_KEY: this
         // run reads their bot tokens as revoked (502 from the chat calls). `pnpm fuzz` on its own stack covers them.
-        '--exclude-path-regex', '^/work-apps/chatapp/workspaces/\\{teamId\\}'],
+        '--exclude-path-regex',
+        '^/work-apps/chatapp/workspaces/\\{teamId\\}',
+      ],
       { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
@@ -53,7 +69,8 @@ function serverErrorsLogged(logDir: string): string[] {
   const lines: string[] = [];
   for (const file of readdirSync(logDir).filter((f) => f.endsWith('.log'))) {
     for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) {
-      if (/"level":50|server error|unexpected error|unhandled error/.test(line)) lines.push(`${file}: ${line.slice(0, 1500)}`);
+      if (/"level":50|server error|unexpected error|unhandled error/.test(line))
+        lines.push(`${file}: ${line.slice(0, 1500)}`);
     }
   }
   return lines.slice(-40);

@@ -1,5 +1,17 @@
 import type { ServiceName } from '@platform/contracts';
-import { aProject, anApiKey, client, eventually, http, projectPath, startPrivateStack, startReceiver, type Client, type PrivateStack, type Receiver } from '@platform/testkit';
+import {
+  aProject,
+  anApiKey,
+  client,
+  eventually,
+  http,
+  projectPath,
+  startPrivateStack,
+  startReceiver,
+  type Client,
+  type PrivateStack,
+  type Receiver,
+} from '@platform/testkit';
 import { sample, scrape } from '../support/metrics';
 
 /**
@@ -44,10 +56,14 @@ async function postAll(key: string, ids: string[], workers = 8, onAccepted?: (n:
   const worker = async () => {
     while (next < ids.length) {
       const id = ids[next++]!;
-      await eventually(async () => {
-        const res = await run.post('/run/v1/events', { id, type: 'replica.tested' }).catch(() => undefined);
-        return res?.status === 201 || res?.status === 200;
-      }, `event ${id} accepted`, 120_000);
+      await eventually(
+        async () => {
+          const res = await run.post('/run/v1/events', { id, type: 'replica.tested' }).catch(() => undefined);
+          return res?.status === 201 || res?.status === 200;
+        },
+        `event ${id} accepted`,
+        120_000,
+      );
       accepted++;
       onAccepted?.(accepted);
     }
@@ -56,7 +72,8 @@ async function postAll(key: string, ids: string[], workers = 8, onAccepted?: (n:
   return accepted;
 }
 
-const delivered = (r: Receiver, tenantId: string) => r.received.filter((x) => x.json?.tenantId === tenantId).map((x) => x.json.data.event.id as string);
+const delivered = (r: Receiver, tenantId: string) =>
+  r.received.filter((x) => x.json?.tenantId === tenantId).map((x) => x.json.data.event.id as string);
 
 test('when requests arrive, then both management replicas serve them (one queue group)', async () => {
   const instances = new Set<string>();
@@ -79,7 +96,12 @@ test('when API keys change through one management replica, then the next list on
       Array.from({ length: 20 }, async () => {
         const res = await admin.get(keys);
         expect(res.status).toBe(200);
-        return { total: res.body.pagination.total as number, byId: new Map((res.body.data as Array<{ id: string; name: string; lastUsedAt: string | null }>).map((k) => [k.id, k])) };
+        return {
+          total: res.body.pagination.total as number,
+          byId: new Map(
+            (res.body.data as Array<{ id: string; name: string; lastUsedAt: string | null }>).map((k) => [k.id, k]),
+          ),
+        };
       }),
     );
   const first = await anApiKey(admin, p, { name: 'first' });
@@ -96,7 +118,10 @@ test('when API keys change through one management replica, then the next list on
 
   // A key's first use is recorded after its request is answered; once one list shows it, every list does.
   expect((await client(stack.gatewayUrl, first.key).post('/run/v1/events', { type: 'used' })).status).toBe(201);
-  await eventually(async () => (await listTwenty()).some((l) => l.byId.get(first.apiKey.id)?.lastUsedAt != null), 'lastUsedAt listed');
+  await eventually(
+    async () => (await listTwenty()).some((l) => l.byId.get(first.apiKey.id)?.lastUsedAt != null),
+    'lastUsedAt listed',
+  );
   for (const l of await listTwenty()) expect(l.byId.get(first.apiKey.id)?.lastUsedAt).not.toBeNull();
 });
 
@@ -105,8 +130,18 @@ test('when events are posted, then each is delivered exactly once to each destin
   const { key } = await anApiKey(admin, p, { agentId: 'replica-agent' });
   const [a, b] = [await startReceiver(), await startReceiver()];
   try {
-    for (const r of [a, b]) expect((await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'r', url: r.url, eventTypes: ['event.created'] })).status).toBe(201);
-    const deliveredAttempts = async (healthUrl?: string) => sample(await scrape(healthUrl), 'webhook_attempts_total', { outcome: 'delivered' }) ?? 0;
+    for (const r of [a, b])
+      expect(
+        (
+          await admin.post(`${projectPath(p)}/webhook-destinations`, {
+            name: 'r',
+            url: r.url,
+            eventTypes: ['event.created'],
+          })
+        ).status,
+      ).toBe(201);
+    const deliveredAttempts = async (healthUrl?: string) =>
+      sample(await scrape(healthUrl), 'webhook_attempts_total', { outcome: 'delivered' }) ?? 0;
     const before = await Promise.all(replicas('webhook-dispatcher').map((d) => deliveredAttempts(d.healthUrl)));
     const TOTAL = 100;
     const ids = Array.from({ length: TOTAL }, (_, i) => `once-${i}`);
@@ -143,7 +178,14 @@ test('when one of two management replicas and one of two gateways get SIGTERM, t
   // The balancer: routes only to gateways whose /readyz answers 200, checking every 100 ms (its check period).
   const balancer = (async () => {
     while (!stop) {
-      for (const g of gateways) ready.set(g, await http('GET', `${g}/readyz`).then((r) => r.status === 200, () => false));
+      for (const g of gateways)
+        ready.set(
+          g,
+          await http('GET', `${g}/readyz`).then(
+            (r) => r.status === 200,
+            () => false,
+          ),
+        );
       const done = roundDone;
       round = new Promise<void>((r) => (roundDone = r));
       done();
@@ -165,9 +207,18 @@ test('when one of two management replicas and one of two gateways get SIGTERM, t
       const name = `hook-${turn}`;
       try {
         const ping = await http('GET', `${base}/ping`);
-        const created = await http('POST', `${base}${projectPath(p)}/webhook-destinations`, { token: stack.adminToken, json: { name, url: 'http://127.0.0.1:9/hook', eventTypes: ['event.created'] } });
-        const read = created.status === 201 ? await http('GET', `${base}${projectPath(p)}/webhook-destinations/${created.body.data.id}`, { token: stack.adminToken }) : created;
-        for (const r of [ping, created, read]) if (r.status >= 300) failures.push(`${r.status} ${JSON.stringify(r.body)}`);
+        const created = await http('POST', `${base}${projectPath(p)}/webhook-destinations`, {
+          token: stack.adminToken,
+          json: { name, url: 'http://127.0.0.1:9/hook', eventTypes: ['event.created'] },
+        });
+        const read =
+          created.status === 201
+            ? await http('GET', `${base}${projectPath(p)}/webhook-destinations/${created.body.data.id}`, {
+                token: stack.adminToken,
+              })
+            : created;
+        for (const r of [ping, created, read])
+          if (r.status >= 300) failures.push(`${r.status} ${JSON.stringify(r.body)}`);
         if (ping.status === 200 && read.status === 200) ok++;
       } catch (err) {
         failures.push(String(err));
@@ -202,7 +253,11 @@ test('when one management replica and one dispatcher replica are SIGKILLed mid-l
   const { key } = await anApiKey(admin, p, { agentId: 'kill-agent' });
   const receiver = await startReceiver();
   try {
-    const destination = await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'r', url: receiver.url, eventTypes: ['event.created'] });
+    const destination = await admin.post(`${projectPath(p)}/webhook-destinations`, {
+      name: 'r',
+      url: receiver.url,
+      eventTypes: ['event.created'],
+    });
     expect(destination.status).toBe(201);
     const TOTAL = 300;
     const ids = Array.from({ length: TOTAL }, (_, i) => `kill-${i}`);
@@ -212,7 +267,9 @@ test('when one management replica and one dispatcher replica are SIGKILLed mid-l
     let loading = true;
     const managementLoad = (async () => {
       for (let i = 0; loading; i++) {
-        const res = await admin.post(`${projectPath(p)}/api-keys`, { agentId: 'kill-agent', name: `k${i}` }).catch(() => undefined);
+        const res = await admin
+          .post(`${projectPath(p)}/api-keys`, { agentId: 'kill-agent', name: `k${i}` })
+          .catch(() => undefined);
         if (res?.status === 201) createdKeys.push(res.body.data.apiKey.id as string);
       }
     })();
@@ -234,7 +291,11 @@ test('when one management replica and one dispatcher replica are SIGKILLed mid-l
     // Nothing lost: every event delivered (at least once; the killed replica's unfinished work is redone when its
     // lease runs out). Waits for distinct events, not requests: attempts the killed replica sent but never recorded
     // are sent again, so the receiver's request count reaches TOTAL before the last distinct events arrive.
-    await eventually(() => new Set(delivered(receiver, p.tenantId)).size >= TOTAL, 'every event delivered', 120_000).catch(() => undefined);
+    await eventually(
+      () => new Set(delivered(receiver, p.tenantId)).size >= TOTAL,
+      'every event delivered',
+      120_000,
+    ).catch(() => undefined);
     expect(new Set(delivered(receiver, p.tenantId)).size).toBe(TOTAL);
     // A repeat is the same delivery sent again (one webhook-id per event, so a receiver can drop it), never a second one.
     const webhookIds = new Map<string, Set<unknown>>();
@@ -247,14 +308,20 @@ test('when one management replica and one dispatcher replica are SIGKILLed mid-l
     const statuses = async () => {
       const byStatus: Record<string, number> = {};
       for (let page = 1, pages = 1; page <= pages; page++) {
-        const res = await admin.get(`${projectPath(p)}/webhook-destinations/${destination.body.data.id}/deliveries?limit=100&page=${page}`);
+        const res = await admin.get(
+          `${projectPath(p)}/webhook-destinations/${destination.body.data.id}/deliveries?limit=100&page=${page}`,
+        );
         expect(res.status).toBe(200);
         for (const d of res.body.data as Array<{ status: string }>) byStatus[d.status] = (byStatus[d.status] ?? 0) + 1;
         pages = res.body.pagination.pages as number;
       }
       return byStatus;
     };
-    await eventually(async () => (await statuses()).delivered === TOTAL, 'every delivery recorded as delivered', 60_000).catch(() => undefined);
+    await eventually(
+      async () => (await statuses()).delivered === TOTAL,
+      'every delivery recorded as delivered',
+      60_000,
+    ).catch(() => undefined);
     expect(await statuses()).toEqual({ delivered: TOTAL });
     // Every API key whose creation was answered 201 is there.
     const listed = new Set<string>();

@@ -1,5 +1,15 @@
 import { randomId } from '@platform/secrets';
-import { anApp, eventually, http, solutionHeader, solveChallenge, startFakeChallengeProvider, startPrivateStack, type FakeChallengeProvider, type PrivateStack } from '@platform/testkit';
+import {
+  anApp,
+  eventually,
+  http,
+  solutionHeader,
+  solveChallenge,
+  startFakeChallengeProvider,
+  startPrivateStack,
+  type FakeChallengeProvider,
+  type PrivateStack,
+} from '@platform/testkit';
 
 /**
  * A second, small stack (its own NATS; management, run-auth, events-ingest and a gateway) configured for a hosted
@@ -31,19 +41,29 @@ beforeAll(async () => {
 afterAll(() => Promise.all([mini?.stop(), provider?.close()]));
 
 const anyProject = () => ({ tenantId: `t-${randomId(8).toLowerCase()}`, projectId: `p-${randomId(8).toLowerCase()}` });
-const get = (path: string, headers: Record<string, string> = { origin: ORIGIN }) => http('GET', `${mini.gatewayUrl}${path}`, { headers });
-const post = (path: string, json: unknown, headers: Record<string, string> = { origin: ORIGIN }) => http('POST', `${mini.gatewayUrl}${path}`, { json, headers });
+const get = (path: string, headers: Record<string, string> = { origin: ORIGIN }) =>
+  http('GET', `${mini.gatewayUrl}${path}`, { headers });
+const post = (path: string, json: unknown, headers: Record<string, string> = { origin: ORIGIN }) =>
+  http('POST', `${mini.gatewayUrl}${path}`, { json, headers });
 const newApp = () => anApp(mini.admin, anyProject());
 
 describe('challenge endpoints with a hosted challenge provider', () => {
   test('when a challenge is asked, then the provider is called with the endpoint class and client address, and its answer is passed through', async () => {
     const app = await newApp();
-    const res = await get(`/run/auth/challenge?appId=${app.id}&endpointClass=signup`, { origin: ORIGIN, 'user-agent': 'widget-test', 'x-forwarded-for': '192.0.2.10' });
+    const res = await get(`/run/auth/challenge?appId=${app.id}&endpointClass=signup`, {
+      origin: ORIGIN,
+      'user-agent': 'widget-test',
+      'x-forwarded-for': '192.0.2.10',
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ algorithm: 'SHA-256', maxnumber: 1000 });
     const call = provider.received.at(-1)!;
     expect(call).toMatchObject({ method: 'GET', path: '/v1/challenge' });
-    expect(call.headers).toMatchObject({ 'x-endpoint-class': 'signup', 'user-agent': 'widget-test', 'x-forwarded-for': '192.0.2.10' });
+    expect(call.headers).toMatchObject({
+      'x-endpoint-class': 'signup',
+      'user-agent': 'widget-test',
+      'x-forwarded-for': '192.0.2.10',
+    });
   });
 
   test('when the provider fails or answers something that is not JSON, then the endpoints answer 502 "Challenge upstream error"; its 429 becomes our 429', async () => {
@@ -70,7 +90,8 @@ describe('challenge endpoints with a hosted challenge provider', () => {
   test('when one client asks challenges for one app more often than the limit, then it answers 429 with Retry-After; another client address is not affected', async () => {
     const app = await newApp();
     const from = (ip: string) => ({ origin: ORIGIN, 'x-forwarded-for': ip });
-    for (let i = 0; i < CHALLENGE_LIMIT; i++) expect((await get(`/run/auth/challenge?appId=${app.id}`, from('192.0.2.20'))).status).toBe(200);
+    for (let i = 0; i < CHALLENGE_LIMIT; i++)
+      expect((await get(`/run/auth/challenge?appId=${app.id}`, from('192.0.2.20'))).status).toBe(200);
     const res = await get(`/run/auth/challenge?appId=${app.id}`, from('192.0.2.20'));
     expect(res.status).toBe(429);
     expect(res.body.detail).toBe('Challenge service rate limit exceeded');
@@ -88,25 +109,48 @@ describe('challenge endpoints with a hosted challenge provider', () => {
     const app = await newApp();
     const url = `/run/auth/apps/${app.id}/anonymous-session`;
     expect((await post(url, undefined)).status).toBe(400);
-    expect((await post(url, undefined, { origin: ORIGIN, 'x-challenge-solution': 'not base64 json!' })).status).toBe(400);
-    expect((await post(url, undefined, { origin: ORIGIN, 'x-challenge-solution': solutionHeader({ payload: 'forged.signature' }) })).status).toBe(403);
+    expect((await post(url, undefined, { origin: ORIGIN, 'x-challenge-solution': 'not base64 json!' })).status).toBe(
+      400,
+    );
+    expect(
+      (
+        await post(url, undefined, {
+          origin: ORIGIN,
+          'x-challenge-solution': solutionHeader({ payload: 'forged.signature' }),
+        })
+      ).status,
+    ).toBe(403);
 
     const solution = solveChallenge((await get(`/run/auth/challenge?appId=${app.id}`)).body);
     const verified = await post(`/run/auth/challenge/verify?appId=${app.id}`, solution);
     expect(verified.status).toBe(200);
     expect(verified.body).toMatchObject({ verified: true, payload: expect.any(String) });
-    const session = await post(url, undefined, { origin: ORIGIN, 'x-challenge-solution': solutionHeader({ payload: verified.body.payload }) });
+    const session = await post(url, undefined, {
+      origin: ORIGIN,
+      'x-challenge-solution': solutionHeader({ payload: verified.body.payload }),
+    });
     expect(session.status).toBe(200);
-    expect(provider.received.at(-1)).toMatchObject({ path: '/v1/verify/signature', body: { payload: verified.body.payload } });
+    expect(provider.received.at(-1)).toMatchObject({
+      path: '/v1/verify/signature',
+      body: { payload: verified.body.payload },
+    });
   });
 
   test('when an anonymous session token outlives its configured lifetime, then the run API refuses it with 401', async () => {
     const app = await newApp();
     const solution = solveChallenge((await get(`/run/auth/challenge?appId=${app.id}`)).body);
     const { payload } = (await post(`/run/auth/challenge/verify?appId=${app.id}`, solution)).body;
-    const session = await post(`/run/auth/apps/${app.id}/anonymous-session`, undefined, { origin: ORIGIN, 'x-challenge-solution': solutionHeader({ payload }) });
+    const session = await post(`/run/auth/apps/${app.id}/anonymous-session`, undefined, {
+      origin: ORIGIN,
+      'x-challenge-solution': solutionHeader({ payload }),
+    });
     expect(session.status).toBe(200);
-    const use = () => http('POST', `${mini.gatewayUrl}/run/v1/events`, { token: session.body.token, json: { type: 'ping' }, headers: { origin: ORIGIN, 'x-app-id': app.id } });
+    const use = () =>
+      http('POST', `${mini.gatewayUrl}/run/v1/events`, {
+        token: session.body.token,
+        json: { type: 'ping' },
+        headers: { origin: ORIGIN, 'x-app-id': app.id },
+      });
     expect((await use()).status).toBe(201);
     await eventually(async () => (await use()).status === 401, 'the anonymous token to expire', 10_000, 250);
     expect((await use()).body.detail).toMatch(/Authentication failed/);

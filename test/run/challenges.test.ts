@@ -4,8 +4,10 @@ const stack = testStack();
 const admin = adminClient(stack);
 const ORIGIN = 'https://app.example.com';
 
-const get = (path: string, headers: Record<string, string> = { origin: ORIGIN }) => http('GET', `${stack.gatewayUrl}${path}`, { headers });
-const post = (path: string, json: unknown, headers: Record<string, string> = { origin: ORIGIN }) => http('POST', `${stack.gatewayUrl}${path}`, { json, headers });
+const get = (path: string, headers: Record<string, string> = { origin: ORIGIN }) =>
+  http('GET', `${stack.gatewayUrl}${path}`, { headers });
+const post = (path: string, json: unknown, headers: Record<string, string> = { origin: ORIGIN }) =>
+  http('POST', `${stack.gatewayUrl}${path}`, { json, headers });
 
 describe('challenge endpoints (local proof of work)', () => {
   test('when a challenge is fetched, solved and verified, then it verifies once; a second verification of the same solution is refused', async () => {
@@ -20,7 +22,9 @@ describe('challenge endpoints (local proof of work)', () => {
     const first = await post(`/run/auth/challenge/verify?appId=${app.id}`, solution);
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ verified: true });
-    const again = await post(`/run/auth/challenge/verify?appId=${app.id}`, { payload: Buffer.from(JSON.stringify(solution)).toString('base64') });
+    const again = await post(`/run/auth/challenge/verify?appId=${app.id}`, {
+      payload: Buffer.from(JSON.stringify(solution)).toString('base64'),
+    });
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ verified: false, reason: 'already_used' });
   });
@@ -30,7 +34,10 @@ describe('challenge endpoints (local proof of work)', () => {
     const app = await anApp(admin, p);
     const other = await anApp(admin, p);
     const solution = solveChallenge((await get(`/run/auth/challenge?appId=${app.id}`)).body);
-    const wrongNumber = await post(`/run/auth/challenge/verify?appId=${app.id}`, { ...solution, number: solution.number + 1 });
+    const wrongNumber = await post(`/run/auth/challenge/verify?appId=${app.id}`, {
+      ...solution,
+      number: solution.number + 1,
+    });
     expect(wrongNumber.body).toEqual({ verified: false, reason: 'invalid' });
     const forged = await post(`/run/auth/challenge/verify?appId=${app.id}`, { ...solution, signature: '0'.repeat(64) });
     expect(forged.body).toEqual({ verified: false, reason: 'invalid' });
@@ -47,7 +54,11 @@ describe('challenge endpoints (local proof of work)', () => {
 
   test('when interaction data is posted, then it is acknowledged with a fresh challenge', async () => {
     const app = await anApp(admin, aProject());
-    const res = await post(`/run/auth/challenge?appId=${app.id}`, { endpointClass: 'chat', pointer: [[1, 2]], keys: 12 });
+    const res = await post(`/run/auth/challenge?appId=${app.id}`, {
+      endpointClass: 'chat',
+      pointer: [[1, 2]],
+      keys: 12,
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ received: true, challenge: { algorithm: 'SHA-256' } });
     expect(new Date(res.body.receivedAt).toISOString()).toBe(res.body.receivedAt);
@@ -76,7 +87,11 @@ describe('challenge endpoints (local proof of work)', () => {
     const api = await anApp(admin, p, { type: 'api' });
     for (const appId of ['app_unknown', disabled.id, api.id]) {
       const res = await get(`/run/auth/challenge?appId=${appId}`);
-      expect({ appId, status: res.status, detail: res.body.detail }).toEqual({ appId, status: 404, detail: 'Challenge service is not enabled or app not found' });
+      expect({ appId, status: res.status, detail: res.body.detail }).toEqual({
+        appId,
+        status: 404,
+        detail: 'Challenge service is not enabled or app not found',
+      });
     }
     expect((await post(`/run/auth/challenge/verify?appId=app_unknown`, { payload: 'x' })).status).toBe(404);
   });
@@ -84,7 +99,12 @@ describe('challenge endpoints (local proof of work)', () => {
   test('when endpointClass breaks its pattern or is longer than 32 characters, or appId is missing, then it answers 400', async () => {
     const app = await anApp(admin, aProject());
     expect((await get(`/run/auth/challenge?appId=${app.id}&endpointClass=${'a'.repeat(32)}`)).status).toBe(200);
-    for (const q of [`appId=${app.id}&endpointClass=${'a'.repeat(33)}`, `appId=${app.id}&endpointClass=Chat`, `appId=${app.id}&endpointClass=a_b`, 'endpointClass=chat']) {
+    for (const q of [
+      `appId=${app.id}&endpointClass=${'a'.repeat(33)}`,
+      `appId=${app.id}&endpointClass=Chat`,
+      `appId=${app.id}&endpointClass=a_b`,
+      'endpointClass=chat',
+    ]) {
       const res = await get(`/run/auth/challenge?${q}`);
       expect({ q, status: res.status }).toEqual({ q, status: 400 });
     }
@@ -99,6 +119,9 @@ describe('challenge endpoints (local proof of work)', () => {
     expect(res.body.expiresAt).toBeGreaterThan(Date.now());
     const solution = solveChallenge(res.body);
     expect((await post(`/run/auth/challenge/verify?appId=${app.id}`, solution)).body).toEqual({ verified: true });
-    expect((await post(`/run/auth/challenge/verify?appId=${app.id}`, solution)).body).toEqual({ verified: false, reason: 'already_used' });
+    expect((await post(`/run/auth/challenge/verify?appId=${app.id}`, solution)).body).toEqual({
+      verified: false,
+      reason: 'already_used',
+    });
   });
 });

@@ -2,7 +2,22 @@ import { createHmac } from 'node:crypto';
 import type { NatsConnection } from 'nats';
 import { eventFilter, triggerInvoked } from '@platform/contracts';
 import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
-import { adminClient, aProject, aProjectWithAgents, aTenantToken, collectEvents, connectAs, eventually, http, projectPath, startReceiver, testStack, uniqueId, withDatabase, type Receiver } from '@platform/testkit';
+import {
+  adminClient,
+  aProject,
+  aProjectWithAgents,
+  aTenantToken,
+  collectEvents,
+  connectAs,
+  eventually,
+  http,
+  projectPath,
+  startReceiver,
+  testStack,
+  uniqueId,
+  withDatabase,
+  type Receiver,
+} from '@platform/testkit';
 import { expectProblem } from '../support/expect-problem';
 import { createDestination } from '../support/webhooks';
 
@@ -12,14 +27,28 @@ type Project = { tenantId: string; projectId: string };
 
 const SECRET = 'whsec_test_0123456789abcdef';
 const agentPath = (p: Project, agentId = 'agent-1') => `${projectPath(p)}/agents/${agentId}`;
-const hmac = (algorithm: string, data: string, encoding: 'hex' | 'base64' = 'hex') => createHmac(algorithm, SECRET).update(data).digest(encoding);
+const hmac = (algorithm: string, data: string, encoding: 'hex' | 'base64' = 'hex') =>
+  createHmac(algorithm, SECRET).update(data).digest(encoding);
 
 /** A project whose credential `signing` holds SECRET in the memory store. */
 async function aProjectWithSigningSecret(): Promise<Project> {
   const p = await aProjectWithAgents(admin);
   const P = projectPath(p);
-  expect((await admin.post(`${P}/credential-stores/memory-default/credentials`, { key: 'signing-key', value: SECRET })).status).toBe(201);
-  expect((await admin.post(`${P}/credentials`, { id: 'signing', name: 'signing secret', type: 'memory', credentialStoreId: 'memory-default', retrievalParams: { key: 'signing-key' } })).status).toBe(201);
+  expect(
+    (await admin.post(`${P}/credential-stores/memory-default/credentials`, { key: 'signing-key', value: SECRET }))
+      .status,
+  ).toBe(201);
+  expect(
+    (
+      await admin.post(`${P}/credentials`, {
+        id: 'signing',
+        name: 'signing secret',
+        type: 'memory',
+        credentialStoreId: 'memory-default',
+        retrievalParams: { key: 'signing-key' },
+      })
+    ).status,
+  ).toBe(201);
   return p;
 }
 
@@ -29,9 +58,12 @@ async function aTrigger(p: Project, body: Record<string, unknown>): Promise<{ id
   return res.body.data;
 }
 
-const post = (url: string, raw: string, headers: Record<string, string>, type = 'application/json') => http('POST', url, { raw, headers: { 'content-type': type, ...headers } });
-const invocation = async (p: Project, triggerId: string, id: string) => (await admin.get(`${agentPath(p)}/triggers/${triggerId}/invocations/${id}`)).body.data;
-const invocations = async (p: Project, triggerId: string) => (await admin.get(`${agentPath(p)}/triggers/${triggerId}/invocations?limit=100`)).body;
+const post = (url: string, raw: string, headers: Record<string, string>, type = 'application/json') =>
+  http('POST', url, { raw, headers: { 'content-type': type, ...headers } });
+const invocation = async (p: Project, triggerId: string, id: string) =>
+  (await admin.get(`${agentPath(p)}/triggers/${triggerId}/invocations/${id}`)).body.data;
+const invocations = async (p: Project, triggerId: string) =>
+  (await admin.get(`${agentPath(p)}/triggers/${triggerId}/invocations?limit=100`)).body;
 
 let nc: NatsConnection;
 beforeAll(async () => {
@@ -44,9 +76,14 @@ afterAll(async () => {
 /** The agent runtime's view: a durable typed consumer of trigger.invoked for one project. */
 async function runtimeOf(p: Project): Promise<{ events: Array<EventOf<typeof triggerInvoked>>; sub: Subscription }> {
   const events: Array<EventOf<typeof triggerInvoked>> = [];
-  const sub = await subscribe(nc, triggerInvoked, { durable: uniqueId('runtime').replace(/[^A-Za-z0-9_-]/g, '-'), tenantId: p.tenantId, projectId: p.projectId }, (e) => {
-    events.push(e);
-  });
+  const sub = await subscribe(
+    nc,
+    triggerInvoked,
+    { durable: uniqueId('runtime').replace(/[^A-Za-z0-9_-]/g, '-'), tenantId: p.tenantId, projectId: p.projectId },
+    (e) => {
+      events.push(e);
+    },
+  );
   return { events, sub };
 }
 
@@ -60,12 +97,25 @@ describe('trigger webhooks: GitHub-style signatures, dispatch, de-duplication', 
         dispatchDelayMs: 250,
         deliveryIdHeader: 'X-GitHub-Delivery',
         signingSecretCredentialReferenceId: 'signing',
-        signatureVerification: { algorithm: 'sha256', encoding: 'hex', signature: { source: 'header', key: 'X-Hub-Signature-256', prefix: 'sha256=' } },
-        inputSchema: { type: 'object', required: ['ref', 'repository'], properties: { ref: { type: 'string' }, repository: { type: 'object', properties: { full_name: { type: 'string' } } } } },
+        signatureVerification: {
+          algorithm: 'sha256',
+          encoding: 'hex',
+          signature: { source: 'header', key: 'X-Hub-Signature-256', prefix: 'sha256=' },
+        },
+        inputSchema: {
+          type: 'object',
+          required: ['ref', 'repository'],
+          properties: {
+            ref: { type: 'string' },
+            repository: { type: 'object', properties: { full_name: { type: 'string' } } },
+          },
+        },
         outputTransform: { objectTransformation: { branch: 'ref', repo: 'repository.full_name' } },
         messageTemplate: 'Push to {{repo}} on {{branch}}',
       });
-      expect(t.webhookUrl).toBe(`${stack.gatewayUrl}/run/tenants/${p.tenantId}/projects/${p.projectId}/agents/agent-1/triggers/${t.id}`);
+      expect(t.webhookUrl).toBe(
+        `${stack.gatewayUrl}/run/tenants/${p.tenantId}/projects/${p.projectId}/agents/agent-1/triggers/${t.id}`,
+      );
       // Exact bytes matter: the signature covers the body as sent (spacing and key order included).
       const body = '{"ref": "refs/heads/main",  "repository": {"full_name": "acme/api"}}';
       const headers = { 'X-GitHub-Delivery': 'delivery-1', 'X-Hub-Signature-256': `sha256=${hmac('sha256', body)}` };
@@ -76,7 +126,9 @@ describe('trigger webhooks: GitHub-style signatures, dispatch, de-duplication', 
       const { invocationId } = res.body;
 
       await eventually(() => runtime.events.length >= 2, 'two trigger.invoked events');
-      const forUsers = runtime.events.filter((e) => e.data.invocationId === invocationId).sort((a, b) => a.data.dispatchIndex - b.data.dispatchIndex);
+      const forUsers = runtime.events
+        .filter((e) => e.data.invocationId === invocationId)
+        .sort((a, b) => a.data.dispatchIndex - b.data.dispatchIndex);
       expect(forUsers.map((e) => e.data)).toEqual(
         ['user-1', 'user-2'].map((userId, dispatchIndex) => ({
           tenantId: p.tenantId,
@@ -123,7 +175,10 @@ describe('trigger webhooks: GitHub-style signatures, dispatch, de-duplication', 
       // A new delivery is a new invocation; once its events are in, the first still has exactly two.
       const next = await post(t.webhookUrl, body, { ...headers, 'X-GitHub-Delivery': 'delivery-2' });
       expect(next.body.duplicate).toBe(false);
-      await eventually(() => runtime.events.filter((e) => e.data.invocationId === next.body.invocationId).length === 2, 'the second delivery dispatched');
+      await eventually(
+        () => runtime.events.filter((e) => e.data.invocationId === next.body.invocationId).length === 2,
+        'the second delivery dispatched',
+      );
       expect(runtime.events.filter((e) => e.data.invocationId === invocationId)).toHaveLength(2);
       const list = await invocations(p, t.id);
       expect(list.pagination.total).toBe(2);
@@ -138,17 +193,30 @@ describe('trigger webhooks: GitHub-style signatures, dispatch, de-duplication', 
     const t = await aTrigger(p, {
       runAsUserId: 'user-1',
       signingSecretCredentialReferenceId: 'signing',
-      signatureVerification: { algorithm: 'sha256', encoding: 'hex', signature: { source: 'header', key: 'X-Hub-Signature-256', prefix: 'sha256=' } },
+      signatureVerification: {
+        algorithm: 'sha256',
+        encoding: 'hex',
+        signature: { source: 'header', key: 'X-Hub-Signature-256', prefix: 'sha256=' },
+      },
     });
     const body = '{"action":"opened"}';
     expectProblem(await post(t.webhookUrl, body, {}), 401);
-    expectProblem(await post(t.webhookUrl, body, { 'X-Hub-Signature-256': `sha256=${hmac('sha256', '{"action":"closed"}')}` }), 403);
+    expectProblem(
+      await post(t.webhookUrl, body, { 'X-Hub-Signature-256': `sha256=${hmac('sha256', '{"action":"closed"}')}` }),
+      403,
+    );
     // Signed with another algorithm than configured: refused too.
     expectProblem(await post(t.webhookUrl, body, { 'X-Hub-Signature-256': `sha256=${hmac('sha512', body)}` }), 403);
     const list = await invocations(p, t.id);
     expect(list.data).toHaveLength(3);
     for (const inv of list.data) {
-      expect(inv).toMatchObject({ status: 'rejected', verdicts: { authentication: 'skipped', signature: 'failed', schema: 'skipped' }, dispatches: [], message: null, input: null });
+      expect(inv).toMatchObject({
+        status: 'rejected',
+        verdicts: { authentication: 'skipped', signature: 'failed', schema: 'skipped' },
+        dispatches: [],
+        message: null,
+        input: null,
+      });
     }
     expect(list.data.map((i: { error: { status: number } }) => i.error.status).sort()).toEqual([401, 403, 403]);
     expectProblem(await admin.post(`${agentPath(p)}/triggers/${t.id}/invocations/${list.data[0].id}/rerun`), 409);
@@ -170,25 +238,44 @@ describe('trigger webhooks: Stripe-style and Slack signatures', () => {
     componentJoin: { strategy: 'concatenate', separator: '.' },
     validation,
   });
-  const stripeHeader = (timestamp: string, body: string) => `t=${timestamp},v1=${hmac('sha256', `${timestamp}.${body}`)},v0=deadbeef`;
+  const stripeHeader = (timestamp: string, body: string) =>
+    `t=${timestamp},v1=${hmac('sha256', `${timestamp}.${body}`)},v0=deadbeef`;
 
   test('when a Stripe-style timestamped signature (t=…,v1=…) signs "<t>.<body>", then it is accepted; the same header on another body is 403', async () => {
     const p = await aProjectWithSigningSecret();
-    const t = await aTrigger(p, { signingSecretCredentialReferenceId: 'signing', signatureVerification: stripeVerification(), messageTemplate: 'Stripe {{type}}' });
+    const t = await aTrigger(p, {
+      signingSecretCredentialReferenceId: 'signing',
+      signatureVerification: stripeVerification(),
+      messageTemplate: 'Stripe {{type}}',
+    });
     const body = '{"id":"evt_1","type":"invoice.paid"}';
     const timestamp = unixTime();
     const header = stripeHeader(timestamp, body);
     const ok = await post(t.webhookUrl, body, { 'Stripe-Signature': header });
     expect(ok.status).toBe(202);
-    expect(await invocation(p, t.id, ok.body.invocationId)).toMatchObject({ verdicts: { signature: 'passed' }, message: 'Stripe invoice.paid' });
-    expectProblem(await post(t.webhookUrl, '{"id":"evt_1","type":"invoice.voided"}', { 'Stripe-Signature': header }), 403);
+    expect(await invocation(p, t.id, ok.body.invocationId)).toMatchObject({
+      verdicts: { signature: 'passed' },
+      message: 'Stripe invoice.paid',
+    });
+    expectProblem(
+      await post(t.webhookUrl, '{"id":"evt_1","type":"invoice.voided"}', { 'Stripe-Signature': header }),
+      403,
+    );
     // Another timestamp with the same v1 is another signed text.
-    expectProblem(await post(t.webhookUrl, body, { 'Stripe-Signature': header.replace(`t=${timestamp}`, `t=${Number(timestamp) + 1}`) }), 403);
+    expectProblem(
+      await post(t.webhookUrl, body, {
+        'Stripe-Signature': header.replace(`t=${timestamp}`, `t=${Number(timestamp) + 1}`),
+      }),
+      403,
+    );
   });
 
   test('when a Stripe-style call was signed longer ago than the tolerance, then it is refused with 401 even though its signature is right; a wider timestampToleranceSeconds accepts it', async () => {
     const p = await aProjectWithSigningSecret();
-    const t = await aTrigger(p, { signingSecretCredentialReferenceId: 'signing', signatureVerification: stripeVerification() });
+    const t = await aTrigger(p, {
+      signingSecretCredentialReferenceId: 'signing',
+      signatureVerification: stripeVerification(),
+    });
     const body = '{"id":"evt_old","type":"invoice.paid"}';
     // Captured six minutes ago and replayed now: the default tolerance is five minutes.
     const replayed = { 'Stripe-Signature': stripeHeader(unixTime(-360), body) };
@@ -199,7 +286,9 @@ describe('trigger webhooks: Stripe-style and Slack signatures', () => {
     expect(rejected).toMatchObject({ status: 'rejected', verdicts: { signature: 'failed' }, error: { status: 401 } });
     expectProblem(await post(t.webhookUrl, body, { 'Stripe-Signature': stripeHeader(unixTime(360), body) }), 401);
 
-    const widened = await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { signatureVerification: stripeVerification({ timestampToleranceSeconds: 900 }) });
+    const widened = await admin.patch(`${agentPath(p)}/triggers/${t.id}`, {
+      signatureVerification: stripeVerification({ timestampToleranceSeconds: 900 }),
+    });
     expect(widened.status).toBe(200);
     expect(widened.body.data.signatureVerification.validation).toMatchObject({ timestampToleranceSeconds: 900 });
     expect((await post(t.webhookUrl, body, replayed)).status).toBe(202);
@@ -209,10 +298,17 @@ describe('trigger webhooks: Stripe-style and Slack signatures', () => {
     algorithm: 'sha256',
     encoding: 'hex',
     signature: { source: 'header', key: 'X-Slack-Signature', prefix: 'v0=' },
-    signedComponents: [{ source: 'literal', value: 'v0' }, { source: 'header', key: 'X-Slack-Request-Timestamp', ...(marked ? { timestamp: true } : {}) }, { source: 'body' }],
+    signedComponents: [
+      { source: 'literal', value: 'v0' },
+      { source: 'header', key: 'X-Slack-Request-Timestamp', ...(marked ? { timestamp: true } : {}) },
+      { source: 'body' },
+    ],
     componentJoin: { strategy: 'concatenate', separator: ':' },
   });
-  const slackHeaders = (ts: string, body: string) => ({ 'X-Slack-Request-Timestamp': ts, 'X-Slack-Signature': `v0=${hmac('sha256', `v0:${ts}:${body}`)}` });
+  const slackHeaders = (ts: string, body: string) => ({
+    'X-Slack-Request-Timestamp': ts,
+    'X-Slack-Signature': `v0=${hmac('sha256', `v0:${ts}:${body}`)}`,
+  });
   const FORM = 'application/x-www-form-urlencoded';
 
   test('when Slack signs "v0:<timestamp>:<body>" of a form-encoded slash command, then it is accepted and the form fields feed the schema and the template', async () => {
@@ -221,7 +317,11 @@ describe('trigger webhooks: Stripe-style and Slack signatures', () => {
       runAsUserId: 'user-1',
       signingSecretCredentialReferenceId: 'signing',
       signatureVerification: slackVerification(true),
-      inputSchema: { type: 'object', required: ['command', 'text'], properties: { command: { type: 'string' }, text: { type: 'string' } } },
+      inputSchema: {
+        type: 'object',
+        required: ['command', 'text'],
+        properties: { command: { type: 'string' }, text: { type: 'string' } },
+      },
       messageTemplate: '{{command}} {{text}}',
     });
     const body = 'token=abc&team_id=T1&command=%2Fdeploy&text=api+to+prod';
@@ -235,14 +335,20 @@ describe('trigger webhooks: Stripe-style and Slack signatures', () => {
       input: { token: 'abc', team_id: 'T1', command: '/deploy', text: 'api to prod' },
     });
     // The timestamp is signed: changing it breaks the signature.
-    expectProblem(await post(t.webhookUrl, body, { ...headers, 'X-Slack-Request-Timestamp': String(Number(ts) + 1) }, FORM), 403);
+    expectProblem(
+      await post(t.webhookUrl, body, { ...headers, 'X-Slack-Request-Timestamp': String(Number(ts) + 1) }, FORM),
+      403,
+    );
     // A required signed component that is missing is 401 (nothing to verify against).
     expectProblem(await post(t.webhookUrl, body, { 'X-Slack-Signature': headers['X-Slack-Signature'] }, FORM), 401);
   });
 
   test('when a Slack request is replayed after more than five minutes, or its timestamp is not a Unix time, then 401; without the timestamp mark the trigger warns that replays are possible', async () => {
     const p = await aProjectWithSigningSecret();
-    const t = await aTrigger(p, { signingSecretCredentialReferenceId: 'signing', signatureVerification: slackVerification(true) });
+    const t = await aTrigger(p, {
+      signingSecretCredentialReferenceId: 'signing',
+      signatureVerification: slackVerification(true),
+    });
     const body = 'command=%2Fdeploy&text=api';
     const old = await post(t.webhookUrl, body, slackHeaders(unixTime(-301), body), FORM);
     expectProblem(old, 401);
@@ -251,21 +357,59 @@ describe('trigger webhooks: Stripe-style and Slack signatures', () => {
     expect((await post(t.webhookUrl, body, slackHeaders(unixTime(-5), body), FORM)).status).toBe(202);
 
     // The same configuration without the mark has no replay guard, and says so when it is written.
-    const unmarked = await admin.post(`${agentPath(p)}/triggers`, { name: 'unguarded', signingSecretCredentialReferenceId: 'signing', signatureVerification: slackVerification(false) });
+    const unmarked = await admin.post(`${agentPath(p)}/triggers`, {
+      name: 'unguarded',
+      signingSecretCredentialReferenceId: 'signing',
+      signatureVerification: slackVerification(false),
+    });
     expect(unmarked.status).toBe(201);
     expect(unmarked.body.warning).toContain('timestamp: true');
-    expect((await post(unmarked.body.data.webhookUrl, body, slackHeaders(unixTime(-3600), body), FORM)).status).toBe(202);
+    expect((await post(unmarked.body.data.webhookUrl, body, slackHeaders(unixTime(-3600), body), FORM)).status).toBe(
+      202,
+    );
   });
 
   test.each([
-    ['two components are marked as the timestamp', { signedComponents: [{ source: 'header', key: 'X-A', timestamp: true }, { source: 'header', key: 'X-B', timestamp: true }] }, '/signatureVerification/signedComponents/1/timestamp'],
-    ['a literal is marked as the timestamp', { signedComponents: [{ source: 'literal', value: '1', timestamp: true }, { source: 'body' }] }, '/signatureVerification/signedComponents/0/timestamp'],
-    ['a tolerance is set but no component is the timestamp', { validation: { timestampToleranceSeconds: 60 } }, '/signatureVerification/validation/timestampToleranceSeconds'],
-    ['the tolerance is over a day', { signedComponents: [{ source: 'header', key: 'X-T', timestamp: true }], validation: { timestampToleranceSeconds: 86_401 } }, '/signatureVerification/validation/timestampToleranceSeconds'],
+    [
+      'two components are marked as the timestamp',
+      {
+        signedComponents: [
+          { source: 'header', key: 'X-A', timestamp: true },
+          { source: 'header', key: 'X-B', timestamp: true },
+        ],
+      },
+      '/signatureVerification/signedComponents/1/timestamp',
+    ],
+    [
+      'a literal is marked as the timestamp',
+      { signedComponents: [{ source: 'literal', value: '1', timestamp: true }, { source: 'body' }] },
+      '/signatureVerification/signedComponents/0/timestamp',
+    ],
+    [
+      'a tolerance is set but no component is the timestamp',
+      { validation: { timestampToleranceSeconds: 60 } },
+      '/signatureVerification/validation/timestampToleranceSeconds',
+    ],
+    [
+      'the tolerance is over a day',
+      {
+        signedComponents: [{ source: 'header', key: 'X-T', timestamp: true }],
+        validation: { timestampToleranceSeconds: 86_401 },
+      },
+      '/signatureVerification/validation/timestampToleranceSeconds',
+    ],
   ])('when %s, then the trigger is refused with 400 at the field', async (_what, fields, pointer) => {
     const p = await aProjectWithSigningSecret();
     const signatureVerification = { signature: { source: 'header', key: 'X-Sig' }, ...fields };
-    expectProblem(await admin.post(`${agentPath(p)}/triggers`, { name: 'bad', signingSecretCredentialReferenceId: 'signing', signatureVerification }), 400, pointer);
+    expectProblem(
+      await admin.post(`${agentPath(p)}/triggers`, {
+        name: 'bad',
+        signingSecretCredentialReferenceId: 'signing',
+        signatureVerification,
+      }),
+      400,
+      pointer,
+    );
     expect((await admin.get(`${agentPath(p)}/triggers`)).body.pagination.total).toBe(0);
   });
 });
@@ -279,11 +423,15 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
     const ok = await post(t.webhookUrl, '{"a":1}', { 'x-api-token': 'tok-123456789' });
     expect(ok.status).toBe(202);
     const list = (await invocations(p, t.id)).data;
-    expect(list.map((i: { status: string; verdicts: { authentication: string } }) => [i.status, i.verdicts.authentication])).toEqual([
-      ['pending', 'passed'],
-      ['rejected', 'failed'],
-      ['rejected', 'failed'],
-    ].map(([s, v], i) => (i === 0 ? [expect.stringMatching(/pending|dispatched/), v] : [s, v])));
+    expect(
+      list.map((i: { status: string; verdicts: { authentication: string } }) => [i.status, i.verdicts.authentication]),
+    ).toEqual(
+      [
+        ['pending', 'passed'],
+        ['rejected', 'failed'],
+        ['rejected', 'failed'],
+      ].map(([s, v], i) => (i === 0 ? [expect.stringMatching(/pending|dispatched/), v] : [s, v])),
+    );
     // One request without a user when the trigger names no run-as user; the message is the input as JSON.
     const inv = await invocation(p, t.id, ok.body.invocationId);
     expect(inv).toMatchObject({ message: '{"a":1}', input: { a: 1 } });
@@ -293,7 +441,14 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
   test('when the body does not match inputSchema, then 422 with a pointer per problem, and the rejection is recorded', async () => {
     const p = await aProjectWithAgents(admin);
     const t = await aTrigger(p, {
-      inputSchema: { type: 'object', required: ['action', 'issue'], properties: { action: { type: 'string' }, issue: { type: 'object', required: ['number'], properties: { number: { type: 'integer' } } } } },
+      inputSchema: {
+        type: 'object',
+        required: ['action', 'issue'],
+        properties: {
+          action: { type: 'string' },
+          issue: { type: 'object', required: ['number'], properties: { number: { type: 'integer' } } },
+        },
+      },
     });
     const res = await post(t.webhookUrl, '{"action":5,"issue":{}}', {});
     expectProblem(res, 422);
@@ -312,12 +467,25 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
 
   test('when outputTransform has a jmespath, then the input is what it picks, and the template renders from it', async () => {
     const p = await aProjectWithAgents(admin);
-    const t = await aTrigger(p, { outputTransform: { jmespath: 'data.object' }, messageTemplate: 'Order {{id}} for {{customer.name}}: {{items}}' });
-    const ok = await post(t.webhookUrl, JSON.stringify({ data: { object: { id: 'o-1', customer: { name: 'Ada' }, items: [1, 2] } } }), {});
+    const t = await aTrigger(p, {
+      outputTransform: { jmespath: 'data.object' },
+      messageTemplate: 'Order {{id}} for {{customer.name}}: {{items}}',
+    });
+    const ok = await post(
+      t.webhookUrl,
+      JSON.stringify({ data: { object: { id: 'o-1', customer: { name: 'Ada' }, items: [1, 2] } } }),
+      {},
+    );
     expect(ok.status).toBe(202);
-    expect(await invocation(p, t.id, ok.body.invocationId)).toMatchObject({ input: { id: 'o-1', customer: { name: 'Ada' }, items: [1, 2] }, message: 'Order o-1 for Ada: [1,2]' });
+    expect(await invocation(p, t.id, ok.body.invocationId)).toMatchObject({
+      input: { id: 'o-1', customer: { name: 'Ada' }, items: [1, 2] },
+      message: 'Order o-1 for Ada: [1,2]',
+    });
     // An expression that does not compile is refused when the trigger is written.
-    expectProblem(await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { outputTransform: { jmespath: 'data.[' } }), 422);
+    expectProblem(
+      await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { outputTransform: { jmespath: 'data.[' } }),
+      422,
+    );
   });
 
   test('when a trigger is unknown, disabled or addressed under another agent, then 404 and nothing is recorded', async () => {
@@ -364,10 +532,20 @@ describe('trigger webhooks: authentication, schema, transform, 404, limits', () 
     expect(over.body.detail).toContain('64 bytes');
     expect((await invocations(p, t.id)).pagination.total).toBe(1);
     // Back to the platform maximum, the same body is accepted.
-    expect((await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { bodyLimitBytes: null })).body.data.bodyLimitBytes).toBeNull();
+    expect(
+      (await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { bodyLimitBytes: null })).body.data.bodyLimitBytes,
+    ).toBeNull();
     expect((await post(t.webhookUrl, JSON.stringify({ pad: 'x'.repeat(64) }), {})).status).toBe(202);
-    expectProblem(await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { bodyLimitBytes: 1024 * 1024 + 1 }), 400, '/bodyLimitBytes');
-    expectProblem(await admin.post(`${agentPath(p)}/triggers`, { name: 'zero', bodyLimitBytes: 0 }), 400, '/bodyLimitBytes');
+    expectProblem(
+      await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { bodyLimitBytes: 1024 * 1024 + 1 }),
+      400,
+      '/bodyLimitBytes',
+    );
+    expectProblem(
+      await admin.post(`${agentPath(p)}/triggers`, { name: 'zero', bodyLimitBytes: 0 }),
+      400,
+      '/bodyLimitBytes',
+    );
   });
 });
 
@@ -390,11 +568,23 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
       expect((await admin.patch(`${agentPath(p)}/triggers/${t.id}`, { runAsUserIds: ['user-2'] })).status).toBe(200);
       const rerun = await admin.post(`${agentPath(p)}/triggers/${t.id}/invocations/${first.body.invocationId}/rerun`);
       expect(rerun.status).toBe(202);
-      expect(rerun.body.data).toMatchObject({ rerunOf: first.body.invocationId, message: 'Build 7', input: { n: 7 }, status: expect.stringMatching(/pending|dispatched/) });
+      expect(rerun.body.data).toMatchObject({
+        rerunOf: first.body.invocationId,
+        message: 'Build 7',
+        input: { n: 7 },
+        status: expect.stringMatching(/pending|dispatched/),
+      });
       const newId = rerun.body.data.id;
       expect(newId).not.toBe(first.body.invocationId);
-      await eventually(() => runtime.events.filter((e) => e.data.invocationId === newId).length === 2, 'the rerun dispatched');
-      expect(runtime.events.filter((e) => e.data.invocationId === newId).map((e) => [e.data.userId, e.data.message, e.data.rerunOf])).toEqual(
+      await eventually(
+        () => runtime.events.filter((e) => e.data.invocationId === newId).length === 2,
+        'the rerun dispatched',
+      );
+      expect(
+        runtime.events
+          .filter((e) => e.data.invocationId === newId)
+          .map((e) => [e.data.userId, e.data.message, e.data.rerunOf]),
+      ).toEqual(
         expect.arrayContaining([
           ['user-1', 'Build 7', first.body.invocationId],
           ['user-2', 'Build 7', first.body.invocationId],
@@ -448,15 +638,28 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
           message: 'left behind',
           inputJson: '{"x":1}',
           bodyBytes: 7,
-          dispatches: { d0: { index: 0, userId: null, state: 'pending', eventId: `${id}-0`, dueAt: now, dispatchedAt: null } },
+          dispatches: {
+            d0: { index: 0, userId: null, state: 'pending', eventId: `${id}-0`, dueAt: now, dispatchedAt: null },
+          },
           dispatchPending: true,
           receivedAt: now,
           completedAt: null,
         }),
       );
-      const event = await eventually(() => sub.events.find((e) => e.data.invocationId === id), 'the left-behind request published', 20_000);
-      expect(event).toMatchObject({ id: `${id}-0`, type: 'trigger.invoked', data: { message: 'left behind', input: { x: 1 }, userId: null } });
-      await eventually(async () => (await invocation(p, t.id, id)).status === 'dispatched', 'the invocation marked dispatched');
+      const event = await eventually(
+        () => sub.events.find((e) => e.data.invocationId === id),
+        'the left-behind request published',
+        20_000,
+      );
+      expect(event).toMatchObject({
+        id: `${id}-0`,
+        type: 'trigger.invoked',
+        data: { message: 'left behind', input: { x: 1 }, userId: null },
+      });
+      await eventually(
+        async () => (await invocation(p, t.id, id)).status === 'dispatched',
+        'the invocation marked dispatched',
+      );
     } finally {
       await sub.close();
     }
@@ -468,13 +671,18 @@ describe('trigger invocations: rerun, delivery to webhooks, crash, isolation', (
     const t = await aTrigger(a, {});
     const ok = await post(t.webhookUrl, '{}', {});
     expect(ok.status).toBe(202);
-    const underB = t.webhookUrl.replace(`/tenants/${a.tenantId}/projects/${a.projectId}/`, `/tenants/${b.tenantId}/projects/${a.projectId}/`);
+    const underB = t.webhookUrl.replace(
+      `/tenants/${a.tenantId}/projects/${a.projectId}/`,
+      `/tenants/${b.tenantId}/projects/${a.projectId}/`,
+    );
     expectProblem(await post(underB, '{}', {}), 404);
     const tokenOfB = await aTenantToken(admin, b.tenantId, 'admin');
     const base = `${stack.gatewayUrl}${agentPath(a)}/triggers/${t.id}/invocations`;
     expect([403, 404]).toContain((await http('GET', base, { token: tokenOfB })).status);
     expect([403, 404]).toContain((await http('GET', `${base}/${ok.body.invocationId}`, { token: tokenOfB })).status);
-    expect([403, 404]).toContain((await http('POST', `${base}/${ok.body.invocationId}/rerun`, { token: tokenOfB })).status);
+    expect([403, 404]).toContain(
+      (await http('POST', `${base}/${ok.body.invocationId}/rerun`, { token: tokenOfB })).status,
+    );
     expect((await invocations(a, t.id)).pagination.total).toBe(1);
   });
 });

@@ -1,6 +1,16 @@
 import { connect } from 'node:net';
 import { allOperations, type AnyOperation } from '@platform/contracts';
-import { adminClient, anAnalyticsKey, anApiKey, aProject, http, rowsOfTenant, type HttpResult, testStack, uniqueId } from '@platform/testkit';
+import {
+  adminClient,
+  anAnalyticsKey,
+  anApiKey,
+  aProject,
+  http,
+  rowsOfTenant,
+  type HttpResult,
+  testStack,
+  uniqueId,
+} from '@platform/testkit';
 
 /**
  * A corpus of hostile bodies through every operation that takes a JSON body (generated from the declarations):
@@ -19,7 +29,9 @@ let apiKey = '';
 let analyticsKey = '';
 
 function urlOf(op: AnyOperation, idValue = 'x-1'): string {
-  const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'tenantId' ? p.tenantId : name === 'projectId' ? p.projectId : encodeURIComponent(idValue)));
+  const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
+    name === 'tenantId' ? p.tenantId : name === 'projectId' ? p.projectId : encodeURIComponent(idValue),
+  );
   return `${op.listener === 'analytics' ? stack.analyticsUrl : stack.gatewayUrl}${path}`;
 }
 
@@ -30,8 +42,17 @@ function tokenFor(op: AnyOperation): string | undefined {
   return stack.adminToken;
 }
 
-function send(op: AnyOperation, body: string | Buffer, contentType = 'application/json', idValue?: string): Promise<HttpResult> {
-  return http(op.method.toUpperCase(), urlOf(op, idValue), { token: tokenFor(op), raw: body, headers: { 'content-type': contentType } });
+function send(
+  op: AnyOperation,
+  body: string | Buffer,
+  contentType = 'application/json',
+  idValue?: string,
+): Promise<HttpResult> {
+  return http(op.method.toUpperCase(), urlOf(op, idValue), {
+    token: tokenFor(op),
+    raw: body,
+    headers: { 'content-type': contentType },
+  });
 }
 
 const nested = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
@@ -44,17 +65,62 @@ const corpus: Array<[string, (op: AnyOperation) => { body: string | Buffer; type
   ['a latin-1 charset', () => ({ body: '{"name":"x"}', type: 'application/json; charset=iso-8859-1' })],
   ['invalid JSON', () => ({ body: '{"name": ' })],
   ['a bare JSON string', () => ({ body: '"just a string"' })],
-  ['invalid UTF-8 bytes', () => ({ body: Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d]) })],
-  ['JSON nested 40 levels', () => ({ body: `{"id":"deep-1","name":"deep","properties":${nested(40)},"metadata":${nested(40)}}` })],
+  [
+    'invalid UTF-8 bytes',
+    () => ({
+      body: Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d]),
+    }),
+  ],
+  [
+    'JSON nested 40 levels',
+    () => ({ body: `{"id":"deep-1","name":"deep","properties":${nested(40)},"metadata":${nested(40)}}` }),
+  ],
   ['JSON nested 100,000 levels', () => ({ body: '['.repeat(100_000) + ']'.repeat(100_000) })],
   ['a __proto__ key', () => ({ body: '{"__proto__":{"polluted":true},"name":"x","id":"proto-1"}' })],
-  ['a constructor.prototype key', () => ({ body: '{"constructor":{"prototype":{"polluted":true}},"name":"x","id":"ctor-1"}' })],
-  ['huge numbers', () => ({ body: '{"id":"num-1","name":1e400,"page":-1e400,"limit":123456789012345678901234567890}' })],
-  ['a very long string', (op) => ({ body: JSON.stringify({ id: 'long-1', x: 'x'.repeat((op.bodyLimit ?? ONE_MB) - 100) }) })],
+  [
+    'a constructor.prototype key',
+    () => ({ body: '{"constructor":{"prototype":{"polluted":true}},"name":"x","id":"ctor-1"}' }),
+  ],
+  [
+    'huge numbers',
+    () => ({ body: '{"id":"num-1","name":1e400,"page":-1e400,"limit":123456789012345678901234567890}' }),
+  ],
+  [
+    'a very long string',
+    (op) => ({ body: JSON.stringify({ id: 'long-1', x: 'x'.repeat((op.bodyLimit ?? ONE_MB) - 100) }) }),
+  ],
   ['a very long array', () => ({ body: `[${'1,'.repeat(300_000)}1]` })],
-  ['control characters in the id', () => ({ body: JSON.stringify({ id: 'a\u0000b\nc', name: 'ctl', agentId: 'a\u0007', type: 't\u0000' }) })],
-  ['a NUL inside free-text fields', () => ({ body: JSON.stringify({ id: 'nul-1', name: 'a\u0000b', conversationId: 'c-1', type: 'positive', details: 'x\u0000y', agentId: 'agent-1', entityType: 'message', messageId: 'm-1' }) })],
-  ['a NUL inside a key', () => ({ body: JSON.stringify({ id: 'nul-2', conversationId: 'c-1', type: 'positive', metadata: { 'k\u0000': 'v' }, properties: { 'k\u0000': 'v' } }) })],
+  [
+    'control characters in the id',
+    () => ({ body: JSON.stringify({ id: 'a\u0000b\nc', name: 'ctl', agentId: 'a\u0007', type: 't\u0000' }) }),
+  ],
+  [
+    'a NUL inside free-text fields',
+    () => ({
+      body: JSON.stringify({
+        id: 'nul-1',
+        name: 'a\u0000b',
+        conversationId: 'c-1',
+        type: 'positive',
+        details: 'x\u0000y',
+        agentId: 'agent-1',
+        entityType: 'message',
+        messageId: 'm-1',
+      }),
+    }),
+  ],
+  [
+    'a NUL inside a key',
+    () => ({
+      body: JSON.stringify({
+        id: 'nul-2',
+        conversationId: 'c-1',
+        type: 'positive',
+        metadata: { 'k\u0000': 'v' },
+        properties: { 'k\u0000': 'v' },
+      }),
+    }),
+  ],
   ['control characters in the path id', () => ({ body: '{}', id: 'a\u0000\r\nb' })],
 ];
 
@@ -68,7 +134,8 @@ let before: Record<string, number>;
  */
 async function storedOfTenant(): Promise<Record<string, number>> {
   const rows = await rowsOfTenant(stack.env.MONGO_URL!, stack.env.MONGO_DB_PREFIX ?? 'test', p.tenantId);
-  const kept = (name: string, list: unknown[]) => (name.endsWith('.auditLog') ? list.filter((r) => (r as { outcome?: string }).outcome !== 'failed') : list);
+  const kept = (name: string, list: unknown[]) =>
+    name.endsWith('.auditLog') ? list.filter((r) => (r as { outcome?: string }).outcome !== 'failed') : list;
   const lasting = Object.entries(rows).filter(([name]) => !name.endsWith('.auditIntents'));
   return Object.fromEntries(lasting.map(([name, list]) => [name, kept(name, list).length]));
 }
@@ -84,10 +151,15 @@ beforeAll(async () => {
 
 function expectRefused(op: AnyOperation, res: HttpResult, what: string): void {
   const ok = res.status >= 400 && res.status < 500;
-  if (!ok) throw new Error(`${op.method.toUpperCase()} ${op.path} with ${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+  if (!ok)
+    throw new Error(
+      `${op.method.toUpperCase()} ${op.path} with ${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+    );
   const legacy = op.errorBody === 'legacy' || op.errorBody === 'oauth';
   if (!legacy) expect(`${what}: ${res.contentType}`).toBe(`${what}: application/problem+json; charset=utf-8`);
-  expect(res.body).toEqual(expect.objectContaining(legacy ? { error: expect.anything() } : { status: res.status, detail: expect.any(String) }));
+  expect(res.body).toEqual(
+    expect.objectContaining(legacy ? { error: expect.anything() } : { status: res.status, detail: expect.any(String) }),
+  );
 }
 
 describe('bad-input corpus through every body-taking operation', () => {
@@ -95,15 +167,19 @@ describe('bad-input corpus through every body-taking operation', () => {
     expect(bodyOps.length).toBeGreaterThan(30);
   });
 
-  test.each(corpus)('when every body-taking operation gets %s, then each answers 4xx and the gateway stays up', async (what, make) => {
-    for (const op of bodyOps) {
-      const { body, type, id } = make(op);
-      // A bad path id needs a path with an id in it.
-      if (id !== undefined && !namesRecord(op)) continue;
-      expectRefused(op, await send(op, body, type, id), what);
-    }
-    expect((await http('GET', `${stack.gatewayUrl}/healthz`)).status).toBe(200);
-  }, 120_000);
+  test.each(corpus)(
+    'when every body-taking operation gets %s, then each answers 4xx and the gateway stays up',
+    async (what, make) => {
+      for (const op of bodyOps) {
+        const { body, type, id } = make(op);
+        // A bad path id needs a path with an id in it.
+        if (id !== undefined && !namesRecord(op)) continue;
+        expectRefused(op, await send(op, body, type, id), what);
+      }
+      expect((await http('GET', `${stack.gatewayUrl}/healthz`)).status).toBe(200);
+    },
+    120_000,
+  );
 
   test('when every body-taking operation is announced with a body one byte over its limit, then each answers 413 before reading the body', async () => {
     // Only the headers are sent: the gateway answers from Content-Length and closes without reading the rest (a client
@@ -123,7 +199,8 @@ describe('bad-input corpus through every body-taking operation', () => {
 
 describe('analytics body limit at the boundary', () => {
   const bodyOfSize = (bytes: number, id: string) => {
-    const make = (pad: string) => JSON.stringify({ id, entityType: 'message', messageId: 'm-1', type: 'padded', properties: { pad } });
+    const make = (pad: string) =>
+      JSON.stringify({ id, entityType: 'message', messageId: 'm-1', type: 'padded', properties: { pad } });
     return make('x'.repeat(bytes - Buffer.byteLength(make(''))));
   };
 
@@ -132,11 +209,26 @@ describe('analytics body limit at the boundary', () => {
     const { key } = await anAnalyticsKey(admin, q);
     const at = bodyOfSize(TWO_MB, uniqueId('edge'));
     expect(Buffer.byteLength(at)).toBe(TWO_MB);
-    const accepted = await http('POST', `${stack.analyticsUrl}/events`, { token: key, raw: at, headers: { 'content-type': 'application/json' } });
+    const accepted = await http('POST', `${stack.analyticsUrl}/events`, {
+      token: key,
+      raw: at,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(accepted.status).toBe(201);
     // One byte more is refused from Content-Length, before the body is read (so only the headers are sent).
     const u = new URL(`${stack.analyticsUrl}/events`);
-    const refused = await rawHttp(u.origin, [`POST ${u.pathname} HTTP/1.1`, `Host: ${u.host}`, 'Content-Type: application/json', `Content-Length: ${TWO_MB + 1}`, `Authorization: Bearer ${key}`, '', ''].join('\r\n'));
+    const refused = await rawHttp(
+      u.origin,
+      [
+        `POST ${u.pathname} HTTP/1.1`,
+        `Host: ${u.host}`,
+        'Content-Type: application/json',
+        `Content-Length: ${TWO_MB + 1}`,
+        `Authorization: Bearer ${key}`,
+        '',
+        '',
+      ].join('\r\n'),
+    );
     expect(refused).toMatch(/^HTTP\/1\.1 413 /);
     expect(refused.toLowerCase()).toContain('content-type: application/problem+json');
   });
@@ -159,7 +251,15 @@ function rawHttp(url: string, request: string): Promise<string> {
 async function announceOversized(op: AnyOperation, size: number): Promise<HttpResult> {
   const u = new URL(urlOf(op));
   const token = tokenFor(op);
-  const head = [`${op.method.toUpperCase()} ${u.pathname} HTTP/1.1`, `Host: ${u.host}`, 'Content-Type: application/json', `Content-Length: ${size}`, ...(token ? [`Authorization: Bearer ${token}`] : []), '', ''].join('\r\n');
+  const head = [
+    `${op.method.toUpperCase()} ${u.pathname} HTTP/1.1`,
+    `Host: ${u.host}`,
+    'Content-Type: application/json',
+    `Content-Length: ${size}`,
+    ...(token ? [`Authorization: Bearer ${token}`] : []),
+    '',
+    '',
+  ].join('\r\n');
   const answer = await rawHttp(u.origin, head);
   const [headText = '', bodyText = ''] = answer.split('\r\n\r\n', 2);
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(headText)?.[1] ?? 0);

@@ -2,7 +2,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { adminClient, aProject, aTenantToken, http as request, projectPath, startGatewayProcess, testStack } from '@platform/testkit';
+import {
+  adminClient,
+  aProject,
+  aTenantToken,
+  http as request,
+  projectPath,
+  startGatewayProcess,
+  testStack,
+} from '@platform/testkit';
 import { createDestination } from '../support/webhooks';
 
 /**
@@ -13,17 +21,29 @@ import { createDestination } from '../support/webhooks';
 const stack = testStack();
 const admin = adminClient(stack);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let browser: Browser;
 let attacker: http.Server;
 let attackerUrl = '';
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   // The other origin: an empty page on another port.
-  attacker = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>elsewhere</title>'));
+  attacker = http.createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>elsewhere</title>'),
+  );
   await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', r));
   attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`;
 });
@@ -36,7 +56,11 @@ afterAll(async () => {
 async function signedInPage(token: string): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
   await page.goto(`${stack.gatewayUrl}/healthz`);
-  const status = await page.evaluate(async (bearer) => (await fetch('/manage/auth/session', { method: 'POST', headers: { authorization: `Bearer ${bearer}` } })).status, token);
+  const status = await page.evaluate(
+    async (bearer) =>
+      (await fetch('/manage/auth/session', { method: 'POST', headers: { authorization: `Bearer ${bearer}` } })).status,
+    token,
+  );
   expect(status).toBe(201);
   return page;
 }
@@ -45,16 +69,27 @@ async function signedInPage(token: string): Promise<Page> {
 async function postFrom(page: Page, url: string): Promise<number> {
   const [response] = await Promise.all([
     page.waitForResponse((r) => r.url() === url && r.request().method() === 'POST'),
-    page.evaluate((u) => fetch(u, { method: 'POST', mode: 'no-cors', credentials: 'include' }).then(() => undefined, () => undefined), url),
+    page.evaluate(
+      (u) =>
+        fetch(u, { method: 'POST', mode: 'no-cors', credentials: 'include' }).then(
+          () => undefined,
+          () => undefined,
+        ),
+      url,
+    ),
   ]);
   return response.status();
 }
 
 describe('cross-site writes with the session cookie', () => {
-  test('when a page of another origin makes a signed-in browser post a body-less change, then it is refused with 403 and nothing changes; from the gateway\'s own origin it works', async () => {
+  test("when a page of another origin makes a signed-in browser post a body-less change, then it is refused with 403 and nothing changes; from the gateway's own origin it works", async () => {
     const p = aProject();
-    const dest = await createDestination(admin, p, { url: 'https://hooks.example.com/csrf', eventTypes: ['event.created'] });
-    const readUpdatedAt = async () => (await admin.get(`${projectPath(p)}/webhook-destinations/${dest.id}`)).body.data.updatedAt as string;
+    const dest = await createDestination(admin, p, {
+      url: 'https://hooks.example.com/csrf',
+      eventTypes: ['event.created'],
+    });
+    const readUpdatedAt = async () =>
+      (await admin.get(`${projectPath(p)}/webhook-destinations/${dest.id}`)).body.data.updatedAt as string;
     const rotateUrl = `${stack.gatewayUrl}${projectPath(p)}/webhook-destinations/${dest.id}/rotate-secret`;
     const page = await signedInPage(await aTenantToken(admin, p.tenantId, 'admin'));
 
@@ -77,7 +112,12 @@ describe('cross-site writes with the session cookie', () => {
     const url = `${stack.gatewayUrl}${projectPath(p)}/webhook-destinations`;
     const json = { name: 'hook', url: 'https://hooks.example.com/x', eventTypes: ['event.created'] };
 
-    const foreign: Record<string, string>[] = [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'https://evil.example.com' }, { origin: 'null' }];
+    const foreign: Record<string, string>[] = [
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'https://evil.example.com' },
+      { origin: 'null' },
+    ];
     for (const headers of foreign) {
       const res = await request('POST', url, { cookie, json, headers });
       expect(res.status).toBe(403);
@@ -86,16 +126,32 @@ describe('cross-site writes with the session cookie', () => {
     }
     expect((await admin.get(`${projectPath(p)}/webhook-destinations`)).body.data).toEqual([]);
 
-    expect((await request('POST', url, { token, json, headers: { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example.com' } })).status).toBe(201);
-    expect((await request('POST', url, { cookie, json, headers: { 'sec-fetch-site': 'same-origin' } })).status).toBe(201);
-    expect((await request('POST', url, { cookie, json, headers: { origin: new URL(stack.gatewayUrl).origin } })).status).toBe(201);
+    expect(
+      (
+        await request('POST', url, {
+          token,
+          json,
+          headers: { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example.com' },
+        })
+      ).status,
+    ).toBe(201);
+    expect((await request('POST', url, { cookie, json, headers: { 'sec-fetch-site': 'same-origin' } })).status).toBe(
+      201,
+    );
+    expect(
+      (await request('POST', url, { cookie, json, headers: { origin: new URL(stack.gatewayUrl).origin } })).status,
+    ).toBe(201);
     expect((await request('POST', url, { cookie, json })).status).toBe(201);
     // Reads are not writes.
     expect((await request('GET', url, { cookie, headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(200);
   });
 
   test('when the gateway is served over https, then the session cookie is Secure and SameSite=Lax', async () => {
-    const gw = await startGatewayProcess(stack.env, { PUBLIC_BASE_URL: 'https://platform.example.com' }, 'gateway-https');
+    const gw = await startGatewayProcess(
+      stack.env,
+      { PUBLIC_BASE_URL: 'https://platform.example.com' },
+      'gateway-https',
+    );
     try {
       const res = await request('POST', `${gw.url}/manage/auth/session`, { token: stack.adminToken });
       expect(res.status).toBe(201);

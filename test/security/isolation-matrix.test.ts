@@ -74,7 +74,11 @@ beforeAll(async () => {
   const P = projectPath(A);
   const { apiKey } = await anApiKey(admin, A);
   ids['id:api-keys'] = apiKey.id;
-  const wh = await admin.post(`${P}/webhook-destinations`, { name: 'hook', url: 'https://hooks.example.com/a', eventTypes: ['conversation.tool.error'] });
+  const wh = await admin.post(`${P}/webhook-destinations`, {
+    name: 'hook',
+    url: 'https://hooks.example.com/a',
+    eventTypes: ['conversation.tool.error'],
+  });
   expect(wh.status).toBe(201);
   ids['id:webhook-destinations'] = wh.body.data.id;
   const app = await anApp(admin, A);
@@ -84,13 +88,27 @@ beforeAll(async () => {
   ids.agentId = agent.id;
   ids.subAgentId = 'router';
   ids.skillId = ids['id:skills'] = (await aStoredSkill(admin, A)).id;
-  expect((await admin.post(`${P}/credentials`, { id: 'cred-1', name: 'token', type: 'memory', credentialStoreId: 'memory-default', retrievalParams: { key: 'k' } })).status).toBe(201);
+  expect(
+    (
+      await admin.post(`${P}/credentials`, {
+        id: 'cred-1',
+        name: 'token',
+        type: 'memory',
+        credentialStoreId: 'memory-default',
+        retrievalParams: { key: 'k' },
+      })
+    ).status,
+  ).toBe(201);
   ids['id:credentials'] = 'cred-1';
   ids['id:credential-stores'] = 'memory-default';
   expect((await admin.post(`${P}/agents/${agent.id}/triggers`, { id: 'nightly', name: 'Nightly' })).status).toBe(201);
   ids['id:triggers'] = 'nightly';
   // One invocation of A's trigger, so the invocation reads and the rerun have a record of A to be refused.
-  const invoked = await http('POST', `${stack.gatewayUrl}/run/tenants/${A.tenantId}/projects/${A.projectId}/agents/${agent.id}/triggers/nightly`, { json: { n: 1 } });
+  const invoked = await http(
+    'POST',
+    `${stack.gatewayUrl}/run/tenants/${A.tenantId}/projects/${A.projectId}/agents/${agent.id}/triggers/nightly`,
+    { json: { n: 1 } },
+  );
   expect(invoked.status).toBe(202);
   ids.invocationId = invoked.body.invocationId;
   expect((await admin.post(`${P}/feedback`, { id: 'fb-1', conversationId: 'c-1', type: 'positive' })).status).toBe(201);
@@ -101,12 +119,18 @@ beforeAll(async () => {
   const erasure = await admin.delete(`${P}/conversations/c-gone`);
   expect(erasure.status).toBe(202);
   ids['id:erasures'] = erasure.body.data.id;
-  await eventually(async () => (await admin.get(`${P}/erasures/${erasure.body.data.id}`)).body.data?.status === 'done', 'the erasure done', 30_000);
+  await eventually(
+    async () => (await admin.get(`${P}/erasures/${erasure.body.data.id}`)).body.data?.status === 'done',
+    'the erasure done',
+    30_000,
+  );
   ids['id:analytics-keys'] = (await anAnalyticsKey(admin, A)).analyticsKey.id;
   const tok = await admin.post(`/manage/tenants/${A.tenantId}/access-tokens`, { name: 'a-admin', role: 'admin' });
   ids['id:access-tokens'] = tok.body.data.accessToken.id;
   // A session of A's (made from a token of its own, so revoking the one above in the matrix does not end it).
-  const sessionOfA = await http('POST', `${stack.gatewayUrl}/manage/auth/session`, { token: await aTenantToken(admin, A.tenantId, 'member') });
+  const sessionOfA = await http('POST', `${stack.gatewayUrl}/manage/auth/session`, {
+    token: await aTenantToken(admin, A.tenantId, 'member'),
+  });
   expect(sessionOfA.status).toBe(201);
   ids['id:sessions'] = (await admin.get(`/manage/tenants/${A.tenantId}/sessions`)).body.data[0].id;
 
@@ -125,7 +149,16 @@ describe('tenant isolation matrix (generated from the operation declarations)', 
     "when tenant B's credential calls %s on tenant A's records, then it gets 403 or 404",
     async (_name, op) => {
       const url = urlFor(op);
-      const body = op.body ? { id: 'intruder-1', name: 'intruder', key: 'k', value: 'v', agentId: 'agent-1', url: 'https://evil.example.com' } : undefined;
+      const body = op.body
+        ? {
+            id: 'intruder-1',
+            name: 'intruder',
+            key: 'k',
+            value: 'v',
+            agentId: 'agent-1',
+            url: 'https://evil.example.com',
+          }
+        : undefined;
       const res =
         op.auth === 'cookie'
           ? await http(op.method.toUpperCase(), url, { cookie: sessionCookieOfB, json: body })
@@ -139,7 +172,7 @@ describe('tenant isolation matrix (generated from the operation declarations)', 
     },
   );
 
-  test("when tenant B has tried every operation on tenant A, then everything A reads back is unchanged", async () => {
+  test('when tenant B has tried every operation on tenant A, then everything A reads back is unchanged', async () => {
     const before = await snapshotOfA();
     for (const op of tenantOps) {
       const url = urlFor(op);
@@ -151,7 +184,8 @@ describe('tenant isolation matrix (generated from the operation declarations)', 
     // Nothing of B's was written anywhere by those attempts either.
     const strays = await withDatabase(stack.env.MONGO_URL!, 'management', async (db) => {
       let n = 0;
-      for (const c of await db.listCollections().toArray()) n += await db.collection(c.name).countDocuments({ tenantId: B.tenantId, name: 'intruder' });
+      for (const c of await db.listCollections().toArray())
+        n += await db.collection(c.name).countDocuments({ tenantId: B.tenantId, name: 'intruder' });
       return n;
     });
     expect(strays).toBe(0);
@@ -170,35 +204,53 @@ describe('operations whose path names no tenant', () => {
     expect(JSON.stringify(mine.body)).not.toContain(ids['id:sessions']!);
     expect(JSON.stringify(mine.body)).not.toContain(A.tenantId);
     for (const credential of [{ token: tokenOfB }, { cookie: sessionCookieOfB }]) {
-      const ended = await http('DELETE', `${stack.gatewayUrl}/manage/auth/sessions/${encodeURIComponent(ids['id:sessions']!)}`, credential);
+      const ended = await http(
+        'DELETE',
+        `${stack.gatewayUrl}/manage/auth/sessions/${encodeURIComponent(ids['id:sessions']!)}`,
+        credential,
+      );
       expect(ended.status).toBe(404);
     }
     const ofA = await admin.get(`/manage/tenants/${A.tenantId}/sessions`);
     expect(ofA.body.data.map((x: { id: string }) => x.id)).toContain(ids['id:sessions']);
   });
 
-  test("when tenant B asks for a chat install link of tenant A, then it is refused and gets no link", async () => {
+  test('when tenant B asks for a chat install link of tenant A, then it is refused and gets no link', async () => {
     for (const body of [{ tenantId: A.tenantId }, { tenantId: A.tenantId, projectId: A.projectId }]) {
-      const res = await http('POST', `${stack.gatewayUrl}/work-apps/chatapp/install-links`, { token: tokenOfB, json: body });
+      const res = await http('POST', `${stack.gatewayUrl}/work-apps/chatapp/install-links`, {
+        token: tokenOfB,
+        json: body,
+      });
       expect(res.status).toBe(403);
       expect(res.body).not.toHaveProperty('data');
     }
-    const viaCookie = await http('POST', `${stack.gatewayUrl}/work-apps/chatapp/install-links`, { cookie: sessionCookieOfB, json: { tenantId: A.tenantId } });
+    const viaCookie = await http('POST', `${stack.gatewayUrl}/work-apps/chatapp/install-links`, {
+      cookie: sessionCookieOfB,
+      json: { tenantId: A.tenantId },
+    });
     expect(viaCookie.status).toBe(403);
   });
 });
 
 describe('run API keys', () => {
-  test('when a project API key posts an event naming another project, then it is refused or stored under the key\'s own project only', async () => {
+  test("when a project API key posts an event naming another project, then it is refused or stored under the key's own project only", async () => {
     const mine = aProject();
     const other = { tenantId: mine.tenantId, projectId: `${mine.projectId}-other` };
     const { key } = await anApiKey(admin, mine);
     const run = client(stack.gatewayUrl, key);
     const id = `iso-${Date.now()}`;
     // The body cannot name a scope (unknown top-level fields are refused); inside properties it is only data.
-    const named = await run.post('/run/v1/events', { type: 'isolation.tested', tenantId: other.tenantId, projectId: other.projectId });
+    const named = await run.post('/run/v1/events', {
+      type: 'isolation.tested',
+      tenantId: other.tenantId,
+      projectId: other.projectId,
+    });
     expect(named.status).toBe(400);
-    const res = await run.post('/run/v1/events', { id, type: 'isolation.tested', properties: { tenantId: other.tenantId, projectId: other.projectId } });
+    const res = await run.post('/run/v1/events', {
+      id,
+      type: 'isolation.tested',
+      properties: { tenantId: other.tenantId, projectId: other.projectId },
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ tenantId: mine.tenantId, projectId: mine.projectId });
     const counts = await withDatabase(stack.env.MONGO_URL!, 'events-ingest', async (db) => ({
@@ -229,7 +281,9 @@ describe('run API keys', () => {
     const { key, apiKey } = await anApiKey(admin, p);
     const run = client(stack.gatewayUrl, key);
     expect((await run.post('/run/v1/events', { type: 'before.expiry' })).status).toBe(201);
-    const patched = await admin.patch(`${projectPath(p)}/api-keys/${apiKey.id}`, { expiresAt: new Date(Date.now() - 60_000).toISOString() });
+    const patched = await admin.patch(`${projectPath(p)}/api-keys/${apiKey.id}`, {
+      expiresAt: new Date(Date.now() - 60_000).toISOString(),
+    });
     expect(patched.status).toBe(200);
     expect((await run.post('/run/v1/events', { type: 'after.expiry' })).status).toBe(401);
   });
@@ -241,7 +295,11 @@ describe('run API keys', () => {
     const run = client(stack.gatewayUrl, key);
     expect((await run.post('/run/v1/events', { type: 'before.expiry' })).status).toBe(201);
     // Refused once the expiry has passed (and from then on): no fixed wait for the clock.
-    await eventually(async () => (await run.post('/run/v1/events', { type: 'after.expiry' })).status === 401, 'the expired key refused', 15_000);
+    await eventually(
+      async () => (await run.post('/run/v1/events', { type: 'after.expiry' })).status === 401,
+      'the expired key refused',
+      15_000,
+    );
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
     expect((await run.post('/run/v1/events', { type: 'after.expiry' })).status).toBe(401);
   });
@@ -252,7 +310,9 @@ describe('run API keys', () => {
     const token = created.body.data.token as string;
     const c = client(stack.gatewayUrl, token);
     expect((await c.get(`${projectPath(t)}/api-keys`)).status).toBe(200);
-    expect((await admin.delete(`/manage/tenants/${t.tenantId}/access-tokens/${created.body.data.accessToken.id}`)).status).toBe(204);
+    expect(
+      (await admin.delete(`/manage/tenants/${t.tenantId}/access-tokens/${created.body.data.accessToken.id}`)).status,
+    ).toBe(204);
     expect((await c.get(`${projectPath(t)}/api-keys`)).status).toBe(401);
   });
 });

@@ -82,7 +82,9 @@ function legacySeal(key: string, plaintext: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', createHash('sha256').update(key).digest(), iv);
   const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join(
+    '.',
+  );
 }
 
 /** `pnpm secrets:reencrypt`, as an operator runs it against the stack's databases. */
@@ -92,11 +94,20 @@ function legacySeal(key: string, plaintext: string): string {
  */
 function reencrypt(keys: string, ...args: string[]): Promise<{ status: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts', 'secrets-reencrypt.ts'), ...args], {
-      cwd: repoRoot,
-      timeout: 120_000,
-      env: { PATH: process.env.PATH, MONGO_URL: stack!.env.MONGO_URL, MONGO_DB_PREFIX: dbPrefix, ENCRYPTION_KEYS: keys },
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(repoRoot, 'scripts', 'secrets-reencrypt.ts'), ...args],
+      {
+        cwd: repoRoot,
+        timeout: 120_000,
+        env: {
+          PATH: process.env.PATH,
+          MONGO_URL: stack!.env.MONGO_URL,
+          MONGO_DB_PREFIX: dbPrefix,
+          ENCRYPTION_KEYS: keys,
+        },
+      },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
@@ -115,20 +126,31 @@ interface Sealed {
   kids: string[];
 }
 
-const jwksKids = async (s: PrivateStack) => ((await http('GET', `${s.gatewayUrl}/credential-gateway/.well-known/jwks.json`)).body.keys as Array<{ kid: string }>).map((k) => k.kid).sort();
+const jwksKids = async (s: PrivateStack) =>
+  ((await http('GET', `${s.gatewayUrl}/credential-gateway/.well-known/jwks.json`)).body.keys as Array<{ kid: string }>)
+    .map((k) => k.kid)
+    .sort();
 
 /** Every sealed value in use through the gateway: signing secrets sign, the bot token works, the trigger's credential verifies. */
 async function expectAllRead(s: PrivateStack, v: Sealed) {
   for (const d of v.destinations) {
     const res = await s.admin.post(`${projectPath(v.p)}/webhook-destinations/${d.id}/test`);
     expect({ id: d.id, ...res.body.data }).toMatchObject({ id: d.id, success: true, error: null });
-    const [delivery] = await receiver.waitFor((r) => r.json?.data?.test?.destinationId === d.id && r.headers['webhook-id'] === res.body.data.deliveryId);
+    const [delivery] = await receiver.waitFor(
+      (r) => r.json?.data?.test?.destinationId === d.id && r.headers['webhook-id'] === res.body.data.deliveryId,
+    );
     expect({ id: d.id, verifies: signatureValid(d.secret, delivery!) }).toEqual({ id: d.id, verifies: true });
   }
-  expect((await s.admin.get(`/work-apps/chatapp/workspaces/${v.teamId}/health`)).body).toMatchObject({ healthy: true, error: null });
+  expect((await s.admin.get(`/work-apps/chatapp/workspaces/${v.teamId}/health`)).body).toMatchObject({
+    healthy: true,
+    error: null,
+  });
   const body = JSON.stringify({ n: randomBytes(4).toString('hex') });
   const signature = `sha256=${createHmac('sha256', TRIGGER_SECRET).update(body).digest('hex')}`;
-  const call = await http('POST', `${s.gatewayUrl}${v.triggerPath}`, { raw: body, headers: { 'content-type': 'application/json', 'X-Hub-Signature-256': signature } });
+  const call = await http('POST', `${s.gatewayUrl}${v.triggerPath}`, {
+    raw: body,
+    headers: { 'content-type': 'application/json', 'X-Hub-Signature-256': signature },
+  });
   expect(call.status).toBe(202);
   // The credential gateway opened its signing key: the same key set, no new key made for want of the old one.
   expect(await jwksKids(s)).toEqual(v.kids);
@@ -151,19 +173,47 @@ test('when the sealing key is rotated (A; then B,A and pnpm secrets:reencrypt; t
       const destinations = db.collection('webhookDestinations');
       // After the outbox relay's last write to it (FerretDB writes a whole document back: an earlier read would undo ours).
       await eventually(async () => !(await destinations.findOne(d2Key))?.outboxPending, 'the created event relayed');
-      expect((await destinations.updateOne(d2Key, { $set: { secret: legacySeal(KEY_A, legacySecret) } })).modifiedCount).toBe(1);
+      expect(
+        (await destinations.updateOne(d2Key, { $set: { secret: legacySeal(KEY_A, legacySecret) } })).modifiedCount,
+      ).toBe(1);
     },
     dbPrefix,
   );
   const team = await chatappFake(chat.url).createTeam({});
-  await installChatWorkspace(s.gatewayUrl, { token: s.adminToken, tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
-  expect((await s.admin.post(`${P}/credential-stores/memory-default/credentials`, { key: 'signing-key', value: TRIGGER_SECRET })).status).toBe(201);
-  expect((await s.admin.post(`${P}/credentials`, { id: 'signing', name: 'signing secret', type: 'memory', credentialStoreId: 'memory-default', retrievalParams: { key: 'signing-key' } })).status).toBe(201);
+  await installChatWorkspace(s.gatewayUrl, {
+    token: s.adminToken,
+    tenantId: p.tenantId,
+    projectId: p.projectId,
+    teamId: team.teamId,
+  });
+  expect(
+    (
+      await s.admin.post(`${P}/credential-stores/memory-default/credentials`, {
+        key: 'signing-key',
+        value: TRIGGER_SECRET,
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await s.admin.post(`${P}/credentials`, {
+        id: 'signing',
+        name: 'signing secret',
+        type: 'memory',
+        credentialStoreId: 'memory-default',
+        retrievalParams: { key: 'signing-key' },
+      })
+    ).status,
+  ).toBe(201);
   await anAgentNamed(s.admin, p, 'agent-1');
   const trigger = await s.admin.post(`${P}/agents/agent-1/triggers`, {
     name: 'hook',
     signingSecretCredentialReferenceId: 'signing',
-    signatureVerification: { algorithm: 'sha256', encoding: 'hex', signature: { source: 'header', key: 'X-Hub-Signature-256', prefix: 'sha256=' } },
+    signatureVerification: {
+      algorithm: 'sha256',
+      encoding: 'hex',
+      signature: { source: 'header', key: 'X-Hub-Signature-256', prefix: 'sha256=' },
+    },
   });
   expect(trigger.status).toBe(201);
   const sealed: Sealed = {
@@ -184,10 +234,14 @@ test('when the sealing key is rotated (A; then B,A and pnpm secrets:reencrypt; t
   // What is not under B yet: two destination secrets (one of the format before), the store entry, the bot token, the signing key.
   const check = await reencrypt(`${KEY_B},${KEY_A}`, '--check');
   expect(check.status).toBe(1);
-  expect(check.out).toContain('management webhookDestinations: 3 sealed values, 2 not under the newest key, 0 do not open');
+  expect(check.out).toContain(
+    'management webhookDestinations: 3 sealed values, 2 not under the newest key, 0 do not open',
+  );
   const run = await reencrypt(`${KEY_B},${KEY_A}`);
   expect(run).toEqual({ status: 0, out: expect.stringContaining('Every sealed value is under the newest key') });
-  expect(run.out).toContain('management webhookDestinations: 3 sealed values, 2 sealed again under the newest key, 0 do not open, 0 changed meanwhile');
+  expect(run.out).toContain(
+    'management webhookDestinations: 3 sealed values, 2 sealed again under the newest key, 0 do not open, 0 changed meanwhile',
+  );
   expect(run.out).toContain('management credentialStoreEntries: 1 sealed values, 1 sealed again under the newest key');
   expect(run.out).toContain('chatapp chatWorkspaces: 1 sealed values, 1 sealed again under the newest key');
   expect(run.out).toContain('credential-gateway signingKeys: 1 sealed values, 1 sealed again under the newest key');

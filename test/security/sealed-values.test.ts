@@ -1,4 +1,13 @@
-import { adminClient, aProject, eventually, projectPath, startReceiver, testStack, withDatabase, type Receiver } from '@platform/testkit';
+import {
+  adminClient,
+  aProject,
+  eventually,
+  projectPath,
+  startReceiver,
+  testStack,
+  withDatabase,
+  type Receiver,
+} from '@platform/testkit';
 import { anInstalledWorkspace, fake } from '../support/chatapp';
 import { createDestination, signatureValid } from '../support/webhooks';
 
@@ -41,30 +50,43 @@ describe('sealed values open only for their own record', () => {
   test.each([
     ['a destination of another tenant', () => aProject()],
     ['another destination of the same project', (p: Project) => p],
-  ])('when a signing secret is copied onto %s in the database, then its test delivery fails with a clear error and nothing is signed with the copied secret', async (_what, otherProject) => {
-    const p = aProject();
-    const victim = await createDestination(admin, p, { url: receiver.url, eventTypes: ['event.created'] });
-    const q = otherProject(p);
-    const target = await createDestination(admin, q, { url: receiver.url, eventTypes: ['event.created'] });
-    await copySecret({ p, id: victim.id }, { p: q, id: target.id });
+  ])(
+    'when a signing secret is copied onto %s in the database, then its test delivery fails with a clear error and nothing is signed with the copied secret',
+    async (_what, otherProject) => {
+      const p = aProject();
+      const victim = await createDestination(admin, p, { url: receiver.url, eventTypes: ['event.created'] });
+      const q = otherProject(p);
+      const target = await createDestination(admin, q, { url: receiver.url, eventTypes: ['event.created'] });
+      await copySecret({ p, id: victim.id }, { p: q, id: target.id });
 
-    const res = await admin.post(`${projectPath(q)}/webhook-destinations/${target.id}/test`);
-    expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ success: false, statusCode: null, error: expect.stringContaining('was not sealed for this record') });
-    // Nothing reached the receiver for the target that the victim's secret verifies.
-    const forTarget = receiver.received.filter((r) => (r.json as { data?: { test?: { destinationId?: string } } } | undefined)?.data?.test?.destinationId === target.id);
-    expect(forTarget.filter((r) => signatureValid(victim.secret, r))).toEqual([]);
-    // The victim's own secret still signs for the victim.
-    const own = await admin.post(`${projectPath(p)}/webhook-destinations/${victim.id}/test`);
-    expect(own.body.data).toMatchObject({ success: true, error: null });
-  });
+      const res = await admin.post(`${projectPath(q)}/webhook-destinations/${target.id}/test`);
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({
+        success: false,
+        statusCode: null,
+        error: expect.stringContaining('was not sealed for this record'),
+      });
+      // Nothing reached the receiver for the target that the victim's secret verifies.
+      const forTarget = receiver.received.filter(
+        (r) =>
+          (r.json as { data?: { test?: { destinationId?: string } } } | undefined)?.data?.test?.destinationId ===
+          target.id,
+      );
+      expect(forTarget.filter((r) => signatureValid(victim.secret, r))).toEqual([]);
+      // The victim's own secret still signs for the victim.
+      const own = await admin.post(`${projectPath(p)}/webhook-destinations/${victim.id}/test`);
+      expect(own.body.data).toMatchObject({ success: true, error: null });
+    },
+  );
 
   test("when a workspace's bot token is copied onto another tenant's workspace in the database, then that workspace acts as if its token were revoked and posts nothing with it", async () => {
     const a = await anInstalledWorkspace();
     const b = await anInstalledWorkspace();
     await withDatabase(mongoUrl, 'chatapp', async (db) => {
       const source = await db.collection('chatWorkspaces').findOne({ _id: a.teamId as never });
-      const res = await db.collection('chatWorkspaces').updateOne({ _id: b.teamId as never }, { $set: { botTokenSealed: source!.botTokenSealed } });
+      const res = await db
+        .collection('chatWorkspaces')
+        .updateOne({ _id: b.teamId as never }, { $set: { botTokenSealed: source!.botTokenSealed } });
       expect(res.modifiedCount).toBe(1);
     });
 

@@ -2,7 +2,18 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomSecret } from '@platform/secrets';
-import { ensureInfra, freePort, repoRoot, startChatappFake, startContainerInfra, startPrivateStack, reapOrphans, useContainerInfra, type ContainerInfra, type PrivateStack } from '@platform/testkit';
+import {
+  ensureInfra,
+  freePort,
+  repoRoot,
+  startChatappFake,
+  startContainerInfra,
+  startPrivateStack,
+  reapOrphans,
+  useContainerInfra,
+  type ContainerInfra,
+  type PrivateStack,
+} from '@platform/testkit';
 
 declare global {
   var __STACK__: PrivateStack | undefined;
@@ -15,7 +26,12 @@ export default async function globalSetup(): Promise<void> {
   // the environment, so test files that call ensureInfra() get them too.
   const containers = useContainerInfra() ? await startContainerInfra() : undefined;
   globalThis.__CONTAINERS__ = containers;
-  if (containers) Object.assign(process.env, { NATS_URL: containers.NATS_URL, REDIS_URL: containers.REDIS_URL, MONGO_URL: containers.MONGO_URL });
+  if (containers)
+    Object.assign(process.env, {
+      NATS_URL: containers.NATS_URL,
+      REDIS_URL: containers.REDIS_URL,
+      MONGO_URL: containers.MONGO_URL,
+    });
   else ensureInfra();
   // Processes left by a run that died without its teardown (they would hold ports, consumers and load).
   reapOrphans();
@@ -29,7 +45,9 @@ export default async function globalSetup(): Promise<void> {
   const stack = await startPrivateStack({
     name: 'test',
     // A NATS container is private to this run already.
-    ...(containers ? { infra: { NATS_URL: containers.NATS_URL, REDIS_URL: containers.REDIS_URL, MONGO_URL: containers.MONGO_URL } } : {}),
+    ...(containers
+      ? { infra: { NATS_URL: containers.NATS_URL, REDIS_URL: containers.REDIS_URL, MONGO_URL: containers.MONGO_URL } }
+      : {}),
     env: {
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
       // Every test calls from 127.0.0.1 and many prove 401s on purpose: the failed-authentication block is tested
@@ -60,6 +78,17 @@ export default async function globalSetup(): Promise<void> {
   mkdirSync(join(repoRoot, '.infra'), { recursive: true });
   writeFileSync(
     join(repoRoot, '.infra', 'test-stack.json'),
-    JSON.stringify({ gatewayUrl: stack.gatewayUrl, analyticsUrl: `http://127.0.0.1:${analyticsPort}`, adminToken: stack.adminToken, env: stack.env, chatappFakeUrl: chatappFake.url, logDir: stack.logDir }, null, 2),
+    JSON.stringify(
+      {
+        gatewayUrl: stack.gatewayUrl,
+        analyticsUrl: `http://127.0.0.1:${analyticsPort}`,
+        adminToken: stack.adminToken,
+        env: stack.env,
+        chatappFakeUrl: chatappFake.url,
+        logDir: stack.logDir,
+      },
+      null,
+      2,
+    ),
   );
 }

@@ -1,4 +1,13 @@
-import { adminClient, aProject, aStoredAgent, chatappFake, client, installChatWorkspace, testStack, type FakeChannel } from '@platform/testkit';
+import {
+  adminClient,
+  aProject,
+  aStoredAgent,
+  chatappFake,
+  client,
+  installChatWorkspace,
+  testStack,
+  type FakeChannel,
+} from '@platform/testkit';
 
 export const stack = testStack();
 export const admin = adminClient(stack);
@@ -24,7 +33,12 @@ export async function withChatAgents(p: { tenantId: string; projectId: string })
 export async function anInstalledWorkspace(channels?: FakeChannel[]) {
   const p = await withChatAgents(aProject());
   const team = await fake.createTeam(channels ? { channels } : {});
-  const { result } = await installChatWorkspace(stack.gatewayUrl, { token: stack.adminToken, tenantId: p.tenantId, projectId: p.projectId, teamId: team.teamId });
+  const { result } = await installChatWorkspace(stack.gatewayUrl, {
+    token: stack.adminToken,
+    tenantId: p.tenantId,
+    projectId: p.projectId,
+    teamId: team.teamId,
+  });
   if (result.searchParams.get('success') !== 'true') throw new Error(`install failed: ${result}`);
   const owner = await tenantClient(p.tenantId, 'admin', 'owner-1');
   return { ...p, team, teamId: team.teamId, owner, ws: `${CHAT}/workspaces/${team.teamId}` };

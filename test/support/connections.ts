@@ -32,7 +32,11 @@ export function adminNats(stack: Pick<TestStackInfo, 'env'>) {
     get nc(): NatsConnection {
       return opened('adminNats', nc);
     },
-    async subscribe<D extends EventDef>(def: D, opts: SubscribeOptions, handler: EventHandler<D>): Promise<Subscription> {
+    async subscribe<D extends EventDef>(
+      def: D,
+      opts: SubscribeOptions,
+      handler: EventHandler<D>,
+    ): Promise<Subscription> {
       const sub = await subscribe(opened('adminNats', nc), def, opts, handler);
       subs.push(sub);
       return sub;
@@ -44,7 +48,9 @@ export function adminNats(stack: Pick<TestStackInfo, 'env'>) {
 export function serviceDatabase(stack: Pick<TestStackInfo, 'env'>, service: string) {
   let db: mongoose.Connection | undefined;
   beforeAll(async () => {
-    db = await mongoose.createConnection(stack.env.MONGO_URL!, { dbName: serviceDbName(service), retryWrites: false }).asPromise();
+    db = await mongoose
+      .createConnection(stack.env.MONGO_URL!, { dbName: serviceDbName(service), retryWrites: false })
+      .asPromise();
   });
   afterAll(async () => {
     await db?.close();

@@ -1,4 +1,12 @@
-import { anApiKey, client, eventually, projectPath, startFakeLlm, startPrivateStack, type Client } from '@platform/testkit';
+import {
+  anApiKey,
+  client,
+  eventually,
+  projectPath,
+  startFakeLlm,
+  startPrivateStack,
+  type Client,
+} from '@platform/testkit';
 
 type Project = { tenantId: string; projectId: string };
 
@@ -64,7 +72,15 @@ export async function settledBranch(admin: Client, p: Project, branchName: strin
 export async function resultsOf(admin: Client, p: Project, runId: string) {
   const res = await admin.get(`${runsPath(p)}/${runId}/results?limit=100`);
   if (res.status !== 200) throw new Error(`reading results failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data as Array<{ conversationId: string; evaluatorId: string; status: string; verdict: string | null; failedConditions: unknown[]; error: string | null; output: any }>;
+  return res.body.data as Array<{
+    conversationId: string;
+    evaluatorId: string;
+    status: string;
+    verdict: string | null;
+    failedConditions: unknown[];
+    error: string | null;
+    output: any;
+  }>;
 }
 
 /**
@@ -92,7 +108,14 @@ export async function startEvalsStack(name: string) {
       },
     });
     stack.onStop(() => llm.close());
-    return { stack, llm, natsUrl: stack.natsUrl, admin: stack.admin, evals: () => stack.process('evals'), stop: stack.stop };
+    return {
+      stack,
+      llm,
+      natsUrl: stack.natsUrl,
+      admin: stack.admin,
+      evals: () => stack.process('evals'),
+      stop: stack.stop,
+    };
   } catch (err) {
     await llm.close();
     throw err;

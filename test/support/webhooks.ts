@@ -53,13 +53,32 @@ export async function deliveryLog(admin: Client, p: Project, destinationId: stri
     nextAttemptAt: string | null;
     lastStatusCode: number | null;
     lastError: string | null;
-    attempts: Array<{ attempt: number; statusCode: number | null; ok: boolean; error: string | null; durationMs: number; manual?: boolean | null }>;
+    attempts: Array<{
+      attempt: number;
+      statusCode: number | null;
+      ok: boolean;
+      error: string | null;
+      durationMs: number;
+      manual?: boolean | null;
+    }>;
   }>;
 }
 
 /** Waits until the destination's delivery log has an entry matching `pred`. */
-export async function eventuallyLogged(admin: Client, p: Project, destinationId: string, pred: (d: Awaited<ReturnType<typeof deliveryLog>>[number]) => boolean, what: string, timeoutMs = 20_000) {
-  return eventually(async () => (await deliveryLog(admin, p, destinationId, '?limit=100')).find(pred), what, timeoutMs, 150);
+export async function eventuallyLogged(
+  admin: Client,
+  p: Project,
+  destinationId: string,
+  pred: (d: Awaited<ReturnType<typeof deliveryLog>>[number]) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+) {
+  return eventually(
+    async () => (await deliveryLog(admin, p, destinationId, '?limit=100')).find(pred),
+    what,
+    timeoutMs,
+    150,
+  );
 }
 
 /** Publishes platform events to JetStream the way their owning services do (envelope, subject, Nats-Msg-Id). */
@@ -81,7 +100,11 @@ export async function eventPublisher(natsUrl: string) {
  * platform events on its NATS.
  */
 export async function startWebhookStack(name: string, env: Record<string, string>) {
-  const stack = await startPrivateStack({ name, services: ['management', 'webhook-dispatcher'], env: { WEBHOOK_CAP_WAIT_MS: '100', ...env } });
+  const stack = await startPrivateStack({
+    name,
+    services: ['management', 'webhook-dispatcher'],
+    env: { WEBHOOK_CAP_WAIT_MS: '100', ...env },
+  });
   const events = await eventPublisher(stack.natsUrl);
   stack.onStop(() => events.close());
   return { stack, admin: stack.admin, events, dispatcher: () => stack.process('webhook-dispatcher'), stop: stack.stop };

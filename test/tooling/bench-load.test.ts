@@ -30,7 +30,10 @@ async function serverSlowInSecondRun(): Promise<{ url: string; close(): Promise<
 test('when a paced row has several runs, then its percentiles are those of every request of every run', async () => {
   const server = await serverSlowInSecondRun();
   try {
-    const r = await measure({ url: server.url, rate: 100, connections: 10 }, { durationS: 1, warmupS: 0, runs: 3, connections: 10 });
+    const r = await measure(
+      { url: server.url, rate: 100, connections: 10 },
+      { durationS: 1, warmupS: 0, runs: 3, connections: 10 },
+    );
     expect(r.completedAll).toBe(300);
     // A third of the requests took 40 ms or more: the p99 is one of them, the p50 is not.
     expect(r.p99).toBeGreaterThanOrEqual(40);
@@ -55,7 +58,10 @@ test('when a paced run gets errors and unexpected statuses, then the row says ho
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   try {
-    const r = await measure({ url: `http://127.0.0.1:${port}/`, rate: 100, connections: 10 }, { durationS: 1, warmupS: 0, runs: 2, connections: 10 });
+    const r = await measure(
+      { url: `http://127.0.0.1:${port}/`, rate: 100, connections: 10 },
+      { durationS: 1, warmupS: 0, runs: 2, connections: 10 },
+    );
     // 200 requests: 20 multiples of 10, 8 of 25, 4 of both (destroyed).
     expect(r.errorKinds).toEqual({ 'status 503': 16, ECONNRESET: 8 });
     expect([r.unexpected, r.errors]).toEqual([16, 8]);
@@ -82,7 +88,15 @@ test('when a paced run with a body template warms up first, then the ids it sent
   const warmSentAt = new Map<string, number>();
   try {
     const r = await measure(
-      { url: `http://127.0.0.1:${port}/`, method: 'POST', template: '{"id":"{{id}}"}', sentAt, warmSentAt, rate: 50, connections: 5 },
+      {
+        url: `http://127.0.0.1:${port}/`,
+        method: 'POST',
+        template: '{"id":"{{id}}"}',
+        sentAt,
+        warmSentAt,
+        rate: 50,
+        connections: 5,
+      },
       { durationS: 1, warmupS: 1, runs: 1, connections: 5 },
     );
     expect(r.completedAll).toBe(50);

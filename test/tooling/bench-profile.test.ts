@@ -16,7 +16,10 @@ function bundle(dir: string): string {
     `${file}.map`,
     JSON.stringify({
       version: 3,
-      sources: ['../../../node_modules/.pnpm/zod@4.1.0/node_modules/zod/v4/core/schemas.js', '../src/routes/mount-operations.ts'],
+      sources: [
+        '../../../node_modules/.pnpm/zod@4.1.0/node_modules/zod/v4/core/schemas.js',
+        '../src/routes/mount-operations.ts',
+      ],
       names: [],
       mappings: 'AAAA;ACUA',
     }),
@@ -28,7 +31,10 @@ test('when a profile of a bundled service is summarised, then its frames are nam
   const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
   try {
     const url = bundle(dir);
-    const frame = (id: number, functionName: string, lineNumber: number, fileUrl = url) => ({ id, callFrame: { functionName, url: fileUrl, lineNumber, columnNumber: 0 } });
+    const frame = (id: number, functionName: string, lineNumber: number, fileUrl = url) => ({
+      id,
+      callFrame: { functionName, url: fileUrl, lineNumber, columnNumber: 0 },
+    });
     const profile = {
       nodes: [
         { ...frame(1, '(root)', -1, ''), children: [2, 3, 4, 5] },
@@ -49,7 +55,11 @@ test('when a profile of a bundled service is summarised, then its frames are nam
     expect(lines).toContain(' 20.0%  handler  services/gateway/src/routes/mount-operations.ts:11');
     expect(lines).toContain(' 20.0%  setHeader  node:_http_outgoing:640');
     const bySource = lines.slice(lines.indexOf('self time by source:') + 1);
-    expect(bySource).toEqual([' 60.0%  zod', ' 20.0%  services/gateway/src/routes/mount-operations.ts', ' 20.0%  node:_http_outgoing']);
+    expect(bySource).toEqual([
+      ' 60.0%  zod',
+      ' 20.0%  services/gateway/src/routes/mount-operations.ts',
+      ' 20.0%  node:_http_outgoing',
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -2,13 +2,21 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '@platform/testkit';
-import { readmeSection, readResults, renderDocs, replaceSection, RESULTS_PATH, staleDocs } from '../../scripts/bench/render';
+import {
+  readmeSection,
+  readResults,
+  renderDocs,
+  replaceSection,
+  RESULTS_PATH,
+  staleDocs,
+} from '../../scripts/bench/render';
 
 /** A copy of the rendered files and the results they come from, to change without touching the checkout. */
 function copyOfDocs(): string {
   const dir = mkdtempSync(join(tmpdir(), 'bench-render-'));
   mkdirSync(join(dir, 'docs', 'bench'), { recursive: true });
-  for (const path of ['README.md', join('docs', 'performance.md'), RESULTS_PATH]) writeFileSync(join(dir, path), readFileSync(join(repoRoot, path)));
+  for (const path of ['README.md', join('docs', 'performance.md'), RESULTS_PATH])
+    writeFileSync(join(dir, path), readFileSync(join(repoRoot, path)));
   return dir;
 }
 
@@ -45,5 +53,7 @@ test('when a run missed a target, then its README row says NO and the sentence a
 });
 
 test('when a file has no bench markers, then rendering fails and names the file', () => {
-  expect(() => replaceSection('# A page without markers\n', 'table', 'docs/elsewhere.md')).toThrow(/docs\/elsewhere\.md has no <!-- bench:begin -->/);
+  expect(() => replaceSection('# A page without markers\n', 'table', 'docs/elsewhere.md')).toThrow(
+    /docs\/elsewhere\.md has no <!-- bench:begin -->/,
+  );
 });

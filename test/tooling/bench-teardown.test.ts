@@ -76,10 +76,15 @@ test('when pnpm bench is interrupted (Ctrl-C), then it stops every process it st
     void exited.then(() => reject(new Error(`the bench ended before its first row:\n${log}`)));
   });
   const runId = /run (\w+): /.exec(log)![1]!;
-  const record = JSON.parse(readFileSync(join(repoRoot, '.bench', 'runs', `${runId}.json`), 'utf8')) as { pid: number; dbPrefix: string };
+  const record = JSON.parse(readFileSync(join(repoRoot, '.bench', 'runs', `${runId}.json`), 'utf8')) as {
+    pid: number;
+    dbPrefix: string;
+  };
   const childrenDir = join(repoRoot, '.infra', 'run', 'children');
   const children = readdirSync(childrenDir)
-    .map((f) => JSON.parse(readFileSync(join(childrenDir, f), 'utf8')) as { pid: number; owner: number; leaves?: string })
+    .map(
+      (f) => JSON.parse(readFileSync(join(childrenDir, f), 'utf8')) as { pid: number; owner: number; leaves?: string },
+    )
     .filter((c) => c.owner === record.pid);
   const stores = children.flatMap((c) => (c.leaves ? [c.leaves] : []));
   // The stack's six processes, the bare server and the NATS server, each with its store.
@@ -97,7 +102,7 @@ test('when pnpm bench is interrupted (Ctrl-C), then it stops every process it st
   expect(existsSync(join(repoRoot, '.bench', 'runs', `${runId}.json`))).toBe(false);
 }, 180_000);
 
-test('when the run ends while a signal\'s teardown is under way, then both wait for every step, each run once, newest first', async () => {
+test("when the run ends while a signal's teardown is under way, then both wait for every step, each run once, newest first", async () => {
   const order: string[] = [];
   let release!: () => void;
   const stackStopping = new Promise<void>((resolve) => (release = resolve));

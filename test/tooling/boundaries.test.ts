@@ -8,7 +8,8 @@ import { dirname, join } from 'node:path';
  * the repository's .dependency-cruiser.cjs and the exact command package.json runs.
  */
 const root = join(__dirname, '..', '..');
-const command = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.boundaries!;
+const command = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+  .scripts.boundaries!;
 
 const inTiers: Record<string, string> = {
   'libs/words/src/index.ts': `export const upper = (s: string) => s.toUpperCase();\n`,
@@ -29,17 +30,27 @@ function boundaries(files: Record<string, string>): { status: number | null; out
   const dir = mkdtempSync(join(tmpdir(), 'boundaries-'));
   dirs.push(dir);
   copyFileSync(join(root, '.dependency-cruiser.cjs'), join(dir, '.dependency-cruiser.cjs'));
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'commonjs', moduleResolution: 'node', target: 'es2022' } }));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: { strict: true, module: 'commonjs', moduleResolution: 'node', target: 'es2022' },
+    }),
+  );
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
   }
   // The command's --cache asks git which files changed since the last commit.
-  const git = (...args: string[]) => spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', ...args], { cwd: dir });
+  const git = (...args: string[]) =>
+    spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', ...args], { cwd: dir });
   git('init', '-q');
   git('add', '-A');
   git('commit', '-q', '--no-verify', '-m', 'fixture');
-  const r = spawnSync('sh', ['-c', command], { cwd: dir, encoding: 'utf8', env: { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH}` } });
+  const r = spawnSync('sh', ['-c', command], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH}` },
+  });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -55,7 +66,9 @@ test('when a domain file imports a model, even for a type only, then the boundar
     'services/demo/src/domain/rename.ts': `import type { ThingDoc } from '../data/thing.model';\nexport const renamed = (d: ThingDoc, name: string) => ({ ...d, name });\n`,
   });
   expect(r.status).not.toBe(0);
-  expect(r.output).toMatch(/models-only-in-data: services\/demo\/src\/domain\/rename\.ts → services\/demo\/src\/data\/thing\.model\.ts/);
+  expect(r.output).toMatch(
+    /models-only-in-data: services\/demo\/src\/domain\/rename\.ts → services\/demo\/src\/data\/thing\.model\.ts/,
+  );
 });
 
 test('when two folders of a service import each other through different files (no file cycle), then the boundary check fails naming the folder cycle', () => {
@@ -68,7 +81,9 @@ test('when two folders of a service import each other through different files (n
     'services/demo/src/domain/names.ts': `export const thingName = (s: string) => s.trim();\n`,
   });
   expect(r.status).not.toBe(0);
-  expect(r.output).toMatch(/no-folder-cycles: services\/demo\/src\/domain → \s*services\/demo\/src\/clients →\s*services\/demo\/src\/domain/);
+  expect(r.output).toMatch(
+    /no-folder-cycles: services\/demo\/src\/domain → \s*services\/demo\/src\/clients →\s*services\/demo\/src\/domain/,
+  );
   expect(r.output).not.toContain('no-circular');
 });
 

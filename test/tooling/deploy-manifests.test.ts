@@ -21,22 +21,37 @@ const configSchemas = Object.fromEntries(schemasOf());
 const runtimeVariables = new Set(['SERVICE', 'JS_REPLICAS']);
 const secretLooking = /TOKEN|SECRET|PEPPER|PASSWORD|ENCRYPTION_KEY|SIGNING_KEY|HMAC_KEY|^MONGO_URL$|^REDIS_URL$/;
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: any; data?: Record<string, string> };
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: any;
+  data?: Record<string, string>;
+};
 
 let validation: { status: number | null; output: string };
 const rendered: Record<string, Obj[]> = Object.fromEntries(overlays.map((o) => [o, [] as Obj[]]));
 
 beforeAll(() => {
-  const run = spawnSync('bash', [join(root, 'scripts/validate-deploy.sh')], { cwd: root, encoding: 'utf8', timeout: 540_000 });
+  const run = spawnSync('bash', [join(root, 'scripts/validate-deploy.sh')], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 540_000,
+  });
   validation = { status: run.status, output: `${run.stdout}${run.stderr}` };
   for (const overlay of overlays) {
     const file = join(root, '.infra/deploy', `${overlay}.yaml`);
-    rendered[overlay] = existsSync(file) ? parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj).filter(Boolean) : [];
+    rendered[overlay] = existsSync(file)
+      ? parseAllDocuments(readFileSync(file, 'utf8'))
+          .map((d) => d.toJS() as Obj)
+          .filter(Boolean)
+      : [];
   }
 }, 600_000);
 
 const objects = (overlay: string, kind: string) => (rendered[overlay] ?? []).filter((o) => o.kind === kind);
-const named = (overlay: string, kind: string, name: string) => objects(overlay, kind).find((o) => o.metadata.name === name);
+const named = (overlay: string, kind: string, name: string) =>
+  objects(overlay, kind).find((o) => o.metadata.name === name);
 const container = (d: Obj) => d.spec.template.spec.containers[0];
 const envNames = (d: Obj) => (container(d).env ?? []).map((e: { name: string }) => e.name) as string[];
 
@@ -53,8 +68,17 @@ function oneOffCommand(overlay: string, name: string) {
   expect(c.command).toEqual(['node', `/app/tools/${name}.js`]);
   expect(c.image).toBe(container(named(overlay, 'Deployment', 'management')!).image);
   expect(c.envFrom).toEqual([{ configMapRef: { name: expect.stringMatching(/^platform-config-/) } }]);
-  expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
-  expect(pod.spec).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, securityContext: { runAsNonRoot: true, runAsUser: 1000 } });
+  expect(c.securityContext).toEqual({
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsNonRoot: true,
+    capabilities: { drop: ['ALL'] },
+  });
+  expect(pod.spec).toMatchObject({
+    restartPolicy: 'Never',
+    automountServiceAccountToken: false,
+    securityContext: { runAsNonRoot: true, runAsUser: 1000 },
+  });
   expect(pod.metadata.labels['app.kubernetes.io/part-of']).toBe('agent-platform');
   return { pod, c };
 }
@@ -71,13 +95,19 @@ describe('deployment files', () => {
 
   describe.each(overlays)('overlay %s', (overlay) => {
     test('when it is rendered, then every service has a Deployment, a HorizontalPodAutoscaler and a PodDisruptionBudget of its own', () => {
-      expect(objects(overlay, 'Deployment').map((d) => d.metadata.name).sort()).toEqual(services);
+      expect(
+        objects(overlay, 'Deployment')
+          .map((d) => d.metadata.name)
+          .sort(),
+      ).toEqual(services);
       for (const name of services) {
         const hpa = named(overlay, 'HorizontalPodAutoscaler', name);
         expect(hpa?.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
         expect(hpa?.spec.minReplicas).toBeGreaterThanOrEqual(1);
         expect(hpa?.spec.maxReplicas).toBeGreaterThan(hpa?.spec.minReplicas);
-        expect(named(overlay, 'PodDisruptionBudget', name)?.spec.selector).toEqual({ matchLabels: { 'app.kubernetes.io/name': name } });
+        expect(named(overlay, 'PodDisruptionBudget', name)?.spec.selector).toEqual({
+          matchLabels: { 'app.kubernetes.io/name': name },
+        });
         // Replicas belong to the autoscaler: a Deployment that set them would undo its scaling on every apply.
         expect(named(overlay, 'Deployment', name)?.spec.replicas).toBeUndefined();
       }
@@ -95,19 +125,35 @@ describe('deployment files', () => {
         expect(c.livenessProbe.httpGet).toEqual({ path: gateway ? '/healthz' : '/livez', port });
         expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port });
         expect(c.ports).toContainEqual({ name: 'health', containerPort: 8081 });
-        expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
-        expect(d.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } });
+        expect(c.securityContext).toEqual({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          capabilities: { drop: ['ALL'] },
+        });
+        expect(d.spec.template.spec.securityContext).toMatchObject({
+          runAsNonRoot: true,
+          runAsUser: 1000,
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
         expect(d.spec.template.spec.automountServiceAccountToken).toBe(false);
         expect(c.volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
       }
       const gateway = container(named(overlay, 'Deployment', 'gateway')!);
-      expect(gateway.ports).toEqual(expect.arrayContaining([{ name: 'http', containerPort: 3000 }, { name: 'analytics', containerPort: 3001 }]));
+      expect(gateway.ports).toEqual(
+        expect.arrayContaining([
+          { name: 'http', containerPort: 3000 },
+          { name: 'analytics', containerPort: 3001 },
+        ]),
+      );
     });
 
     test('when it is rendered, then only the gateway has a Service and an Ingress, for its main and analytics listeners', () => {
       expect(objects(overlay, 'Service').map((s) => s.metadata.name)).toEqual(['gateway']);
       expect(objects(overlay, 'Ingress').map((s) => s.metadata.name)).toEqual(['gateway']);
-      const backends = named(overlay, 'Ingress', 'gateway')!.spec.rules.map((r: any) => r.http.paths[0].backend.service);
+      const backends = named(overlay, 'Ingress', 'gateway')!.spec.rules.map(
+        (r: any) => r.http.paths[0].backend.service,
+      );
       expect(backends).toEqual([
         { name: 'gateway', port: { name: 'http' } },
         { name: 'gateway', port: { name: 'analytics' } },
@@ -136,13 +182,32 @@ describe('deployment files', () => {
       for (const d of objects(overlay, 'Deployment')) {
         const name = d.metadata.name;
         const pod = d.spec.template.spec;
-        expect({ name, env: container(d).env.find((e: { name: string }) => e.name === 'NATS_CREDS') }).toEqual({ name, env: { name: 'NATS_CREDS', value: `/etc/nats-creds/${name}.creds` } });
+        expect({ name, env: container(d).env.find((e: { name: string }) => e.name === 'NATS_CREDS') }).toEqual({
+          name,
+          env: { name: 'NATS_CREDS', value: `/etc/nats-creds/${name}.creds` },
+        });
         const fromCreds = pod.volumes.filter((v: any) => v.secret?.secretName === 'nats-creds');
         expect({ name, fromCreds }).toEqual({
           name,
-          fromCreds: [{ name: 'nats-creds', secret: { secretName: 'nats-creds', items: [{ key: `${name}.creds`, path: `${name}.creds` }, { key: `${name}.key`, path: `${name}.key` }], defaultMode: 0o440 } }],
+          fromCreds: [
+            {
+              name: 'nats-creds',
+              secret: {
+                secretName: 'nats-creds',
+                items: [
+                  { key: `${name}.creds`, path: `${name}.creds` },
+                  { key: `${name}.key`, path: `${name}.key` },
+                ],
+                defaultMode: 0o440,
+              },
+            },
+          ],
         });
-        expect(container(d).volumeMounts).toContainEqual({ name: 'nats-creds', mountPath: '/etc/nats-creds', readOnly: true });
+        expect(container(d).volumeMounts).toContainEqual({
+          name: 'nats-creds',
+          mountPath: '/etc/nats-creds',
+          readOnly: true,
+        });
         // Nothing else of the credential set reaches a service: not the server's auth.conf, not the admin identity.
         const secrets = pod.volumes.flatMap((v: any) => (v.secret ? [v.secret.secretName] : []));
         expect({ name, secrets }).toEqual({ name, secrets: ['nats-creds'] });
@@ -161,8 +226,13 @@ describe('deployment files', () => {
         expect({ service: d.metadata.name, unknown }).toEqual({ service: d.metadata.name, unknown: [] });
         expect(container(d).envFrom[0]).toEqual({ configMapRef: { name: expect.stringMatching(/^platform-config-/) } });
       }
-      const readBySome = new Set([...Object.values(configSchemas).flatMap((s) => Object.keys(s.shape)), ...runtimeVariables]);
-      const sharedKeys = objects(overlay, 'ConfigMap').filter((c) => shared(c.metadata.name)).flatMap((c) => Object.keys(c.data ?? {}));
+      const readBySome = new Set([
+        ...Object.values(configSchemas).flatMap((s) => Object.keys(s.shape)),
+        ...runtimeVariables,
+      ]);
+      const sharedKeys = objects(overlay, 'ConfigMap')
+        .filter((c) => shared(c.metadata.name))
+        .flatMap((c) => Object.keys(c.data ?? {}));
       expect(sharedKeys.filter((k) => !readBySome.has(k))).toEqual([]);
     });
 
@@ -172,9 +242,17 @@ describe('deployment files', () => {
         .map(([name]) => name)
         .sort();
       expect(sealing).toEqual(services.filter((s) => 'sealing' in serviceList[s].uses));
-      for (const name of sealing) expect({ name, env: envNames(named(overlay, 'Deployment', name)!) }).toEqual({ name, env: expect.arrayContaining(['ENCRYPTION_KEYS', 'ENCRYPTION_KEY']) });
+      for (const name of sealing)
+        expect({ name, env: envNames(named(overlay, 'Deployment', name)!) }).toEqual({
+          name,
+          env: expect.arrayContaining(['ENCRYPTION_KEYS', 'ENCRYPTION_KEY']),
+        });
       const { pod, c } = oneOffCommand(overlay, 'secrets-reencrypt');
-      expect(c.env.map((e: { name: string }) => e.name).sort()).toEqual(['ENCRYPTION_KEY', 'ENCRYPTION_KEYS', 'MONGO_URL']);
+      expect(c.env.map((e: { name: string }) => e.name).sort()).toEqual([
+        'ENCRYPTION_KEY',
+        'ENCRYPTION_KEYS',
+        'MONGO_URL',
+      ]);
       for (const e of c.env) expect(e.valueFrom.secretKeyRef).toMatchObject({ name: 'platform-secrets', key: e.name });
       // No NATS credential: it talks to the database only.
       expect((pod.spec.volumes ?? []).filter((v: any) => v.secret)).toEqual([]);
@@ -188,9 +266,17 @@ describe('deployment files', () => {
         { name: 'NATS_CREDS', value: '/etc/nats-creds/webhook-dispatcher.creds' },
       ]);
       expect(pod.spec.volumes.filter((v: any) => v.secret)).toEqual([
-        { name: 'nats-creds', secret: { secretName: 'nats-creds', items: [{ key: 'webhook-dispatcher.creds', path: 'webhook-dispatcher.creds' }], defaultMode: 0o440 } },
+        {
+          name: 'nats-creds',
+          secret: {
+            secretName: 'nats-creds',
+            items: [{ key: 'webhook-dispatcher.creds', path: 'webhook-dispatcher.creds' }],
+            defaultMode: 0o440,
+          },
+        },
       ]);
-      if (overlay === 'prod') expect(c.volumeMounts).toContainEqual({ name: 'nats-ca', mountPath: '/etc/nats-ca', readOnly: true });
+      if (overlay === 'prod')
+        expect(c.volumeMounts).toContainEqual({ name: 'nats-ca', mountPath: '/etc/nats-ca', readOnly: true });
     });
 
     test('when it is rendered, then the network policies deny by default, admit only the ingress controller to the gateway and give internet egress, without private ranges, only to labelled pods', () => {
@@ -218,7 +304,16 @@ describe('deployment files', () => {
       const internet = policies.find((p) => p.metadata.name === 'internet-egress')!;
       expect(internet.spec.podSelector).toEqual({ matchLabels: { 'agent-platform/egress': 'internet' } });
       const v4 = internet.spec.egress[0].to.find((t: any) => t.ipBlock.cidr === '0.0.0.0/0').ipBlock.except;
-      expect(v4).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8', '100.64.0.0/10']));
+      expect(v4).toEqual(
+        expect.arrayContaining([
+          '10.0.0.0/8',
+          '172.16.0.0/12',
+          '192.168.0.0/16',
+          '169.254.0.0/16',
+          '127.0.0.0/8',
+          '100.64.0.0/10',
+        ]),
+      );
       expect(internet.spec.egress[0].ports.map((x: any) => x.port).sort()).toEqual([443, 80]);
       const withInternet = objects(overlay, 'Deployment')
         .filter((d) => d.spec.template.metadata.labels['agent-platform/egress'] === 'internet')
@@ -226,31 +321,49 @@ describe('deployment files', () => {
         .sort();
       expect(withInternet).toEqual(services.filter((s) => 'internetEgress' in serviceList[s]));
       // Every platform pod carries the label the infrastructure and DNS policies select.
-      for (const d of objects(overlay, 'Deployment')) expect(d.spec.template.metadata.labels['app.kubernetes.io/part-of']).toBe('agent-platform');
+      for (const d of objects(overlay, 'Deployment'))
+        expect(d.spec.template.metadata.labels['app.kubernetes.io/part-of']).toBe('agent-platform');
     });
   });
 
   test('when the production overlay is rendered, then streams are replicated on three NATS servers and every service keeps two replicas', () => {
     const config = objects('prod', 'ConfigMap').find((c) => c.metadata.name.startsWith('platform-config-'))!;
     expect(config.data).toMatchObject({ JS_REPLICAS: '3' });
-    for (const hpa of objects('prod', 'HorizontalPodAutoscaler')) expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    for (const hpa of objects('prod', 'HorizontalPodAutoscaler'))
+      expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
     const nats = parse(readFileSync(join(root, 'deploy/helm-values/nats.yaml'), 'utf8'));
     expect(nats.config.cluster).toEqual({ enabled: true, replicas: 3 });
-    expect(nats.config.jetstream).toMatchObject({ enabled: true, fileStore: { enabled: true, pvc: { enabled: true } } });
+    expect(nats.config.jetstream).toMatchObject({
+      enabled: true,
+      fileStore: { enabled: true, pvc: { enabled: true } },
+    });
     expect(nats.config.merge.max_payload).toBe(8 * 1024 * 1024);
   });
 
   test('when the production overlay is rendered, then every service connects to NATS over TLS and verifies the server with the CA mounted from the ConfigMap nats-ca', () => {
     const config = objects('prod', 'ConfigMap').find((c) => c.metadata.name.startsWith('platform-config-'))!;
-    expect(config.data).toMatchObject({ NATS_URL: 'tls://nats.platform-infra.svc.cluster.local:4222', NATS_TLS_CA_FILE: '/etc/nats-ca/ca.crt' });
+    expect(config.data).toMatchObject({
+      NATS_URL: 'tls://nats.platform-infra.svc.cluster.local:4222',
+      NATS_TLS_CA_FILE: '/etc/nats-ca/ca.crt',
+    });
     for (const d of objects('prod', 'Deployment')) {
-      expect(d.spec.template.spec.volumes).toContainEqual({ name: 'nats-ca', configMap: { name: 'nats-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] } });
+      expect(d.spec.template.spec.volumes).toContainEqual({
+        name: 'nats-ca',
+        configMap: { name: 'nats-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+      });
       expect(container(d).volumeMounts).toContainEqual({ name: 'nats-ca', mountPath: '/etc/nats-ca', readOnly: true });
     }
     // The server's certificate: cert-manager's kubernetes.io/tls Secret for the name the services connect to.
     const tls = parse(readFileSync(join(root, 'deploy/helm-values/nats-tls.yaml'), 'utf8'));
-    expect(tls.config.nats.tls).toMatchObject({ enabled: true, secretName: 'nats-server-tls', cert: 'tls.crt', key: 'tls.key' });
-    const issued = parseAllDocuments(readFileSync(join(root, 'deploy/k8s/nats-certificate.example.yaml'), 'utf8')).map((d) => d.toJS());
+    expect(tls.config.nats.tls).toMatchObject({
+      enabled: true,
+      secretName: 'nats-server-tls',
+      cert: 'tls.crt',
+      key: 'tls.key',
+    });
+    const issued = parseAllDocuments(readFileSync(join(root, 'deploy/k8s/nats-certificate.example.yaml'), 'utf8')).map(
+      (d) => d.toJS(),
+    );
     const server = issued.find((o) => o.kind === 'Certificate' && o.spec.secretName === 'nats-server-tls');
     expect(server.spec.dnsNames).toContain(new URL(config.data!.NATS_URL!).hostname);
     expect(server.spec.usages).toContain('server auth');
@@ -267,7 +380,11 @@ describe('deployment files', () => {
   test('when the NATS chart values are read, then the servers include the generated auth.conf from the Secret nats-auth, mounted as a directory the config reloader watches', () => {
     const nats = parse(readFileSync(join(root, 'deploy/helm-values/nats.yaml'), 'utf8'));
     expect(nats.config.merge.$include).toBe('../nats-auth/auth.conf');
-    expect(nats.podTemplate.patch).toContainEqual({ op: 'add', path: '/spec/volumes/-', value: { name: 'nats-auth', secret: { secretName: 'nats-auth' } } });
+    expect(nats.podTemplate.patch).toContainEqual({
+      op: 'add',
+      path: '/spec/volumes/-',
+      value: { name: 'nats-auth', secret: { secretName: 'nats-auth' } },
+    });
     // Under /etc/ (the reloader mounts what the server mounts there), without subPath (a subPath mount never sees updates).
     const mount = { name: 'nats-auth', mountPath: '/etc/nats-auth', readOnly: true };
     expect(nats.container.patch).toContainEqual({ op: 'add', path: '/volumeMounts/-', value: mount });
@@ -294,11 +411,19 @@ describe('deployment files', () => {
     expect(s.mongo.image).toMatch(/^mongo:7/);
     expect(s.nats.command).toEqual(expect.arrayContaining(['-js', '-c', '/etc/nats/server.conf']));
     expect(s.nats.volumes).toEqual(
-      expect.arrayContaining(['./deploy/nats/container.conf:/etc/nats/server.conf:ro', './deploy/nats.conf:/etc/nats/platform.conf:ro', './.local/nats:/etc/nats/auth:ro']),
+      expect.arrayContaining([
+        './deploy/nats/container.conf:/etc/nats/server.conf:ro',
+        './deploy/nats.conf:/etc/nats/platform.conf:ro',
+        './.local/nats:/etc/nats/auth:ro',
+      ]),
     );
     for (const name of ['mongo', 'nats', 'redis']) expect(s[name].healthcheck.test.length).toBeGreaterThan(0);
     for (const name of services) {
-      expect({ name, image: s[name].image, SERVICE: s[name].environment.SERVICE }).toEqual({ name, image: 'agent-platform:local', SERVICE: name });
+      expect({ name, image: s[name].image, SERVICE: s[name].environment.SERVICE }).toEqual({
+        name,
+        image: 'agent-platform:local',
+        SERVICE: name,
+      });
       expect(s[name].healthcheck.test).toEqual(['CMD', 'node', '/app/healthcheck.js', '/readyz']);
       expect(s[name].depends_on.nats).toEqual({ condition: 'service_healthy' });
       if (name !== 'gateway') expect(s.gateway.depends_on[name]).toEqual({ condition: 'service_healthy' });
@@ -317,11 +442,17 @@ describe('deployment files', () => {
     const serverConf = readFileSync(join(root, 'deploy/nats/container.conf'), 'utf8');
     expect(serverConf).toMatch(/^include "platform\.conf"$/m);
     expect(serverConf).toMatch(/^include "auth\/auth\.conf"$/m);
-    const identities = Object.keys(JSON.parse(readFileSync(join(root, 'deploy/nats/permissions.json'), 'utf8')).identities).sort();
+    const identities = Object.keys(
+      JSON.parse(readFileSync(join(root, 'deploy/nats/permissions.json'), 'utf8')).identities,
+    ).sort();
     expect(identities).toEqual(services);
     for (const name of services) {
       const file = `/run/nats/${name}.creds`;
-      expect({ name, NATS_CREDS: s[name].environment.NATS_CREDS, volumes: s[name].volumes }).toEqual({ name, NATS_CREDS: file, volumes: [`./.local/nats/${name}.creds:${file}:ro`, `./.local/nats/${name}.key:/run/nats/${name}.key:ro`] });
+      expect({ name, NATS_CREDS: s[name].environment.NATS_CREDS, volumes: s[name].volumes }).toEqual({
+        name,
+        NATS_CREDS: file,
+        volumes: [`./.local/nats/${name}.creds:${file}:ro`, `./.local/nats/${name}.key:/run/nats/${name}.key:ro`],
+      });
     }
     // The credential directory (keys, auth.conf, admin.creds) goes into the NATS container only.
     const withDir = Object.entries(s)
@@ -333,10 +464,17 @@ describe('deployment files', () => {
   test('when the NATS images are read, then Compose, the local images, the test containers and the chart all run the nats-server of deploy/nats/VERSION', () => {
     const version = natsVersion();
     expect(`v${version}`).toBe(readFileSync(join(root, 'deploy/nats/VERSION'), 'utf8').trim());
-    expect(parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }).services.nats.image).toBe(`nats:${version}-alpine`);
+    expect(parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }).services.nats.image).toBe(
+      `nats:${version}-alpine`,
+    );
     // logLevel: the override's `!override` is a Compose tag the yaml library does not know (a warning otherwise)
-    expect(parse(readFileSync(join(root, 'deploy/compose.local-images.yml'), 'utf8'), { logLevel: 'error' }).services.nats.image).toBe(`localhost/platform-nats:${version}`);
-    expect(parse(readFileSync(join(root, 'deploy/helm-values/nats.yaml'), 'utf8')).container.image.tag).toBe(`${version}-alpine`);
+    expect(
+      parse(readFileSync(join(root, 'deploy/compose.local-images.yml'), 'utf8'), { logLevel: 'error' }).services.nats
+        .image,
+    ).toBe(`localhost/platform-nats:${version}`);
+    expect(parse(readFileSync(join(root, 'deploy/helm-values/nats.yaml'), 'utf8')).container.image.tag).toBe(
+      `${version}-alpine`,
+    );
     const saved = { CONTAINER_IMAGES: process.env.CONTAINER_IMAGES, NATS_IMAGE: process.env.NATS_IMAGE };
     try {
       delete process.env.NATS_IMAGE;

@@ -13,7 +13,10 @@ test('when the committed files are checked against the list, then nothing is mis
 });
 
 test('when a service is added to the list only, then the check names each file that lacks it', () => {
-  const problems = serviceListProblems(root, { ...services, 'fake-service': { uses: { mongo: true }, internetEgress: true, erases: ['project'] } });
+  const problems = serviceListProblems(root, {
+    ...services,
+    'fake-service': { uses: { mongo: true }, internetEgress: true, erases: ['project'] },
+  });
   expect(problems).toEqual([
     'services/fake-service/src/main.ts: missing',
     'docker-compose.yml: no service fake-service',
@@ -39,7 +42,10 @@ test('when a service is taken out of the list only, then the check names each fi
 });
 
 test("when a service's facts change in the list only, then the check names the Compose, Kubernetes and MongoDB lines that disagree", () => {
-  const problems = serviceListProblems(root, { ...services, evals: { uses: { redis: true, sealing: true }, erases: [] } });
+  const problems = serviceListProblems(root, {
+    ...services,
+    evals: { uses: { redis: true, sealing: true }, erases: [] },
+  });
   expect(problems).toEqual([
     `docker-compose.yml: evals waits for mongo, but uses.mongo in ${LIST} is false`,
     `docker-compose.yml: evals does not wait for redis, but uses.redis in ${LIST} is true`,
@@ -64,7 +70,8 @@ describe('in a copy of the deployment files', () => {
     }
   });
   afterEach(() => rmSync(copy, { recursive: true, force: true }));
-  const edit = (file: string, change: (text: string) => string) => writeFileSync(join(copy, file), change(readFileSync(join(copy, file), 'utf8')));
+  const edit = (file: string, change: (text: string) => string) =>
+    writeFileSync(join(copy, file), change(readFileSync(join(copy, file), 'utf8')));
 
   test('when a copy is unchanged, then it passes', () => {
     expect(serviceListProblems(copy)).toEqual([]);
@@ -72,13 +79,25 @@ describe('in a copy of the deployment files', () => {
 
   test("when a service's manifest is left out of the kustomization and Compose runs a service the list lacks, then the check names both", () => {
     edit('deploy/k8s/base/kustomization.yaml', (t) => t.replace('  - evals.yaml\n', ''));
-    edit('docker-compose.yml', (t) => t.replace('\nvolumes:\n', '\n  reporter:\n    image: agent-platform:local\n    environment: { SERVICE: reporter }\n\nvolumes:\n'));
-    expect(serviceListProblems(copy)).toEqual([`docker-compose.yml: service reporter, but reporter is not in ${LIST}`, 'deploy/k8s/base/kustomization.yaml: evals.yaml is not in resources']);
+    edit('docker-compose.yml', (t) =>
+      t.replace(
+        '\nvolumes:\n',
+        '\n  reporter:\n    image: agent-platform:local\n    environment: { SERVICE: reporter }\n\nvolumes:\n',
+      ),
+    );
+    expect(serviceListProblems(copy)).toEqual([
+      `docker-compose.yml: service reporter, but reporter is not in ${LIST}`,
+      'deploy/k8s/base/kustomization.yaml: evals.yaml is not in resources',
+    ]);
   });
 
   test('when an overlay patches or a network policy selects a name the list lacks, then the check names it', () => {
-    edit('deploy/k8s/overlays/prod/kustomization.yaml', (t) => t.replace('      name: webhook-dispatcher\n', '      name: webhook-dispatch\n'));
-    edit('deploy/k8s/base/network-policies.yaml', (t) => t.replace('      app.kubernetes.io/name: gateway\n', '      app.kubernetes.io/name: gateway-v2\n'));
+    edit('deploy/k8s/overlays/prod/kustomization.yaml', (t) =>
+      t.replace('      name: webhook-dispatcher\n', '      name: webhook-dispatch\n'),
+    );
+    edit('deploy/k8s/base/network-policies.yaml', (t) =>
+      t.replace('      app.kubernetes.io/name: gateway\n', '      app.kubernetes.io/name: gateway-v2\n'),
+    );
     expect(serviceListProblems(copy)).toEqual([
       `deploy/k8s/base/network-policies.yaml: NetworkPolicy gateway-from-ingress selects gateway-v2, but gateway-v2 is not in ${LIST}`,
       `deploy/k8s/overlays/prod/kustomization.yaml: a patch of HorizontalPodAutoscaler webhook-dispatch, but webhook-dispatch is not in ${LIST}`,

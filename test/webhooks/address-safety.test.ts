@@ -41,36 +41,75 @@ describe('webhook address safety with loopback not allowed', () => {
     'http://0x7f.0.0.1:{port}/hook',
   ];
 
-  test.each(literalCorpus)('when a destination URL is %s, then create answers 422 and nothing is stored or contacted', async (template) => {
-    const p = aProject();
-    const url = template.replace('{port}', port());
-    const res = await ws.admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'unsafe', url, eventTypes: ['feedback.created'] });
-    expect(res.status).toBe(422);
-    expect(res.body.detail).toMatch(/not deliverable/);
-    const list = await ws.admin.get(`${projectPath(p)}/webhook-destinations`);
-    expect(list.body.data).toEqual([]);
-    expect(receiver.connections).toBe(0);
-  });
+  test.each(literalCorpus)(
+    'when a destination URL is %s, then create answers 422 and nothing is stored or contacted',
+    async (template) => {
+      const p = aProject();
+      const url = template.replace('{port}', port());
+      const res = await ws.admin.post(`${projectPath(p)}/webhook-destinations`, {
+        name: 'unsafe',
+        url,
+        eventTypes: ['feedback.created'],
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toMatch(/not deliverable/);
+      const list = await ws.admin.get(`${projectPath(p)}/webhook-destinations`);
+      expect(list.body.data).toEqual([]);
+      expect(receiver.connections).toBe(0);
+    },
+  );
 
   test.each([
-    ['a host name resolving to loopback (localhost)', () => `http://localhost:${port()}/hook`, /localhost resolves to .*loopback/],
-    ['a host name resolving to 10.0.0.1', () => 'http://private-target.test/hook', /private-target\.test resolves to a refused address: 10\.0\.0\.1 is a private address/],
-    ['a host name resolving to the metadata address', () => 'http://metadata-target.test/latest', /169\.254\.169\.254 is a cloud metadata address/],
-  ])('when the destination is %s, then test and event deliveries are refused before connecting and not retried', async (_what, url, why) => {
-    const p = aProject();
-    const dest = await createDestination(ws.admin, p, { url: url(), eventTypes: ['feedback.created'] });
+    [
+      'a host name resolving to loopback (localhost)',
+      () => `http://localhost:${port()}/hook`,
+      /localhost resolves to .*loopback/,
+    ],
+    [
+      'a host name resolving to 10.0.0.1',
+      () => 'http://private-target.test/hook',
+      /private-target\.test resolves to a refused address: 10\.0\.0\.1 is a private address/,
+    ],
+    [
+      'a host name resolving to the metadata address',
+      () => 'http://metadata-target.test/latest',
+      /169\.254\.169\.254 is a cloud metadata address/,
+    ],
+  ])(
+    'when the destination is %s, then test and event deliveries are refused before connecting and not retried',
+    async (_what, url, why) => {
+      const p = aProject();
+      const dest = await createDestination(ws.admin, p, { url: url(), eventTypes: ['feedback.created'] });
 
-    const test = await ws.admin.post(`${projectPath(p)}/webhook-destinations/${dest.id}/test`);
-    expect(test.status).toBe(200);
-    expect(test.body.data).toMatchObject({ success: false, statusCode: null, error: expect.stringMatching(/^refused before connecting/) });
-    expect(test.body.data.error).toMatch(why);
+      const test = await ws.admin.post(`${projectPath(p)}/webhook-destinations/${dest.id}/test`);
+      expect(test.status).toBe(200);
+      expect(test.body.data).toMatchObject({
+        success: false,
+        statusCode: null,
+        error: expect.stringMatching(/^refused before connecting/),
+      });
+      expect(test.body.data.error).toMatch(why);
 
-    await ws.events.publish(feedbackCreated, p, {
-      feedback: { id: 'fb-1', conversationId: 'c-1', type: 'negative', agentId: 'a-1', createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() },
-    });
-    const logged = await eventuallyLogged(ws.admin, p, dest.id, (d) => d.eventType === 'feedback.created' && d.status === 'failed', 'the refused delivery');
-    expect(logged).toMatchObject({ attemptCount: 1, lastStatusCode: null, lastError: expect.stringMatching(why) });
-    expect(receiver.connections).toBe(0);
-    expect(receiver.received).toHaveLength(0);
-  });
+      await ws.events.publish(feedbackCreated, p, {
+        feedback: {
+          id: 'fb-1',
+          conversationId: 'c-1',
+          type: 'negative',
+          agentId: 'a-1',
+          createdAt: new Date().toISOString(),
+          updatedAt: new Date().toISOString(),
+        },
+      });
+      const logged = await eventuallyLogged(
+        ws.admin,
+        p,
+        dest.id,
+        (d) => d.eventType === 'feedback.created' && d.status === 'failed',
+        'the refused delivery',
+      );
+      expect(logged).toMatchObject({ attemptCount: 1, lastStatusCode: null, lastError: expect.stringMatching(why) });
+      expect(receiver.connections).toBe(0);
+      expect(receiver.received).toHaveLength(0);
+    },
+  );
 });

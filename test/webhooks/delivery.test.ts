@@ -1,6 +1,23 @@
 import { conversationCreated, evaluationFailed, feedbackCreated } from '@platform/contracts';
-import { adminClient, aProject, anApiKey, client, eventually, projectPath, startReceiver, testStack, type Receiver } from '@platform/testkit';
-import { createDestination, deliveryLog, eventPublisher, eventuallyLogged, signatureValid, verifyDelivery } from '../support/webhooks';
+import {
+  adminClient,
+  aProject,
+  anApiKey,
+  client,
+  eventually,
+  projectPath,
+  startReceiver,
+  testStack,
+  type Receiver,
+} from '@platform/testkit';
+import {
+  createDestination,
+  deliveryLog,
+  eventPublisher,
+  eventuallyLogged,
+  signatureValid,
+  verifyDelivery,
+} from '../support/webhooks';
 
 const stack = testStack();
 const admin = adminClient(stack);
@@ -39,13 +56,18 @@ async function aProjectWithKey(agentId = 'agent-a') {
  * whose outbox sweeps may relay our events into their own stacks; their dispatchers cannot sign for our
  * destinations (another ENCRYPTION_KEY), so our deliveries are the ones that carry the Standard Webhooks headers.
  */
-const forEvent = (id: string) => (r: { json?: any; headers: Record<string, unknown> }) => r.json?.data?.event?.id === id && typeof r.headers['webhook-id'] === 'string';
+const forEvent = (id: string) => (r: { json?: any; headers: Record<string, unknown> }) =>
+  r.json?.data?.event?.id === id && typeof r.headers['webhook-id'] === 'string';
 
 describe('webhook signing and payloads', () => {
   test('when a destination is created, then its signing secret is shown once and every delivery verifies with the standardwebhooks library', async () => {
     const receiver = await aReceiver();
     const { p, postEvent } = await aProjectWithKey();
-    const dest = await createDestination(admin, p, { url: receiver.url, eventTypes: ['event.created'], headers: { 'X-Team': 'blue', 'User-Agent': 'mine' } });
+    const dest = await createDestination(admin, p, {
+      url: receiver.url,
+      eventTypes: ['event.created'],
+      headers: { 'X-Team': 'blue', 'User-Agent': 'mine' },
+    });
     expect(dest.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(dest).toMatchObject({ enabled: true, disabledReason: null });
 
@@ -71,8 +93,17 @@ describe('webhook signing and payloads', () => {
     expect(delivery!.headers['content-type']).toBe('application/json');
 
     // The attempt is recorded just after the receiver answered it.
-    const logged = await eventually(async () => (await deliveryLog(admin, p, dest.id)).find((d) => d.status !== 'pending'), 'the delivery recorded');
-    expect(logged).toMatchObject({ id: delivery!.headers['webhook-id'], eventType: 'event.created', status: 'delivered', attemptCount: 1, nextAttemptAt: null });
+    const logged = await eventually(
+      async () => (await deliveryLog(admin, p, dest.id)).find((d) => d.status !== 'pending'),
+      'the delivery recorded',
+    );
+    expect(logged).toMatchObject({
+      id: delivery!.headers['webhook-id'],
+      eventType: 'event.created',
+      status: 'delivered',
+      attemptCount: 1,
+      nextAttemptAt: null,
+    });
   });
 
   test('when the secret is rotated, then deliveries carry both signatures during the grace period and only the new one without it', async () => {
@@ -82,7 +113,11 @@ describe('webhook signing and payloads', () => {
 
     const rotated = await admin.post(`${projectPath(p)}/webhook-destinations/${dest.id}/rotate-secret`);
     expect(rotated.status).toBe(200);
-    expect(rotated.body.data).toMatchObject({ id: dest.id, secret: expect.stringMatching(/^whsec_/), previousSecretExpiresAt: expect.any(String) });
+    expect(rotated.body.data).toMatchObject({
+      id: dest.id,
+      secret: expect.stringMatching(/^whsec_/),
+      previousSecretExpiresAt: expect.any(String),
+    });
     const second = rotated.body.data.secret as string;
     expect(second).not.toBe(dest.secret);
 
@@ -91,7 +126,9 @@ describe('webhook signing and payloads', () => {
     expect(signatureValid(dest.secret, graced!)).toBe(true);
     expect(signatureValid(second, graced!)).toBe(true);
 
-    const again = await admin.post(`${projectPath(p)}/webhook-destinations/${dest.id}/rotate-secret`, { graceSeconds: 0 });
+    const again = await admin.post(`${projectPath(p)}/webhook-destinations/${dest.id}/rotate-secret`, {
+      graceSeconds: 0,
+    });
     expect(again.status).toBe(200);
     expect(again.body.data.previousSecretExpiresAt).toBeNull();
     const third = again.body.data.secret as string;
@@ -101,7 +138,9 @@ describe('webhook signing and payloads', () => {
     expect(signatureValid(second, plain!)).toBe(false);
     expect(signatureValid(dest.secret, plain!)).toBe(false);
 
-    const bad = await admin.post(`${projectPath(p)}/webhook-destinations/${dest.id}/rotate-secret`, { graceSeconds: -1 });
+    const bad = await admin.post(`${projectPath(p)}/webhook-destinations/${dest.id}/rotate-secret`, {
+      graceSeconds: -1,
+    });
     expect(bad.status).toBe(400);
     const missing = await admin.post(`${projectPath(p)}/webhook-destinations/nope/rotate-secret`);
     expect(missing.status).toBe(404);
@@ -121,8 +160,19 @@ describe('webhook retries', () => {
     expect(new Set(attempts.map((a) => a.headers['webhook-id'])).size).toBe(1);
     for (const a of attempts) expect(signatureValid(dest.secret, a)).toBe(true);
 
-    const logged = await eventuallyLogged(admin, p, dest.id, (d) => d.status === 'delivered', 'the delivery recorded as delivered');
-    expect(logged).toMatchObject({ id: attempts[0]!.headers['webhook-id'], attemptCount: 3, lastStatusCode: 200, nextAttemptAt: null });
+    const logged = await eventuallyLogged(
+      admin,
+      p,
+      dest.id,
+      (d) => d.status === 'delivered',
+      'the delivery recorded as delivered',
+    );
+    expect(logged).toMatchObject({
+      id: attempts[0]!.headers['webhook-id'],
+      attemptCount: 3,
+      lastStatusCode: 200,
+      nextAttemptAt: null,
+    });
     expect(logged.attempts.map((a) => [a.attempt, a.statusCode, a.ok])).toEqual([
       [1, 500, false],
       [2, 503, false],
@@ -149,9 +199,20 @@ describe('webhook retries', () => {
     const { p, postEvent } = await aProjectWithKey();
     const dest = await createDestination(admin, p, { url: receiver.url, eventTypes: ['event.created'] });
     await postEvent('evt-exhaust');
-    const logged = await eventuallyLogged(admin, p, dest.id, (d) => d.status === 'failed', 'the delivery failed for good');
+    const logged = await eventuallyLogged(
+      admin,
+      p,
+      dest.id,
+      (d) => d.status === 'failed',
+      'the delivery failed for good',
+    );
     // the test stack's schedule is 200,400,800 ms: four attempts
-    expect(logged).toMatchObject({ attemptCount: 4, nextAttemptAt: null, lastStatusCode: 500, lastError: expect.stringMatching(/no attempts left/) });
+    expect(logged).toMatchObject({
+      attemptCount: 4,
+      nextAttemptAt: null,
+      lastStatusCode: 500,
+      lastError: expect.stringMatching(/no attempts left/),
+    });
     expect(receiver.received.filter(forEvent('evt-exhaust'))).toHaveLength(4);
   });
 
@@ -201,29 +262,48 @@ describe('webhook address safety on the shared stack (loopback allowed for tests
     const { p, postEvent } = await aProjectWithKey();
     const dest = await createDestination(admin, p, { url: redirecting.url, eventTypes: ['event.created'] });
     await postEvent('evt-redirect');
-    const logged = await eventuallyLogged(admin, p, dest.id, (d) => d.status === 'failed', 'the redirect answer recorded');
-    expect(logged).toMatchObject({ attemptCount: 1, lastStatusCode: 302, lastError: expect.stringMatching(/redirects are not followed/) });
+    const logged = await eventuallyLogged(
+      admin,
+      p,
+      dest.id,
+      (d) => d.status === 'failed',
+      'the redirect answer recorded',
+    );
+    expect(logged).toMatchObject({
+      attemptCount: 1,
+      lastStatusCode: 302,
+      lastError: expect.stringMatching(/redirects are not followed/),
+    });
     expect(target.received).toHaveLength(0);
   });
 
-  test.each(['http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data', 'http://[::ffff:127.0.0.1]/', 'http://0300.0250.0.1/', 'http://100.64.0.1/'])(
-    'when a destination URL is the unsafe literal %s, then create answers 422 and stores nothing',
-    async (url) => {
-      const p = aProject();
-      const res = await admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'bad', url, eventTypes: ['event.created'] });
-      expect(res.status).toBe(422);
-      expect(res.contentType).toMatch(/application\/problem\+json/);
-      expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '/url' })]);
-      const list = await admin.get(`${projectPath(p)}/webhook-destinations`);
-      expect(list.body.data).toEqual([]);
-    },
-  );
+  test.each([
+    'http://10.0.0.1/hook',
+    'http://169.254.169.254/latest/meta-data',
+    'http://[::ffff:127.0.0.1]/',
+    'http://0300.0250.0.1/',
+    'http://100.64.0.1/',
+  ])('when a destination URL is the unsafe literal %s, then create answers 422 and stores nothing', async (url) => {
+    const p = aProject();
+    const res = await admin.post(`${projectPath(p)}/webhook-destinations`, {
+      name: 'bad',
+      url,
+      eventTypes: ['event.created'],
+    });
+    expect(res.status).toBe(422);
+    expect(res.contentType).toMatch(/application\/problem\+json/);
+    expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '/url' })]);
+    const list = await admin.get(`${projectPath(p)}/webhook-destinations`);
+    expect(list.body.data).toEqual([]);
+  });
 
   test('when a destination is changed to an unsafe literal URL, then the update answers 422 and the URL stays', async () => {
     const receiver = await aReceiver();
     const p = aProject();
     const dest = await createDestination(admin, p, { url: receiver.url, eventTypes: ['event.created'] });
-    const res = await admin.patch(`${projectPath(p)}/webhook-destinations/${dest.id}`, { url: 'http://192.168.1.10/x' });
+    const res = await admin.patch(`${projectPath(p)}/webhook-destinations/${dest.id}`, {
+      url: 'http://192.168.1.10/x',
+    });
     expect(res.status).toBe(422);
     const read = await admin.get(`${projectPath(p)}/webhook-destinations/${dest.id}`);
     expect(read.body.data.url).toBe(receiver.url);
@@ -247,7 +327,15 @@ describe('webhook event families', () => {
       eventTypes: ['feedback.created', 'evaluation.failed', 'conversation.created', 'event.created'],
     });
 
-    const feedback = { id: 'fb-1', conversationId: 'conv-1', type: 'negative', details: 'wrong answer', agentId: 'agent-x', createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() };
+    const feedback = {
+      id: 'fb-1',
+      conversationId: 'conv-1',
+      type: 'negative',
+      details: 'wrong answer',
+      agentId: 'agent-x',
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    };
     const evaluation = (evaluatorId: string, agentId: string) => ({
       evaluator: { id: evaluatorId, name: `Evaluator ${evaluatorId}` },
       conversation: { id: 'conv-1', agentId },
@@ -259,15 +347,31 @@ describe('webhook event families', () => {
     await events.publish(feedbackCreated, p, { feedback: { ...feedback, id: 'fb-other', agentId: 'agent-y' } });
     await events.publish(feedbackCreated, p, { feedback });
     await events.publish(evaluationFailed, p, evaluation('ev-1', 'agent-x'));
-    await events.publish(conversationCreated, p, { conversation: { id: 'conv-1', agentId: 'agent-x' }, agentName: 'Support bot' });
+    await events.publish(conversationCreated, p, {
+      conversation: { id: 'conv-1', agentId: 'agent-x' },
+      agentName: 'Support bot',
+    });
 
     const byType = (type: string) => (r: { json?: any }) => r.json?.type === type;
     const [fb] = await receiver.waitFor(byType('feedback.created'));
-    expect(verifyDelivery(dest.secret, fb!)).toMatchObject({ type: 'feedback.created', tenantId: p.tenantId, projectId: p.projectId, agentId: 'agent-x', data: { feedback: { id: 'fb-1' } } });
+    expect(verifyDelivery(dest.secret, fb!)).toMatchObject({
+      type: 'feedback.created',
+      tenantId: p.tenantId,
+      projectId: p.projectId,
+      agentId: 'agent-x',
+      data: { feedback: { id: 'fb-1' } },
+    });
     const [ev] = await receiver.waitFor(byType('evaluation.failed'));
-    expect(ev!.json).toMatchObject({ agentId: 'agent-x', data: { evaluator: { id: 'ev-1' }, failedConditions: [{ field: 'score' }] } });
+    expect(ev!.json).toMatchObject({
+      agentId: 'agent-x',
+      data: { evaluator: { id: 'ev-1' }, failedConditions: [{ field: 'score' }] },
+    });
     const [conv] = await receiver.waitFor(byType('conversation.created'));
-    expect(conv!.json).toMatchObject({ agentId: 'agent-x', agentName: 'Support bot', data: { conversation: { id: 'conv-1' } } });
+    expect(conv!.json).toMatchObject({
+      agentId: 'agent-x',
+      agentName: 'Support bot',
+      data: { conversation: { id: 'conv-1' } },
+    });
 
     // out-of-scope events were published first on the same subjects; later ones of the same types arrived, so these were skipped
     await events.publish(evaluationFailed, p, evaluation('ev-1', 'agent-x'), 'sentinel-eval');
@@ -286,7 +390,17 @@ describe('webhook event families', () => {
     const first = await aReceiver();
     const second = await aReceiver();
     const p = aProject();
-    const feedback = (id: string) => ({ feedback: { id, conversationId: 'conv-1', type: 'positive', details: null, agentId: 'agent-x', createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() } });
+    const feedback = (id: string) => ({
+      feedback: {
+        id,
+        conversationId: 'conv-1',
+        type: 'positive',
+        details: null,
+        agentId: 'agent-x',
+        createdAt: new Date().toISOString(),
+        updatedAt: new Date().toISOString(),
+      },
+    });
     const byFeedback = (id: string) => (r: { json?: any }) => r.json?.data?.feedback?.id === id;
     const a = await createDestination(admin, p, { url: first.url, eventTypes: ['feedback.created'] });
     // The dispatcher now knows the project's destinations (only the first).
@@ -322,12 +436,27 @@ describe('test deliveries and the delivery log', () => {
   test('when a test event is sent, then the receiver gets a signed `test` delivery and the outcome is answered and logged', async () => {
     const receiver = await aReceiver();
     const p = aProject();
-    const dest = await createDestination(admin, p, { url: receiver.url, eventTypes: ['event.created'], enabled: false });
+    const dest = await createDestination(admin, p, {
+      url: receiver.url,
+      eventTypes: ['event.created'],
+      enabled: false,
+    });
     const res = await admin.post(`${projectPath(p)}/webhook-destinations/${dest.id}/test`);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ success: true, statusCode: 200, error: null, deliveryId: expect.stringMatching(/^msg_/) });
+    expect(res.body.data).toMatchObject({
+      success: true,
+      statusCode: 200,
+      error: null,
+      deliveryId: expect.stringMatching(/^msg_/),
+    });
     const [got] = await receiver.waitFor((r) => r.json?.type === 'test');
-    expect(verifyDelivery(dest.secret, got!)).toMatchObject({ type: 'test', tenantId: p.tenantId, projectId: p.projectId, agentId: null, data: { test: { destinationId: dest.id } } });
+    expect(verifyDelivery(dest.secret, got!)).toMatchObject({
+      type: 'test',
+      tenantId: p.tenantId,
+      projectId: p.projectId,
+      agentId: null,
+      data: { test: { destinationId: dest.id } },
+    });
     expect(got!.headers['webhook-id']).toBe(res.body.data.deliveryId);
 
     receiver.respondWith(500);

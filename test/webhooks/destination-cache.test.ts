@@ -22,7 +22,15 @@ test('when management stalls, then events of a project whose destinations the di
   const { stack, receiver } = running;
   const p = aProject();
   const { key } = await anApiKey(stack.admin, p);
-  expect((await stack.admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'known', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
+  expect(
+    (
+      await stack.admin.post(`${projectPath(p)}/webhook-destinations`, {
+        name: 'known',
+        url: receiver.url,
+        eventTypes: ['event.created'],
+      })
+    ).status,
+  ).toBe(201);
   const run = client(stack.gatewayUrl, key);
   // The first delivery makes the dispatcher fetch the project's list (and the gateway verify the key).
   expect((await run.post('/run/v1/events', { id: 'before-stall', type: 'cache.tested' })).status).toBe(201);

@@ -12,7 +12,11 @@ const running = eventPathStack(
   {
     name: 'destination-cap',
     healthPorts: true,
-    env: { WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION: String(CAP), WEBHOOK_CAP_WAIT_MS: '120000', WEBHOOK_TIMEOUT_MS: '60000' },
+    env: {
+      WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION: String(CAP),
+      WEBHOOK_CAP_WAIT_MS: '120000',
+      WEBHOOK_TIMEOUT_MS: '60000',
+    },
   },
   240_000,
 );
@@ -23,7 +27,10 @@ test('when deliveries find their destination at its cap, then they are sent as s
   const admin = stack.admin;
   const p = aProject();
   const P = projectPath(p);
-  expect((await admin.post(`${P}/webhook-destinations`, { name: 'slow', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
+  expect(
+    (await admin.post(`${P}/webhook-destinations`, { name: 'slow', url: receiver.url, eventTypes: ['event.created'] }))
+      .status,
+  ).toBe(201);
   const { key } = await anApiKey(admin, p);
   const run = client(stack.gatewayUrl, key);
   receiver.hold();
@@ -38,7 +45,9 @@ test('when deliveries find their destination at its cap, then they are sent as s
   await eventually(() => new Set(eventIds()).size === ids.length, `all ${ids.length} events delivered`, 30_000);
   expect(new Set(eventIds())).toEqual(new Set(ids));
   // None was put back to wait as a job.
-  const metrics = await (await fetch(`${stack.process('webhook-dispatcher').healthUrl}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+  const metrics = await (
+    await fetch(`${stack.process('webhook-dispatcher').healthUrl}/metrics`, { signal: AbortSignal.timeout(5000) })
+  ).text();
   const waits = /^webhook_destination_cap_waits_total(?:\{[^}]*\})? (\d+)/m.exec(metrics);
   expect(Number(waits?.[1] ?? 0)).toBe(0);
 }, 240_000);
@@ -48,7 +57,10 @@ test('when a burst larger than the cap and its line reaches a destination that a
   const admin = stack.admin;
   const p = aProject();
   const P = projectPath(p);
-  expect((await admin.post(`${P}/webhook-destinations`, { name: 'fast', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
+  expect(
+    (await admin.post(`${P}/webhook-destinations`, { name: 'fast', url: receiver.url, eventTypes: ['event.created'] }))
+      .status,
+  ).toBe(201);
   const { key } = await anApiKey(admin, p);
   const run = client(stack.gatewayUrl, key);
   // Posted at once: stored together and published together, so the dispatcher gets them as one burst.

@@ -10,14 +10,20 @@ import { eventPathStack } from '../support/webhooks';
  */
 const DURABLE = 'webhook-dispatcher-event-created';
 // A long cache time: the events below come while the project's empty list is still remembered, however slow the machine.
-const running = eventPathStack({ name: 'idle-projects', healthPorts: true, env: { DESTINATION_CACHE_MS: '600000' } }, 240_000);
+const running = eventPathStack(
+  { name: 'idle-projects', healthPorts: true, env: { DESTINATION_CACHE_MS: '600000' } },
+  240_000,
+);
 let nc: NatsConnection;
 beforeAll(async () => {
   nc = await connectAs(running.stack.natsUrl, 'admin');
   running.stack.onStop(() => nc.close());
 });
 
-const skipped = async () => sample(await scrape(running.stack.process('webhook-dispatcher').healthUrl), 'jetstream_messages_skipped_total', { durable: DURABLE }) ?? 0;
+const skipped = async () =>
+  sample(await scrape(running.stack.process('webhook-dispatcher').healthUrl), 'jetstream_messages_skipped_total', {
+    durable: DURABLE,
+  }) ?? 0;
 
 /** Every event.created message the dispatcher was given is acknowledged. */
 async function dispatcherCaughtUp(): Promise<boolean> {
@@ -35,13 +41,22 @@ test('when a project has no destination, then its events are acknowledged unread
   await eventually(dispatcherCaughtUp, 'the dispatcher acknowledged the first event', 30_000);
 
   const before = await skipped();
-  for (let i = 1; i <= 5; i++) expect((await run.post('/run/v1/events', { id: `idle-${i}`, type: 'idle.tested' })).status).toBe(201);
+  for (let i = 1; i <= 5; i++)
+    expect((await run.post('/run/v1/events', { id: `idle-${i}`, type: 'idle.tested' })).status).toBe(201);
   await eventually(async () => (await skipped()) - before === 5, 'the next 5 events acknowledged unread', 30_000);
   expect(await dispatcherCaughtUp()).toBe(true);
 
   // A destination's creation is published as an event, which clears the project from the cache: events posted after
   // that are read and delivered. (It is published just after management answers, so the test posts until one arrives.)
-  expect((await stack.admin.post(`${projectPath(p)}/webhook-destinations`, { name: 'now', url: receiver.url, eventTypes: ['event.created'] })).status).toBe(201);
+  expect(
+    (
+      await stack.admin.post(`${projectPath(p)}/webhook-destinations`, {
+        name: 'now',
+        url: receiver.url,
+        eventTypes: ['event.created'],
+      })
+    ).status,
+  ).toBe(201);
   let n = 0;
   await eventually(
     async () => {

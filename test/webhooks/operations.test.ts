@@ -1,6 +1,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { adminClient, aProject, anApiKey, aTenantToken, client, eventually, projectPath, startReceiver, testStack, type Receiver } from '@platform/testkit';
+import {
+  adminClient,
+  aProject,
+  anApiKey,
+  aTenantToken,
+  client,
+  eventually,
+  projectPath,
+  startReceiver,
+  testStack,
+  type Receiver,
+} from '@platform/testkit';
 import { createDestination, deliveryLog, eventuallyLogged, signatureValid } from '../support/webhooks';
 
 const stack = testStack();
@@ -54,7 +65,8 @@ async function aHoldingReceiver() {
     received,
     respondWith: (...statuses: number[]) => answers.push(...statuses),
     /** Waits until `n` requests are held. */
-    heldCount: (n: number) => eventually(async () => (held.length >= n ? true : undefined), `${n} held request(s)`, 20_000, 50),
+    heldCount: (n: number) =>
+      eventually(async () => (held.length >= n ? true : undefined), `${n} held request(s)`, 20_000, 50),
     release() {
       holding = false;
       for (const res of held.splice(0)) res.writeHead(200).end();
@@ -74,7 +86,8 @@ async function aProjectWithEvents() {
   return { p, postEvent };
 }
 
-const path = (p: { tenantId: string; projectId: string }, destId: string) => `${projectPath(p)}/webhook-destinations/${destId}`;
+const path = (p: { tenantId: string; projectId: string }, destId: string) =>
+  `${projectPath(p)}/webhook-destinations/${destId}`;
 const finished = (d: { status: string }) => d.status !== 'pending';
 
 describe('redeliver', () => {
@@ -90,12 +103,22 @@ describe('redeliver', () => {
 
     const res = await admin.post(`${path(p, dest.id)}/deliveries/${failed.id}/redeliver`);
     expect(res.status).toBe(202);
-    expect(res.body.data).toMatchObject({ id: failed.id, eventId: failed.eventId, status: expect.stringMatching(/^(pending|delivered)$/) });
+    expect(res.body.data).toMatchObject({
+      id: failed.id,
+      eventId: failed.eventId,
+      status: expect.stringMatching(/^(pending|delivered)$/),
+    });
 
     const [, again] = await receiver.waitFor((r) => r.headers['webhook-id'] === failed.id, 2);
     expect(again!.body).toBe(first!.body);
     expect(signatureValid(dest.secret, again!)).toBe(true);
-    const delivered = await eventuallyLogged(admin, p, dest.id, (d) => d.id === failed.id && d.status === 'delivered', 'the redelivery recorded');
+    const delivered = await eventuallyLogged(
+      admin,
+      p,
+      dest.id,
+      (d) => d.id === failed.id && d.status === 'delivered',
+      'the redelivery recorded',
+    );
     expect(delivered.attempts).toEqual([
       expect.objectContaining({ attempt: 1, ok: false, statusCode: 400, manual: false }),
       expect.objectContaining({ attempt: 2, ok: true, statusCode: 200, manual: true }),
@@ -106,7 +129,13 @@ describe('redeliver', () => {
     const third = await admin.post(`${path(p, dest.id)}/deliveries/${failed.id}/redeliver`);
     expect(third.status).toBe(202);
     await receiver.waitFor((r) => r.headers['webhook-id'] === failed.id, 3);
-    const log = await eventuallyLogged(admin, p, dest.id, (d) => d.id === failed.id && d.attemptCount === 3 && d.status === 'delivered', 'the third attempt recorded');
+    const log = await eventuallyLogged(
+      admin,
+      p,
+      dest.id,
+      (d) => d.id === failed.id && d.attemptCount === 3 && d.status === 'delivered',
+      'the third attempt recorded',
+    );
     expect(log.attempts.map((a) => a.manual)).toEqual([false, true, true]);
   });
 
@@ -128,7 +157,13 @@ describe('redeliver', () => {
     expect(second.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(second.body).toMatchObject({ status: 409, detail: expect.stringMatching(/pending/) });
     receiver.release();
-    await eventuallyLogged(admin, p, dest.id, (d) => d.id === failed.id && d.status === 'delivered' && d.attemptCount === 2, 'the manual attempt recorded');
+    await eventuallyLogged(
+      admin,
+      p,
+      dest.id,
+      (d) => d.id === failed.id && d.status === 'delivered' && d.attemptCount === 2,
+      'the manual attempt recorded',
+    );
     expect(receiver.received.filter((r) => r.webhookId === failed.id)).toHaveLength(2);
   });
 
@@ -158,11 +193,24 @@ describe('recover', () => {
     const since = new Date(Date.now() - 60_000).toISOString();
     for (const id of ['evt-r1', 'evt-r2', 'evt-r3']) {
       await postEvent(id);
-      await eventuallyLogged(admin, p, dest.id, (d) => d.eventId !== undefined && d.status === 'failed' && receiver.received.some((r) => r.eventId === id && r.webhookId === d.id), `${id} failed`);
+      await eventuallyLogged(
+        admin,
+        p,
+        dest.id,
+        (d) =>
+          d.eventId !== undefined &&
+          d.status === 'failed' &&
+          receiver.received.some((r) => r.eventId === id && r.webhookId === d.id),
+        `${id} failed`,
+      );
     }
     receiver.respondWith(200);
     await postEvent('evt-ok');
-    await eventually(async () => (await deliveryLog(admin, p, dest.id)).filter((d) => d.status === 'delivered').length === 1 || undefined, 'the good one delivered');
+    await eventually(
+      async () =>
+        (await deliveryLog(admin, p, dest.id)).filter((d) => d.status === 'delivered').length === 1 || undefined,
+      'the good one delivered',
+    );
     const failedIds = (await deliveryLog(admin, p, dest.id, '?status=failed')).map((d) => d.id).sort();
     expect(failedIds).toHaveLength(3);
 
@@ -175,7 +223,10 @@ describe('recover', () => {
     expect(second.status).toBe(202);
     expect(second.body.data).toEqual({ scheduled: 0, more: false });
     receiver.release();
-    await eventually(async () => ((await deliveryLog(admin, p, dest.id, '?status=delivered')).length === 4 ? true : undefined), 'all four delivered');
+    await eventually(
+      async () => ((await deliveryLog(admin, p, dest.id, '?status=delivered')).length === 4 ? true : undefined),
+      'all four delivered',
+    );
     const resent = receiver.received.filter((r) => failedIds.includes(r.webhookId)).map((r) => r.webhookId);
     // Each failed delivery: its first attempt and exactly one recovered attempt, with its own webhook-id.
     expect(resent.sort()).toEqual([...failedIds, ...failedIds].sort());
@@ -183,7 +234,10 @@ describe('recover', () => {
       if (failedIds.includes(d.id)) expect(d.attempts.map((a) => a.manual)).toEqual([false, true]);
     }
     // Delivered now: nothing left to recover.
-    expect((await admin.post(`${path(p, dest.id)}/recover`, { since })).body.data).toEqual({ scheduled: 0, more: false });
+    expect((await admin.post(`${path(p, dest.id)}/recover`, { since })).body.data).toEqual({
+      scheduled: 0,
+      more: false,
+    });
   });
 
   test('when the window is before the deliveries, then nothing is queued', async () => {
@@ -194,7 +248,10 @@ describe('recover', () => {
     await postEvent('evt-window');
     await eventuallyLogged(admin, p, dest.id, (d) => d.status === 'failed', 'the delivery failed');
     const until = new Date(Date.now() - 3600_000).toISOString();
-    const res = await admin.post(`${path(p, dest.id)}/recover`, { since: new Date(Date.now() - 7200_000).toISOString(), until });
+    const res = await admin.post(`${path(p, dest.id)}/recover`, {
+      since: new Date(Date.now() - 7200_000).toISOString(),
+      until,
+    });
     expect(res.status).toBe(202);
     expect(res.body.data).toEqual({ scheduled: 0, more: false });
     expect(receiver.received).toHaveLength(1);
@@ -212,9 +269,14 @@ describe('recover', () => {
     expect([400, 422]).toContain(missing.status);
     expect(missing.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect([400, 422]).toContain((await admin.post(`${path(p, dest.id)}/recover`, { since: 'yesterday' })).status);
-    const backwards = await admin.post(`${path(p, dest.id)}/recover`, { since: new Date().toISOString(), until: new Date(Date.now() - 60_000).toISOString() });
+    const backwards = await admin.post(`${path(p, dest.id)}/recover`, {
+      since: new Date().toISOString(),
+      until: new Date(Date.now() - 60_000).toISOString(),
+    });
     expect([400, 422]).toContain(backwards.status);
-    const old = await admin.post(`${path(p, dest.id)}/recover`, { since: new Date(Date.now() - 31 * 86_400_000).toISOString() });
+    const old = await admin.post(`${path(p, dest.id)}/recover`, {
+      since: new Date(Date.now() - 31 * 86_400_000).toISOString(),
+    });
     expect(old.status).toBe(422);
     expect(old.body.detail).toMatch(/further back than the delivery log keeps deliveries \(30 days\)/);
     expect((await admin.post(`${path(p, 'nope')}/recover`, { since: new Date().toISOString() })).status).toBe(404);
@@ -230,7 +292,12 @@ describe('stats', () => {
     const dest = await createDestination(admin, p, { url: receiver.url, eventTypes: ['event.created'] });
     const empty = await admin.get(`${path(p, dest.id)}/stats`);
     expect(empty.status).toBe(200);
-    expect(empty.body.data.lastHour).toEqual({ counts: { delivered: 0, failed: 0, pending: 0, cancelled: 0 }, successRate: null, attempts: 0, attemptDurationMs: { p50: null, p99: null } });
+    expect(empty.body.data.lastHour).toEqual({
+      counts: { delivered: 0, failed: 0, pending: 0, cancelled: 0 },
+      successRate: null,
+      attempts: 0,
+      attemptDurationMs: { p50: null, p99: null },
+    });
 
     // Two delivered at once, one refused (400: failed after 1 attempt), one failing every attempt (500: 4 attempts).
     const outcomes: Array<[string, number[], string]> = [
@@ -242,37 +309,61 @@ describe('stats', () => {
     for (const [id, answers, status] of outcomes) {
       receiver.respondWith(...answers);
       await postEvent(id);
-      await eventually(async () => (await deliveryLog(admin, p, dest.id, '?limit=100')).find((d) => d.status === status && receiver.received.some((r) => r.json?.data?.event?.id === id && r.headers['webhook-id'] === d.id)), `${id} ${status}`, 20_000, 150);
+      await eventually(
+        async () =>
+          (await deliveryLog(admin, p, dest.id, '?limit=100')).find(
+            (d) =>
+              d.status === status &&
+              receiver.received.some((r) => r.json?.data?.event?.id === id && r.headers['webhook-id'] === d.id),
+          ),
+        `${id} ${status}`,
+        20_000,
+        150,
+      );
     }
     const stats = await eventually(
       async () => {
         const res = await admin.get(`${path(p, dest.id)}/stats`);
-        return res.body.data.lastHour.attempts === 7 && res.body.data.lastHour.counts.failed === 2 ? res.body.data : undefined;
+        return res.body.data.lastHour.attempts === 7 && res.body.data.lastHour.counts.failed === 2
+          ? res.body.data
+          : undefined;
       },
       'the counters written',
       20_000,
       200,
     );
     for (const w of [stats.lastHour, stats.lastDay, stats.lastWeek]) {
-      expect(w).toMatchObject({ counts: { delivered: 2, failed: 2, pending: 0, cancelled: 0 }, successRate: 0.5, attempts: 7 });
+      expect(w).toMatchObject({
+        counts: { delivered: 2, failed: 2, pending: 0, cancelled: 0 },
+        successRate: 0.5,
+        attempts: 7,
+      });
       expect(w.attemptDurationMs.p50).toEqual(expect.any(Number));
       expect(w.attemptDurationMs.p99).toBeGreaterThanOrEqual(w.attemptDurationMs.p50);
     }
     expect(stats.destinationId).toBe(dest.id);
 
     // A redelivered failure that succeeds moves one count from failed to delivered and adds its attempt.
-    const [refused] = await deliveryLog(admin, p, dest.id, '?status=failed&limit=100').then((l) => l.filter((d) => d.attemptCount === 1));
+    const [refused] = await deliveryLog(admin, p, dest.id, '?status=failed&limit=100').then((l) =>
+      l.filter((d) => d.attemptCount === 1),
+    );
     expect((await admin.post(`${path(p, dest.id)}/deliveries/${refused!.id}/redeliver`)).status).toBe(202);
     const after = await eventually(
       async () => {
         const res = await admin.get(`${path(p, dest.id)}/stats`);
-        return res.body.data.lastHour.attempts === 8 && res.body.data.lastHour.counts.delivered === 3 ? res.body.data : undefined;
+        return res.body.data.lastHour.attempts === 8 && res.body.data.lastHour.counts.delivered === 3
+          ? res.body.data
+          : undefined;
       },
       'the redelivery counted',
       20_000,
       200,
     );
-    expect(after.lastHour).toMatchObject({ counts: { delivered: 3, failed: 1, pending: 0, cancelled: 0 }, successRate: 0.75, attempts: 8 });
+    expect(after.lastHour).toMatchObject({
+      counts: { delivered: 3, failed: 1, pending: 0, cancelled: 0 },
+      successRate: 0.75,
+      attempts: 8,
+    });
   });
 
   test('when the destination is unknown, then stats answer 404', async () => {
@@ -295,7 +386,10 @@ describe('tenant isolation', () => {
     const other = aProject();
     const intruder = client(stack.gatewayUrl, await aTenantToken(admin, other.tenantId, 'admin'));
     expect([403, 404]).toContain((await intruder.post(`${path(p, dest.id)}/deliveries/${d.id}/redeliver`)).status);
-    expect([403, 404]).toContain((await intruder.post(`${path(p, dest.id)}/recover`, { since: new Date(Date.now() - 60_000).toISOString() })).status);
+    expect([403, 404]).toContain(
+      (await intruder.post(`${path(p, dest.id)}/recover`, { since: new Date(Date.now() - 60_000).toISOString() }))
+        .status,
+    );
     expect([403, 404]).toContain((await intruder.get(`${path(p, dest.id)}/stats`)).status);
     // Its own tenant and project in the path, our destination and delivery ids: not found there.
     expect((await intruder.post(`${path(other, dest.id)}/deliveries/${d.id}/redeliver`)).status).toBe(404);

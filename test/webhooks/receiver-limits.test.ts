@@ -1,6 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anApiKey, aProject, client, eventually, projectPath, startPrivateStack, type Client, type PrivateStack } from '@platform/testkit';
+import {
+  anApiKey,
+  aProject,
+  client,
+  eventually,
+  projectPath,
+  startPrivateStack,
+  type Client,
+  type PrivateStack,
+} from '@platform/testkit';
 
 /**
  * Receivers that never answer or answer with an endless body must not stall the dispatcher: each destination holds
@@ -136,10 +145,15 @@ test('when one destination hangs and another answers with an endless body, then 
 
   const { key } = await anApiKey(admin, p);
   const run = client(stack.gatewayUrl, key);
-  for (let i = 0; i < N; i++) expect((await run.post('/run/v1/events', { id: `lim-${i}`, type: 'limits.tested' })).status).toBe(201);
+  for (let i = 0; i < N; i++)
+    expect((await run.post('/run/v1/events', { id: `lim-${i}`, type: 'limits.tested' })).status).toBe(201);
 
   const ok = () => answered.filter((a) => a.tenantId === p.tenantId && a.status === 200);
-  await eventually(() => new Set(ok().map((a) => a.eventId)).size === N, `all ${N} events delivered to the healthy destination`, 60_000);
+  await eventually(
+    () => new Set(ok().map((a) => a.eventId)).size === N,
+    `all ${N} events delivered to the healthy destination`,
+    60_000,
+  );
 
   const dispatcher = stack.process('webhook-dispatcher');
   // The dispatcher answers its health check while the hanging receiver holds sends.
@@ -148,14 +162,26 @@ test('when one destination hangs and another answers with an endless body, then 
   const deliveries = async (destinationId: string) => {
     const res = await admin.get(`${P}/webhook-destinations/${destinationId}/deliveries?limit=100`);
     expect(res.status).toBe(200);
-    return res.body as { data: Array<{ status: string; attemptCount: number; nextAttemptAt: string | null; attempts: Attempt[] }>; pagination: { total: number } };
+    return res.body as {
+      data: Array<{ status: string; attemptCount: number; nextAttemptAt: string | null; attempts: Attempt[] }>;
+      pagination: { total: number };
+    };
   };
   // Every event has its delivery record for each bad destination: none lost while they waited for a slot.
   // The endless-body receiver answers 500 at once: each delivery gets a failed attempt and a retry scheduled.
   await eventually(
     async () => {
       const d = await deliveries(hugeId);
-      return d.pagination.total === N && d.data.every((x) => x.status === 'pending' && x.nextAttemptAt && x.attempts.length > 0 && x.attempts.every((a) => !a.ok && a.statusCode === 500));
+      return (
+        d.pagination.total === N &&
+        d.data.every(
+          (x) =>
+            x.status === 'pending' &&
+            x.nextAttemptAt &&
+            x.attempts.length > 0 &&
+            x.attempts.every((a) => !a.ok && a.statusCode === 500),
+        )
+      );
     },
     'a failed attempt (500) and a scheduled retry on every delivery to the endless-body receiver',
     60_000,
@@ -164,7 +190,13 @@ test('when one destination hangs and another answers with an endless body, then 
   await eventually(
     async () => {
       const d = await deliveries(hangId);
-      const timedOut = d.data.filter((x) => x.status === 'pending' && x.nextAttemptAt && x.attempts.length > 0 && x.attempts.every((a) => !a.ok && /timed out/.test(a.error ?? '')));
+      const timedOut = d.data.filter(
+        (x) =>
+          x.status === 'pending' &&
+          x.nextAttemptAt &&
+          x.attempts.length > 0 &&
+          x.attempts.every((a) => !a.ok && /timed out/.test(a.error ?? '')),
+      );
       return d.pagination.total === N && timedOut.length >= CAP;
     },
     'timed-out attempts with retries scheduled on deliveries to the hanging receiver',

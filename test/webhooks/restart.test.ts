@@ -1,6 +1,12 @@
 import { feedbackCreated } from '@platform/contracts';
 import { aProject, eventually, projectPath, startReceiver, type Receiver } from '@platform/testkit';
-import { createDestination, deliveryLog, eventuallyLogged, signatureValid, startWebhookStack } from '../support/webhooks';
+import {
+  createDestination,
+  deliveryLog,
+  eventuallyLogged,
+  signatureValid,
+  startWebhookStack,
+} from '../support/webhooks';
 
 /**
  * A private stack whose first retry comes late enough (4 s) to stop the dispatcher in between, and which calls a
@@ -29,7 +35,14 @@ async function aReceiver() {
 }
 
 const feedback = (id: string) => ({
-  feedback: { id, conversationId: 'conv-1', type: 'positive', agentId: 'agent-a', createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() },
+  feedback: {
+    id,
+    conversationId: 'conv-1',
+    type: 'positive',
+    agentId: 'agent-a',
+    createdAt: new Date().toISOString(),
+    updatedAt: new Date().toISOString(),
+  },
 });
 const forFeedback = (id: string) => (r: { json?: any }) => r.json?.data?.feedback?.id === id;
 
@@ -42,7 +55,13 @@ describe('webhook delivery across a dispatcher restart', () => {
     await ws.events.publish(feedbackCreated, p, feedback('fb-restart'));
 
     const [first] = await receiver.waitFor(forFeedback('fb-restart'));
-    const scheduled = await eventuallyLogged(ws.admin, p, dest.id, (d) => d.status === 'pending' && d.attemptCount === 1, 'the retry to be scheduled');
+    const scheduled = await eventuallyLogged(
+      ws.admin,
+      p,
+      dest.id,
+      (d) => d.status === 'pending' && d.attemptCount === 1,
+      'the retry to be scheduled',
+    );
     expect(scheduled.nextAttemptAt).not.toBeNull();
 
     await ws.stack.kill(ws.dispatcher(), 'SIGKILL');
@@ -51,7 +70,13 @@ describe('webhook delivery across a dispatcher restart', () => {
     const attempts = await receiver.waitFor(forFeedback('fb-restart'), 2);
     expect(attempts[1]!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
     for (const a of attempts) expect(signatureValid(dest.secret, a)).toBe(true);
-    const done = await eventuallyLogged(ws.admin, p, dest.id, (d) => d.status === 'delivered', 'the delivery to be recorded as delivered');
+    const done = await eventuallyLogged(
+      ws.admin,
+      p,
+      dest.id,
+      (d) => d.status === 'delivered',
+      'the delivery to be recorded as delivered',
+    );
     expect(done.attempts.map((a) => a.statusCode)).toEqual([500, 200]);
   });
 
@@ -75,13 +100,23 @@ describe('webhook delivery across a dispatcher restart', () => {
     const dest = await createDestination(ws.admin, p, { url: receiver.url, eventTypes: ['feedback.created'] });
     await ws.events.publish(feedbackCreated, p, feedback('fb-failing'));
 
-    const disabled = await eventually(async () => {
-      const res = await ws.admin.get(`${projectPath(p)}/webhook-destinations/${dest.id}`);
-      return res.body.data?.enabled === false ? res.body.data : undefined;
-    }, 'the failing destination to be disabled', 30_000);
+    const disabled = await eventually(
+      async () => {
+        const res = await ws.admin.get(`${projectPath(p)}/webhook-destinations/${dest.id}`);
+        return res.body.data?.enabled === false ? res.body.data : undefined;
+      },
+      'the failing destination to be disabled',
+      30_000,
+    );
     expect(disabled.disabledReason).toMatch(/failed since .* without a success \(last: the receiver answered 503/);
     // the pending retry of the delivery is cancelled rather than sent to a disabled destination
-    const cancelled = await eventuallyLogged(ws.admin, p, dest.id, (d) => d.status !== 'pending', 'the delivery to stop');
+    const cancelled = await eventuallyLogged(
+      ws.admin,
+      p,
+      dest.id,
+      (d) => d.status !== 'pending',
+      'the delivery to stop',
+    );
     expect(['cancelled', 'failed']).toContain(cancelled.status);
   });
 });

@@ -1,13 +1,33 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { adminClient, aProject, anApiKey, client, eventually, projectPath, repoRoot, startReceiver, testStack, type Receiver } from '@platform/testkit';
+import {
+  adminClient,
+  aProject,
+  anApiKey,
+  client,
+  eventually,
+  projectPath,
+  repoRoot,
+  startReceiver,
+  testStack,
+  type Receiver,
+} from '@platform/testkit';
 import { createDestination, eventuallyLogged } from '../support/webhooks';
 
 const stack = testStack();
 const admin = adminClient(stack);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 /** Screenshots for docs/webhooks.md (copied from here by hand when the page changes). */
 const SHOTS = join(repoRoot, '.infra', 'screenshots');
 
@@ -15,7 +35,8 @@ let browser: Browser;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   mkdirSync(SHOTS, { recursive: true });
 });
@@ -26,7 +47,10 @@ afterAll(async () => {
 
 /** A browser context signed in with a management session cookie (POST /manage/auth/session). */
 async function signedInContext() {
-  const res = await fetch(`${stack.gatewayUrl}/manage/auth/session`, { method: 'POST', headers: { authorization: `Bearer ${stack.adminToken}` } });
+  const res = await fetch(`${stack.gatewayUrl}/manage/auth/session`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.adminToken}` },
+  });
   expect(res.status).toBe(201);
   const [pair] = (res.headers.get('set-cookie') ?? '').split(';');
   const eq = pair!.indexOf('=');
@@ -35,7 +59,11 @@ async function signedInContext() {
   return context;
 }
 
-async function statsShow(p: { tenantId: string; projectId: string }, destId: string, counts: { delivered: number; failed: number }) {
+async function statsShow(
+  p: { tenantId: string; projectId: string },
+  destId: string,
+  counts: { delivered: number; failed: number },
+) {
   await eventually(
     async () => {
       const res = await admin.get(`${projectPath(p)}/webhook-destinations/${destId}/stats`);
@@ -54,8 +82,16 @@ describe('webhooks view', () => {
     receivers.push(receiver);
     const p = aProject();
     const { key } = await anApiKey(admin, p, { agentId: 'agent-a' });
-    const dest = await createDestination(admin, p, { name: 'orders receiver', url: receiver.url, eventTypes: ['event.created'] });
-    await createDestination(admin, p, { name: 'alerts', url: 'https://hooks.example.com/alerts', eventTypes: ['evaluation.failed'] });
+    const dest = await createDestination(admin, p, {
+      name: 'orders receiver',
+      url: receiver.url,
+      eventTypes: ['event.created'],
+    });
+    await createDestination(admin, p, {
+      name: 'alerts',
+      url: 'https://hooks.example.com/alerts',
+      eventTypes: ['evaluation.failed'],
+    });
     receiver.respondWith(400, 200);
     const run = client(stack.gatewayUrl, key);
     expect((await run.post('/run/v1/events', { id: 'evt-view-1', type: 'page.viewed' })).status).toBe(201);
@@ -118,13 +154,19 @@ describe('webhooks view', () => {
       .waitFor({ timeout: 20_000 })
       .catch(async (err: Error) => {
         // What the page and the API showed instead, to tell a page that stopped refreshing from a delivery not recorded.
-        const shown = await page.getAttribute(`tr.delivery[data-delivery-id="${failed.id}"]`, 'data-status').catch(() => 'no row');
+        const shown = await page
+          .getAttribute(`tr.delivery[data-delivery-id="${failed.id}"]`, 'data-status')
+          .catch(() => 'no row');
         const api = await admin.get(`${projectPath(p)}/webhook-destinations/${dest.id}/deliveries?limit=50`);
-        throw new Error(`${err.message}; page: status ${shown}, "${await page.textContent('#log-status')}", state ${await page.getAttribute('#webhooks', 'data-state')}; API: ${api.status} ${JSON.stringify(api.body)}`);
+        throw new Error(
+          `${err.message}; page: status ${shown}, "${await page.textContent('#log-status')}", state ${await page.getAttribute('#webhooks', 'data-state')}; API: ${api.status} ${JSON.stringify(api.body)}`,
+        );
       });
     const attempts = page.locator(`tr.delivery[data-delivery-id="${failed.id}"] tr.attempt`);
     await expect(attempts.count()).resolves.toBe(2);
-    await expect(page.getAttribute(`tr.delivery[data-delivery-id="${failed.id}"] tr.attempt[data-attempt="2"]`, 'data-manual')).resolves.toBe('true');
+    await expect(
+      page.getAttribute(`tr.delivery[data-delivery-id="${failed.id}"] tr.attempt[data-attempt="2"]`, 'data-manual'),
+    ).resolves.toBe('true');
     await statsShow(p, dest.id, { delivered: 2, failed: 0 });
     await page.reload();
     await page.locator(`tr.delivery[data-delivery-id="${failed.id}"][data-status="delivered"]`).waitFor();
@@ -150,13 +192,18 @@ describe('webhooks view', () => {
     const page = await fetch(`${stack.gatewayUrl}/webhooks/view`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
-    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'; style-src 'self'/);
+    expect(page.headers.get('content-security-policy')).toMatch(
+      /default-src 'none'; script-src 'self'; style-src 'self'/,
+    );
     const html = await page.text();
     expect(html).not.toMatch(/https?:\/\//);
     // Every script has a src (none inline), and no element has an inline event handler or style.
     expect(html.match(/<script[^>]*>/g)).toEqual(['<script src="/webhooks/assets/view.js" defer>']);
     expect(html).not.toMatch(/\son[a-z]+=|\sstyle=/i);
-    for (const [asset, type] of [['view.js', /javascript/], ['view.css', /text\/css/]] as const) {
+    for (const [asset, type] of [
+      ['view.js', /javascript/],
+      ['view.css', /text\/css/],
+    ] as const) {
       const res = await fetch(`${stack.gatewayUrl}/webhooks/assets/${asset}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(type);

@@ -33,36 +33,76 @@ function options() {
   const creds = readFileSync(values.creds, 'utf8');
   const grant = grantOf(creds);
   if (!grant.tenantId || !grant.projectId || !grant.durable) {
-    console.error(`${values.creds} is not a project consumer credential (pnpm nats:credentials consumer --tenant T --project P --out FILE)`);
+    console.error(
+      `${values.creds} is not a project consumer credential (pnpm nats:credentials consumer --tenant T --project P --out FILE)`,
+    );
     process.exit(2);
   }
   // NATS of `npm start` (scripts/infra.sh) unless told otherwise.
   const natsUrl = values.nats ?? process.env.NATS_URL ?? 'nats://127.0.0.1:14222';
-  return { ...grant, creds, fromNow: values.new, natsUrl } as { tenantId: string; projectId: string; durable: string; inboxPrefix: string; creds: string; fromNow: boolean; natsUrl: string };
+  return { ...grant, creds, fromNow: values.new, natsUrl } as {
+    tenantId: string;
+    projectId: string;
+    durable: string;
+    inboxPrefix: string;
+    creds: string;
+    fromNow: boolean;
+    natsUrl: string;
+  };
 }
 
 /** What the credential grants, from its user JWT: the name (its inbox prefix) and the tags the command wrote. */
 function grantOf(creds: string) {
   const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+)/.exec(creds)?.[1] ?? '';
-  const claims = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8') || '{}') as { name?: string; nats?: { tags?: string[] } };
+  const claims = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8') || '{}') as {
+    name?: string;
+    nats?: { tags?: string[] };
+  };
   const tag = (key: string) => claims.nats?.tags?.find((t) => t.startsWith(`${key}:`))?.slice(key.length + 1);
-  return { tenantId: tag('tenant'), projectId: tag('project'), durable: tag('durable'), inboxPrefix: `_INBOX_${claims.name}` };
+  return {
+    tenantId: tag('tenant'),
+    projectId: tag('project'),
+    durable: tag('durable'),
+    inboxPrefix: `_INBOX_${claims.name}`,
+  };
 }
 
 async function main() {
   const o = options();
   // The credential's own inbox prefix: the only reply subjects it may read.
-  const nc = await connect({ servers: o.natsUrl, name: `event-printer:${o.durable}`, authenticator: credsAuthenticator(new TextEncoder().encode(o.creds)), inboxPrefix: o.inboxPrefix });
+  const nc = await connect({
+    servers: o.natsUrl,
+    name: `event-printer:${o.durable}`,
+    authenticator: credsAuthenticator(new TextEncoder().encode(o.creds)),
+    inboxPrefix: o.inboxPrefix,
+  });
   const sub = await subscribe(
     nc,
     eventCreated,
-    { durable: o.durable, tenantId: o.tenantId, projectId: o.projectId, deliverPolicy: o.fromNow ? 'new' : 'all', concurrency: 1 },
+    {
+      durable: o.durable,
+      tenantId: o.tenantId,
+      projectId: o.projectId,
+      deliverPolicy: o.fromNow ? 'new' : 'all',
+      concurrency: 1,
+    },
     (e) => {
       const { event, dispatch } = e.data;
-      process.stdout.write(JSON.stringify({ id: e.id, occurredAt: e.occurredAt, tenantId: e.tenantId, projectId: e.projectId, event, dispatch }) + '\n');
+      process.stdout.write(
+        JSON.stringify({
+          id: e.id,
+          occurredAt: e.occurredAt,
+          tenantId: e.tenantId,
+          projectId: e.projectId,
+          event,
+          dispatch,
+        }) + '\n',
+      );
     },
   );
-  console.error(`[event-printer] listening for event.created of ${o.tenantId}/${o.projectId} on ${o.natsUrl} (durable ${o.durable})`);
+  console.error(
+    `[event-printer] listening for event.created of ${o.tenantId}/${o.projectId} on ${o.natsUrl} (durable ${o.durable})`,
+  );
   const stop = async () => {
     await sub.stop(5_000);
     await nc.drain().catch(() => undefined);

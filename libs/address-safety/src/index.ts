@@ -16,7 +16,13 @@ export interface AddressPolicy {
 export type AddressVerdict = { allowed: true; address: string } | { allowed: false; address: string; reason: string };
 
 /** Cloud metadata endpoints, named explicitly even where a range rule already covers them. */
-const METADATA_ADDRESSES = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', '192.0.0.192', 'fd00:ec2::254']);
+const METADATA_ADDRESSES = new Set([
+  '169.254.169.254',
+  '169.254.170.2',
+  '100.100.100.200',
+  '192.0.0.192',
+  'fd00:ec2::254',
+]);
 
 const RANGE_WORDS: Record<string, string> = {
   unspecified: 'an unspecified',
@@ -56,9 +62,14 @@ export function classifyAddress(input: string, policy: AddressPolicy): AddressVe
     const v6 = parsed as ipaddr.IPv6;
     // Any IPv6 form that carries an IPv4 address (mapped, compatible ::a.b.c.d, translated) is refused outright:
     // the kernel may route it to the embedded IPv4 address.
-    if (v6.isIPv4MappedAddress()) return refuse(`${address} is an IPv4-mapped IPv6 address (${v6.toIPv4Address().toString()})`);
+    if (v6.isIPv4MappedAddress())
+      return refuse(`${address} is an IPv4-mapped IPv6 address (${v6.toIPv4Address().toString()})`);
     const parts = v6.parts;
-    if (parts.slice(0, 6).every((p) => p === 0) && !(parts[6] === 0 && parts[7] === 1) && !(parts[6] === 0 && parts[7] === 0)) {
+    if (
+      parts.slice(0, 6).every((p) => p === 0) &&
+      !(parts[6] === 0 && parts[7] === 1) &&
+      !(parts[6] === 0 && parts[7] === 0)
+    ) {
       return refuse(`${address} is an IPv4-compatible IPv6 address`);
     }
   }
@@ -123,7 +134,10 @@ export interface ResolveOptions {
 /** `a.example=203.0.113.7,b.test=10.0.0.1` → map. */
 export function parseHostOverrides(text: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const pair of (text ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const pair of (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [host, address] = pair.split('=').map((s) => s.trim());
     if (!host || !address || !ipaddr.isValid(address)) throw new Error(`bad host override "${pair}" (want host=ip)`);
     out[host.toLowerCase()] = address;
@@ -135,7 +149,11 @@ export function parseHostOverrides(text: string | undefined): Record<string, str
  * Resolves a host and checks every address it resolves to; one refused address refuses the host (a name that
  * mixes public and private answers is a rebinding attempt). Returns the vetted addresses.
  */
-export async function resolveVetted(host: string, policy: AddressPolicy, opts: ResolveOptions = {}): Promise<LookupAddress[]> {
+export async function resolveVetted(
+  host: string,
+  policy: AddressPolicy,
+  opts: ResolveOptions = {},
+): Promise<LookupAddress[]> {
   const bare = host.startsWith('[') ? host.slice(1, -1) : host;
   let answers: LookupAddress[];
   if (ipaddr.isValid(bare)) {
@@ -148,7 +166,10 @@ export async function resolveVetted(host: string, policy: AddressPolicy, opts: R
   if (!answers.length) throw new AddressRefusedError(`${bare} did not resolve to any address`);
   for (const a of answers) {
     const v = classifyAddress(a.address, policy);
-    if (!v.allowed) throw new AddressRefusedError(bare === v.address ? v.reason : `${bare} resolves to a refused address: ${v.reason}`);
+    if (!v.allowed)
+      throw new AddressRefusedError(
+        bare === v.address ? v.reason : `${bare} resolves to a refused address: ${v.reason}`,
+      );
   }
   return answers.map((a) => ({ address: classifyAddress(a.address, policy).address, family: a.family }));
 }
@@ -160,7 +181,11 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * resolved and checked here, so the check and the connection cannot disagree (no DNS rebinding in between).
  */
 export function vettedLookup(policy: AddressPolicy, opts: ResolveOptions = {}) {
-  return (hostname: string, options: { all?: boolean; family?: number | string } | number, callback: LookupCallback): void => {
+  return (
+    hostname: string,
+    options: { all?: boolean; family?: number | string } | number,
+    callback: LookupCallback,
+  ): void => {
     const all = typeof options === 'object' && options.all === true;
     resolveVetted(hostname, policy, opts).then(
       (addresses) => {

@@ -43,13 +43,16 @@ const refusedUrls: Array<[string, RegExp]> = [
 ];
 
 describe('the address-safety decision', () => {
-  test.each(refusedUrls)('when the URL is %s and loopback is not allowed, then it is refused from the URL alone', (url, why) => {
-    const v = checkUrl(url, strict);
-    expect(v.kind).toBe('literal');
-    if (v.kind !== 'literal') return;
-    expect(v.verdict.allowed).toBe(false);
-    if (!v.verdict.allowed) expect(v.verdict.reason).toMatch(why);
-  });
+  test.each(refusedUrls)(
+    'when the URL is %s and loopback is not allowed, then it is refused from the URL alone',
+    (url, why) => {
+      const v = checkUrl(url, strict);
+      expect(v.kind).toBe('literal');
+      if (v.kind !== 'literal') return;
+      expect(v.verdict.allowed).toBe(false);
+      if (!v.verdict.allowed) expect(v.verdict.reason).toMatch(why);
+    },
+  );
 
   test.each(['http://8.8.8.8/', 'https://1.1.1.1:8443/x', 'http://[2606:4700:4700::1111]/', 'http://93.184.216.34/'])(
     'when the URL is the public address %s, then it is allowed',
@@ -62,7 +65,16 @@ describe('the address-safety decision', () => {
   test('when loopback is allowed for development, then loopback passes but private, link-local and mapped forms are still refused', () => {
     expect(classifyAddress('127.0.0.1', dev).allowed).toBe(true);
     expect(classifyAddress('::1', dev).allowed).toBe(true);
-    for (const ip of ['10.0.0.1', '172.16.0.1', '192.168.0.1', '169.254.169.254', '100.64.0.1', 'fc00::1', '::ffff:127.0.0.1', '0.0.0.0']) {
+    for (const ip of [
+      '10.0.0.1',
+      '172.16.0.1',
+      '192.168.0.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      'fc00::1',
+      '::ffff:127.0.0.1',
+      '0.0.0.0',
+    ]) {
       expect(classifyAddress(ip, dev).allowed).toBe(false);
     }
   });
@@ -81,16 +93,20 @@ describe('the address-safety decision', () => {
       { address: '93.184.216.34', family: 4 },
       { address: '10.1.2.3', family: 4 },
     ];
-    await expect(resolveVetted('rebind.example', strict, { resolve })).rejects.toThrow(/rebind\.example resolves to a refused address: 10\.1\.2\.3 is a private address/);
-    await expect(resolveVetted('ok.example', strict, { resolve: async () => [{ address: '93.184.216.34', family: 4 }] })).resolves.toEqual([
-      { address: '93.184.216.34', family: 4 },
-    ]);
+    await expect(resolveVetted('rebind.example', strict, { resolve })).rejects.toThrow(
+      /rebind\.example resolves to a refused address: 10\.1\.2\.3 is a private address/,
+    );
+    await expect(
+      resolveVetted('ok.example', strict, { resolve: async () => [{ address: '93.184.216.34', family: 4 }] }),
+    ).resolves.toEqual([{ address: '93.184.216.34', family: 4 }]);
   });
 
   test('when a host override points at a private address, then it is refused like a DNS answer', async () => {
     const overrides = parseHostOverrides('internal.test=10.0.0.1, public.test=93.184.216.34');
     await expect(resolveVetted('internal.test', strict, { overrides })).rejects.toThrow(/private/);
-    await expect(resolveVetted('PUBLIC.test', strict, { overrides })).resolves.toEqual([{ address: '93.184.216.34', family: 4 }]);
+    await expect(resolveVetted('PUBLIC.test', strict, { overrides })).resolves.toEqual([
+      { address: '93.184.216.34', family: 4 },
+    ]);
     expect(() => parseHostOverrides('bad')).toThrow(/host=ip/);
   });
 

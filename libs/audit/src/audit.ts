@@ -33,7 +33,8 @@ export interface AuditRequest {
  * Every operation that is not a read is a change, and audited; but the ingest of run events and analytics events (the
  * product's data, sent with run and analytics credentials, not management of the tenant) is not.
  */
-export const isAuditedChange = (op: AnyOperation) => op.method !== 'get' && op.auth !== 'run' && op.auth !== 'analytics';
+export const isAuditedChange = (op: AnyOperation) =>
+  op.method !== 'get' && op.auth !== 'run' && op.auth !== 'analytics';
 
 const paramNames = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
 const SCOPE_PARAMS = new Set(['tenantId', 'projectId']);
@@ -72,23 +73,32 @@ function createdId(body: unknown): string | null {
 function isCreate(op: AnyOperation, operations: AnyOperation[]): boolean {
   if (op.method !== 'post') return false;
   const member = new RegExp(`^${op.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/\\{\\w+\\}$`);
-  return operations.some((r) => r.service === op.service && ((r.method === 'get' && r.path === op.path) || member.test(r.path)));
+  return operations.some(
+    (r) => r.service === op.service && ((r.method === 'get' && r.path === op.path) || member.test(r.path)),
+  );
 }
 
 /**
  * The kind of resource (the path segment naming it) and its id: for a create the collection and the created id (from
  * the reply, once there is one), otherwise the last path parameter that is not the tenant or project.
  */
-export function resourceOf(op: AnyOperation, params: Record<string, unknown>, replyBody?: unknown, operations: AnyOperation[] = allOperations): { type: string; id: string | null } {
+export function resourceOf(
+  op: AnyOperation,
+  params: Record<string, unknown>,
+  replyBody?: unknown,
+  operations: AnyOperation[] = allOperations,
+): { type: string; id: string | null } {
   const segments = op.path.split('/').filter(Boolean);
-  const literal = (upTo: number) => [...segments.slice(0, upTo)].reverse().find((s) => !s.startsWith('{')) ?? op.operationId;
+  const literal = (upTo: number) =>
+    [...segments.slice(0, upTo)].reverse().find((s) => !s.startsWith('{')) ?? op.operationId;
   const last = [...paramNames(op.path)].reverse().find((n) => !SCOPE_PARAMS.has(n));
   if (!last || isCreate(op, operations)) return { type: literal(segments.length), id: createdId(replyBody) };
   return { type: literal(segments.indexOf(`{${last}}`)), id: String(params[last]) };
 }
 
 /** Field names whose values are secrets: never stored in an entry. */
-const SECRET_NAME = /^(key|value|token|secret|password|session|cookie|authorization|apiKey|code)$|secret|password|token$|privatekey|signingkey|credentials?value/i;
+const SECRET_NAME =
+  /^(key|value|token|secret|password|session|cookie|authorization|apiKey|code)$|secret|password|token$|privatekey|signingkey|credentials?value/i;
 /** A before/after larger than this (JSON characters) is stored as a note of its size. */
 const MAX_STATE_CHARS = 32_000;
 const REDACTED = '[redacted]';
@@ -98,7 +108,8 @@ export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = v !== null && typeof v === 'object' ? redact(v) : SECRET_NAME.test(k) && v != null ? REDACTED : v;
+  for (const [k, v] of Object.entries(value))
+    out[k] = v !== null && typeof v === 'object' ? redact(v) : SECRET_NAME.test(k) && v != null ? REDACTED : v;
   return out;
 }
 
@@ -110,12 +121,14 @@ function storedState(value: unknown): string | null {
 }
 
 /** A resource state read from a reply body: its `data` when it has one. */
-export const stateOf = (body: unknown): unknown => (body && typeof body === 'object' && 'data' in body ? (body as { data: unknown }).data : (body ?? null));
+export const stateOf = (body: unknown): unknown =>
+  body && typeof body === 'object' && 'data' in body ? (body as { data: unknown }).data : (body ?? null);
 
 export function actorOf(principal: Principal, meta: RequestMeta): AuditActor {
   return {
     kind: principal.kind,
-    userId: principal.kind === 'user' ? principal.userId : principal.kind === 'run' ? (principal.subject ?? null) : null,
+    userId:
+      principal.kind === 'user' ? principal.userId : principal.kind === 'run' ? (principal.subject ?? null) : null,
     role: principal.kind === 'user' ? principal.role : principal.kind === 'admin' ? 'platform-admin' : null,
     credentialId: meta.credentialId ?? null,
     via: principal.kind === 'user' || principal.kind === 'admin' ? principal.via : null,
@@ -126,7 +139,13 @@ const tenantOf = (params: Record<string, unknown>, principal: Principal): string
   typeof params.tenantId === 'string' ? params.tenantId : 'tenantId' in principal ? principal.tenantId : null;
 
 /** Writes the intent of a change about to run; the change must not run when this fails. Returns the intent. */
-export async function openAuditEntry(deps: AuditDeps, op: AnyOperation, params: Record<string, unknown>, req: AuditRequest, before: unknown): Promise<AuditEntryDoc> {
+export async function openAuditEntry(
+  deps: AuditDeps,
+  op: AnyOperation,
+  params: Record<string, unknown>,
+  req: AuditRequest,
+  before: unknown,
+): Promise<AuditEntryDoc> {
   const id = `aud_${randomId(24)}`;
   const actor = actorOf(req.principal, req.meta);
   const resource = resourceOf(op, params);
@@ -156,10 +175,18 @@ export async function openAuditEntry(deps: AuditDeps, op: AnyOperation, params: 
 
 /** The `audit.recorded` event of a completed entry; its id is the entry's, so a repeat of it is dropped by JetStream. */
 export const auditEventOf = (entry: AuditEntry) =>
-  pendingEvent(auditRecorded, entry.id, { tenantId: entry.tenantId ?? AUDIT_NO_TENANT, projectId: entry.projectId ?? AUDIT_NO_PROJECT }, { entry }, entry.completedAt ?? undefined);
+  pendingEvent(
+    auditRecorded,
+    entry.id,
+    { tenantId: entry.tenantId ?? AUDIT_NO_TENANT, projectId: entry.projectId ?? AUDIT_NO_PROJECT },
+    { entry },
+    entry.completedAt ?? undefined,
+  );
 
 /** What a change came to: its reply (status and body), or the error it threw. */
-export type ChangeResult = { ok: true; status: number; body: unknown; op: AnyOperation; params: Record<string, unknown> } | { ok: false; error: unknown };
+export type ChangeResult =
+  | { ok: true; status: number; body: unknown; op: AnyOperation; params: Record<string, unknown> }
+  | { ok: false; error: unknown };
 
 /**
  * Completes the entry with the outcome and the redacted state after the change (and the created resource's id). A
@@ -167,7 +194,13 @@ export type ChangeResult = { ok: true; status: number; body: unknown; op: AnyOpe
  */
 export async function closeAuditEntry(deps: AuditDeps, intent: AuditEntryDoc, result: ChangeResult): Promise<void> {
   const set: AuditCompletion & { resourceId?: string } = result.ok
-    ? { outcome: 'succeeded', status: result.status, errorCode: null, after: storedState(result.op.method === 'delete' ? null : stateOf(result.body)), completedAt: new Date() }
+    ? {
+        outcome: 'succeeded',
+        status: result.status,
+        errorCode: null,
+        after: storedState(result.op.method === 'delete' ? null : stateOf(result.body)),
+        completedAt: new Date(),
+      }
     : {
         outcome: 'failed',
         status: result.error instanceof AppError ? result.error.status : 500,
@@ -192,6 +225,16 @@ export async function closeAuditEntry(deps: AuditDeps, intent: AuditEntryDoc, re
  */
 export async function settleStaleAuditEntries(deps: AuditDeps, olderThanMs: number): Promise<number> {
   const stale = await deps.auditLog.stalePending(new Date(Date.now() - olderThanMs));
-  const done = await Promise.all(stale.map((d) => deps.auditLog.complete(d, { outcome: 'unknown', status: null, errorCode: null, after: null, completedAt: new Date() })));
+  const done = await Promise.all(
+    stale.map((d) =>
+      deps.auditLog.complete(d, {
+        outcome: 'unknown',
+        status: null,
+        errorCode: null,
+        after: null,
+        completedAt: new Date(),
+      }),
+    ),
+  );
   return done.filter(Boolean).length;
 }

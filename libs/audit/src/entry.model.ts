@@ -12,27 +12,30 @@ import { outboxFields, type PendingEventsField } from '@platform/outbox';
  * there (docs/security.md, "Audit log").
  */
 const fields = {
-    _id: { type: String },
-    tenantId: { type: String, default: null },
-    projectId: { type: String, default: null },
-    at: { type: Date, required: true },
-    completedAt: { type: Date, default: null },
-    actor: { type: mongoose.Schema.Types.Mixed, required: true },
-    actorIds: { type: [String], default: [] },
-    operationId: { type: String, required: true },
-    method: { type: String, required: true },
-    service: { type: String, required: true },
-    resourceType: { type: String, required: true },
-    resourceId: { type: String, default: null },
-    /** JSON text of the redacted state (a map's keys may not be storable field names). */
-    before: { type: String, default: null },
-    after: { type: String, default: null },
-    outcome: { type: String, required: true },
-    status: { type: Number, default: null },
-    errorCode: { type: String, default: null },
-    source: { type: mongoose.Schema.Types.Mixed, required: true },
+  _id: { type: String },
+  tenantId: { type: String, default: null },
+  projectId: { type: String, default: null },
+  at: { type: Date, required: true },
+  completedAt: { type: Date, default: null },
+  actor: { type: mongoose.Schema.Types.Mixed, required: true },
+  actorIds: { type: [String], default: [] },
+  operationId: { type: String, required: true },
+  method: { type: String, required: true },
+  service: { type: String, required: true },
+  resourceType: { type: String, required: true },
+  resourceId: { type: String, default: null },
+  /** JSON text of the redacted state (a map's keys may not be storable field names). */
+  before: { type: String, default: null },
+  after: { type: String, default: null },
+  outcome: { type: String, required: true },
+  status: { type: Number, default: null },
+  errorCode: { type: String, default: null },
+  source: { type: mongoose.Schema.Types.Mixed, required: true },
 };
-const schema = new mongoose.Schema({ ...fields, ...outboxFields }, { collection: 'auditLog', versionKey: false, minimize: false });
+const schema = new mongoose.Schema(
+  { ...fields, ...outboxFields },
+  { collection: 'auditLog', versionKey: false, minimize: false },
+);
 schema.index({ tenantId: 1, at: -1, _id: 1 });
 const intentSchema = new mongoose.Schema(fields, { collection: 'auditIntents', versionKey: false, minimize: false });
 intentSchema.index({ at: 1 });

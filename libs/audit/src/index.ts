@@ -9,16 +9,39 @@ import type { AnyOperation } from '@platform/contracts';
 import { getLogger } from '@platform/logger';
 import type { Connection } from '@platform/mongo';
 import type { Outbox } from '@platform/outbox';
-import { auditEventOf, closeAuditEntry, isAuditedChange, openAuditEntry, readerOf, settleStaleAuditEntries, stateOf, type AuditDeps } from './audit';
+import {
+  auditEventOf,
+  closeAuditEntry,
+  isAuditedChange,
+  openAuditEntry,
+  readerOf,
+  settleStaleAuditEntries,
+  stateOf,
+  type AuditDeps,
+} from './audit';
 import { auditLogRepo } from './repo';
 
-export { actorOf, auditEventOf, isAuditedChange, readerOf, redact, resourceOf, settleStaleAuditEntries, type AuditDeps } from './audit';
+export {
+  actorOf,
+  auditEventOf,
+  isAuditedChange,
+  readerOf,
+  redact,
+  resourceOf,
+  settleStaleAuditEntries,
+  type AuditDeps,
+} from './audit';
 export { auditLogRepo, toAuditEntry, type AuditLogFilter, type AuditLogRepo } from './repo';
 
 const log = getLogger('audit');
 
 /** The state of a resource read through its own `get` operation in this process (null when there is none or it fails). */
-async function readState(bus: ServiceBus, reader: AnyOperation | undefined, params: unknown, ctx: HandlerContext): Promise<unknown> {
+async function readState(
+  bus: ServiceBus,
+  reader: AnyOperation | undefined,
+  params: unknown,
+  ctx: HandlerContext,
+): Promise<unknown> {
   if (!reader) return null;
   try {
     const out = await bus.invokeLocal(reader, parseOperationInput(reader, { params }), ctx);
@@ -68,7 +91,10 @@ export interface AuditLogOptions {
 export async function startAuditLog(opts: AuditLogOptions): Promise<{ deps: AuditDeps; stop(): Promise<void> }> {
   const deps: AuditDeps = { auditLog: auditLogRepo(opts.db, opts.outbox, auditEventOf) };
   // Entries of changes whose process stopped before it knew their outcome.
-  const settle = () => settleStaleAuditEntries(deps, opts.settleSeconds * 1000).catch((err: unknown) => (log.warn({ err }, 'settling audit entries failed'), 0));
+  const settle = () =>
+    settleStaleAuditEntries(deps, opts.settleSeconds * 1000).catch(
+      (err: unknown) => (log.warn({ err }, 'settling audit entries failed'), 0),
+    );
   await settle();
   const timer = setInterval(() => void settle(), 60_000);
   timer.unref();

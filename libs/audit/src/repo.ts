@@ -3,7 +3,6 @@ import { deleteTogether, iso, type Connection } from '@platform/mongo';
 import type { Outbox } from '@platform/outbox';
 import { auditEntryModel, auditIntentModel, type AuditEntryDoc } from './entry.model';
 
-
 const parsed = (json: string | null | undefined): unknown => (json == null ? null : JSON.parse(json));
 
 export function toAuditEntry(d: AuditEntryDoc): AuditEntry {
@@ -94,7 +93,11 @@ export function auditLogRepo(db: Connection, outbox: Outbox, eventOf: AuditEvent
   const intents = outbox.of(Intents);
   const hidden = { ...entries.hidden, actorIds: 0 } as const;
   // A delete that fails leaves intents whose entry is stored: the sweep finds the entry there and deletes them.
-  const settled = deleteTogether(() => Intents.collection, { delayMs: INTENT_DELETE_MS, filterOf: (ids) => ({ _id: { $in: ids } }), onError: () => undefined });
+  const settled = deleteTogether(() => Intents.collection, {
+    delayMs: INTENT_DELETE_MS,
+    filterOf: (ids) => ({ _id: { $in: ids } }),
+    onError: () => undefined,
+  });
   return {
     /** The intent of a change about to run (`outcome: 'pending'`), stored before anything of the change is written. */
     async begin(doc: AuditEntryDoc): Promise<void> {
@@ -112,7 +115,9 @@ export function auditLogRepo(db: Connection, outbox: Outbox, eventOf: AuditEvent
     },
     /** Intents that began before `before` (their process stopped before it knew the outcome, or its delete failed). */
     async stalePending(before: Date, limit = 100): Promise<AuditEntryDoc[]> {
-      return Intents.find({ at: { $lt: before } }).limit(limit).lean();
+      return Intents.find({ at: { $lt: before } })
+        .limit(limit)
+        .lean();
     },
     /**
      * Stores a copy of another service's entry, as its `audit.recorded` event carries it (management's log of every
@@ -137,7 +142,11 @@ export function auditLogRepo(db: Connection, outbox: Outbox, eventOf: AuditEvent
         ...(Object.keys(at).length ? { at } : {}),
       };
       const [rows, total] = await Promise.all([
-        Model.find(q, hidden).sort({ at: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q, hidden)
+          .sort({ at: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments(q),
       ]);
       return { items: rows.map(toAuditEntry), total };

@@ -37,7 +37,7 @@ export function credsIdentity(creds: string): { name: string; inboxPrefix: strin
   const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+)\s*-+END NATS USER JWT/.exec(creds)?.[1];
   if (!jwt) throw new Error('not a NATS .creds file (no user JWT)');
   const claims = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { name?: string };
-  if (!claims.name) throw new Error('the .creds file\'s user JWT has no name');
+  if (!claims.name) throw new Error("the .creds file's user JWT has no name");
   return { name: claims.name, inboxPrefix: inboxPrefixFor(claims.name) };
 }
 
@@ -50,7 +50,11 @@ export async function connectNats(opts: ConnectOptions): Promise<NatsConnection>
     name: opts.name,
     authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
     inboxPrefix,
-    ...(opts.tlsCaFile ? { tls: { caFile: opts.tlsCaFile } } : servers.some((s) => s.startsWith('tls://')) ? { tls: {} } : {}),
+    ...(opts.tlsCaFile
+      ? { tls: { caFile: opts.tlsCaFile } }
+      : servers.some((s) => s.startsWith('tls://'))
+        ? { tls: {} }
+        : {}),
     maxReconnectAttempts: opts.maxReconnectAttempts ?? -1,
     reconnectTimeWait: 250,
     waitOnFirstConnect: true,
@@ -61,7 +65,14 @@ export async function connectNats(opts: ConnectOptions): Promise<NatsConnection>
     noAsyncTraces: true,
   };
   // A server that refuses the TLS handshake or is not there keeps the first connect retrying without a word.
-  const slow = setInterval(() => log.warn({ servers, credsFile: opts.credsFile }, 'still connecting to NATS (check NATS_URL, NATS_CREDS and NATS_TLS_CA_FILE)'), 10_000);
+  const slow = setInterval(
+    () =>
+      log.warn(
+        { servers, credsFile: opts.credsFile },
+        'still connecting to NATS (check NATS_URL, NATS_CREDS and NATS_TLS_CA_FILE)',
+      ),
+    10_000,
+  );
   slow.unref();
   const nc = await connect(options).finally(() => clearInterval(slow));
   inboxes.set(nc, inboxPrefix);
@@ -71,8 +82,12 @@ export async function connectNats(opts: ConnectOptions): Promise<NatsConnection>
       if (s.type === 'reconnect') disconnected.delete(nc);
       if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
         // A permissions violation names what was refused: something the deploy/nats/permissions.json grant lacks.
-        const refused = (s as { permissionContext?: { operation: string; subject: string; queue?: string } }).permissionContext;
-        log.warn({ natsStatus: s.type, data: String(s.data), ...(refused ? { refused } : {}) }, refused ? 'nats refused an operation this identity is not permitted' : 'nats connection status changed');
+        const refused = (s as { permissionContext?: { operation: string; subject: string; queue?: string } })
+          .permissionContext;
+        log.warn(
+          { natsStatus: s.type, data: String(s.data), ...(refused ? { refused } : {}) },
+          refused ? 'nats refused an operation this identity is not permitted' : 'nats connection status changed',
+        );
       }
     }
   })().catch(() => undefined);

@@ -1,5 +1,12 @@
 import type { NatsConnection } from 'nats';
-import { ErasureRequest, erasureDurable, erasureStreamDef, reportErasure, type ErasureService, type ProjectScope } from '@platform/contracts';
+import {
+  ErasureRequest,
+  erasureDurable,
+  erasureStreamDef,
+  reportErasure,
+  type ErasureService,
+  type ProjectScope,
+} from '@platform/contracts';
 import { getLogger } from '@platform/logger';
 import { consumeDurable, ensureStream, streamSpec, type RunningConsumer } from './jetstream';
 import type { ServiceBus } from './rpc';
@@ -20,12 +27,22 @@ export interface ErasureWorkerOptions {
  * job published while the service is down is worked when it is back. A job is acknowledged only after the erasure and
  * its report succeeded; a failure is redelivered, and erasing again what is gone changes nothing.
  */
-export async function startErasureWorker(nc: NatsConnection, bus: ServiceBus, service: ErasureService, opts: ErasureWorkerOptions): Promise<RunningConsumer> {
+export async function startErasureWorker(
+  nc: NatsConnection,
+  bus: ServiceBus,
+  service: ErasureService,
+  opts: ErasureWorkerOptions,
+): Promise<RunningConsumer> {
   await ensureStream(await nc.jetstreamManager({ timeout: 15_000 }), streamSpec(erasureStreamDef));
   const report =
     opts.report ??
     (async (job: ErasureRequest) => {
-      await bus.callInternal(reportErasure, { tenantId: job.tenantId, projectId: job.projectId, erasureId: job.erasureId, service });
+      await bus.callInternal(reportErasure, {
+        tenantId: job.tenantId,
+        projectId: job.projectId,
+        erasureId: job.erasureId,
+        service,
+      });
     });
   return consumeDurable(nc, {
     stream: erasureStreamDef.name,
@@ -42,7 +59,15 @@ export async function startErasureWorker(nc: NatsConnection, bus: ServiceBus, se
       if (job.conversationId === null) await opts.eraseProject(scope);
       else await opts.eraseConversation?.(scope, job.conversationId);
       await report(job);
-      log.info({ erasureId: job.erasureId, tenantId: job.tenantId, projectId: job.projectId, conversation: job.conversationId !== null }, 'erasure part done');
+      log.info(
+        {
+          erasureId: job.erasureId,
+          tenantId: job.tenantId,
+          projectId: job.projectId,
+          conversation: job.conversationId !== null,
+        },
+        'erasure part done',
+      );
     },
   });
 }

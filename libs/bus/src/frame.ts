@@ -49,7 +49,12 @@ export function writeFrame(parts: FramePart[]): Uint8Array {
 
 /** The bytes a part adds to a frame (its payload and about its line of meta). */
 export function framedSize(part: FramePart): number {
-  return Buffer.byteLength(part.text) + 16 + (part.reply?.length ?? 0) + (part.headers ? JSON.stringify(part.headers).length : 0);
+  return (
+    Buffer.byteLength(part.text) +
+    16 +
+    (part.reply?.length ?? 0) +
+    (part.headers ? JSON.stringify(part.headers).length : 0)
+  );
 }
 
 /** The parts of a frame; undefined when the payload is not one. */

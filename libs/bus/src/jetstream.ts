@@ -10,7 +10,13 @@ import {
   nanos,
 } from 'nats';
 import type { z } from 'zod';
-import { type EventDef, type EventEnvelope, platformEventsStreamDef, type StoredPendingEvent, type StreamDef } from '@platform/contracts';
+import {
+  type EventDef,
+  type EventEnvelope,
+  platformEventsStreamDef,
+  type StoredPendingEvent,
+  type StreamDef,
+} from '@platform/contracts';
 import { getLogger, runWithContext } from '@platform/logger';
 import { SpanKind, contextFromHeaders, counter, inSpan, trackConsumerPending, traceHeaders } from '@platform/telemetry';
 import { RawJson, decode, encode, headerMap, headersOf } from './codec';
@@ -28,7 +34,13 @@ export interface StreamSpec {
 
 /** The stream a declaration in libs/contracts (internal/streams.ts) describes. */
 export function streamSpec(def: StreamDef): StreamSpec {
-  return { name: def.name, subjects: [...def.subjects], retention: def.retention, maxAgeMs: def.maxAgeMs, duplicateWindowMs: def.duplicateWindowMs };
+  return {
+    name: def.name,
+    subjects: [...def.subjects],
+    retention: def.retention,
+    maxAgeMs: def.maxAgeMs,
+    duplicateWindowMs: def.duplicateWindowMs,
+  };
 }
 
 export const platformEventsStream: StreamSpec = streamSpec(platformEventsStreamDef);
@@ -59,7 +71,12 @@ export async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, repl
   const cfg = {
     name: spec.name,
     subjects: spec.subjects,
-    retention: spec.retention === 'workqueue' ? RetentionPolicy.Workqueue : spec.retention === 'interest' ? RetentionPolicy.Interest : RetentionPolicy.Limits,
+    retention:
+      spec.retention === 'workqueue'
+        ? RetentionPolicy.Workqueue
+        : spec.retention === 'interest'
+          ? RetentionPolicy.Interest
+          : RetentionPolicy.Limits,
     storage: StorageType.File,
     num_replicas: replicas,
     max_age: spec.maxAgeMs ? nanos(spec.maxAgeMs) : 0,
@@ -88,7 +105,12 @@ export interface Publisher {
    * Publishes with `msgID` so JetStream drops a second publish of the same id. Without `headers` the active trace
    * context is attached; an outbox entry carries the one of the request that wrote it.
    */
-  publish(subject: string, data: unknown, msgId: string, headers?: Record<string, string>): Promise<{ duplicate: boolean }>;
+  publish(
+    subject: string,
+    data: unknown,
+    msgId: string,
+    headers?: Record<string, string>,
+  ): Promise<{ duplicate: boolean }>;
   /** Publishes events as the outbox stored them (an envelope may be its JSON text). */
   publishPending(events: StoredPendingEvent[]): Promise<void>;
 }
@@ -115,14 +137,24 @@ export function publisher(nc: NatsConnection, opts: { timeoutMs?: number } = {})
       const reply = await requests.request(subject, encode(data), { timeout, headers: h });
       const ack = decode<PubAck>(reply.data);
       if (ack.error) {
-        throw Object.assign(new Error(ack.error.description || `JetStream refused the message (${ack.error.code})`), { code: String(ack.error.code), apiError: ack.error });
+        throw Object.assign(new Error(ack.error.description || `JetStream refused the message (${ack.error.code})`), {
+          code: String(ack.error.code),
+          apiError: ack.error,
+        });
       }
       if (!ack.stream) throw new Error('JetStream answered the publish without a stream');
       return { duplicate: ack.duplicate === true };
     },
     async publishPending(events) {
       await Promise.all(
-        events.map((e) => this.publish(e.subject, typeof e.envelope === 'string' ? new RawJson(e.envelope) : e.envelope, e.id, e.traceparent ? { traceparent: e.traceparent } : {})),
+        events.map((e) =>
+          this.publish(
+            e.subject,
+            typeof e.envelope === 'string' ? new RawJson(e.envelope) : e.envelope,
+            e.id,
+            e.traceparent ? { traceparent: e.traceparent } : {},
+          ),
+        ),
       );
     },
   };
@@ -168,7 +200,12 @@ export interface ConsumeOptions<T> {
 const SKIP_ACK_LINGER_MS = 20;
 const SKIP_ACK_BATCH = 256;
 
-const skippedMessages = () => counter('jetstream_messages_skipped_total', 'Messages a consumer acknowledged unread because it had nothing to do with them', ['durable']);
+const skippedMessages = () =>
+  counter(
+    'jetstream_messages_skipped_total',
+    'Messages a consumer acknowledged unread because it had nothing to do with them',
+    ['durable'],
+  );
 
 export interface RunningConsumer {
   stop(graceMs?: number): Promise<void>;
@@ -178,7 +215,10 @@ export interface RunningConsumer {
  * A durable pull consumer: each message is acknowledged only after `handler` resolves; a failure is
  * nak'ed with a delay and redelivered. Replicas that use the same durable share the messages.
  */
-export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: ConsumeOptions<T>): Promise<RunningConsumer> {
+export async function consumeDurable<T = unknown>(
+  nc: NatsConnection,
+  opts: ConsumeOptions<T>,
+): Promise<RunningConsumer> {
   // JetStream API calls get more time than the default 5 s: replicas starting together on a loaded server queue up.
   const jsm = await nc.jetstreamManager({ timeout: JS_API_TIMEOUT_MS });
   const js = nc.jetstream({ timeout: JS_API_TIMEOUT_MS });
@@ -189,7 +229,9 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     ack_wait: nanos(opts.ackWaitMs ?? 30_000),
     max_deliver: opts.maxDeliver ?? -1,
     max_ack_pending: opts.maxAckPending ?? Math.max(1000, (opts.concurrency ?? 16) * 4),
-    ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
+    ...(opts.filterSubjects.length === 1
+      ? { filter_subject: opts.filterSubjects[0] }
+      : { filter_subjects: opts.filterSubjects }),
   };
   const ensure = async () => {
     try {
@@ -207,7 +249,9 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
       ack_wait: config.ack_wait,
       max_deliver: config.max_deliver,
       max_ack_pending: config.max_ack_pending,
-      ...(opts.filterSubjects.length === 1 ? { filter_subject: opts.filterSubjects[0] } : { filter_subjects: opts.filterSubjects }),
+      ...(opts.filterSubjects.length === 1
+        ? { filter_subject: opts.filterSubjects[0] }
+        : { filter_subjects: opts.filterSubjects }),
     });
   };
   await retryTransient(ensure);
@@ -229,41 +273,62 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
     working.add(m);
     // While the handler runs, the server is told so (ack wait restarts): a short ack wait then hands a crashed
     // process's messages to another replica quickly, without cutting off long work of a live one.
-    const beat = setInterval(() => {
-      try {
-        m.working();
-      } catch {
-        /* connection gone: redelivered after ack_wait */
-      }
-    }, Math.max(1_000, ackWaitMs / 3));
+    const beat = setInterval(
+      () => {
+        try {
+          m.working();
+        } catch {
+          /* connection gone: redelivered after ack_wait */
+        }
+      },
+      Math.max(1_000, ackWaitMs / 3),
+    );
     beat.unref();
     const hdrs = headerMap(m.headers);
     try {
-      await inSpan(`process ${opts.durable}`, { kind: SpanKind.CONSUMER, parent: contextFromHeaders(hdrs), attributes: { 'messaging.system': 'nats', 'messaging.destination.name': m.subject, 'messaging.consumer.group.name': opts.durable } }, async () => {
-        let raw: unknown;
-        let data: T;
-        try {
-          raw = decode<unknown>(m.data);
-          data = opts.parse ? opts.parse.parse(raw) : (raw as T);
-        } catch (err) {
-          if (!opts.terminateInvalid) throw err;
-          const id = (raw as Partial<EventEnvelope> | undefined)?.id;
-          log.error({ durable: opts.durable, subject: m.subject, eventId: id, seq: m.seq, err: describeInvalid(err) }, 'invalid message terminated (not redelivered)');
-          m.term();
-          handedBack.add(m);
-          return;
-        }
-        const requestId = (raw as Partial<EventEnvelope>)?.id ?? hdrs['x-request-id'] ?? 'jetstream';
-        const answer = await runWithContext({ requestId }, () => opts.handler(data, m));
-        if (answer && !handedBack.has(m)) {
-          m.nak(Math.max(0, Math.round(answer.laterMs)));
-          handedBack.add(m);
-        }
-      });
+      await inSpan(
+        `process ${opts.durable}`,
+        {
+          kind: SpanKind.CONSUMER,
+          parent: contextFromHeaders(hdrs),
+          attributes: {
+            'messaging.system': 'nats',
+            'messaging.destination.name': m.subject,
+            'messaging.consumer.group.name': opts.durable,
+          },
+        },
+        async () => {
+          let raw: unknown;
+          let data: T;
+          try {
+            raw = decode<unknown>(m.data);
+            data = opts.parse ? opts.parse.parse(raw) : (raw as T);
+          } catch (err) {
+            if (!opts.terminateInvalid) throw err;
+            const id = (raw as Partial<EventEnvelope> | undefined)?.id;
+            log.error(
+              { durable: opts.durable, subject: m.subject, eventId: id, seq: m.seq, err: describeInvalid(err) },
+              'invalid message terminated (not redelivered)',
+            );
+            m.term();
+            handedBack.add(m);
+            return;
+          }
+          const requestId = (raw as Partial<EventEnvelope>)?.id ?? hdrs['x-request-id'] ?? 'jetstream';
+          const answer = await runWithContext({ requestId }, () => opts.handler(data, m));
+          if (answer && !handedBack.has(m)) {
+            m.nak(Math.max(0, Math.round(answer.laterMs)));
+            handedBack.add(m);
+          }
+        },
+      );
       // Acknowledged only when done, and never after the message was handed back at shutdown (or terminated).
       if (!handedBack.has(m)) m.ack();
     } catch (err) {
-      log.warn({ err, durable: opts.durable, subject: m.subject, deliveries: m.info.redeliveryCount }, 'message handling failed; will be redelivered');
+      log.warn(
+        { err, durable: opts.durable, subject: m.subject, deliveries: m.info.redeliveryCount },
+        'message handling failed; will be redelivered',
+      );
       try {
         if (!handedBack.has(m)) m.nak(opts.nakDelayMs ?? 1000);
       } catch {
@@ -338,7 +403,10 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
         /* already closed */
       }
       if (inFlight > 0) {
-        await Promise.race([new Promise<void>((r) => (idle = r)), new Promise<void>((r) => setTimeout(r, graceMs).unref())]);
+        await Promise.race([
+          new Promise<void>((r) => (idle = r)),
+          new Promise<void>((r) => setTimeout(r, graceMs).unref()),
+        ]);
       }
       // Out of time: whatever is still being worked goes back to the stream now (another replica takes it) rather
       // than after ack_wait; its handler's late result is never acknowledged.
@@ -356,7 +424,11 @@ export async function consumeDurable<T = unknown>(nc: NatsConnection, opts: Cons
 
 function describeInvalid(err: unknown): string {
   const issues = (err as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues;
-  if (issues) return issues.slice(0, 5).map((i) => `/${i.path.map(String).join('/')}: ${i.message}`).join('; ');
+  if (issues)
+    return issues
+      .slice(0, 5)
+      .map((i) => `/${i.path.map(String).join('/')}: ${i.message}`)
+      .join('; ');
   return (err as Error)?.message ?? String(err);
 }
 

@@ -8,7 +8,8 @@ const log = getLogger('bus.notices');
 
 /** Publishes a notice (core NATS, fire-and-forget: nobody listening is not an error). */
 export function publishNotice<P extends z.ZodType>(nc: NatsConnection, def: NoticeDef<P>, payload: z.input<P>): void {
-  if (def.publishers.length === 0) throw new Error(`notice ${def.name} is not published on its own (its messages are stored events)`);
+  if (def.publishers.length === 0)
+    throw new Error(`notice ${def.name} is not published on its own (its messages are stored events)`);
   nc.publish(def.subject, encode(payload));
 }
 
@@ -30,8 +31,13 @@ export function subscribeNotice<P extends z.ZodType>(
   handler: (payload: z.infer<P>, subject: string) => void | Promise<void>,
   opts: NoticeOptions = {},
 ): Subscription {
-  if (!def.subscribers.includes(service)) throw new Error(`${service} is not a subscriber of the notice ${def.name} (${def.subject})`);
-  const failed = (err: unknown, msg: Msg) => log.warn({ notice: def.name, subject: msg.subject, err: (err as Error)?.message ?? String(err) }, 'notice handler failed');
+  if (!def.subscribers.includes(service))
+    throw new Error(`${service} is not a subscriber of the notice ${def.name} (${def.subject})`);
+  const failed = (err: unknown, msg: Msg) =>
+    log.warn(
+      { notice: def.name, subject: msg.subject, err: (err as Error)?.message ?? String(err) },
+      'notice handler failed',
+    );
   return nc.subscribe(def.subject, {
     ...(def.queue ? { queue: service } : {}),
     callback: (err, msg) => {
@@ -44,8 +50,16 @@ export function subscribeNotice<P extends z.ZodType>(
         payload = def.payload.parse(decode(msg.data));
       } catch (invalid) {
         const issues = (invalid as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues;
-        const why = issues ? issues.slice(0, 5).map((i) => `/${i.path.map(String).join('/')}: ${i.message}`).join('; ') : (invalid as Error).message;
-        log.warn({ notice: def.name, subject: msg.subject, err: why }, 'notice that does not match its declaration dropped');
+        const why = issues
+          ? issues
+              .slice(0, 5)
+              .map((i) => `/${i.path.map(String).join('/')}: ${i.message}`)
+              .join('; ')
+          : (invalid as Error).message;
+        log.warn(
+          { notice: def.name, subject: msg.subject, err: why },
+          'notice that does not match its declaration dropped',
+        );
         opts.onInvalid?.(invalid);
         return;
       }

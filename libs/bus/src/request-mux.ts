@@ -40,7 +40,9 @@ function takeTimed<T extends { timer: NodeJS.Timeout }>(map: Map<string, T>, key
 
 /** The error of a reply that is a NATS status (503: no responders). */
 function statusError(h: MsgHdrs): Error {
-  return h.code === 503 ? natsError('503', 'no responders') : natsError(String(h.code), h.description || `request failed with status ${h.code}`);
+  return h.code === 503
+    ? natsError('503', 'no responders')
+    : natsError(String(h.code), h.description || `request failed with status ${h.code}`);
 }
 
 /** An error with the nats.js code the callers classify (`natsErrorToAppError`, `undeliveredFromNats`). */
@@ -185,11 +187,17 @@ export class RequestMux {
     // Upper case: a single request's token is base 36 in lower case.
     const token = `C${(this.next++).toString(36)}`;
     // Kept until answered, or as long as its longest-waiting request (each request has its own timer as well).
-    const timer = setTimeout(() => this.batches.delete(token), Math.max(...items.map((q) => this.pending.get(q.token)?.timeout ?? 0)));
+    const timer = setTimeout(
+      () => this.batches.delete(token),
+      Math.max(...items.map((q) => this.pending.get(q.token)?.timeout ?? 0)),
+    );
     this.batches.set(token, { subject, items, timer });
     try {
       const frame = writeFrame(items.map(partOf));
-      const headers = headersOf({ [BATCH_HEADER]: String(items.length), [SIGNATURE_HEADER]: first.signWith && signRequest(first.signWith, subject, frame) });
+      const headers = headersOf({
+        [BATCH_HEADER]: String(items.length),
+        [SIGNATURE_HEADER]: first.signWith && signRequest(first.signWith, subject, frame),
+      });
       this.nc.publish(subject, frame, { reply: `${this.inboxOf(first.owner ?? '')}.${token}`, headers });
     } catch (err) {
       this.endBatch(token);
@@ -220,7 +228,12 @@ export class RequestMux {
       const p = this.settle(q.token);
       if (!p) return;
       if (answer) p.resolve(answer);
-      else p.reject(new Error(`the answer to a batch on ${batch.subject} has no reply for request ${i + 1} of ${batch.items.length}`));
+      else
+        p.reject(
+          new Error(
+            `the answer to a batch on ${batch.subject} has no reply for request ${i + 1} of ${batch.items.length}`,
+          ),
+        );
     });
   }
 
@@ -240,7 +253,9 @@ export class RequestMux {
     if (known) return known;
     const prefix = inboxPrefixOf(this.nc);
     const inbox = createInbox(owner && prefix ? `${prefix}.${owner}` : prefix);
-    this.subs.push(this.nc.subscribe(`${inbox}.*`, { callback: (err, msg) => (err ? this.failAll(err) : this.answer(inbox, msg)) }));
+    this.subs.push(
+      this.nc.subscribe(`${inbox}.*`, { callback: (err, msg) => (err ? this.failAll(err) : this.answer(inbox, msg)) }),
+    );
     this.inboxes.set(owner, inbox);
     if (!this.closing) {
       this.closing = true;

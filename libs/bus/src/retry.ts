@@ -22,7 +22,9 @@ export function markUndelivered<E extends object>(err: E, outcome: Undelivered):
 }
 
 export function undeliveredOf(err: unknown): Undelivered | undefined {
-  return typeof err === 'object' && err !== null ? ((err as Record<symbol, Undelivered>)[OUTCOME] ?? undefined) : undefined;
+  return typeof err === 'object' && err !== null
+    ? ((err as Record<symbol, Undelivered>)[OUTCOME] ?? undefined)
+    : undefined;
 }
 
 /** Classifies a nats.js request error. */
@@ -39,7 +41,12 @@ export interface RetryPolicy {
 }
 
 /** `bus_request_retries_total{subject, reason}`: requests sent again to another replica. */
-const retries = () => counter('bus_request_retries_total', 'NATS requests sent again because no replica answered (reason: not-delivered or no-answer)', ['subject', 'reason']);
+const retries = () =>
+  counter(
+    'bus_request_retries_total',
+    'NATS requests sent again because no replica answered (reason: not-delivered or no-answer)',
+    ['subject', 'reason'],
+  );
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -49,7 +56,12 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * only when `policy.repeatable`, each attempt then waiting `attemptTimeoutMs` at most, so another replica of the queue
  * group gets it. The last attempt's error is thrown.
  */
-export async function withRetries<T>(subject: string, deadlineMs: number, policy: RetryPolicy | undefined, attempt: (timeoutMs: number) => Promise<T>): Promise<T> {
+export async function withRetries<T>(
+  subject: string,
+  deadlineMs: number,
+  policy: RetryPolicy | undefined,
+  attempt: (timeoutMs: number) => Promise<T>,
+): Promise<T> {
   const deadline = Date.now() + deadlineMs;
   let pause = 25;
   for (let n = 1; ; n++) {

@@ -12,7 +12,17 @@ import {
 } from '@platform/contracts';
 import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProblem } from '@platform/problems';
 import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
-import { SpanKind, SpanStatusCode, contextFromHeaders, currentTraceId, currentTraceparent, inSpan, natsBatchedRequests, natsRequestDuration, traceHeaders } from '@platform/telemetry';
+import {
+  SpanKind,
+  SpanStatusCode,
+  contextFromHeaders,
+  currentTraceId,
+  currentTraceparent,
+  inSpan,
+  natsBatchedRequests,
+  natsRequestDuration,
+  traceHeaders,
+} from '@platform/telemetry';
 import { decode, headerMap, headersOf } from './codec';
 import { natsReachable } from './connection';
 import { BATCH_HEADER, type FramePart, readFrame, writeFrame } from './frame';
@@ -104,7 +114,10 @@ export type Handler<O extends AnyOperation> = (
 ) => Promise<OperationReplyBody<O> | Reply<unknown>> | OperationReplyBody<O> | Reply<unknown>;
 
 /** What serves an internal call: its validated request in, its reply body out. */
-export type InternalHandler<Q extends z.ZodType, R extends z.ZodType> = (request: z.infer<Q>, ctx: HandlerContext) => Promise<z.infer<R>> | z.infer<R>;
+export type InternalHandler<Q extends z.ZodType, R extends z.ZodType> = (
+  request: z.infer<Q>,
+  ctx: HandlerContext,
+) => Promise<z.infer<R>> | z.infer<R>;
 
 export interface CallContext {
   requestId?: string;
@@ -145,7 +158,8 @@ export interface CallResult<T = unknown> {
 function parsePart(schema: z.ZodType | undefined, value: unknown, where: 'params' | 'query' | 'body'): unknown {
   if (!schema) return where === 'body' ? undefined : {};
   const r = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
-  if (!r.success) throw validationError(r.error, where, namesUnknownVariant(r.error, value) ? 'unprocessable_entity' : 'bad_request');
+  if (!r.success)
+    throw validationError(r.error, where, namesUnknownVariant(r.error, value) ? 'unprocessable_entity' : 'bad_request');
   return r.data;
 }
 
@@ -157,7 +171,8 @@ function namesUnknownVariant(error: z.ZodError, value: unknown): boolean {
   return error.issues.every((issue) => {
     if (issue.code !== 'invalid_union' || !('discriminator' in issue)) return false;
     let at: unknown = value;
-    for (const key of issue.path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+    for (const key of issue.path)
+      at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[key] : undefined;
     return typeof at === 'string';
   });
 }
@@ -166,7 +181,10 @@ function namesUnknownVariant(error: z.ZodError, value: unknown): boolean {
 const INTERNAL_PRINCIPAL: Principal = { kind: 'anonymous' };
 
 /** Parses params, query and body against the operation's schemas; throws a 400 AppError listing every issue. */
-export function parseOperationInput<O extends AnyOperation>(op: O, raw: { params?: unknown; query?: unknown; body?: unknown }): OperationInput<O> {
+export function parseOperationInput<O extends AnyOperation>(
+  op: O,
+  raw: { params?: unknown; query?: unknown; body?: unknown },
+): OperationInput<O> {
   return {
     params: parsePart(op.params, raw.params, 'params'),
     query: parsePart(op.query, raw.query, 'query'),
@@ -187,7 +205,12 @@ export type OperationSuccess = Extract<WireReply, { ok: true }>;
 type HandlerRun = (input: OperationInput<AnyOperation>, ctx: HandlerContext) => Promise<OperationSuccess>;
 
 /** Wraps every served operation (see ServiceBus.intercept); `next` runs the handler, it throws what the handler throws. */
-export type Interceptor = (op: AnyOperation, input: OperationInput<AnyOperation>, ctx: HandlerContext, next: () => Promise<OperationSuccess>) => Promise<OperationSuccess>;
+export type Interceptor = (
+  op: AnyOperation,
+  input: OperationInput<AnyOperation>,
+  ctx: HandlerContext,
+  next: () => Promise<OperationSuccess>,
+) => Promise<OperationSuccess>;
 
 export class ServiceBus {
   private readonly subs: Subscription[] = [];
@@ -209,10 +232,14 @@ export class ServiceBus {
   /** Serves an operation on its subject with queue group = service name, so replicas share the load. */
   handle<O extends AnyOperation>(op: O, handler: Handler<O>): void {
     const key = this.options.key?.keyFor(op.service);
-    if (!key) throw new Error(`${this.service} cannot serve ${op.operationId} (${op.subject}): it has no bus key of ${op.service} to check that requests come from the gateway (BUS_KEY_FILE)`);
+    if (!key)
+      throw new Error(
+        `${this.service} cannot serve ${op.operationId} (${op.subject}): it has no bus key of ${op.service} to check that requests come from the gateway (BUS_KEY_FILE)`,
+      );
     const run = async (input: OperationInput<O>, ctx: HandlerContext): Promise<OperationSuccess> => {
       const result = await handler(input, ctx);
-      if (result instanceof Reply) return { ok: true, status: result.status, body: result.body, headers: result.headers };
+      if (result instanceof Reply)
+        return { ok: true, status: result.status, body: result.body, headers: result.headers };
       return { ok: true, status: op.reply.status, body: result };
     };
     this.handlers.set(op.operationId, run as HandlerRun);
@@ -238,7 +265,11 @@ export class ServiceBus {
   }
 
   /** Runs the handler registered for `op` in this process, without the interceptor; undefined when none is. */
-  invokeLocal(op: AnyOperation, input: OperationInput<AnyOperation>, ctx: HandlerContext): Promise<OperationSuccess> | undefined {
+  invokeLocal(
+    op: AnyOperation,
+    input: OperationInput<AnyOperation>,
+    ctx: HandlerContext,
+  ): Promise<OperationSuccess> | undefined {
     return this.handlers.get(op.operationId)?.(input, ctx);
   }
 
@@ -247,12 +278,20 @@ export class ServiceBus {
    * request schema (bad input: the 400 validation problem of the public path), and the handler's value is the reply
    * body (status 200). Throws at startup for a call another service owns.
    */
-  serveInternal<Q extends z.ZodType, R extends z.ZodType>(def: InternalCallDef<Q, R>, handler: InternalHandler<Q, R>): void {
-    if (def.owner !== this.service) throw new Error(`${this.service} cannot serve ${def.name} (${def.subject}): it is owned by ${def.owner}`);
+  serveInternal<Q extends z.ZodType, R extends z.ZodType>(
+    def: InternalCallDef<Q, R>,
+    handler: InternalHandler<Q, R>,
+  ): void {
+    if (def.owner !== this.service)
+      throw new Error(`${this.service} cannot serve ${def.name} (${def.subject}): it is owned by ${def.owner}`);
     this.serve(def.subject, async (wire, hdrs) => {
       const request = parsePart(def.request, wire.body, 'body') as z.infer<Q>;
       // An internal call has no principal: whatever a message says, its handler sees the internal one.
-      return { ok: true, status: 200, body: await handler(request, handlerContext({ ...wire, principal: INTERNAL_PRINCIPAL }, hdrs)) };
+      return {
+        ok: true,
+        status: 200,
+        body: await handler(request, handlerContext({ ...wire, principal: INTERNAL_PRINCIPAL }, hdrs)),
+      };
     });
   }
 
@@ -262,7 +301,9 @@ export class ServiceBus {
    * the gateway); the others are answered 403.
    */
   private serve(subject: string, fn: ServeFn, key?: Buffer): void {
-    const check = key ? (payload: Uint8Array, signature: string | undefined) => verifyRequest(key, subject, payload, signature) : undefined;
+    const check = key
+      ? (payload: Uint8Array, signature: string | undefined) => verifyRequest(key, subject, payload, signature)
+      : undefined;
     // A callback, not an async iterator: no promise per message before the handler starts.
     const sub = this.nc.subscribe(subject, {
       queue: this.service,
@@ -304,7 +345,9 @@ export class ServiceBus {
       return;
     }
     natsBatchedRequests().observe({ subject }, items.length);
-    const outs = await Promise.all(items.map((item) => this.serveOne(subject, item.headers?.values ?? {}, () => decode<WireRequest>(item.data), fn)));
+    const outs = await Promise.all(
+      items.map((item) => this.serveOne(subject, item.headers?.values ?? {}, () => decode<WireRequest>(item.data), fn)),
+    );
     const parts = outs.map(replyParts);
     try {
       const frame = writeFrame(parts);
@@ -314,7 +357,8 @@ export class ServiceBus {
       }
       parts.forEach((p, i) => {
         const reply = items[i]?.reply;
-        if (reply) this.nc.publish(reply, encodeText(p.text), p.headers ? { headers: headersOf(p.headers) } : undefined);
+        if (reply)
+          this.nc.publish(reply, encodeText(p.text), p.headers ? { headers: headersOf(p.headers) } : undefined);
       });
     } catch (err) {
       log.warn({ err }, 'could not send reply');
@@ -322,37 +366,50 @@ export class ServiceBus {
   }
 
   /** One request: its span, log context, handler and reply (an error becomes its problem), and the request metrics. */
-  private async serveOne(subject: string, hdrs: Record<string, string>, wireOf: () => WireRequest, fn: ServeFn): Promise<WireReply> {
+  private async serveOne(
+    subject: string,
+    hdrs: Record<string, string>,
+    wireOf: () => WireRequest,
+    fn: ServeFn,
+  ): Promise<WireReply> {
     this.inFlight++;
     const started = process.hrtime.bigint();
     let outcome = 'ok';
     // The caller's trace context (W3C traceparent header) is the parent of this service's span.
-    const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'request.id': hdrs['x-request-id'] ?? 'internal' };
+    const attributes = {
+      'messaging.system': 'nats',
+      'messaging.destination.name': subject,
+      'request.id': hdrs['x-request-id'] ?? 'internal',
+    };
     try {
-      return await inSpan(subject, { kind: SpanKind.SERVER, parent: contextFromHeaders(hdrs), attributes }, async (span) => {
-        const ctx: RequestContext = { requestId: hdrs['x-request-id'] ?? 'internal' };
-        if (hdrs['x-tenant-id']) ctx.tenantId = hdrs['x-tenant-id'];
-        if (hdrs['x-project-id']) ctx.projectId = hdrs['x-project-id'];
-        const traceId = currentTraceId() ?? hdrs['traceparent']?.split('-')[1];
-        if (traceId) ctx.traceId = traceId;
-        return runWithContext(ctx, async () => {
-          let out: WireReply;
-          try {
-            const wire = wireOf();
-            // Debug only; bodies and secret-looking values are redacted by the logger.
-            log.debug({ subject, input: wire }, 'request received');
-            out = await fn(wire, hdrs);
-          } catch (err) {
-            out = errorToWire(err, hdrs['x-instance'], ctx.requestId);
-          }
-          if (!out.ok) {
-            outcome = out.problem.status >= 500 ? 'error' : 'rejected';
-            span.setAttribute('problem.status', out.problem.status);
-            if (out.problem.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-          }
-          return out;
-        });
-      });
+      return await inSpan(
+        subject,
+        { kind: SpanKind.SERVER, parent: contextFromHeaders(hdrs), attributes },
+        async (span) => {
+          const ctx: RequestContext = { requestId: hdrs['x-request-id'] ?? 'internal' };
+          if (hdrs['x-tenant-id']) ctx.tenantId = hdrs['x-tenant-id'];
+          if (hdrs['x-project-id']) ctx.projectId = hdrs['x-project-id'];
+          const traceId = currentTraceId() ?? hdrs['traceparent']?.split('-')[1];
+          if (traceId) ctx.traceId = traceId;
+          return runWithContext(ctx, async () => {
+            let out: WireReply;
+            try {
+              const wire = wireOf();
+              // Debug only; bodies and secret-looking values are redacted by the logger.
+              log.debug({ subject, input: wire }, 'request received');
+              out = await fn(wire, hdrs);
+            } catch (err) {
+              out = errorToWire(err, hdrs['x-instance'], ctx.requestId);
+            }
+            if (!out.ok) {
+              outcome = out.problem.status >= 500 ? 'error' : 'rejected';
+              span.setAttribute('problem.status', out.problem.status);
+              if (out.problem.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+            }
+            return out;
+          });
+        },
+      );
     } finally {
       natsRequestDuration().observe({ subject, outcome }, Number(process.hrtime.bigint() - started) / 1e9);
       this.inFlight--;
@@ -361,7 +418,11 @@ export class ServiceBus {
   }
 
   /** Calls an operation's owning service and returns its reply; a problem reply becomes an AppError. */
-  async call<O extends AnyOperation>(op: O, request: OperationRequest<O>, ctx: CallContext = {}): Promise<CallResult<OperationReplyBody<O>>> {
+  async call<O extends AnyOperation>(
+    op: O,
+    request: OperationRequest<O>,
+    ctx: CallContext = {},
+  ): Promise<CallResult<OperationReplyBody<O>>> {
     const wire: WireRequest = {
       params: request.params,
       query: request.query,
@@ -380,7 +441,11 @@ export class ServiceBus {
    * it, and after a timeout when the operation is safe to repeat (its declaration, `gatewayMayRepeat`).
    */
   send(op: AnyOperation, wire: WireRequest, ctx: CallContext = {}): Promise<WireReply> {
-    return this.request(op.subject, wire, ctx, { owner: op.service, signed: true, repeatable: gatewayMayRepeat(op, wire.body) });
+    return this.request(op.subject, wire, ctx, {
+      owner: op.service,
+      signed: true,
+      repeatable: gatewayMayRepeat(op, wire.body),
+    });
   }
 
   /**
@@ -388,7 +453,11 @@ export class ServiceBus {
    * problem reply becomes an AppError, and a reply that does not match the schema a 502 (`bad_gateway`, cause logged).
    * Sent again after a timeout (on a bus with retries) only when the call is declared `repeatable`.
    */
-  async callInternal<Q extends z.ZodType, R extends z.ZodType>(def: InternalCallDef<Q, R>, request: z.input<Q>, ctx: InternalCallContext = {}): Promise<z.infer<R>> {
+  async callInternal<Q extends z.ZodType, R extends z.ZodType>(
+    def: InternalCallDef<Q, R>,
+    request: z.input<Q>,
+    ctx: InternalCallContext = {},
+  ): Promise<z.infer<R>> {
     const route = { owner: def.owner, signed: false, repeatable: def.repeatable === true };
     const reply = await this.request(def.subject, { principal: INTERNAL_PRINCIPAL, body: request }, ctx, route);
     if (!reply.ok) throw AppError.fromProblem(reply.problem, reply.headers);
@@ -396,13 +465,19 @@ export class ServiceBus {
     try {
       body = bodyOf(reply);
     } catch (err) {
-      log.error({ call: def.name, subject: def.subject, owner: def.owner, err: (err as Error).message }, 'internal reply is not JSON');
+      log.error(
+        { call: def.name, subject: def.subject, owner: def.owner, err: (err as Error).message },
+        'internal reply is not JSON',
+      );
       throw new AppError('bad_gateway', GENERIC_5XX_DETAIL, { cause: err });
     }
     const parsed = def.reply.safeParse(body);
     if (!parsed.success) {
       const issues = parsed.error.issues.slice(0, 5).map((i) => `/${i.path.map(String).join('/')}: ${i.message}`);
-      log.error({ call: def.name, subject: def.subject, owner: def.owner, issues }, 'internal reply does not match its declaration');
+      log.error(
+        { call: def.name, subject: def.subject, owner: def.owner, issues },
+        'internal reply does not match its declaration',
+      );
       throw new AppError('bad_gateway', GENERIC_5XX_DETAIL, { cause: parsed.error });
     }
     return parsed.data;
@@ -416,37 +491,60 @@ export class ServiceBus {
   private request(subject: string, wire: WireRequest, ctx: CallContext, route: Route): Promise<WireReply> {
     const { attemptTimeoutMs } = this.options;
     // Buses without an attempt timeout (the services' own calls) never send a request twice.
-    const policy: RetryPolicy | undefined = attemptTimeoutMs === undefined ? undefined : { repeatable: route.repeatable, attemptTimeoutMs };
-    return withRetries(subject, ctx.timeoutMs ?? this.defaultTimeoutMs, policy, (timeoutMs) => this.requestOnce(subject, wire, { ...ctx, timeoutMs }, route));
+    const policy: RetryPolicy | undefined =
+      attemptTimeoutMs === undefined ? undefined : { repeatable: route.repeatable, attemptTimeoutMs };
+    return withRetries(subject, ctx.timeoutMs ?? this.defaultTimeoutMs, policy, (timeoutMs) =>
+      this.requestOnce(subject, wire, { ...ctx, timeoutMs }, route),
+    );
   }
 
   private async requestOnce(subject: string, wire: WireRequest, ctx: CallContext, route: Route): Promise<WireReply> {
     const current = currentContext();
     // A caller-given traceparent (a message from elsewhere) is the parent; otherwise the active span is.
     const parent = ctx.traceparent ? contextFromHeaders({ traceparent: ctx.traceparent }) : undefined;
-    return inSpan(`send ${subject}`, { kind: SpanKind.CLIENT, parent, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject } }, async () => {
-      if (!natsReachable(this.nc)) {
-        throw markUndelivered(new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } }), 'not-delivered');
-      }
-      try {
-        const headers = definedValues({
-          'x-request-id': ctx.requestId ?? current?.requestId ?? 'internal',
-          ...traceHeaders(),
-          'x-instance': ctx.instance || undefined,
-        });
-        const signWith = route.signed ? this.signingKey(route.owner) : undefined;
-        const msg = await this.requests.send(subject, { text: JSON.stringify(wire), headers, signWith, owner: route.owner }, { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs });
-        return readReply(msg);
-      } catch (err) {
-        throw markUndelivered(natsErrorToAppError(err, subject), undeliveredFromNats(err));
-      }
-    });
+    return inSpan(
+      `send ${subject}`,
+      {
+        kind: SpanKind.CLIENT,
+        parent,
+        attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject },
+      },
+      async () => {
+        if (!natsReachable(this.nc)) {
+          throw markUndelivered(
+            new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', {
+              headers: { 'retry-after': '1' },
+            }),
+            'not-delivered',
+          );
+        }
+        try {
+          const headers = definedValues({
+            'x-request-id': ctx.requestId ?? current?.requestId ?? 'internal',
+            ...traceHeaders(),
+            'x-instance': ctx.instance || undefined,
+          });
+          const signWith = route.signed ? this.signingKey(route.owner) : undefined;
+          const msg = await this.requests.send(
+            subject,
+            { text: JSON.stringify(wire), headers, signWith, owner: route.owner },
+            { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs },
+          );
+          return readReply(msg);
+        } catch (err) {
+          throw markUndelivered(natsErrorToAppError(err, subject), undeliveredFromNats(err));
+        }
+      },
+    );
   }
 
   /** The key a public operation of `owner` is signed with; only the gateway's bus key has it. */
   private signingKey(owner: string): Buffer {
     const key = this.options.key?.keyFor(owner);
-    if (!key) throw new AppError('internal_server_error', GENERIC_5XX_DETAIL, { cause: new Error(`${this.service} has no bus key to send ${owner}'s public operations`) });
+    if (!key)
+      throw new AppError('internal_server_error', GENERIC_5XX_DETAIL, {
+        cause: new Error(`${this.service} has no bus key to send ${owner}'s public operations`),
+      });
     return key;
   }
 
@@ -497,7 +595,10 @@ type SignatureCheck = (payload: Uint8Array, signature: string | undefined) => bo
  */
 function refuseUnsigned(subject: string): ServeFn {
   return async (_wire, hdrs) => {
-    log.error({ subject, requestId: hdrs['x-request-id'] }, 'refused a public operation without a valid gateway signature');
+    log.error(
+      { subject, requestId: hdrs['x-request-id'] },
+      'refused a public operation without a valid gateway signature',
+    );
     throw new AppError('forbidden', 'Public operations are accepted only from the gateway');
   };
 }
@@ -505,16 +606,29 @@ function refuseUnsigned(subject: string): ServeFn {
 export function natsErrorToAppError(err: unknown, subject: string): AppError {
   const code = (err as NatsError)?.code;
   if (code === ErrorCode.NoResponders || code === '503') {
-    return new AppError('service_unavailable', 'The service that owns this operation is not available; try again shortly', {
-      headers: { 'retry-after': '1' },
-    });
+    return new AppError(
+      'service_unavailable',
+      'The service that owns this operation is not available; try again shortly',
+      {
+        headers: { 'retry-after': '1' },
+      },
+    );
   }
   if (code === ErrorCode.Timeout || code === 'TIMEOUT') {
     return new AppError('gateway_timeout', 'The service that owns this operation did not answer in time');
   }
-  if (code === ErrorCode.Disconnect || code === ErrorCode.ConnectionClosed || code === 'CONNECTION_CLOSED' || code === 'CONNECTION_DRAINING') {
-    return new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', { headers: { 'retry-after': '1' } });
+  if (
+    code === ErrorCode.Disconnect ||
+    code === ErrorCode.ConnectionClosed ||
+    code === 'CONNECTION_CLOSED' ||
+    code === 'CONNECTION_DRAINING'
+  ) {
+    return new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', {
+      headers: { 'retry-after': '1' },
+    });
   }
   log.error({ err, subject }, 'nats request failed');
-  return new AppError('service_unavailable', 'The message bus could not carry the request; try again shortly', { headers: { 'retry-after': '1' } });
+  return new AppError('service_unavailable', 'The message bus could not carry the request; try again shortly', {
+    headers: { 'retry-after': '1' },
+  });
 }

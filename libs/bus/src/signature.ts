@@ -53,7 +53,10 @@ export class BusKey {
 
 /** A bus key file (`pnpm nats:credentials init` writes one per identity, beside its `.creds`): 32 bytes, base64url. */
 export function readBusKeyFile(file: string): Buffer {
-  if (!existsSync(file)) throw new Error(`no bus key at ${file} (BUS_KEY_FILE; \`pnpm nats:credentials init\` writes <identity>.key beside <identity>.creds)`);
+  if (!existsSync(file))
+    throw new Error(
+      `no bus key at ${file} (BUS_KEY_FILE; \`pnpm nats:credentials init\` writes <identity>.key beside <identity>.creds)`,
+    );
   const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
   if (key.length !== 32) throw new Error(`${file} is not a bus key (32 bytes, base64url)`);
   return key;
@@ -65,7 +68,8 @@ export function busKeyFileOf(credsFile: string, busKeyFile?: string): string {
 }
 
 /** HMAC-SHA256 over the subject and the payload: what a signature is. */
-const mac = (key: Buffer, subject: string, payload: string | Uint8Array) => createHmac('sha256', key).update(subject).update('\n').update(payload).digest();
+const mac = (key: Buffer, subject: string, payload: string | Uint8Array) =>
+  createHmac('sha256', key).update(subject).update('\n').update(payload).digest();
 
 /** The signature of a request, base64url. */
 export function signRequest(key: Buffer, subject: string, payload: string | Uint8Array): string {
@@ -73,7 +77,12 @@ export function signRequest(key: Buffer, subject: string, payload: string | Uint
 }
 
 /** Whether `signature` is this key's signature of the request (compared in constant time). */
-export function verifyRequest(key: Buffer, subject: string, payload: string | Uint8Array, signature: string | undefined): boolean {
+export function verifyRequest(
+  key: Buffer,
+  subject: string,
+  payload: string | Uint8Array,
+  signature: string | undefined,
+): boolean {
   if (signature === undefined) return false;
   const given = Buffer.from(signature, 'base64url');
   const expected = mac(key, subject, payload);

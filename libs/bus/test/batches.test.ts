@@ -48,9 +48,20 @@ beforeAll(async () => {
     callback: (_err, msg: Msg) => {
       try {
         const wire = decode<WireRequest>(msg.data);
-        msg.respond(new TextEncoder().encode(JSON.stringify({ ok: true, status: 200, body: { n: (wire.body as { n: number }).n } })));
+        msg.respond(
+          new TextEncoder().encode(
+            JSON.stringify({ ok: true, status: 200, body: { n: (wire.body as { n: number }).n } }),
+          ),
+        );
       } catch {
-        msg.respond(new TextEncoder().encode(JSON.stringify({ ok: false, problem: { type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'x' } })));
+        msg.respond(
+          new TextEncoder().encode(
+            JSON.stringify({
+              ok: false,
+              problem: { type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'x' },
+            }),
+          ),
+        );
       }
     },
   });
@@ -68,21 +79,30 @@ afterAll(async () => {
 async function counting(subject: string): Promise<{ batches: () => number; alone: () => number; sub: Subscription }> {
   let batches = 0;
   let alone = 0;
-  const sub = serviceNc.subscribe(subject, { callback: (_err, msg) => (msg.headers?.get(BATCH_HEADER) ? batches++ : alone++) });
+  const sub = serviceNc.subscribe(subject, {
+    callback: (_err, msg) => (msg.headers?.get(BATCH_HEADER) ? batches++ : alone++),
+  });
   await serviceNc.flush();
   return { batches: () => batches, alone: () => alone, sub };
 }
 
 const largePad = () => Math.floor(serviceNc.info!.max_payload * 0.4);
 
-const request = (op: typeof echo, n: number) => caller.send(op, { principal: { kind: 'anonymous' }, body: { n } }, { requestId: `req-${n}` });
+const request = (op: typeof echo, n: number) =>
+  caller.send(op, { principal: { kind: 'anonymous' }, body: { n } }, { requestId: `req-${n}` });
 
 test('when requests to one subject are made in one turn, then they travel in one message and each gets its own reply', async () => {
   const seen = await counting(echo.subject);
   try {
     const replies = await Promise.all(Array.from({ length: 20 }, (_, n) => request(echo, n)));
     replies.forEach((reply, n) => {
-      if (n % 2 === 0) expect(reply).toEqual({ ok: true, status: 201, json: JSON.stringify({ n, requestId: `req-${n}` }), headers: { location: `/things/${n}` } });
+      if (n % 2 === 0)
+        expect(reply).toEqual({
+          ok: true,
+          status: 201,
+          json: JSON.stringify({ n, requestId: `req-${n}` }),
+          headers: { location: `/things/${n}` },
+        });
       else expect(reply).toMatchObject({ ok: false, problem: { status: 409, detail: `odd ${n}` } });
     });
     await callerNc.flush();
@@ -135,7 +155,9 @@ test('when the replies together would pass the largest payload the server takes,
 test('when a batch is not a frame of requests, then it is dropped and the service goes on serving', async () => {
   const key = gatewayBusKey().keyFor('management')!;
   const junk = new TextEncoder().encode('{"not":"a frame"}');
-  callerNc.publish(echo.subject, junk, { headers: headersOf({ [BATCH_HEADER]: '2', [SIGNATURE_HEADER]: signRequest(key, echo.subject, junk) }) });
+  callerNc.publish(echo.subject, junk, {
+    headers: headersOf({ [BATCH_HEADER]: '2', [SIGNATURE_HEADER]: signRequest(key, echo.subject, junk) }),
+  });
   await callerNc.flush();
   const replies = await Promise.all([request(echo, 4), request(echo, 6)]);
   expect(replies.map((r) => r.ok && r.status)).toEqual([201, 201]);
@@ -151,9 +173,18 @@ test('when one request of a turn has a body JSON cannot hold, then that request 
 test('when a batch is unsigned, or one of its requests was changed after the gateway signed it, then every request in it is refused with 403', async () => {
   const key = gatewayBusKey().keyFor('management')!;
   const frame = (n: number) =>
-    writeFrame([2, 4].map((m) => ({ headers: { 'x-request-id': `forged-${m}` }, reply: `_INBOX.none.${m}`, text: JSON.stringify({ principal: { kind: 'admin', via: 'bearer' }, body: { n: m + n } }) })));
+    writeFrame(
+      [2, 4].map((m) => ({
+        headers: { 'x-request-id': `forged-${m}` },
+        reply: `_INBOX.none.${m}`,
+        text: JSON.stringify({ principal: { kind: 'admin', via: 'bearer' }, body: { n: m + n } }),
+      })),
+    );
   const send = async (payload: Uint8Array, signature?: string) => {
-    const msg = await callerNc.request(echo.subject, payload, { timeout: 5000, headers: headersOf({ [BATCH_HEADER]: '2', [SIGNATURE_HEADER]: signature }) });
+    const msg = await callerNc.request(echo.subject, payload, {
+      timeout: 5000,
+      headers: headersOf({ [BATCH_HEADER]: '2', [SIGNATURE_HEADER]: signature }),
+    });
     return readFrame(msg.data)!.map((a) => {
       const r = a.data.length ? JSON.parse(new TextDecoder().decode(a.data)) : {};
       return Number(a.headers?.get('platform-status') || r.problem?.status);

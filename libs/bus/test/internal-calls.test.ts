@@ -83,16 +83,29 @@ describe('internal calls', () => {
   });
 
   test('when the owner answers a problem, then the caller gets it as an AppError', async () => {
-    await expect(gateway.callInternal(refused, {})).rejects.toMatchObject({ status: 404, code: 'not_found', message: 'Nothing here' });
+    await expect(gateway.callInternal(refused, {})).rejects.toMatchObject({
+      status: 404,
+      code: 'not_found',
+      message: 'Nothing here',
+    });
   });
 
   test('when a service serves a call another service owns, then it throws at once and subscribes nothing', () => {
-    expect(() => gateway.serveInternal(double, () => ({ doubled: 0, label: '', requestId: '' }))).toThrow(/gateway cannot serve doubleForTest .* owned by management/);
+    expect(() => gateway.serveInternal(double, () => ({ doubled: 0, label: '', requestId: '' }))).toThrow(
+      /gateway cannot serve doubleForTest .* owned by management/,
+    );
   });
 
   test('when a plain NATS client sends the wire request itself, then it gets the reply body with status 200 in a header', async () => {
-    const msg = await callerNc.request(double.subject, encode({ principal: { kind: 'anonymous' }, body: { n: 2, label: 'plain' } }), { timeout: 5000 });
-    expect([msg.headers?.get('platform-status'), decode(msg.data)]).toEqual(['200', { doubled: 4, label: 'plain', requestId: 'internal' }]);
+    const msg = await callerNc.request(
+      double.subject,
+      encode({ principal: { kind: 'anonymous' }, body: { n: 2, label: 'plain' } }),
+      { timeout: 5000 },
+    );
+    expect([msg.headers?.get('platform-status'), decode(msg.data)]).toEqual([
+      '200',
+      { doubled: 4, label: 'plain', requestId: 'internal' },
+    ]);
   });
 });
 
@@ -162,6 +175,8 @@ describe('notices', () => {
   });
 
   test('when a service that is not a declared subscriber subscribes, then it throws', () => {
-    expect(() => subscribeNotice(serviceNc, used, 'gateway', () => undefined)).toThrow(/gateway is not a subscriber of the notice thingUsedForTest/);
+    expect(() => subscribeNotice(serviceNc, used, 'gateway', () => undefined)).toThrow(
+      /gateway is not a subscriber of the notice thingUsedForTest/,
+    );
   });
 });

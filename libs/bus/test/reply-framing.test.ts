@@ -9,7 +9,19 @@ let nc: Awaited<ReturnType<typeof connectAs>>;
 let bus: ServiceBus;
 
 const testOperation = (name: string, status: number) =>
-  operation({ operationId: name, summary: name, tags: [], method: 'post', path: `/${name}`, service: 'management', subject: `framing.${name}`, auth: 'none', body: z.unknown(), reply: { status }, errors: [] });
+  operation({
+    operationId: name,
+    summary: name,
+    tags: [],
+    method: 'post',
+    path: `/${name}`,
+    service: 'management',
+    subject: `framing.${name}`,
+    auth: 'none',
+    body: z.unknown(),
+    reply: { status },
+    errors: [],
+  });
 const ok = testOperation('ok', 201);
 const empty = testOperation('empty', 204);
 const problem = testOperation('problem', 200);
@@ -31,13 +43,25 @@ afterAll(async () => {
   await nats?.destroy();
 });
 
-const wire = (body?: unknown) => ({ principal: { kind: 'anonymous' as const }, ...(body === undefined ? {} : { body }) });
+const wire = (body?: unknown) => ({
+  principal: { kind: 'anonymous' as const },
+  ...(body === undefined ? {} : { body }),
+});
 
 test('when a service answers, then the body arrives as its JSON text with status and headers, and call parses it', async () => {
   const reply = await bus.send(ok, wire({ n: 1 }));
-  expect(reply).toEqual({ ok: true, status: 201, json: '{"echo":{"n":1},"at":"1970-01-01T00:00:00.000Z"}', headers: { location: '/things/1' } });
+  expect(reply).toEqual({
+    ok: true,
+    status: 201,
+    json: '{"echo":{"n":1},"at":"1970-01-01T00:00:00.000Z"}',
+    headers: { location: '/things/1' },
+  });
   const parsed = await bus.call(ok, { body: { n: 2 } });
-  expect(parsed).toEqual({ status: 201, body: { echo: { n: 2 }, at: '1970-01-01T00:00:00.000Z' }, headers: { location: '/things/1' } });
+  expect(parsed).toEqual({
+    status: 201,
+    body: { echo: { n: 2 }, at: '1970-01-01T00:00:00.000Z' },
+    headers: { location: '/things/1' },
+  });
 });
 
 test('when the reply has no body or is a problem, then it reads as before (no body; problem with its status)', async () => {
@@ -50,7 +74,13 @@ test('when a request is sent as the gateway sends it, then the success travels a
   // Signed as the gateway signs (the signature is no part of the reply format).
   const payload = JSON.stringify(wire({ n: 3 }));
   const signature = signRequest(gatewayBusKey().keyFor('management')!, 'framing.ok', payload);
-  const msg = await nc.request('framing.ok', new TextEncoder().encode(payload), { timeout: 5000, headers: headersOf({ [SIGNATURE_HEADER]: signature }) });
-  expect([msg.headers?.get('platform-status'), JSON.parse(msg.headers?.get('platform-headers') ?? '{}')]).toEqual(['201', { location: '/things/1' }]);
+  const msg = await nc.request('framing.ok', new TextEncoder().encode(payload), {
+    timeout: 5000,
+    headers: headersOf({ [SIGNATURE_HEADER]: signature }),
+  });
+  expect([msg.headers?.get('platform-status'), JSON.parse(msg.headers?.get('platform-headers') ?? '{}')]).toEqual([
+    '201',
+    { location: '/things/1' },
+  ]);
   expect(decode(msg.data)).toEqual({ echo: { n: 3 }, at: '1970-01-01T00:00:00.000Z' });
 });

@@ -19,10 +19,14 @@ const text = (s: string) => new TextEncoder().encode(s);
 const read = (d: Uint8Array) => new TextDecoder().decode(d);
 
 test('when many requests are in flight at once, then each gets the answer to its own request', async () => {
-  const sub = nc.subscribe('mux.echo', { callback: (_err, msg) => setTimeout(() => msg.respond(text(`re:${read(msg.data)}`)), Math.random() * 20) });
+  const sub = nc.subscribe('mux.echo', {
+    callback: (_err, msg) => setTimeout(() => msg.respond(text(`re:${read(msg.data)}`)), Math.random() * 20),
+  });
   const mux = new RequestMux(nc);
   try {
-    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => mux.request('mux.echo', text(String(i)), { timeout: 5000 })));
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => mux.request('mux.echo', text(String(i)), { timeout: 5000 })),
+    );
     expect(answers.map((m) => read(m.data))).toEqual(Array.from({ length: 200 }, (_, i) => `re:${i}`));
   } finally {
     sub.unsubscribe();
@@ -73,7 +77,8 @@ test('when requests are made from separate callbacks of one turn, then they leav
   await responder.flush();
   // nats.js writes its buffer once per microtask checkpoint (its transport's `send`); Node runs one after each callback,
   // as it does between the callbacks of two HTTP requests.
-  const transport = (nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } }).protocol.transport;
+  const transport = (nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } }).protocol
+    .transport;
   const send = transport.send.bind(transport);
   let writes = 0;
   transport.send = (frame) => {
@@ -83,7 +88,15 @@ test('when requests are made from separate callbacks of one turn, then they leav
   const mux = new RequestMux(nc);
   try {
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => new Promise<string>((resolve, reject) => setImmediate(() => mux.request('mux.turn', text(String(i)), { timeout: 5000 }).then((m) => resolve(read(m.data)), reject)))),
+      Array.from(
+        { length: 20 },
+        (_, i) =>
+          new Promise<string>((resolve, reject) =>
+            setImmediate(() =>
+              mux.request('mux.turn', text(String(i)), { timeout: 5000 }).then((m) => resolve(read(m.data)), reject),
+            ),
+          ),
+      ),
     );
     expect(answers).toEqual(Array.from({ length: 20 }, (_, i) => `re:${i}`));
     // One write for the 20 requests and one for the inbox subscription the first request opens (20 writes before).

@@ -1,6 +1,14 @@
 import type { z } from 'zod';
 import * as contracts from '@platform/contracts';
-import { acceptsIdempotencyKey, allOperations, type AnyOperation, IDEMPOTENCY_KEY_HEADER, type OperationDef, type Pagination, safeToRepeat } from '@platform/contracts';
+import {
+  acceptsIdempotencyKey,
+  allOperations,
+  type AnyOperation,
+  IDEMPOTENCY_KEY_HEADER,
+  type OperationDef,
+  type Pagination,
+  safeToRepeat,
+} from '@platform/contracts';
 
 /**
  * A typed client for the whole HTTP API, derived from the operation declarations in libs/contracts:
@@ -21,9 +29,15 @@ type BodyOf<O> = O extends OperationDef<any, any, infer B, any> ? B : never;
 type ReplyOf<O> = O extends OperationDef<any, any, any, infer R> ? R : never;
 
 /** What a call takes: `params` when the path has any, `query` (optional), `body` when the operation takes one. */
-export type RequestOf<O extends AnyOperation> = (Has<ParamsOf<O>> extends true ? { params: z.input<ParamsOf<O>> } : { params?: undefined }) &
+export type RequestOf<O extends AnyOperation> = (Has<ParamsOf<O>> extends true
+  ? { params: z.input<ParamsOf<O>> }
+  : { params?: undefined }) &
   (Has<QueryOf<O>> extends true ? { query?: z.input<QueryOf<O>> } : { query?: undefined }) &
-  (Has<BodyOf<O>> extends true ? (undefined extends z.input<BodyOf<O>> ? { body?: z.input<BodyOf<O>> } : { body: z.input<BodyOf<O>> }) : { body?: undefined }) &
+  (Has<BodyOf<O>> extends true
+    ? undefined extends z.input<BodyOf<O>>
+      ? { body?: z.input<BodyOf<O>> }
+      : { body: z.input<BodyOf<O>> }
+    : { body?: undefined }) &
   CallOptions;
 
 /** What a call answers: the declared reply body (`undefined` for operations without one, such as 204). */
@@ -85,9 +99,24 @@ export class ProblemError extends Error {
 
   constructor(operationId: string, status: number, body: unknown, headers: Headers) {
     const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, any>;
-    const code = typeof b.code === 'string' ? b.code : typeof b.error === 'string' ? b.error : typeof b.error?.code === 'string' ? b.error.code : `http_${status}`;
+    const code =
+      typeof b.code === 'string'
+        ? b.code
+        : typeof b.error === 'string'
+          ? b.error
+          : typeof b.error?.code === 'string'
+            ? b.error.code
+            : `http_${status}`;
     const detail =
-      typeof b.detail === 'string' ? b.detail : typeof b.message === 'string' ? b.message : typeof b.error_description === 'string' ? b.error_description : typeof body === 'string' && body ? body : `HTTP ${status}`;
+      typeof b.detail === 'string'
+        ? b.detail
+        : typeof b.message === 'string'
+          ? b.message
+          : typeof b.error_description === 'string'
+            ? b.error_description
+            : typeof body === 'string' && body
+              ? body
+              : `HTTP ${status}`;
     super(`${operationId}: ${status} ${code}: ${detail}`);
     this.status = status;
     this.code = code;
@@ -107,15 +136,24 @@ export function isProblem(err: unknown, status?: number): err is ProblemError {
 
 /** Every operation the gateway mounts, by operationId, with its declared types. */
 type Exports = typeof contracts;
-export type Operations = { [K in keyof Exports as Exports[K] extends AnyOperation ? K : never]: Exports[K] extends AnyOperation ? Exports[K] : never };
+export type Operations = {
+  [K in keyof Exports as Exports[K] extends AnyOperation ? K : never]: Exports[K] extends AnyOperation
+    ? Exports[K]
+    : never;
+};
 
-export type OperationMethods = { [K in keyof Operations]: (input: RequestOf<Operations[K]>) => Promise<ReplyBody<Operations[K]>> };
+export type OperationMethods = {
+  [K in keyof Operations]: (input: RequestOf<Operations[K]>) => Promise<ReplyBody<Operations[K]>>;
+};
 
 /** Operations whose reply is a page: `{ data: T[], pagination }`. */
-export type ItemOf<O extends AnyOperation> = ReplyBody<O> extends { data: Array<infer T>; pagination: Pagination } ? T : never;
+export type ItemOf<O extends AnyOperation> =
+  ReplyBody<O> extends { data: Array<infer T>; pagination: Pagination } ? T : never;
 
 const mounted = new Set<unknown>(allOperations);
-export const operations = Object.fromEntries(Object.entries(contracts).filter(([, v]) => mounted.has(v))) as unknown as Operations;
+export const operations = Object.fromEntries(
+  Object.entries(contracts).filter(([, v]) => mounted.has(v)),
+) as unknown as Operations;
 
 function encodePath(op: AnyOperation, params: Record<string, unknown> | undefined): string {
   return op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
@@ -161,7 +199,11 @@ export interface PlatformClient extends OperationMethods {
 const RETRIED_STATUSES = new Set([502, 503, 504]);
 
 /** Sends again (same request, same Idempotency-Key) after a 502/503/504 or a failed connection, `retries` times at most. */
-async function fetchWithRetries(attempt: () => Promise<Response>, retries: number, signal: AbortSignal | undefined): Promise<Response> {
+async function fetchWithRetries(
+  attempt: () => Promise<Response>,
+  retries: number,
+  signal: AbortSignal | undefined,
+): Promise<Response> {
   for (let n = 0; ; n++) {
     let res: Response;
     try {
@@ -174,7 +216,9 @@ async function fetchWithRetries(attempt: () => Promise<Response>, retries: numbe
     if (n >= retries || !RETRIED_STATUSES.has(res.status) || signal?.aborted) return res;
     await res.arrayBuffer().catch(() => undefined);
     const after = Number(res.headers.get('retry-after'));
-    await new Promise((r) => setTimeout(r, Number.isFinite(after) && after > 0 ? Math.min(after * 1000, 2000) : 100 * 2 ** n));
+    await new Promise((r) =>
+      setTimeout(r, Number.isFinite(after) && after > 0 ? Math.min(after * 1000, 2000) : 100 * 2 ** n),
+    );
   }
 }
 
@@ -182,11 +226,19 @@ export function platformClient(options: ClientOptions): PlatformClient {
   const doFetch = options.fetch ?? fetch;
 
   async function send<O extends AnyOperation>(op: O, input: RequestOf<O>): Promise<Reply<O>> {
-    const i = (input ?? {}) as { params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown } & CallOptions;
+    const i = (input ?? {}) as {
+      params?: Record<string, unknown>;
+      query?: Record<string, unknown>;
+      body?: unknown;
+    } & CallOptions;
     const base = op.listener === 'analytics' ? options.analyticsUrl : options.baseUrl;
     if (!base) throw new TypeError(`${op.operationId} is served on the analytics base URL: give analyticsUrl`);
     const url = base.replace(/\/$/, '') + encodePath(op, i.params) + queryString(i.query);
-    const headers: Record<string, string> = { accept: 'application/json, application/problem+json', ...options.headers, ...i.headers };
+    const headers: Record<string, string> = {
+      accept: 'application/json, application/problem+json',
+      ...options.headers,
+      ...i.headers,
+    };
     const token = i.token ?? options.token;
     if (token) headers.authorization = `Bearer ${token}`;
     if (i.cookie) headers.cookie = i.cookie;
@@ -194,17 +246,29 @@ export function platformClient(options: ClientOptions): PlatformClient {
     if (i.body !== undefined) {
       if (op.bodyType === 'form') {
         headers['content-type'] = 'application/x-www-form-urlencoded';
-        body = new URLSearchParams(Object.entries(i.body as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k, v]): [string, string] => [k, String(v)])).toString();
+        body = new URLSearchParams(
+          Object.entries(i.body as Record<string, unknown>)
+            .filter(([, v]) => v !== undefined)
+            .map(([k, v]): [string, string] => [k, String(v)]),
+        ).toString();
       } else {
         headers['content-type'] = 'application/json';
         body = JSON.stringify(i.body);
       }
     }
-    if (acceptsIdempotencyKey(op) && i.idempotencyKey !== false && !Object.keys(headers).some((h) => h.toLowerCase() === IDEMPOTENCY_KEY_HEADER)) {
+    if (
+      acceptsIdempotencyKey(op) &&
+      i.idempotencyKey !== false &&
+      !Object.keys(headers).some((h) => h.toLowerCase() === IDEMPOTENCY_KEY_HEADER)
+    ) {
       headers[IDEMPOTENCY_KEY_HEADER] = i.idempotencyKey ?? crypto.randomUUID();
     }
     const repeatable = safeToRepeat(op, { body: i.body, idempotencyKey: headers[IDEMPOTENCY_KEY_HEADER] });
-    const res = await fetchWithRetries(() => doFetch(url, { method: op.method.toUpperCase(), headers, body, redirect: 'manual', signal: i.signal }), repeatable ? (options.retries ?? 2) : 0, i.signal);
+    const res = await fetchWithRetries(
+      () => doFetch(url, { method: op.method.toUpperCase(), headers, body, redirect: 'manual', signal: i.signal }),
+      repeatable ? (options.retries ?? 2) : 0,
+      i.signal,
+    );
     const text = await res.text();
     const type = res.headers.get('content-type') ?? '';
     let parsed: unknown = text || undefined;
@@ -223,12 +287,20 @@ export function platformClient(options: ClientOptions): PlatformClient {
     return (await send(op, input)).body;
   }
 
-  async function* paginate<O extends AnyOperation>(op: O, input: RequestOf<O>, opts: { limit?: number } = {}): AsyncGenerator<ItemOf<O>> {
+  async function* paginate<O extends AnyOperation>(
+    op: O,
+    input: RequestOf<O>,
+    opts: { limit?: number } = {},
+  ): AsyncGenerator<ItemOf<O>> {
     const q = { ...((input as { query?: Record<string, unknown> }).query ?? {}) };
     const limit = opts.limit ?? (q.limit as number | undefined) ?? 100;
     for (let page = 1; ; page++) {
-      const reply = (await call(op, { ...input, query: { ...q, page, limit } } as RequestOf<O>)) as unknown as { data?: unknown[]; pagination?: Pagination };
-      if (!Array.isArray(reply?.data) || !reply.pagination) throw new TypeError(`${op.operationId} is not a list operation`);
+      const reply = (await call(op, { ...input, query: { ...q, page, limit } } as RequestOf<O>)) as unknown as {
+        data?: unknown[];
+        pagination?: Pagination;
+      };
+      if (!Array.isArray(reply?.data) || !reply.pagination)
+        throw new TypeError(`${op.operationId} is not a list operation`);
       for (const item of reply.data) yield item as ItemOf<O>;
       if (page >= reply.pagination.pages || reply.data.length === 0) return;
     }
@@ -246,6 +318,7 @@ export function platformClient(options: ClientOptions): PlatformClient {
     },
     withToken: (token: string | undefined) => platformClient({ ...options, token }),
   } as Record<string, unknown>;
-  for (const [name, op] of Object.entries(operations)) client[name] = (input: RequestOf<AnyOperation>) => call(op as AnyOperation, input);
+  for (const [name, op] of Object.entries(operations))
+    client[name] = (input: RequestOf<AnyOperation>) => call(op as AnyOperation, input);
   return client as unknown as PlatformClient;
 }

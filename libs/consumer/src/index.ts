@@ -57,12 +57,19 @@ export function envelopeSchema<D extends EventDef>(def: D) {
 
 /** The subject filter a subscription uses. */
 export function subscriptionFilter(def: EventDef, opts: Pick<SubscribeOptions, 'tenantId' | 'projectId'>): string {
-  if (opts.projectId && !opts.tenantId) throw new Error('subscribe: projectId needs tenantId (project ids are unique within a tenant)');
+  if (opts.projectId && !opts.tenantId)
+    throw new Error('subscribe: projectId needs tenantId (project ids are unique within a tenant)');
   return eventFilter(def, opts);
 }
 
-export async function subscribe<D extends EventDef>(nc: NatsConnection, def: D, opts: SubscribeOptions, handler: EventHandler<D>): Promise<Subscription> {
-  if (!DURABLE.test(opts.durable)) throw new Error(`subscribe: durable "${opts.durable}" must be 1-64 letters, digits, - or _`);
+export async function subscribe<D extends EventDef>(
+  nc: NatsConnection,
+  def: D,
+  opts: SubscribeOptions,
+  handler: EventHandler<D>,
+): Promise<Subscription> {
+  if (!DURABLE.test(opts.durable))
+    throw new Error(`subscribe: durable "${opts.durable}" must be 1-64 letters, digits, - or _`);
   const parse = envelopeSchema(def) as unknown as z.ZodType<EventOf<D>>;
   return consumeDurable<EventOf<D>>(nc, {
     stream: opts.stream ?? PLATFORM_EVENTS_STREAM,

@@ -52,7 +52,10 @@ export const CONSUMER_AUTH = [
   'Revocation: `pnpm nats:credentials revoke --creds FILE` (or `--user UKEY`), then reload the server; its connections are closed and the credential is refused from then on.',
 ].join(' ');
 
-export function buildAsyncApi(events: EventDef[] = allEvents, server: { host: string; description?: string } = { host: 'localhost:4222' }) {
+export function buildAsyncApi(
+  events: EventDef[] = allEvents,
+  server: { host: string; description?: string } = { host: 'localhost:4222' },
+) {
   const channels: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
   const messages: Record<string, unknown> = {};
@@ -78,7 +81,10 @@ export function buildAsyncApi(events: EventDef[] = allEvents, server: { host: st
       description: def.description,
       messages: { [key]: { $ref: `#/components/messages/${key}` } },
       parameters: {
-        tenantId: { description: 'The tenant id as a subject token (%-encoded outside [A-Za-z0-9_-]); `*` in a filter for every tenant' },
+        tenantId: {
+          description:
+            'The tenant id as a subject token (%-encoded outside [A-Za-z0-9_-]); `*` in a filter for every tenant',
+        },
         projectId: { description: 'The project id as a subject token; `*` in a filter for every project' },
       },
       servers: [{ $ref: '#/servers/nats' }],

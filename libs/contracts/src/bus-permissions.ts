@@ -74,15 +74,20 @@ export function busPermissions(): Record<string, IdentityPermission> {
     for (const s of n.subscribers) of(s).subscribe.add(n.queue ? `${n.subject} ${s}` : n.subject);
   }
   // Events: each service publishes only the event types it is the publisher of (JetStream acknowledges to its inbox).
-  for (const e of allEvents) for (const p of publishersOf(e)) of(p).publish.add(`${EVENT_SUBJECT_PREFIX}.*.*.${e.name}.v${e.version}`);
+  for (const e of allEvents)
+    for (const p of publishersOf(e)) of(p).publish.add(`${EVENT_SUBJECT_PREFIX}.*.*.${e.name}.v${e.version}`);
   // Streams: who publishes to a stream may look it up and create it (the first replica to start does).
   for (const stream of streams) {
-    const users = stream.name === PLATFORM_EVENTS_STREAM ? RUNTIME_SERVICES : [...new Set([...stream.publishers, ...(stream.creators ?? [])])];
+    const users =
+      stream.name === PLATFORM_EVENTS_STREAM
+        ? RUNTIME_SERVICES
+        : [...new Set([...stream.publishers, ...(stream.creators ?? [])])];
     for (const s of users) {
       of(s).publish.add(`${JS}.STREAM.INFO.${stream.name}`);
       of(s).publish.add(`${JS}.STREAM.CREATE.${stream.name}`);
     }
-    if (stream.name !== PLATFORM_EVENTS_STREAM) for (const s of stream.publishers) for (const subject of stream.subjects) of(s).publish.add(subject);
+    if (stream.name !== PLATFORM_EVENTS_STREAM)
+      for (const s of stream.publishers) for (const subject of stream.subjects) of(s).publish.add(subject);
   }
   // Durable consumers: create, look up, pull from and acknowledge only the service's own.
   for (const d of durables) {
@@ -127,7 +132,13 @@ export function consumerPermission(grant: ConsumerGrant, inboxPrefix: string): I
   const s = PLATFORM_EVENTS_STREAM;
   const publish = [`${JS}.INFO`];
   for (const d of grant.durables) {
-    publish.push(`${JS}.CONSUMER.CREATE.${s}.${d}.${scope}`, `${JS}.CONSUMER.INFO.${s}.${d}`, `${JS}.CONSUMER.DELETE.${s}.${d}`, `${JS}.CONSUMER.MSG.NEXT.${s}.${d}`, `$JS.ACK.${s}.${d}.>`);
+    publish.push(
+      `${JS}.CONSUMER.CREATE.${s}.${d}.${scope}`,
+      `${JS}.CONSUMER.INFO.${s}.${d}`,
+      `${JS}.CONSUMER.DELETE.${s}.${d}`,
+      `${JS}.CONSUMER.MSG.NEXT.${s}.${d}`,
+      `$JS.ACK.${s}.${d}.>`,
+    );
   }
   return { publish, subscribe: [`${inboxPrefix}.>`], allowResponses: false };
 }

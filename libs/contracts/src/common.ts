@@ -1,7 +1,11 @@
 import { z } from 'zod';
 
 /** RID: letters, digits, `-`, `_`, `.`, length 1 to 255. */
-export const Rid = z.string().min(1).max(255).regex(/^[A-Za-z0-9_.-]+$/, 'must contain only letters, digits, -, _ and .');
+export const Rid = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[A-Za-z0-9_.-]+$/, 'must contain only letters, digits, -, _ and .');
 export const ProjectId = z
   .string()
   .min(1)
@@ -60,7 +64,15 @@ export function paged<T>(query: { page: number; limit: number }, page: { rows: T
 
 /** Header map rule (SPEC "Shared definitions"). */
 export const RESERVED_HEADER_NAMES = [
-  'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection', 'content-length',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-connection',
+  'content-length',
 ];
 export const HeaderName = z
   .string()

@@ -55,8 +55,22 @@ export const EventEnvelope = z.object({
 });
 export type EventEnvelope<T = unknown> = Omit<z.infer<typeof EventEnvelope>, 'data'> & { data: T };
 
-export function envelope<T>(def: EventDef, id: string, scope: { tenantId: string; projectId: string }, data: T, occurredAt = new Date().toISOString()): EventEnvelope<T> {
-  return { id, type: def.name, version: def.version, tenantId: scope.tenantId, projectId: scope.projectId, occurredAt, data };
+export function envelope<T>(
+  def: EventDef,
+  id: string,
+  scope: { tenantId: string; projectId: string },
+  data: T,
+  occurredAt = new Date().toISOString(),
+): EventEnvelope<T> {
+  return {
+    id,
+    type: def.name,
+    version: def.version,
+    tenantId: scope.tenantId,
+    projectId: scope.projectId,
+    occurredAt,
+    data,
+  };
 }
 
 /** A pending outbox entry: written with the change it reports, published to JetStream once the change is stored. */
@@ -79,8 +93,18 @@ export interface StoredPendingEvent {
   traceparent?: string;
 }
 
-export function pendingEvent<T>(def: EventDef, id: string, scope: { tenantId: string; projectId: string }, data: T, occurredAt?: string): PendingEvent {
-  return { id, subject: eventSubject(def, scope.tenantId, scope.projectId), envelope: envelope(def, id, scope, data, occurredAt) };
+export function pendingEvent<T>(
+  def: EventDef,
+  id: string,
+  scope: { tenantId: string; projectId: string },
+  data: T,
+  occurredAt?: string,
+): PendingEvent {
+  return {
+    id,
+    subject: eventSubject(def, scope.tenantId, scope.projectId),
+    envelope: envelope(def, id, scope, data, occurredAt),
+  };
 }
 
 /** Validates an envelope's `data` against the event's payload schema. */

@@ -11,7 +11,8 @@ export const eventCreated = event({
   name: 'event.created',
   version: 1,
   publisher: 'events-ingest',
-  description: 'A run event was stored. `data.event` is the persisted event; `data.dispatch` says whether webhook delivery applies (an agent scope and a resolved ref existed).',
+  description:
+    'A run event was stored. `data.event` is the persisted event; `data.dispatch` says whether webhook delivery applies (an agent scope and a resolved ref existed).',
   payload: z.object({ event: RunEvent, dispatch: z.boolean() }),
   webhookFamily: 'event.created',
 });
@@ -76,12 +77,17 @@ export const evaluationFailed = event({
   name: 'evaluation.failed',
   version: 1,
   publisher: 'evals',
-  description: 'An evaluator judged a conversation as failed. Destinations scoped with `evaluatorIds` receive only their evaluators.',
+  description:
+    'An evaluator judged a conversation as failed. Destinations scoped with `evaluatorIds` receive only their evaluators.',
   payload: z
     .object({
       evaluator: z.object({ id: z.string(), name: z.string() }),
       conversation: z.object({ id: z.string(), agentId: z.string().nullable().optional() }).catchall(z.unknown()),
-      failedConditions: z.array(z.object({ field: z.string(), operator: z.string(), value: z.unknown(), actual: z.unknown() }).catchall(z.unknown())),
+      failedConditions: z.array(
+        z
+          .object({ field: z.string(), operator: z.string(), value: z.unknown(), actual: z.unknown() })
+          .catchall(z.unknown()),
+      ),
       evaluationRunId: z.string().nullable().optional(),
       resultId: z.string(),
     })
@@ -96,7 +102,8 @@ export const agentCreated = event({
   name: 'agent.created',
   version: 1,
   publisher: 'management',
-  description: 'A full agent was created. `data.agent` names it and its sub-agents; ask GET_AGENT_DEFINITION_SUBJECT for the definition.',
+  description:
+    'A full agent was created. `data.agent` names it and its sub-agents; ask GET_AGENT_DEFINITION_SUBJECT for the definition.',
   payload: z.object({ agent: AgentSummary }),
 });
 
@@ -112,7 +119,10 @@ const AttachmentChange = z.object({
 const DefinitionChange = z.object({
   kind: z.literal('definition'),
   action: z.literal('replaced'),
-  branchName: z.string().nullable().describe('The improvement branch whose merge replaced it; null for a replacement through PUT PA'),
+  branchName: z
+    .string()
+    .nullable()
+    .describe('The improvement branch whose merge replaced it; null for a replacement through PUT PA'),
 });
 
 /** An agent changed (management). */
@@ -155,9 +165,11 @@ export const triggerInvoked = event({
     triggerId: z.string(),
     invocationId: z.string(),
     userId: z.string().nullable().describe('The run-as user; null when the trigger names none'),
-    message: z.string().describe('The rendered messageTemplate (the transformed input as JSON when the trigger has no template)'),
+    message: z
+      .string()
+      .describe('The rendered messageTemplate (the transformed input as JSON when the trigger has no template)'),
     input: z.unknown().describe('The input after outputTransform'),
-    dispatchIndex: z.number().int().describe('Position of this user among the invocation\'s requests (0-based)'),
+    dispatchIndex: z.number().int().describe("Position of this user among the invocation's requests (0-based)"),
     rerunOf: z.string().nullable().describe('The invocation this one reruns, if any'),
   }),
   webhookFamily: 'trigger.invoked',
@@ -176,7 +188,8 @@ export const appUpdated = event({
   name: 'app.updated',
   version: 1,
   publisher: 'management',
-  description: 'An app or its public keys changed (the payload carries the whole new state); caches of the app must drop it.',
+  description:
+    'An app or its public keys changed (the payload carries the whole new state); caches of the app must drop it.',
   payload: AppChange,
 });
 export const appDeleted = event({
@@ -201,14 +214,36 @@ const ConversationPayload = z
   .catchall(z.unknown());
 
 function conversationEvent(name: string, description: string) {
-  return event({ name, version: 1, publisher: 'events-ingest', description, payload: ConversationPayload, webhookFamily: 'conversation' });
+  return event({
+    name,
+    version: 1,
+    publisher: 'events-ingest',
+    description,
+    payload: ConversationPayload,
+    webhookFamily: 'conversation',
+  });
 }
 export const conversationCreated = conversationEvent('conversation.created', 'A conversation was started.');
-export const conversationUpdated = conversationEvent('conversation.updated', 'A conversation changed (new messages, properties).');
-export const conversationExecutionError = conversationEvent('conversation.execution.error', 'Running the agent on a conversation failed.');
-export const conversationGenerationError = conversationEvent('conversation.generation.error', 'The model failed to generate a reply.');
-export const conversationToolError = conversationEvent('conversation.tool.error', 'A tool call failed during a conversation.');
-export const conversationContextError = conversationEvent('conversation.context.error', 'Resolving the conversation context failed.');
+export const conversationUpdated = conversationEvent(
+  'conversation.updated',
+  'A conversation changed (new messages, properties).',
+);
+export const conversationExecutionError = conversationEvent(
+  'conversation.execution.error',
+  'Running the agent on a conversation failed.',
+);
+export const conversationGenerationError = conversationEvent(
+  'conversation.generation.error',
+  'The model failed to generate a reply.',
+);
+export const conversationToolError = conversationEvent(
+  'conversation.tool.error',
+  'A tool call failed during a conversation.',
+);
+export const conversationContextError = conversationEvent(
+  'conversation.context.error',
+  'Resolving the conversation context failed.',
+);
 
 /** The final outcome of one webhook delivery (webhook dispatcher): what it delivered, where, and how it went. */
 const DeliveryOutcome = z.object({
@@ -218,7 +253,11 @@ const DeliveryOutcome = z.object({
     eventId: z.string().describe('Id of the platform event that was delivered'),
     eventType: z.string().describe('Its type, e.g. event.created'),
     attemptCount: z.number().int(),
-    lastStatusCode: z.number().int().nullable().describe('HTTP status of the last attempt; null when there was no answer or for chat channels'),
+    lastStatusCode: z
+      .number()
+      .int()
+      .nullable()
+      .describe('HTTP status of the last attempt; null when there was no answer or for chat channels'),
     lastError: z.string().nullable(),
     lastAttempt: WebhookDeliveryAttempt,
   }),
@@ -228,14 +267,16 @@ export const webhookDeliverySucceeded = event({
   name: 'webhook.delivery.succeeded',
   version: 1,
   publisher: 'webhook-dispatcher',
-  description: 'A webhook delivery was accepted by its destination (2xx, or posted to the chat channel). Test deliveries are not announced.',
+  description:
+    'A webhook delivery was accepted by its destination (2xx, or posted to the chat channel). Test deliveries are not announced.',
   payload: DeliveryOutcome,
 });
 export const webhookDeliveryFailed = event({
   name: 'webhook.delivery.failed',
   version: 1,
   publisher: 'webhook-dispatcher',
-  description: 'A webhook delivery gave up: a permanent failure, 410 Gone, or no retries left. Deliveries cancelled because the destination was disabled or deleted are not announced.',
+  description:
+    'A webhook delivery gave up: a permanent failure, 410 Gone, or no retries left. Deliveries cancelled because the destination was disabled or deleted are not announced.',
   payload: DeliveryOutcome,
 });
 

@@ -14,10 +14,18 @@ const ProblemSchema = {
     code: { type: 'string' },
     instance: { type: 'string' },
     requestId: { type: 'string' },
-    error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+    },
     errors: {
       type: 'array',
-      items: { type: 'object', required: ['pointer', 'detail'], properties: { pointer: { type: 'string' }, detail: { type: 'string' } } },
+      items: {
+        type: 'object',
+        required: ['pointer', 'detail'],
+        properties: { pointer: { type: 'string' }, detail: { type: 'string' } },
+      },
     },
   },
 };
@@ -55,18 +63,35 @@ const ifMatchParameter = {
 };
 
 const etagHeader = {
-  description: 'The version of the record in this answer (a strong entity tag); send it as `If-Match` to change or delete exactly this version',
+  description:
+    'The version of the record in this answer (a strong entity tag); send it as `If-Match` to change or delete exactly this version',
   schema: { type: 'string' },
 };
 
 const statusText: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 410: 'Gone', 412: 'Precondition Failed', 413: 'Payload Too Large',
-  415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error',
-  502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  410: 'Gone',
+  412: 'Precondition Failed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<
+    string,
+    unknown
+  >;
   delete out.$schema;
   return out;
 }
@@ -103,50 +128,82 @@ function gatewayStatuses(op: AnyOperation): number[] {
 }
 
 const RedirectAsJson = {
-  description: 'Where the browser would be redirected: the answer to a request with `Accept: application/json` (browsers get the redirect)',
+  description:
+    'Where the browser would be redirected: the answer to a request with `Accept: application/json` (browsers get the redirect)',
   content: {
     'application/json': {
-      schema: { type: 'object', required: ['location'], additionalProperties: false, properties: { location: { type: 'string', description: 'The redirect target (the Location header of the redirect)' } } },
+      schema: {
+        type: 'object',
+        required: ['location'],
+        additionalProperties: false,
+        properties: {
+          location: { type: 'string', description: 'The redirect target (the Location header of the redirect)' },
+        },
+      },
     },
   },
 };
 
 /** Where the API is served when no public base URL is configured: relative to the document, i.e. the gateway serving it. */
-const DEFAULT_SERVERS = [{ url: '/', description: 'The gateway that serves this document (set PUBLIC_BASE_URL to name it)' }];
+const DEFAULT_SERVERS = [
+  { url: '/', description: 'The gateway that serves this document (set PUBLIC_BASE_URL to name it)' },
+];
 
 /** The license the API document states (the project has not published one yet: change it here when it does). */
 export const API_LICENSE = { name: 'Proprietary: no license is granted yet', identifier: 'LicenseRef-Proprietary' };
 
-export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array<{ url: string; description?: string }> = DEFAULT_SERVERS) {
+export function buildOpenApi(
+  ops: AnyOperation[] = allOperations,
+  servers: Array<{ url: string; description?: string }> = DEFAULT_SERVERS,
+) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of ops) {
     const responses: Record<string, unknown> = {};
-    const success = (status: number, body: z.ZodType | undefined, description: string, contentType = 'application/json') => {
+    const success = (
+      status: number,
+      body: z.ZodType | undefined,
+      description: string,
+      contentType = 'application/json',
+    ) => {
       responses[String(status)] = body
         ? { description, content: { [contentType]: { schema: jsonSchema(body, 'output') } } }
         : { description };
     };
     success(op.reply.status, op.reply.body, op.reply.description ?? 'Success', op.reply.contentType);
     // A versioned record's answer names its version (a 204 of a delete has none left to name).
-    if (op.etag && op.reply.status !== 204) (responses[String(op.reply.status)] as Record<string, unknown>).headers = { ETag: etagHeader };
+    if (op.etag && op.reply.status !== 204)
+      (responses[String(op.reply.status)] as Record<string, unknown>).headers = { ETag: etagHeader };
     for (const extra of op.extraReplies ?? []) success(extra.status, extra.body, extra.description, extra.contentType);
     // A redirect answers 200 with its target instead when the request asks for JSON (the gateway's sendReply).
     if (op.reply.status === 302 || op.reply.status === 303) responses['200'] = RedirectAsJson;
     const errorStatuses = [...new Set([...op.errors, ...gatewayStatuses(op)])].sort();
     for (const status of errorStatuses) {
       if (responses[String(status)]) continue;
-      const shape = op.errorBody === 'oauth' && status < 500 && status !== 431 ? { 'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } } }
-        : op.errorBody === 'legacy' && status < 500 && status !== 429 && status !== 431 && (!op.legacyErrorStatuses || op.legacyErrorStatuses.includes(status))
-          ? { 'application/json': { schema: { $ref: '#/components/schemas/LegacyError' } }, 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } }
-          : { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+      const shape =
+        op.errorBody === 'oauth' && status < 500 && status !== 431
+          ? { 'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } } }
+          : op.errorBody === 'legacy' &&
+              status < 500 &&
+              status !== 429 &&
+              status !== 431 &&
+              (!op.legacyErrorStatuses || op.legacyErrorStatuses.includes(status))
+            ? {
+                'application/json': { schema: { $ref: '#/components/schemas/LegacyError' } },
+                'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+              }
+            : { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
       responses[String(status)] = { description: statusText[status] ?? 'Error', content: shape };
     }
     const security =
-      op.auth === 'none' ? [] :
-      op.auth === 'cookie' ? [{ cookieAuth: [] }] :
-      op.auth === 'manage' ? [{ bearerAuth: [] }, { cookieAuth: [] }] :
-      op.auth === 'run' ? [{ bearerAuth: [] }] :
-      [{ bearerAuth: [] }];
+      op.auth === 'none'
+        ? []
+        : op.auth === 'cookie'
+          ? [{ cookieAuth: [] }]
+          : op.auth === 'manage'
+            ? [{ bearerAuth: [] }, { cookieAuth: [] }]
+            : op.auth === 'run'
+              ? [{ bearerAuth: [] }]
+              : [{ bearerAuth: [] }];
     const entry: Record<string, unknown> = {
       operationId: op.operationId,
       summary: op.summary,
@@ -162,14 +219,26 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
     if (op.body) {
       const schema = jsonSchema(op.body, 'input');
       // A raw body is taken as JSON or form-encoded (what webhook providers send).
-      const types = op.bodyType === 'raw' ? ['application/json', 'application/x-www-form-urlencoded'] : [op.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json'];
-      entry.requestBody = { required: !op.body.safeParse(undefined).success, content: Object.fromEntries(types.map((t) => [t, { schema }])) };
+      const types =
+        op.bodyType === 'raw'
+          ? ['application/json', 'application/x-www-form-urlencoded']
+          : [op.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json'];
+      entry.requestBody = {
+        required: !op.body.safeParse(undefined).success,
+        content: Object.fromEntries(types.map((t) => [t, { schema }])),
+      };
     }
     if (op.listener && op.listener !== 'main') entry['x-listener'] = op.listener;
     (paths[op.path] ??= {})[op.method] = entry;
     // Operations of another listener (analytics ingest) live on their own base URL.
     if (op.listener === 'analytics') {
-      paths[op.path]!.servers = [{ url: '{analytics_url}', description: 'The analytics ingest base URL (gateway ANALYTICS_PORT)', variables: { analytics_url: { default: 'http://127.0.0.1:3001' } } }];
+      paths[op.path]!.servers = [
+        {
+          url: '{analytics_url}',
+          description: 'The analytics ingest base URL (gateway ANALYTICS_PORT)',
+          variables: { analytics_url: { default: 'http://127.0.0.1:3001' } },
+        },
+      ];
     }
   }
   return {
@@ -177,7 +246,8 @@ export function buildOpenApi(ops: AnyOperation[] = allOperations, servers: Array
     info: {
       title: 'Agent Platform API',
       version: '0.1.0',
-      description: 'Management, run, evaluation, chat-app, credential-gateway and analytics operations. Generated from the operation declarations in libs/contracts.',
+      description:
+        'Management, run, evaluation, chat-app, credential-gateway and analytics operations. Generated from the operation declarations in libs/contracts.',
       license: API_LICENSE,
     },
     servers,

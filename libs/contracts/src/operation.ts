@@ -108,7 +108,8 @@ export function operation<P extends z.ZodType, Q extends z.ZodType, B extends z.
   def: OperationDef<P, Q, B, R>,
 ): OperationDef<P, Q, B, R> {
   // A write to a project answers 409 while the project is being erased: every such operation declares it.
-  if (refusedDuringErasure(def) && !def.errors.includes(409)) return { ...def, errors: [...def.errors, 409].sort((a, b) => a - b) };
+  if (refusedDuringErasure(def) && !def.errors.includes(409))
+    return { ...def, errors: [...def.errors, 409].sort((a, b) => a - b) };
   return def;
 }
 

@@ -28,7 +28,16 @@ import * as evaluations from './evals/evaluations';
 import * as improvements from './evals/improvements';
 
 /** Every module that declares operations; each exported OperationDef in them is mounted and documented. */
-const modules: Array<Record<string, unknown>> = [system, auth, apiKeys, webhookDestinations, webhookDeliveries, runEvents, apps, runAuth];
+const modules: Array<Record<string, unknown>> = [
+  system,
+  auth,
+  apiKeys,
+  webhookDestinations,
+  webhookDeliveries,
+  runEvents,
+  apps,
+  runAuth,
+];
 modules.push(agents, subAgentAttachments, skills);
 modules.push(credentials, triggers, triggerInvocations, triggerWebhooks, feedback, auditLog, erasures);
 modules.push(analyticsEvents, analyticsKeys, analyticsCounts);

@@ -16,31 +16,47 @@ import { operation, type OperationDef } from './operation';
  */
 
 /** What a record operation declares itself: everything but the method and the reply. */
-type RecordDef<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = Omit<OperationDef<P, Q, B>, 'method' | 'reply'>;
+type RecordDef<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = Omit<
+  OperationDef<P, Q, B>,
+  'method' | 'reply'
+>;
 
 export function listOperation<P extends z.ZodType, I extends z.ZodType, Q extends z.ZodType = typeof ListQuery>(
   def: Omit<RecordDef<P, Q, z.ZodType>, 'query' | 'body'> & { query?: Q; item: I },
 ) {
   const { item, query, ...rest } = def;
   // Q is ListQuery's type unless a query is given.
-  return operation({ ...rest, method: 'get', query: (query ?? ListQuery) as Q, reply: { status: 200, body: listReply(item) } });
+  return operation({
+    ...rest,
+    method: 'get',
+    query: (query ?? ListQuery) as Q,
+    reply: { status: 200, body: listReply(item) },
+  });
 }
 
-export function getOperation<P extends z.ZodType, Q extends z.ZodType, I extends z.ZodType>(def: Omit<RecordDef<P, Q, z.ZodType>, 'body'> & { item: I }) {
+export function getOperation<P extends z.ZodType, Q extends z.ZodType, I extends z.ZodType>(
+  def: Omit<RecordDef<P, Q, z.ZodType>, 'body'> & { item: I },
+) {
   const { item, ...rest } = def;
   return operation({ ...rest, method: 'get', reply: { status: 200, body: dataReply(item) } });
 }
 
-export function createOperation<P extends z.ZodType, B extends z.ZodType, I extends z.ZodType>(def: RecordDef<P, z.ZodType, B> & { body: B; item: I }) {
+export function createOperation<P extends z.ZodType, B extends z.ZodType, I extends z.ZodType>(
+  def: RecordDef<P, z.ZodType, B> & { body: B; item: I },
+) {
   const { item, ...rest } = def;
   return operation({ ...rest, method: 'post', reply: { status: 201, body: dataReply(item) } });
 }
 
-export function updateOperation<P extends z.ZodType, B extends z.ZodType, I extends z.ZodType>(def: RecordDef<P, z.ZodType, B> & { body: B; item: I }) {
+export function updateOperation<P extends z.ZodType, B extends z.ZodType, I extends z.ZodType>(
+  def: RecordDef<P, z.ZodType, B> & { body: B; item: I },
+) {
   const { item, ...rest } = def;
   return operation({ ...rest, method: 'patch', reply: { status: 200, body: dataReply(item) } });
 }
 
-export function deleteOperation<P extends z.ZodType>(def: Omit<RecordDef<P, z.ZodType, z.ZodType>, 'body'> & { reply?: { status: 204; description: string } }) {
+export function deleteOperation<P extends z.ZodType>(
+  def: Omit<RecordDef<P, z.ZodType, z.ZodType>, 'body'> & { reply?: { status: 204; description: string } },
+) {
   return operation({ reply: { status: 204 }, ...def, method: 'delete' });
 }

@@ -49,6 +49,9 @@ export function gatewayMayRepeat(op: Pick<AnyOperation, 'method' | 'repeat' | 'r
  * Whether the caller may send this request again after a 5xx or a lost answer: when the gateway may, or when it
  * carries an `Idempotency-Key` the operation takes (the gateway answers a repeat with the first result).
  */
-export function safeToRepeat(op: Pick<AnyOperation, 'method' | 'repeat' | 'reply'>, request: { body?: unknown; idempotencyKey?: string }): boolean {
+export function safeToRepeat(
+  op: Pick<AnyOperation, 'method' | 'repeat' | 'reply'>,
+  request: { body?: unknown; idempotencyKey?: string },
+): boolean {
   return gatewayMayRepeat(op, request.body) || (request.idempotencyKey !== undefined && acceptsIdempotencyKey(op));
 }

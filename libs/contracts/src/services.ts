@@ -58,9 +58,13 @@ export function serviceFacts(name: ServiceName): ServiceFacts {
 }
 
 /** The services that take part in one kind of erasure, in start order. */
-export type ErasingService<K extends ErasureKind> = { [N in ServiceName]: K extends (typeof services)[N]['erases'][number] ? N : never }[ServiceName];
+export type ErasingService<K extends ErasureKind> = {
+  [N in ServiceName]: K extends (typeof services)[N]['erases'][number] ? N : never;
+}[ServiceName];
 export function erasingServices<K extends ErasureKind>(kind: K): ErasingService<K>[] {
-  return SERVICE_NAMES.filter((s): s is ErasingService<K> => (services[s].erases as readonly ErasureKind[]).includes(kind));
+  return SERVICE_NAMES.filter((s): s is ErasingService<K> =>
+    (services[s].erases as readonly ErasureKind[]).includes(kind),
+  );
 }
 
 /** `run-auth` → `runAuth`: how a service's names appear in code (its definition's export, its health call). */

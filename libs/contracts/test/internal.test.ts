@@ -1,4 +1,14 @@
-import { BACKEND_SERVICES, WEBHOOK_EVENT_TYPES, allOperations, durables, healthSubject, internalCalls, notices, streams, webhookEvents } from '../src';
+import {
+  BACKEND_SERVICES,
+  WEBHOOK_EVENT_TYPES,
+  allOperations,
+  durables,
+  healthSubject,
+  internalCalls,
+  notices,
+  streams,
+  webhookEvents,
+} from '../src';
 
 test('every internal call has a subject of its own, under its owner, that no public operation uses', () => {
   const publicSubjects = new Set(allOperations.map((op) => op.subject));
@@ -17,7 +27,9 @@ test('each service that boots through the runtime has its health call, which the
 
 test('the playground token is verified by one declaration, served by management and called by run-auth', () => {
   const verify = internalCalls.filter((c) => c.subject === 'svc.management.playground.verify');
-  expect(verify).toMatchObject([{ name: 'verifyPlaygroundToken', owner: 'management', callers: ['run-auth'], carriesSecret: true }]);
+  expect(verify).toMatchObject([
+    { name: 'verifyPlaygroundToken', owner: 'management', callers: ['run-auth'], carriesSecret: true },
+  ]);
 });
 
 test('every notice has a subscriber, and only a tap of stored events goes without a publisher', () => {

@@ -22,16 +22,39 @@ export function currentContext(): RequestContext | undefined {
 
 /** Field names whose values are never logged, at the top level and one level down. */
 const SECRET_FIELDS = [
-  'key', 'apiKey', 'token', 'accessToken', 'access_token', 'refresh_token', 'id_token', 'subject_token', 'sessionToken', 'session',
-  'secret', 'signingSecret', 'previousSecret', 'clientSecret', 'client_secret', 'password', 'value', 'values', 'authorization', 'cookie',
-  'set-cookie', 'body',
+  'key',
+  'apiKey',
+  'token',
+  'accessToken',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'subject_token',
+  'sessionToken',
+  'session',
+  'secret',
+  'signingSecret',
+  'previousSecret',
+  'clientSecret',
+  'client_secret',
+  'password',
+  'value',
+  'values',
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'body',
 ];
 
 /** Paths pino redacts wherever they appear in a log object. */
 export const redactPaths = [
   ...SECRET_FIELDS.map((f) => (/^[A-Za-z_$][\w$]*$/.test(f) ? f : `["${f}"]`)),
   ...SECRET_FIELDS.map((f) => (/^[A-Za-z_$][\w$]*$/.test(f) ? `*.${f}` : `*["${f}"]`)),
-  'req.headers.authorization', 'req.headers.cookie', '*.headers.authorization', '*.headers.cookie', '*.headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.headers.authorization',
+  '*.headers.cookie',
+  '*.headers["x-api-key"]',
 ];
 
 /**

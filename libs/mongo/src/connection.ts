@@ -51,7 +51,10 @@ const WRITE_COMMANDS = new Set(['insert', 'update', 'delete', 'findAndModify']);
  * is one command, however many documents it carries). Exposed on /metrics, read by `pnpm bench` around a run.
  */
 export function countWrites(conn: Connection): void {
-  const total = counter('db_commands_total', 'Write commands sent to the database, by command and collection', ['command', 'collection']);
+  const total = counter('db_commands_total', 'Write commands sent to the database, by command and collection', [
+    'command',
+    'collection',
+  ]);
   conn.getClient().on('commandStarted', (ev) => {
     if (!WRITE_COMMANDS.has(ev.commandName)) return;
     const collection = (ev.command as Record<string, unknown>)[ev.commandName];
@@ -84,7 +87,9 @@ export async function ensureIndexes<T>(model: Model<T>): Promise<void> {
   }
   const have = new Set(existing.map((i) => JSON.stringify(i.key)));
   for (const key of retired.get(model.schema) ?? []) {
-    const found = (existing as Array<{ key: Record<string, unknown>; name: string }>).find((i) => JSON.stringify(i.key) === JSON.stringify(key));
+    const found = (existing as Array<{ key: Record<string, unknown>; name: string }>).find(
+      (i) => JSON.stringify(i.key) === JSON.stringify(key),
+    );
     if (found) await model.collection.dropIndex(found.name);
   }
   for (const [fields, options] of model.schema.indexes()) {

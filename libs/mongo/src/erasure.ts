@@ -20,7 +20,11 @@ export function projectDocumentFilter(scope: { tenantId: string; projectId: stri
  * docs/operating.md): collections added later are covered without a list to keep up to date; `keep` names the
  * collections left alone (records of the erasure itself). Answers how many were removed.
  */
-export async function eraseProjectDocuments(db: Connection, scope: { tenantId: string; projectId: string }, opts: { keep?: readonly string[] } = {}): Promise<number> {
+export async function eraseProjectDocuments(
+  db: Connection,
+  scope: { tenantId: string; projectId: string },
+  opts: { keep?: readonly string[] } = {},
+): Promise<number> {
   const filter = projectDocumentFilter(scope);
   let removed = 0;
   for (const c of await db.db!.listCollections({}, { nameOnly: true }).toArray()) {

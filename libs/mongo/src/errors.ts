@@ -14,7 +14,10 @@ export async function withDbErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (isDatabaseUnavailable(err)) throw new AppError('service_unavailable', 'The database is not reachable; try again shortly', { headers: { 'retry-after': '1' } });
+    if (isDatabaseUnavailable(err))
+      throw new AppError('service_unavailable', 'The database is not reachable; try again shortly', {
+        headers: { 'retry-after': '1' },
+      });
     throw err;
   }
 }

@@ -4,7 +4,11 @@ type Callback = (err: NodeJS.ErrnoException | null, address: string | LookupAddr
 type LookupOptions = { family?: number | string; hints?: number; all?: boolean };
 /** The shape `net.connect` calls a custom `lookup` with. */
 export type LookupFunction = (hostname: string, options: LookupOptions, callback: Callback) => void;
-type SystemLookup = (hostname: string, options: { all: true; family: number; hints?: number }, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+type SystemLookup = (
+  hostname: string,
+  options: { all: true; family: number; hints?: number },
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 export interface CachedLookupOptions {
   /** How long an answer of the system resolver is used before it is asked again (ms). */
@@ -31,7 +35,9 @@ interface Entry {
  * resolved once per `ttlMs` (callers in the meantime share the answer or the one call under way), and when the
  * resolver fails the previous answer is kept, so a database whose address has not changed stays reachable.
  */
-export function cachedLookup(opts: CachedLookupOptions = {}): LookupFunction & { stats(): { system: number; served: number } } {
+export function cachedLookup(
+  opts: CachedLookupOptions = {},
+): LookupFunction & { stats(): { system: number; served: number } } {
   const ttlMs = opts.ttlMs ?? 30_000;
   const system: SystemLookup = opts.system ?? (dns.lookup as unknown as SystemLookup);
   const now = opts.now ?? Date.now;
@@ -47,7 +53,8 @@ export function cachedLookup(opts: CachedLookupOptions = {}): LookupFunction & {
           entry.at = now();
           entry.addresses = addresses;
           resolve(addresses);
-        } else if (entry.addresses) resolve(entry.addresses); // the resolver failed: the last answer stands
+        } else if (entry.addresses)
+          resolve(entry.addresses); // the resolver failed: the last answer stands
         else reject(err ?? Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }));
       });
     });

@@ -1,7 +1,9 @@
 import type { Model } from 'mongoose';
 
 export function scoped(scope: { tenantId: string; projectId?: string }) {
-  return scope.projectId === undefined ? { tenantId: scope.tenantId } : { tenantId: scope.tenantId, projectId: scope.projectId };
+  return scope.projectId === undefined
+    ? { tenantId: scope.tenantId }
+    : { tenantId: scope.tenantId, projectId: scope.projectId };
 }
 
 /** Natural `_id` for a record unique within a project: fast primary-key lookups. */

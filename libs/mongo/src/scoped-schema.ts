@@ -21,7 +21,11 @@ type Time = ReturnType<typeof date>;
 
 type IdField<O> = O extends { id: false } ? Record<never, never> : { id: Text };
 type TimeFields<O> = O extends { timestamps: false } ? Record<never, never> : { createdAt: Time; updatedAt: Time };
-type ScopedDefinition<F, O> = { _id: { type: StringConstructor } } & IdField<O> & { tenantId: Text; projectId: Text } & F & TimeFields<O>;
+type ScopedDefinition<F, O> = { _id: { type: StringConstructor } } & IdField<O> & {
+    tenantId: Text;
+    projectId: Text;
+  } & F &
+  TimeFields<O>;
 
 /**
  * The schema of a collection of a project's records, which every such collection starts the same way: `_id` (a string
@@ -29,7 +33,10 @@ type ScopedDefinition<F, O> = { _id: { type: StringConstructor } } & IdField<O> 
  * `tenantId` and `projectId`; then `fields`; then `createdAt` and `updatedAt` (unless `timestamps: false`). `id`, the
  * scope and the times are required (strings and dates the repository sets). Stored without mongoose's version key.
  */
-export function scopedSchema<const F extends SchemaDefinition, const O extends ScopedSchemaOptions>(fields: F, options: O) {
+export function scopedSchema<const F extends SchemaDefinition, const O extends ScopedSchemaOptions>(
+  fields: F,
+  options: O,
+) {
   const { collection, id = true, timestamps, minimize } = options;
   const definition = {
     _id: { type: String },
@@ -39,5 +46,9 @@ export function scopedSchema<const F extends SchemaDefinition, const O extends S
     ...fields,
     ...(timestamps === false ? {} : { createdAt: date(), updatedAt: date() }),
   } as ScopedDefinition<F, O>;
-  return new mongoose.Schema(definition, { collection, versionKey: false, ...(minimize === undefined ? {} : { minimize }) });
+  return new mongoose.Schema(definition, {
+    collection,
+    versionKey: false,
+    ...(minimize === undefined ? {} : { minimize }),
+  });
 }

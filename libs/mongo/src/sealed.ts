@@ -45,9 +45,21 @@ function valueAt(doc: Record<string, unknown>, path: string): unknown {
  * its sealed values are still the ones read (a compare-and-set): a service that changed the record meanwhile sealed
  * its new value under the newest key already, or the next run finds it.
  */
-export async function reencryptCollection<D>(db: Connection, box: SecretBox, decl: SealedFields<D>, opts: { write?: boolean } = {}): Promise<ReencryptReport> {
+export async function reencryptCollection<D>(
+  db: Connection,
+  box: SecretBox,
+  decl: SealedFields<D>,
+  opts: { write?: boolean } = {},
+): Promise<ReencryptReport> {
   const write = opts.write ?? true;
-  const report: ReencryptReport = { collection: decl.collection, values: 0, stale: 0, resealed: 0, failed: [], changedMeanwhile: 0 };
+  const report: ReencryptReport = {
+    collection: decl.collection,
+    values: 0,
+    stale: 0,
+    resealed: 0,
+    failed: [],
+    changedMeanwhile: 0,
+  };
   const collection = db.collection(decl.collection);
   const cursor = collection.find({ $or: decl.fields.map((f) => ({ [f]: { $type: 'string' } })) }).batchSize(200);
   for await (const raw of cursor) {

@@ -5,7 +5,12 @@ import { ensureIndexes, retireIndexes } from '../src';
 let conn: mongoose.Connection;
 
 beforeAll(async () => {
-  conn = mongoose.createConnection(ensureInfra().MONGO_URL, { dbName: `indexes_test_${process.pid}_${Date.now()}`, maxPoolSize: 2, autoIndex: false, autoCreate: false });
+  conn = mongoose.createConnection(ensureInfra().MONGO_URL, {
+    dbName: `indexes_test_${process.pid}_${Date.now()}`,
+    maxPoolSize: 2,
+    autoIndex: false,
+    autoCreate: false,
+  });
   await conn.asPromise();
 });
 
@@ -14,7 +19,8 @@ afterAll(async () => {
   await conn?.close();
 });
 
-const keysOf = async (model: mongoose.Model<unknown>) => (await model.collection.listIndexes().toArray()).map((i) => JSON.stringify(i.key)).sort();
+const keysOf = async (model: mongoose.Model<unknown>) =>
+  (await model.collection.listIndexes().toArray()).map((i) => JSON.stringify(i.key)).sort();
 
 test('when a collection has an index an earlier release declared and the schema retired, then ensureIndexes drops it and creates what is declared', async () => {
   // what an earlier release left: the declared index and two more
@@ -23,7 +29,10 @@ test('when a collection has an index an earlier release declared and the schema 
   await raw.createIndex({ c: 1 });
   await raw.createIndex({ d: 1 }, { sparse: true });
 
-  const schema = new mongoose.Schema({ a: String, b: String, c: String, d: String, e: String }, { collection: 'things' });
+  const schema = new mongoose.Schema(
+    { a: String, b: String, c: String, d: String, e: String },
+    { collection: 'things' },
+  );
   schema.index({ a: 1, b: -1 });
   schema.index({ e: 1 });
   retireIndexes(schema, [{ c: 1 }, { d: 1 }, { never: 1 }]);

@@ -4,17 +4,28 @@ import { cachedLookup, connectMongo, databaseLookup, type LookupFunction } from 
 
 /** A system resolver whose calls the test answers itself. */
 function fakeSystem() {
-  const calls: Array<{ hostname: string; answer(err: NodeJS.ErrnoException | null, addresses?: LookupAddress[]): void }> = [];
-  const system = (hostname: string, _o: unknown, cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => {
+  const calls: Array<{
+    hostname: string;
+    answer(err: NodeJS.ErrnoException | null, addresses?: LookupAddress[]): void;
+  }> = [];
+  const system = (
+    hostname: string,
+    _o: unknown,
+    cb: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+  ) => {
     calls.push({ hostname, answer: (err, addresses = []) => cb(err, addresses) });
   };
   return { calls, system };
 }
 
 const one = (lookup: LookupFunction, hostname: string) =>
-  new Promise<{ err: NodeJS.ErrnoException | null; address: unknown; family?: number }>((resolve) => lookup(hostname, { family: 0 }, (err, address, family) => resolve({ err, address, family })));
+  new Promise<{ err: NodeJS.ErrnoException | null; address: unknown; family?: number }>((resolve) =>
+    lookup(hostname, { family: 0 }, (err, address, family) => resolve({ err, address, family })),
+  );
 const all = (lookup: LookupFunction, hostname: string) =>
-  new Promise<{ err: NodeJS.ErrnoException | null; address: unknown }>((resolve) => lookup(hostname, { family: 0, all: true }, (err, address) => resolve({ err, address })));
+  new Promise<{ err: NodeJS.ErrnoException | null; address: unknown }>((resolve) =>
+    lookup(hostname, { family: 0, all: true }, (err, address) => resolve({ err, address })),
+  );
 
 const A = [{ address: '10.0.0.7', family: 4 }];
 const B = [{ address: '10.0.0.9', family: 4 }];
@@ -59,7 +70,7 @@ describe('cachedLookup', () => {
     expect(await third).toEqual({ err: null, address: '10.0.0.9', family: 4 });
   });
 
-  it('passes the resolver\'s error on when there is no earlier answer, and keeps names apart', async () => {
+  it("passes the resolver's error on when there is no earlier answer, and keeps names apart", async () => {
     const { calls, system } = fakeSystem();
     const lookup = cachedLookup({ system });
     const missing = one(lookup, 'nowhere');
@@ -72,11 +83,16 @@ describe('cachedLookup', () => {
   });
 });
 
-test('a service\'s database connections resolve the database host through the cache', async () => {
+test("a service's database connections resolve the database host through the cache", async () => {
   const url = new URL(ensureInfra().MONGO_URL);
   url.hostname = 'localhost';
   const before = databaseLookup.stats();
-  const conn = await connectMongo({ url: url.toString(), dbPrefix: `lookup_test_${process.pid}`, service: 'lookup', poolSize: 8 });
+  const conn = await connectMongo({
+    url: url.toString(),
+    dbPrefix: `lookup_test_${process.pid}`,
+    service: 'lookup',
+    poolSize: 8,
+  });
   try {
     // concurrent commands make the pool open more connections than the first
     await Promise.all(Array.from({ length: 8 }, () => conn.db!.command({ ping: 1 })));

@@ -2,7 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { deriveBusKey } from '@platform/bus';
-import { Algorithms, createAccount, createOperator, createUser, decode, encodeAccount, encodeOperator, encodeUser, fmtCreds, fromSeed, type KeyPair, type User } from '@nats-io/jwt';
+import {
+  Algorithms,
+  createAccount,
+  createOperator,
+  createUser,
+  decode,
+  encodeAccount,
+  encodeOperator,
+  encodeUser,
+  fmtCreds,
+  fromSeed,
+  type KeyPair,
+  type User,
+} from '@nats-io/jwt';
 
 /**
  * NATS decentralized authentication for the platform (docs/security.md, "The message bus"): one operator, the system
@@ -113,7 +126,20 @@ export async function serverAuthConfig(dir: string): Promise<string> {
     account,
     {
       // JetStream is on for the account, without limits of its own (the server's limits apply).
-      limits: { mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1, subs: -1, data: -1, payload: -1, conn: -1, leaf: -1, imports: -1, exports: -1, wildcards: true },
+      limits: {
+        mem_storage: -1,
+        disk_storage: -1,
+        streams: -1,
+        consumer: -1,
+        subs: -1,
+        data: -1,
+        payload: -1,
+        conn: -1,
+        leaf: -1,
+        imports: -1,
+        exports: -1,
+        wildcards: true,
+      },
       revocations: state.revocations,
     },
     { signer: operator },
@@ -148,7 +174,12 @@ export interface IssuedCredential {
 }
 
 /** A user of the platform account with these permissions; `expiresInS` ends it (default: until revoked). */
-export async function issueUser(dir: string, name: string, permission: BusPermission, opts: { expiresInS?: number; tags?: string[] } = {}): Promise<IssuedCredential> {
+export async function issueUser(
+  dir: string,
+  name: string,
+  permission: BusPermission,
+  opts: { expiresInS?: number; tags?: string[] } = {},
+): Promise<IssuedCredential> {
   const state = requireState(dir);
   const user = createUser();
   const jwt = await encodeUser(
@@ -197,7 +228,11 @@ export const ADMIN_PERMISSION: BusPermission = { publish: ['>'], subscribe: ['>'
  * `.creds` file for every identity of the table and for the admin identity. A service's credential is issued anew
  * each time (the old one stays valid until revoked); permissions come from the table.
  */
-export async function writeCredentialSet(dir: string, table: PermissionTable, opts: { admin?: boolean } = {}): Promise<string[]> {
+export async function writeCredentialSet(
+  dir: string,
+  table: PermissionTable,
+  opts: { admin?: boolean } = {},
+): Promise<string[]> {
   loadOrCreateState(dir);
   writePrivate(join(dir, 'auth.conf'), await serverAuthConfig(dir));
   const written: string[] = [];

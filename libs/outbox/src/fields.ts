@@ -29,7 +29,13 @@ export const outboxFields = {
 export type PendingEventsField = { pendingEvents?: Record<string, StoredPendingEvent> };
 
 /** The outbox's fields left out of a read (merge into a projection). */
-export const hiddenFields = { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0 } as const;
+export const hiddenFields = {
+  pendingEvents: 0,
+  outboxPending: 0,
+  outboxSeq: 0,
+  outboxDelete: 0,
+  outboxBatch: 0,
+} as const;
 
 /** Filter that hides documents whose removal is being relayed (the outbox merges it into its own writes). */
 export const live = { outboxDelete: { $ne: true } } as const;

@@ -2,8 +2,20 @@ import type { StoredPendingEvent } from '@platform/contracts';
 import { histogram } from '@platform/telemetry';
 
 /** `group_commit_seconds{collection}` (one insertMany, round trip) and `group_commit_documents{collection}` (its size). */
-const insertSeconds = () => histogram('group_commit_seconds', 'Time of one group-committed insertMany', ['collection'], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]);
-const batchDocuments = () => histogram('group_commit_documents', 'Documents in one group-committed insertMany', ['collection'], [1, 2, 4, 8, 16, 32, 64, 100]);
+const insertSeconds = () =>
+  histogram(
+    'group_commit_seconds',
+    'Time of one group-committed insertMany',
+    ['collection'],
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  );
+const batchDocuments = () =>
+  histogram(
+    'group_commit_documents',
+    'Documents in one group-committed insertMany',
+    ['collection'],
+    [1, 2, 4, 8, 16, 32, 64, 100],
+  );
 
 /** What became of one document handed to an insert. */
 export type InsertOutcome = 'inserted' | 'duplicate';
@@ -83,7 +95,11 @@ async function insertAll(col: OutboxCollection, lead: Row[], docs: Row[]): Promi
 }
 
 /** Answers each caller of `batch`: the first copy of an `_id` learns its outcome, later copies `duplicate` (or its error). */
-function answer<D extends Row>(unique: Array<Waiting<D>>, copies: Array<{ of: number; w: Waiting<D> }>, outcomes: Outcome[]): void {
+function answer<D extends Row>(
+  unique: Array<Waiting<D>>,
+  copies: Array<{ of: number; w: Waiting<D> }>,
+  outcomes: Outcome[],
+): void {
   unique.forEach((w, i) => {
     const o = outcomes[i]!;
     if ('ok' in o) w.resolve(o.ok);
@@ -120,7 +136,11 @@ export function groupCommit<D extends Row>(collection: () => OutboxCollection, o
       else copies.push({ of: at, w });
     }
     const lead = opts.lead(unique);
-    const outcomes = await insertAll(collection(), lead, unique.map((w) => w.doc));
+    const outcomes = await insertAll(
+      collection(),
+      lead,
+      unique.map((w) => w.doc),
+    );
     answer(unique, copies, outcomes);
     opts.stored(
       lead,

@@ -3,6 +3,13 @@
  * JetStream afterwards, with a sweep for what a crash left in between. A service makes one `Outbox`; a repository
  * writes its collection through `outbox.of(Model)`, whose schema spreads `outboxFields`.
  */
-export { Outbox, type OutboxOptions, type OutboxWriter, type WriterOptions, type WriteFilter, type Change } from './outbox';
+export {
+  Outbox,
+  type OutboxOptions,
+  type OutboxWriter,
+  type WriterOptions,
+  type WriteFilter,
+  type Change,
+} from './outbox';
 export { outboxFields, type PendingEventsField } from './fields';
 export type { InsertOutcome } from './group-commit';

@@ -35,7 +35,11 @@ export const batchOf = (markerId: string) => markerId.slice(MARKER_PREFIX.length
 export const markerIdOf = (batchId: string) => `${MARKER_PREFIX}${batchId}`;
 
 /** The events of each stored document of a marker's batch (documents that are gone or were stored by another batch have none). */
-export function eventsOfBatch<D extends Row>(marker: Marker, stored: D[], eventsOf?: (row: D) => StoredPendingEvent[]): StoredPendingEvent[] {
+export function eventsOfBatch<D extends Row>(
+  marker: Marker,
+  stored: D[],
+  eventsOf?: (row: D) => StoredPendingEvent[],
+): StoredPendingEvent[] {
   const batch = batchOf(marker._id);
   const ids = new Set(marker.ids);
   const found = stored.filter((d) => d.outboxBatch === batch && ids.has(d._id));
@@ -55,7 +59,8 @@ export function batchMarkers<D extends Row>(collection: () => OutboxCollection, 
   const published = deleteTogether(collection, {
     delayMs: opts.deleteMs,
     filterOf: (ids) => ({ outboxMarker: true, _id: { $in: ids } }),
-    onError: (err, count) => log.warn({ err, markers: count }, 'deleting published batch markers failed; the sweep will take them'),
+    onError: (err, count) =>
+      log.warn({ err, markers: count }, 'deleting published batch markers failed; the sweep will take them'),
     settled: (ids) => {
       for (const id of ids) out.delete(id);
     },
@@ -79,8 +84,14 @@ export function batchMarkers<D extends Row>(collection: () => OutboxCollection, 
       if (!withEvents.length) return undefined;
       const batchId = `${opts.instance}:${++seq}`;
       for (const w of withEvents) w.doc.outboxBatch = batchId;
-      const marker: Marker = { _id: markerIdOf(batchId), outboxMarker: true, createdAt: new Date(), ids: withEvents.map((w) => w.doc._id) };
-      if (!opts.eventsOf) marker.events = withEvents.flatMap((w) => w.events.map((event) => ({ row: w.doc._id, event })));
+      const marker: Marker = {
+        _id: markerIdOf(batchId),
+        outboxMarker: true,
+        createdAt: new Date(),
+        ids: withEvents.map((w) => w.doc._id),
+      };
+      if (!opts.eventsOf)
+        marker.events = withEvents.flatMap((w) => w.events.map((event) => ({ row: w.doc._id, event })));
       return marker;
     },
     /** The batch's events are out: its marker goes (with the others of the moment). */
@@ -107,7 +118,10 @@ export function batchMarkers<D extends Row>(collection: () => OutboxCollection, 
      */
     async sweep(publish: (events: StoredPendingEvent[]) => Promise<void>, olderThanMs: number): Promise<number> {
       let count = 0;
-      const markers = (await collection().find({ outboxMarker: true } as never).limit(1000).toArray()) as Marker[];
+      const markers = (await collection()
+        .find({ outboxMarker: true } as never)
+        .limit(1000)
+        .toArray()) as Marker[];
       for (const m of markers) {
         if (Date.now() - new Date(m.createdAt).getTime() < olderThanMs) continue;
         if (!Array.isArray(m.ids)) {

@@ -74,7 +74,11 @@ interface Writer<D extends Row> extends OutboxWriter<D> {
 function withEvents(change: Change, events: StoredPendingEvent[]): Change {
   if (!events.length) return change;
   const entries = Object.fromEntries(events.map((e) => [`pendingEvents.${e.id}`, e]));
-  return { ...change, $set: { ...change.$set, ...entries, outboxPending: true }, $inc: { ...change.$inc, outboxSeq: 1 } };
+  return {
+    ...change,
+    $set: { ...change.$set, ...entries, outboxPending: true },
+    $inc: { ...change.$inc, outboxSeq: 1 },
+  };
 }
 
 function writerOf<D extends Row>(model: Model<any>, outbox: OutboxOptions, opts: WriterOptions<D>): Writer<D> {
@@ -103,7 +107,11 @@ function writerOf<D extends Row>(model: Model<any>, outbox: OutboxOptions, opts:
       // (a marker whose delete fails is swept, its events published again and dropped as repeats by JetStream).
       inOrder(events).then(
         () => markers.published(marker._id),
-        (err) => log.warn({ err, markerId: marker._id, count: events.length }, 'publishing a batch failed; the sweep will retry'),
+        (err) =>
+          log.warn(
+            { err, markerId: marker._id, count: events.length },
+            'publishing a batch failed; the sweep will retry',
+          ),
       );
     },
   });
@@ -118,10 +126,16 @@ function writerOf<D extends Row>(model: Model<any>, outbox: OutboxOptions, opts:
     },
   });
   const needsOutbox = (what: string) => {
-    if (!hasOutbox) throw new Error(`${model.modelName}: ${what} with events needs the outbox's fields in its schema (outboxFields)`);
+    if (!hasOutbox)
+      throw new Error(`${model.modelName}: ${what} with events needs the outbox's fields in its schema (outboxFields)`);
   };
   const write = (filter: WriteFilter, change: Change) =>
-    lock.run([filter._id], () => model.findOneAndUpdate({ ...filter, ...live }, change, { new: true }).lean<D & OutboxDoc>().exec());
+    lock.run([filter._id], () =>
+      model
+        .findOneAndUpdate({ ...filter, ...live }, change, { new: true })
+        .lean<D & OutboxDoc>()
+        .exec(),
+    );
 
   return {
     live,
@@ -140,13 +154,19 @@ function writerOf<D extends Row>(model: Model<any>, outbox: OutboxOptions, opts:
     async remove(filter, events = [], change = {}) {
       needsOutbox('a removal');
       const hide = withEvents(change, storedEvents(events, true));
-      const doc = await write(filter, { ...hide, $set: { ...hide.$set, outboxDelete: true, outboxPending: true }, $inc: { ...hide.$inc, outboxSeq: 1 } });
+      const doc = await write(filter, {
+        ...hide,
+        $set: { ...hide.$set, outboxDelete: true, outboxPending: true },
+        $inc: { ...hide.$inc, outboxSeq: 1 },
+      });
       if (doc) relay.flush(doc);
       return doc;
     },
     async sweep(olderThanMs) {
       if (!hasOutbox) return 0;
-      const projection = opts.eventsOf ? undefined : { _id: 1, pendingEvents: 1, outboxSeq: 1, outboxDelete: 1, outboxBatch: 1 } as const;
+      const projection = opts.eventsOf
+        ? undefined
+        : ({ _id: 1, pendingEvents: 1, outboxSeq: 1, outboxDelete: 1, outboxBatch: 1 } as const);
       const relayed = await relay.sweep(projection);
       return relayed + (await markers.sweep(inOrder, olderThanMs));
     },
@@ -193,7 +213,9 @@ export class Outbox {
   async start(): Promise<void> {
     await this.sweep();
     this.timer = setInterval(() => {
-      this.sweeping = this.sweeping.then(() => this.sweep()).catch((err: unknown) => log.warn({ err }, 'outbox sweep failed'));
+      this.sweeping = this.sweeping
+        .then(() => this.sweep())
+        .catch((err: unknown) => log.warn({ err }, 'outbox sweep failed'));
     }, this.opts.sweepMs ?? 5_000);
     this.timer.unref();
   }

@@ -46,15 +46,20 @@ async function clear(model: Model<any>, docs: OutboxDoc[]): Promise<void> {
   const appended: string[] = [];
   for (const g of groups.values()) {
     const filter = { _id: { $in: g.ids }, outboxPending: true, outboxSeq: g.seq };
-    const done = g.del ? (await model.deleteMany(filter)).deletedCount : (await model.updateMany(filter, { $unset: { outboxPending: 1, pendingEvents: 1 } })).modifiedCount;
+    const done = g.del
+      ? (await model.deleteMany(filter)).deletedCount
+      : (await model.updateMany(filter, { $unset: { outboxPending: 1, pendingEvents: 1 } })).modifiedCount;
     if (done < g.ids.length) appended.push(...g.ids);
   }
   // Documents written again meanwhile (or cleared by another process): remove only the entries just published and
   // leave the flag for the next flush or the sweep. Entry keys are unique event ids, so unsetting their union is exact.
   if (appended.length) {
-    const keys = Object.fromEntries(docs.flatMap((d) => Object.keys(d.pendingEvents ?? {})).map((k) => [`pendingEvents.${k}`, 1]));
+    const keys = Object.fromEntries(
+      docs.flatMap((d) => Object.keys(d.pendingEvents ?? {})).map((k) => [`pendingEvents.${k}`, 1]),
+    );
     // Dotted paths into the map are not keys of the document type, which UpdateQuery cannot tell from a mistake.
-    if (Object.keys(keys).length) await model.updateMany({ _id: { $in: appended }, outboxPending: true }, { $unset: keys } as UpdateQuery<unknown>);
+    if (Object.keys(keys).length)
+      await model.updateMany({ _id: { $in: appended }, outboxPending: true }, { $unset: keys } as UpdateQuery<unknown>);
   }
 }
 
@@ -71,7 +76,10 @@ export function embeddedRelay(model: Model<any>, deps: RelayDeps) {
 
   const publish = async (docs: OutboxDoc[]) => {
     const removed = docs.filter((d) => d.outboxDelete && d.outboxBatch);
-    const events = [...(removed.length ? await deps.unpublishedOf(removed) : []), ...docs.flatMap((d) => Object.values(d.pendingEvents ?? {}))];
+    const events = [
+      ...(removed.length ? await deps.unpublishedOf(removed) : []),
+      ...docs.flatMap((d) => Object.values(d.pendingEvents ?? {})),
+    ];
     if (events.length) await deps.publish(events);
   };
   const clearLocked = (docs: OutboxDoc[]) =>

@@ -25,7 +25,10 @@ afterAll(async () => {
 // driver reports a connection lost during insertMany as a bulk write error with no failed rows listed; a batch in
 // flight then must not be answered `inserted`, or a caller would answer 201 for rows that were never written.
 test('when the database dies during group inserts, then every insert answered `inserted` is stored afterwards', async () => {
-  const Rows = conn.model<Row>('GroupRow', new mongoose.Schema({ _id: String, n: Number }, { collection: 'groupRows', versionKey: false }));
+  const Rows = conn.model<Row>(
+    'GroupRow',
+    new mongoose.Schema({ _id: String, n: Number }, { collection: 'groupRows', versionKey: false }),
+  );
   const collection = Rows.collection;
   // Rows without events: nothing is published (a publisher that is never called).
   const never = () => Promise.reject(new Error('nothing is published'));

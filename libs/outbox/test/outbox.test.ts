@@ -34,7 +34,10 @@ beforeAll(async () => {
   nc = await connectAs(nats.url, 'admin', { name: 'outbox-test', maxReconnectAttempts: 0 });
   await ensureStream(await nc.jetstreamManager(), { name: STREAM, subjects: [subject] });
   live = publisher(nc);
-  conn = mongoose.createConnection(ensureInfra().MONGO_URL, { dbName: `outbox_test_${process.pid}_${Date.now()}`, maxPoolSize: 4 });
+  conn = mongoose.createConnection(ensureInfra().MONGO_URL, {
+    dbName: `outbox_test_${process.pid}_${Date.now()}`,
+    maxPoolSize: 4,
+  });
   await conn.asPromise();
 });
 
@@ -50,7 +53,13 @@ let models = 0;
 /** A model of a collection of its own, with the outbox's fields. */
 function aModel() {
   const name = `Row${++models}`;
-  return conn.model<Row>(name, new mongoose.Schema({ _id: String, n: Number, revision: Number, ...outboxFields }, { collection: `rows${models}`, versionKey: false }));
+  return conn.model<Row>(
+    name,
+    new mongoose.Schema(
+      { _id: String, n: Number, revision: Number, ...outboxFields },
+      { collection: `rows${models}`, versionKey: false },
+    ),
+  );
 }
 
 function anOutbox(pub: Publisher, instance = randomUUID().slice(0, 8)): Outbox {
@@ -88,7 +97,9 @@ test('when documents are inserted together, then each is stored once, its events
 
   await expect(outcomes).resolves.toEqual(events.map(() => 'inserted'));
   await expect(copy).resolves.toBe('duplicate');
-  expect((await Rows.find({ outboxMarker: { $ne: true } }).lean()).map((r) => r.n).sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  expect((await Rows.find({ outboxMarker: { $ne: true } }).lean()).map((r) => r.n).sort()).toEqual([
+    0, 1, 2, 3, 4, 5, 6,
+  ]);
   expect(await Rows.countDocuments({ outboxMarker: true })).toBe(0);
   expect(await published([...events.map((e) => e.id), copyEvent.id])).toEqual([1, 1, 1, 1, 1, 1, 1, 0]);
 });
@@ -109,7 +120,11 @@ test('when the process dies between the insert and the publish, then the sweep o
   const Rows = aModel();
   const dying = anOutbox(deadPublisher, 'dying');
   const events = [anEvent(), anEvent(), anEvent()];
-  await expect(Promise.all(events.map((e, n) => dying.of(Rows).insert({ _id: `s${n}`, n }, [e])))).resolves.toEqual(['inserted', 'inserted', 'inserted']);
+  await expect(Promise.all(events.map((e, n) => dying.of(Rows).insert({ _id: `s${n}`, n }, [e])))).resolves.toEqual([
+    'inserted',
+    'inserted',
+    'inserted',
+  ]);
   await dying.flush();
   expect(await Rows.countDocuments({ outboxMarker: true })).toBe(1);
   expect(await published(events.map((e) => e.id))).toEqual([0, 0, 0]);

@@ -79,13 +79,29 @@ export class AppError extends Error {
   }
 
   toProblem(ctx: { instance?: string; requestId?: string } = {}): Problem {
-    return buildProblem(this.code, this.message, { ...ctx, errors: this.errors, extra: this.extra, oauthError: this.oauthError });
+    return buildProblem(this.code, this.message, {
+      ...ctx,
+      errors: this.errors,
+      extra: this.extra,
+      oauthError: this.oauthError,
+    });
   }
 
   /** Rebuilds an AppError from a problem that crossed the bus. */
   static fromProblem(problem: Problem, headers?: Record<string, string>): AppError {
     const code = (problem.code in problemCodes ? problem.code : statusToCode(problem.status)) as ProblemCode;
-    const { title: _t, status: _s, detail, code: _c, instance: _i, requestId: _r, error: _e, errors, oauthError, ...extra } = problem;
+    const {
+      title: _t,
+      status: _s,
+      detail,
+      code: _c,
+      instance: _i,
+      requestId: _r,
+      error: _e,
+      errors,
+      oauthError,
+      ...extra
+    } = problem;
     return new AppError(code, detail, {
       errors,
       headers,
@@ -103,7 +119,13 @@ export function statusToCode(status: number): ProblemCode {
 export function buildProblem(
   code: ProblemCode,
   detail: string,
-  opts: { instance?: string; requestId?: string; errors?: FieldError[]; extra?: Record<string, unknown>; oauthError?: string } = {},
+  opts: {
+    instance?: string;
+    requestId?: string;
+    errors?: FieldError[];
+    extra?: Record<string, unknown>;
+    oauthError?: string;
+  } = {},
 ): Problem {
   const { status, title } = problemCodes[code];
   const problem: Problem = {
@@ -137,7 +159,11 @@ export function zodFieldErrors(error: ZodError, prefix = ''): FieldError[] {
 }
 
 /** A validation failure, one `errors` entry per zod issue. */
-export function validationError(error: ZodError, where: 'body' | 'query' | 'params' | 'headers', code: ProblemCode = 'bad_request'): AppError {
+export function validationError(
+  error: ZodError,
+  where: 'body' | 'query' | 'params' | 'headers',
+  code: ProblemCode = 'bad_request',
+): AppError {
   const errors = zodFieldErrors(error, where === 'body' ? '' : `#${where}`);
   const first = errors[0];
   const summary = first ? `${first.pointer || where}: ${first.detail}` : 'invalid input';

@@ -4,14 +4,39 @@ import type { AddressInfo } from 'node:net';
 import type { NatsConnection } from 'nats';
 import { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { baseConfig, encryptionConfig, loadConfig, mongoConfig, redisConfig, sealingKeysOf, withSealingKeys, type EncryptionConfig } from '@platform/config';
-import { BusKey, ServiceBus, busKeyFileOf, connectNats, ensureStream, platformEventsStream, publisher, readBusKeyFile, type Publisher } from '@platform/bus';
+import {
+  baseConfig,
+  encryptionConfig,
+  loadConfig,
+  mongoConfig,
+  redisConfig,
+  sealingKeysOf,
+  withSealingKeys,
+  type EncryptionConfig,
+} from '@platform/config';
+import {
+  BusKey,
+  ServiceBus,
+  busKeyFileOf,
+  connectNats,
+  ensureStream,
+  platformEventsStream,
+  publisher,
+  readBusKeyFile,
+  type Publisher,
+} from '@platform/bus';
 import { healthCallOf, serviceFacts, type BackendServiceName, type UsesOf } from '@platform/contracts';
 import { connectMongo, ensureIndexes, mongoReady, type Connection } from '@platform/mongo';
 import { Outbox } from '@platform/outbox';
 import { getLogger, setLogLevel } from '@platform/logger';
 import { SecretBox } from '@platform/secrets';
-import { compactMemoryWhenIdle, initTracing, renderMetrics, shutdownTracing, startProcessMetrics } from '@platform/telemetry';
+import {
+  compactMemoryWhenIdle,
+  initTracing,
+  renderMetrics,
+  shutdownTracing,
+  startProcessMetrics,
+} from '@platform/telemetry';
 
 export const instanceId = `${process.pid}-${randomUUID().slice(0, 8)}`;
 
@@ -46,7 +71,9 @@ export interface ServiceDefinition<S extends z.ZodObject, N extends BackendServi
   start(deps: Deps<z.infer<S>, UsesOf<N>>): Promise<Running>;
 }
 
-export function defineService<S extends z.ZodObject, N extends BackendServiceName>(def: ServiceDefinition<S, N>): ServiceDefinition<S, N> {
+export function defineService<S extends z.ZodObject, N extends BackendServiceName>(
+  def: ServiceDefinition<S, N>,
+): ServiceDefinition<S, N> {
   return def;
 }
 
@@ -71,13 +98,27 @@ export interface StartedService {
 }
 
 /** Opens the service's connections, starts it and its health listener. Used by main.ts and by tests. */
-export async function bootService<S extends z.ZodObject, N extends BackendServiceName>(def: ServiceDefinition<S, N>, env: Record<string, string | undefined> = process.env): Promise<StartedService> {
-  const config = loadConfig(fullConfigSchema(def), env) as z.infer<S> & z.infer<typeof baseConfig> & Partial<z.infer<typeof mongoConfig> & z.infer<typeof redisConfig>>;
+export async function bootService<S extends z.ZodObject, N extends BackendServiceName>(
+  def: ServiceDefinition<S, N>,
+  env: Record<string, string | undefined> = process.env,
+): Promise<StartedService> {
+  const config = loadConfig(fullConfigSchema(def), env) as z.infer<S> &
+    z.infer<typeof baseConfig> &
+    Partial<z.infer<typeof mongoConfig> & z.infer<typeof redisConfig>>;
   setLogLevel(config.LOG_LEVEL);
-  initTracing({ service: def.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
+  initTracing({
+    service: def.name,
+    otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
+  });
   startProcessMetrics();
   const log = getLogger(`${def.name}.runtime`);
-  const nc = await connectNats({ url: config.NATS_URL, name: `${def.name}:${instanceId}`, credsFile: config.NATS_CREDS, tlsCaFile: config.NATS_TLS_CA_FILE });
+  const nc = await connectNats({
+    url: config.NATS_URL,
+    name: `${def.name}:${instanceId}`,
+    credsFile: config.NATS_CREDS,
+    tlsCaFile: config.NATS_TLS_CA_FILE,
+  });
   let db: Connection | undefined;
   let redis: Redis | undefined;
   let started: Running | undefined;
@@ -99,14 +140,29 @@ export async function bootService<S extends z.ZodObject, N extends BackendServic
   const jsm = await undone(nc.jetstreamManager({ timeout: 15_000 }));
   await undone(ensureStream(jsm, platformEventsStream, config.JS_REPLICAS));
   // Its own bus key: it serves only the public operations the gateway signed (libs/bus/src/signature.ts).
-  const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS, { key: BusKey.service(def.name, readBusKeyFile(busKeyFileOf(config.NATS_CREDS, config.BUS_KEY_FILE))) });
+  const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS, {
+    key: BusKey.service(def.name, readBusKeyFile(busKeyFileOf(config.NATS_CREDS, config.BUS_KEY_FILE))),
+  });
   const pub = publisher(nc);
   const uses: Uses = serviceFacts(def.name).uses;
   if (uses.mongo) {
-    db = await undone(connectMongo({ url: config.MONGO_URL!, dbPrefix: config.MONGO_DB_PREFIX!, service: def.name, poolSize: config.MONGO_POOL_SIZE }));
+    db = await undone(
+      connectMongo({
+        url: config.MONGO_URL!,
+        dbPrefix: config.MONGO_DB_PREFIX!,
+        service: def.name,
+        poolSize: config.MONGO_POOL_SIZE,
+      }),
+    );
   }
   if (uses.redis) {
-    redis = new Redis(config.REDIS_URL!, { keyPrefix: config.REDIS_KEY_PREFIX, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true });
+    redis = new Redis(config.REDIS_URL!, {
+      keyPrefix: config.REDIS_KEY_PREFIX,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      enableAutoPipelining: true,
+    });
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
     await undone(redis.connect());
   }
@@ -123,7 +179,8 @@ export async function bootService<S extends z.ZodObject, N extends BackendServic
 
   let stopping = false;
   /** Answers within `ms` or counts as false: a dependency that hangs is not ready. */
-  const within = (check: Promise<boolean>, ms = 2000) => Promise.race([check.catch(() => false), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+  const within = (check: Promise<boolean>, ms = 2000) =>
+    Promise.race([check.catch(() => false), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
   /** Ready = not stopping, and every dependency of this service answers: NATS always, the database and Redis where used. */
   const isReady = async () => {
     if (stopping) return false;
@@ -134,7 +191,11 @@ export async function bootService<S extends z.ZodObject, N extends BackendServic
     return true;
   };
 
-  bus.serveInternal(healthCallOf(def.name), async () => ({ service: def.name, instance: instanceId, ready: await isReady() }));
+  bus.serveInternal(healthCallOf(def.name), async () => ({
+    service: def.name,
+    instance: instanceId,
+    ready: await isReady(),
+  }));
 
   let server: http.Server | undefined;
   let healthPort: number | undefined;
@@ -144,10 +205,14 @@ export async function bootService<S extends z.ZodObject, N extends BackendServic
       try {
         if (path === '/healthz' || path === '/livez') {
           // Liveness: the process answers. It never depends on NATS, the database or Redis (a restart would not help).
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', service: def.name, instance: instanceId }));
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ status: 'ok', service: def.name, instance: instanceId }));
         } else if (path === '/readyz') {
           const ok = await isReady();
-          res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ready' : 'not ready', service: def.name, instance: instanceId }));
+          res
+            .writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ status: ok ? 'ready' : 'not ready', service: def.name, instance: instanceId }));
         } else if (path === '/metrics') {
           const m = await renderMetrics();
           res.writeHead(200, { 'content-type': m.contentType }).end(m.body);
@@ -180,7 +245,9 @@ export async function bootService<S extends z.ZodObject, N extends BackendServic
       await bus.drain(left());
       // The service stops taking work first; what its outbox still holds is published after.
       const stopAll = running.stop(left()).finally(() => outbox?.stop());
-      await Promise.race([stopAll, new Promise<void>((r) => setTimeout(r, left()).unref())]).catch((err) => log.warn({ err }, 'service stop failed'));
+      await Promise.race([stopAll, new Promise<void>((r) => setTimeout(r, left()).unref())]).catch((err) =>
+        log.warn({ err }, 'service stop failed'),
+      );
       try {
         await Promise.race([nc.drain(), new Promise<void>((r) => setTimeout(r, left()).unref())]);
       } catch {
@@ -235,7 +302,10 @@ export function runProcess(name: string, boot: () => Promise<Stoppable>): void {
       process.exit(1);
     }
     signalled = true;
-    log.info({ signal, starting: !started }, started ? 'signal received; stopping' : 'signal received while starting; stopping once started');
+    log.info(
+      { signal, starting: !started },
+      started ? 'signal received; stopping' : 'signal received while starting; stopping once started',
+    );
     setTimeout(() => {
       log.error('shutdown took longer than the grace period; exiting');
       process.exit(1);
@@ -274,7 +344,12 @@ export function runProcess(name: string, boot: () => Promise<Stoppable>): void {
 export function listenOn(server: http.Server, port: number, host: string, setting: string): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => {
-      const why = err.code === 'EADDRINUSE' ? 'is already in use by another process' : err.code === 'EACCES' ? 'may not be opened by this user' : `cannot be opened (${err.message})`;
+      const why =
+        err.code === 'EADDRINUSE'
+          ? 'is already in use by another process'
+          : err.code === 'EACCES'
+            ? 'may not be opened by this user'
+            : `cannot be opened (${err.message})`;
       reject(new Error(`${setting} ${port} (${host}) ${why}; set ${setting} to a free port, or 0 for any`));
     };
     server.once('error', failed);

@@ -14,7 +14,10 @@ interface Child {
 
 function start(env: Record<string, string> = {}): Child {
   // node itself with tsx's loader (the tsx command is a parent process of its own that relays signals)
-  const proc = spawn(process.execPath, ['--import', 'tsx', fixture], { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, stdio: 'pipe' });
+  const proc = spawn(process.execPath, ['--import', 'tsx', fixture], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    stdio: 'pipe',
+  });
   const lines: string[] = [];
   const waiters: Array<() => void> = [];
   createInterface({ input: proc.stdout }).on('line', (line) => {
@@ -26,12 +29,14 @@ function start(env: Record<string, string> = {}): Child {
       const check = () => (lines.includes(line) ? resolve() : waiters.push(check));
       check();
     });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { proc, printed, lines, exit };
 }
 
 describe('runProcess: signals', () => {
-  it('a SIGTERM while the process starts stops it cleanly once started (it used to be dropped by a container\'s PID 1)', async () => {
+  it("a SIGTERM while the process starts stops it cleanly once started (it used to be dropped by a container's PID 1)", async () => {
     const child = start();
     await child.printed('booting');
     child.proc.kill('SIGTERM');

@@ -88,7 +88,11 @@ function sealingKey(secret: string): SealingKey {
   if (!secret || secret.length < 16) throw new Error('encryption key must be at least 16 characters');
   const key = createHash('sha256').update(secret).digest();
   // The key's public id: a keyed hash of it, short; it tells which key sealed a value without revealing the key.
-  const id = createHmac('sha256', key).update('platform sealed-value key id').digest().subarray(0, 6).toString('base64url');
+  const id = createHmac('sha256', key)
+    .update('platform sealed-value key id')
+    .digest()
+    .subarray(0, 6)
+    .toString('base64url');
   return { id, key, secret };
 }
 
@@ -138,7 +142,13 @@ export class SecretBox {
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(aadOf(binding));
     const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return [FORMAT, id, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+    return [
+      FORMAT,
+      id,
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      ct.toString('base64url'),
+    ].join('.');
   }
 
   /** The plaintext of a value sealed for `binding`; a `SealedValueError` says why it does not open. */
@@ -146,7 +156,10 @@ export class SecretBox {
     const parts = sealed.split('.');
     if (parts[0] === LEGACY_FORMAT && parts.length === 4) {
       if (this.options.acceptUnbound === false) {
-        throw new SealedValueError('unbound', `the value stored for ${describe(binding)} is in the format before bindings (v1), which ENCRYPTION_ACCEPT_UNBOUND=false refuses`);
+        throw new SealedValueError(
+          'unbound',
+          `the value stored for ${describe(binding)} is in the format before bindings (v1), which ENCRYPTION_ACCEPT_UNBOUND=false refuses`,
+        );
       }
       return this.openLegacy(parts as [string, string, string, string], binding);
     }
@@ -156,7 +169,10 @@ export class SecretBox {
     }
     const key = this.keys.find((k) => k.id === kid);
     if (!key) {
-      throw new SealedValueError('unknown_key', `the value stored for ${describe(binding)} was sealed under key ${kid}, which is not in ENCRYPTION_KEYS`);
+      throw new SealedValueError(
+        'unknown_key',
+        `the value stored for ${describe(binding)} was sealed under key ${kid}, which is not in ENCRYPTION_KEYS`,
+      );
     }
     try {
       return decrypt(key.key, iv, tag, ct, aadOf(binding));
@@ -192,7 +208,10 @@ export class SecretBox {
         // another key of the list may have sealed it
       }
     }
-    throw new SealedValueError('no_key_opens', `the value stored for ${describe(binding)} (format v1) opens under no key of ENCRYPTION_KEYS`);
+    throw new SealedValueError(
+      'no_key_opens',
+      `the value stored for ${describe(binding)} (format v1) opens under no key of ENCRYPTION_KEYS`,
+    );
   }
 }
 

@@ -8,14 +8,18 @@ function legacySeal(key: string, plaintext: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', createHash('sha256').update(key).digest(), iv);
   const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join(
+    '.',
+  );
 }
 
 const reasonOf = (fn: () => unknown) => {
   try {
     fn();
   } catch (err) {
-    return err instanceof SealedValueError ? { reason: err.reason, message: err.message } : { reason: 'other', message: String(err) };
+    return err instanceof SealedValueError
+      ? { reason: err.reason, message: err.message }
+      : { reason: 'other', message: String(err) };
   }
   return null;
 };
@@ -41,7 +45,10 @@ describe('sealed values', () => {
       { ...record, tenantId: 't2' },
       { ...record, tenantId: null },
     ]) {
-      expect(reasonOf(() => box.open(sealed, other))).toEqual({ reason: 'not_this_record', message: expect.stringContaining('was not sealed for this record') });
+      expect(reasonOf(() => box.open(sealed, other))).toEqual({
+        reason: 'not_this_record',
+        message: expect.stringContaining('was not sealed for this record'),
+      });
     }
   });
 
@@ -54,7 +61,10 @@ describe('sealed values', () => {
     expect(rotated.isCurrent(resealed)).toBe(true);
     const onlyB = new SecretBox(b);
     expect(onlyB.open(resealed, record)).toBe('old');
-    expect(reasonOf(() => onlyB.open(sealedA, record))).toEqual({ reason: 'unknown_key', message: expect.stringContaining('not in ENCRYPTION_KEYS') });
+    expect(reasonOf(() => onlyB.open(sealedA, record))).toEqual({
+      reason: 'unknown_key',
+      message: expect.stringContaining('not in ENCRYPTION_KEYS'),
+    });
   });
 
   test('when a value was sealed before bindings, then it opens under any listed key and is sealed again bound to its record', () => {
@@ -70,7 +80,10 @@ describe('sealed values', () => {
 
   test('when values of the format before are no longer accepted, then a v1 value in a record is refused and bound ones still open', () => {
     const strict = new SecretBox(a, { acceptUnbound: false });
-    expect(reasonOf(() => strict.open(legacySeal(a, 'old backup'), record))).toEqual({ reason: 'unbound', message: expect.stringContaining('ENCRYPTION_ACCEPT_UNBOUND=false') });
+    expect(reasonOf(() => strict.open(legacySeal(a, 'old backup'), record))).toEqual({
+      reason: 'unbound',
+      message: expect.stringContaining('ENCRYPTION_ACCEPT_UNBOUND=false'),
+    });
     expect(strict.open(new SecretBox(a).reseal(legacySeal(a, 'converted'), record), record)).toBe('converted');
   });
 

@@ -27,7 +27,8 @@ export function compactMemory(): void {
   collect()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
 
-const compactions = () => counter('process_idle_compactions_total', 'Memory-reducing collections run while the process was idle');
+const compactions = () =>
+  counter('process_idle_compactions_total', 'Memory-reducing collections run while the process was idle');
 
 export interface IdleCompactionOptions {
   /** How often the process checks whether it has been idle (ms). */

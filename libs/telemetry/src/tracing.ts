@@ -1,4 +1,13 @@
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  trace,
+  SpanKind,
+  SpanStatusCode,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { AlwaysOffSampler, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -27,7 +36,9 @@ export function initTracing(opts: TracingOptions): void {
   const spanProcessors: SpanProcessor[] = [];
   if (opts.otlpEndpoint) {
     const url = `${opts.otlpEndpoint.replace(/\/+$/, '')}/v1/traces`;
-    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: opts.scheduleDelayMs ?? 5000 }));
+    spanProcessors.push(
+      new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: opts.scheduleDelayMs ?? 5000 }),
+    );
   }
   provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': opts.service }),
@@ -61,7 +72,10 @@ export function currentTraceparent(): string | undefined {
 }
 
 /** The context described by incoming headers (lower-case names), on top of the active one. */
-export function contextFromHeaders(headers: Record<string, string | string[] | undefined>, base: Context = context.active()): Context {
+export function contextFromHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  base: Context = context.active(),
+): Context {
   return propagation.extract(base, headers, {
     keys: (c) => Object.keys(c),
     get: (c, k) => {
@@ -77,7 +91,11 @@ export function currentTraceId(): string | undefined {
 }
 
 /** Runs `fn` inside a new span (child of `parent`, default the active context); records a thrown error and ends it. */
-export async function inSpan<T>(name: string, opts: { kind?: SpanKind; parent?: Context; attributes?: Attributes }, fn: (span: Span) => Promise<T>): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  opts: { kind?: SpanKind; parent?: Context; attributes?: Attributes },
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
   const parent = opts.parent ?? context.active();
   const span = tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes }, parent);
   try {

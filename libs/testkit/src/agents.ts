@@ -17,14 +17,28 @@ export function aFullAgent(overrides: Record<string, unknown> = {}) {
     executionMode: 'classic',
     prompt: 'Be helpful.',
     subAgents: {
-      router: { id: 'router', name: 'Router', type: 'internal', prompt: 'Route the question.', canTransferTo: ['writer'], canDelegateTo: ['writer'] },
+      router: {
+        id: 'router',
+        name: 'Router',
+        type: 'internal',
+        prompt: 'Route the question.',
+        canTransferTo: ['writer'],
+        canDelegateTo: ['writer'],
+      },
       writer: { id: 'writer', name: 'Writer', type: 'internal', prompt: 'Write the answer.' },
     },
     tools: {
       search: {
         id: 'search',
         name: 'Search',
-        config: { type: 'mcp', mcp: { server: { url: 'https://mcp.example.com/mcp' }, transport: { type: 'streamable_http' }, activeTools: ['find'] } },
+        config: {
+          type: 'mcp',
+          mcp: {
+            server: { url: 'https://mcp.example.com/mcp' },
+            transport: { type: 'streamable_http' },
+            activeTools: ['find'],
+          },
+        },
       },
     },
     functions: { 'fn-sum': { id: 'fn-sum', executeCode: 'return a + b', inputSchema: { type: 'object' } } },
@@ -49,7 +63,11 @@ export function aSkillInput(name = `skill-${randomId(8).toLowerCase()}`) {
   };
 }
 
-export async function aStoredAgent(admin: Client, p: { tenantId: string; projectId: string }, overrides: Record<string, unknown> = {}) {
+export async function aStoredAgent(
+  admin: Client,
+  p: { tenantId: string; projectId: string },
+  overrides: Record<string, unknown> = {},
+) {
   const res = await admin.post(`${projectPath(p)}/agent`, aFullAgent(overrides));
   if (res.status !== 201) throw new Error(`creating an agent failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as { id: string; name: string } & Record<string, any>;
@@ -62,12 +80,17 @@ export async function aStoredSkill(admin: Client, p: { tenantId: string; project
 }
 
 /** Calls an internal NATS subject of the test stack the way services do, returning the wire reply. */
-export function internalRequest(subject: string, body: unknown): Promise<{ ok: boolean; status?: number; body?: any; problem?: any }> {
+export function internalRequest(
+  subject: string,
+  body: unknown,
+): Promise<{ ok: boolean; status?: number; body?: any; problem?: any }> {
   return requestSubject(testStack().env.NATS_URL!, subject, body, 5000);
 }
 
 /** Collects the events published on `subject` (a core NATS subscription) until closed. */
-export async function collectEvents(subject: string): Promise<{ events: any[]; ready: Promise<void>; close(): Promise<void> }> {
+export async function collectEvents(
+  subject: string,
+): Promise<{ events: any[]; ready: Promise<void>; close(): Promise<void> }> {
   const nc: NatsConnection = await connectAs(testStack().env.NATS_URL!, 'admin', { name: 'test-events' });
   const events: any[] = [];
   const sub = nc.subscribe(subject);

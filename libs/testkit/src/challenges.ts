@@ -12,7 +12,11 @@ export interface IssuedChallenge {
 export function solveChallenge(c: IssuedChallenge) {
   const max = c.maxnumber ?? 1_000_000;
   for (let n = 0; n <= max; n++) {
-    if (createHash('sha256').update(c.salt + n).digest('hex') === c.challenge) {
+    if (
+      createHash('sha256')
+        .update(c.salt + n)
+        .digest('hex') === c.challenge
+    ) {
       return { algorithm: c.algorithm, challenge: c.challenge, number: n, salt: c.salt, signature: c.signature };
     }
   }

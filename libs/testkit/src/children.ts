@@ -40,7 +40,11 @@ export function reapOrphans(): number {
   for (const f of files) {
     const file = join(dir, f);
     try {
-      const { pid, owner, leaves } = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; owner: number; leaves?: string };
+      const { pid, owner, leaves } = JSON.parse(readFileSync(file, 'utf8')) as {
+        pid: number;
+        owner: number;
+        leaves?: string;
+      };
       if (!processAlive(owner) && processAlive(pid)) {
         process.kill(pid, 'SIGKILL');
         reaped++;

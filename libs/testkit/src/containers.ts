@@ -24,7 +24,9 @@ export interface ContainerImages {
 
 /** The one nats-server version of the project (deploy/nats/VERSION, `v2.15.2`), without its `v`. */
 export function natsVersion(): string {
-  return readFileSync(join(repoRoot, 'deploy', 'nats', 'VERSION'), 'utf8').trim().replace(/^v/, '');
+  return readFileSync(join(repoRoot, 'deploy', 'nats', 'VERSION'), 'utf8')
+    .trim()
+    .replace(/^v/, '');
 }
 
 /**
@@ -36,7 +38,8 @@ export function natsVersion(): string {
 export function containerImages(): ContainerImages {
   const local = process.env.CONTAINER_IMAGES === 'local';
   return {
-    nats: process.env.NATS_IMAGE ?? (local ? `localhost/platform-nats:${natsVersion()}` : `nats:${natsVersion()}-alpine`),
+    nats:
+      process.env.NATS_IMAGE ?? (local ? `localhost/platform-nats:${natsVersion()}` : `nats:${natsVersion()}-alpine`),
     redis: process.env.REDIS_IMAGE ?? (local ? 'localhost/platform-redis:7.0' : 'redis:7-alpine'),
     mongo: process.env.MONGO_IMAGE ?? (local ? 'localhost/platform-mongo-wire:1.24' : 'mongo:7'),
   };
@@ -50,7 +53,7 @@ export interface ContainerInfra extends InfraEnv {
 async function loadTestcontainers(): Promise<typeof import('testcontainers')> {
   if (!process.env.DOCKER_HOST) {
     throw new Error(
-      'TEST_INFRA=containers needs a container engine: run `source scripts/containers/engine.sh` first (it starts podman\'s ' +
+      "TEST_INFRA=containers needs a container engine: run `source scripts/containers/engine.sh` first (it starts podman's " +
         'Docker-compatible socket and sets DOCKER_HOST), or set DOCKER_HOST to a Docker socket. See docs/containers.md.',
     );
   }
@@ -65,7 +68,10 @@ async function loadTestcontainers(): Promise<typeof import('testcontainers')> {
  */
 export async function startContainerInfra(images: ContainerImages = containerImages()): Promise<ContainerInfra> {
   const { GenericContainer, Wait } = await loadTestcontainers();
-  execFileSync('bash', [join(repoRoot, 'scripts', 'infra.sh'), 'credentials'], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, NATS_AUTH_DIR: natsAuthDir() } });
+  execFileSync('bash', [join(repoRoot, 'scripts', 'infra.sh'), 'credentials'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, NATS_AUTH_DIR: natsAuthDir() },
+  });
   const nats = new GenericContainer(images.nats)
     .withCopyFilesToContainer([
       { source: join(repoRoot, 'deploy', 'nats', 'container.conf'), target: '/etc/nats/server.conf' },
@@ -80,7 +86,10 @@ export async function startContainerInfra(images: ContainerImages = containerIma
     .withExposedPorts(6379)
     .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
     .start();
-  const mongo = new GenericContainer(images.mongo).withExposedPorts(27017).withWaitStrategy(Wait.forListeningPorts()).start();
+  const mongo = new GenericContainer(images.mongo)
+    .withExposedPorts(27017)
+    .withWaitStrategy(Wait.forListeningPorts())
+    .start();
   const started = await Promise.allSettled([nats, redis, mongo]);
   const containers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const stop = async () => {
@@ -89,7 +98,9 @@ export async function startContainerInfra(images: ContainerImages = containerIma
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {
     await stop();
-    throw new Error(`starting the test containers failed (images ${Object.values(images).join(', ')}): ${failed.reason}`);
+    throw new Error(
+      `starting the test containers failed (images ${Object.values(images).join(', ')}): ${failed.reason}`,
+    );
   }
   const [n, r, m] = containers as [StartedTestContainer, StartedTestContainer, StartedTestContainer];
   return {

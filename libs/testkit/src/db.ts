@@ -21,7 +21,12 @@ export function serviceDbName(service: string, prefix = testDbPrefix()): string 
 }
 
 /** A short-lived connection to the server, closed whatever `fn` does. */
-async function withServer<T>(mongoUrl: string, fn: (conn: mongoose.Connection) => Promise<T>, dbName?: string, maxPoolSize = 2): Promise<T> {
+async function withServer<T>(
+  mongoUrl: string,
+  fn: (conn: mongoose.Connection) => Promise<T>,
+  dbName?: string,
+  maxPoolSize = 2,
+): Promise<T> {
   const conn = mongoose.createConnection(mongoUrl, { maxPoolSize, ...(dbName ? { dbName } : {}) });
   try {
     await conn.asPromise();
@@ -32,9 +37,14 @@ async function withServer<T>(mongoUrl: string, fn: (conn: mongoose.Connection) =
 }
 
 /** Every database of a prefix (`<prefix>_<service>`), as handles on one connection. */
-async function databasesOf(conn: mongoose.Connection, prefix: string): Promise<Array<{ name: string; db: mongoose.mongo.Db }>> {
+async function databasesOf(
+  conn: mongoose.Connection,
+  prefix: string,
+): Promise<Array<{ name: string; db: mongoose.mongo.Db }>> {
   const { databases } = await conn.db!.admin().listDatabases({ nameOnly: true });
-  return databases.filter((d) => d.name.startsWith(`${prefix}_`)).map((d) => ({ name: d.name, db: conn.useDb(d.name, { useCache: false }).db! }));
+  return databases
+    .filter((d) => d.name.startsWith(`${prefix}_`))
+    .map((d) => ({ name: d.name, db: conn.useDb(d.name, { useCache: false }).db! }));
 }
 
 /** Runs `fn` on one service's own database. */
@@ -57,7 +67,11 @@ export async function dropDatabases(mongoUrl: string, prefix: string): Promise<v
 }
 
 /** Every collection's documents that match `filter`, in every database of a prefix (`<db>.<collection>` keys). */
-async function rowsMatching(mongoUrl: string, prefix: string, filter: Record<string, unknown>): Promise<Record<string, unknown[]>> {
+async function rowsMatching(
+  mongoUrl: string,
+  prefix: string,
+  filter: Record<string, unknown>,
+): Promise<Record<string, unknown[]>> {
   return withServer(mongoUrl, async (conn) => {
     const out: Record<string, unknown[]> = {};
     for (const { name, db } of await databasesOf(conn, prefix)) {
@@ -71,7 +85,11 @@ async function rowsMatching(mongoUrl: string, prefix: string, filter: Record<str
 }
 
 /** Every collection's documents that belong to `tenantId`, in every database of a prefix (`<db>.<collection>` keys). */
-export async function rowsOfTenant(mongoUrl: string, prefix: string, tenantId: string): Promise<Record<string, unknown[]>> {
+export async function rowsOfTenant(
+  mongoUrl: string,
+  prefix: string,
+  tenantId: string,
+): Promise<Record<string, unknown[]>> {
   return rowsMatching(mongoUrl, prefix, { tenantId });
 }
 
@@ -81,14 +99,28 @@ export async function rowsOfTenant(mongoUrl: string, prefix: string, tenantId: s
  * start or after a kind such as `stamp:`), and those naming it as their `defaultProjectId` or in a `projectId` alone
  * (records of another tenant cannot: project ids are unique in a test).
  */
-export async function rowsOfProject(mongoUrl: string, prefix: string, scope: { tenantId: string; projectId: string }): Promise<Record<string, unknown[]>> {
+export async function rowsOfProject(
+  mongoUrl: string,
+  prefix: string,
+  scope: { tenantId: string; projectId: string },
+): Promise<Record<string, unknown[]>> {
   const idPart = `${scope.tenantId}:${scope.projectId}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const filter = { $or: [{ projectId: scope.projectId }, { defaultProjectId: scope.projectId }, { _id: { $regex: `(^|:)${idPart}(:|$)` } }] } as Record<string, unknown>;
+  const filter = {
+    $or: [
+      { projectId: scope.projectId },
+      { defaultProjectId: scope.projectId },
+      { _id: { $regex: `(^|:)${idPart}(:|$)` } },
+    ],
+  } as Record<string, unknown>;
   return rowsMatching(mongoUrl, prefix, filter);
 }
 
 /** How many rows of `tenantId` each collection holds. */
-export async function countsOfTenant(mongoUrl: string, prefix: string, tenantId: string): Promise<Record<string, number>> {
+export async function countsOfTenant(
+  mongoUrl: string,
+  prefix: string,
+  tenantId: string,
+): Promise<Record<string, number>> {
   const rows = await rowsOfTenant(mongoUrl, prefix, tenantId);
   return Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, v.length]));
 }

@@ -40,7 +40,13 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
   mkdirSync(opts.localDir, { recursive: true });
   const secretsFile = join(opts.localDir, 'secrets.env');
   if (!existsSync(secretsFile)) {
-    writeFileSync(secretsFile, Object.entries(localSecrets()).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+    writeFileSync(
+      secretsFile,
+      Object.entries(localSecrets())
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n') + '\n',
+      { mode: 0o600 },
+    );
   }
   const secrets = readEnvFile(secretsFile);
   writeFileSync(join(opts.localDir, 'admin-token'), secrets.ADMIN_TOKEN + '\n', { mode: 0o600 });
@@ -56,7 +62,10 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
       // Our bot side, played by the launcher: the chat user's "link me" reaches the chatapp service over NATS.
       // The page shows the answer: the link, or the problem (status and detail).
       completeLinkSession: (input) =>
-        callInternalOnce(natsUrl!, completeLinkSession, input).catch((err: Error & { status?: number }) => ({ status: err.status, detail: err.message })),
+        callInternalOnce(natsUrl!, completeLinkSession, input).catch((err: Error & { status?: number }) => ({
+          status: err.status,
+          detail: err.message,
+        })),
     },
   });
   let stack: PrivateStack;
@@ -92,7 +101,12 @@ export async function startDevStack(opts: DevStackOptions): Promise<DevStack> {
     stack,
     chatapp,
     adminToken: stack.adminToken,
-    urls: { gateway: stack.gatewayUrl, analytics: `http://127.0.0.1:${opts.analyticsPort}`, chatapp: chatapp.url, health },
+    urls: {
+      gateway: stack.gatewayUrl,
+      analytics: `http://127.0.0.1:${opts.analyticsPort}`,
+      chatapp: chatapp.url,
+      health,
+    },
     stop: () => stack.stop(),
   };
 }

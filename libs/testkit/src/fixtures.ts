@@ -34,16 +34,23 @@ export function aProject() {
   return { tenantId: uniqueId('t'), projectId: uniqueId('p') };
 }
 
-export const projectPath = (p: { tenantId: string; projectId: string }) => `/manage/tenants/${p.tenantId}/projects/${p.projectId}`;
+export const projectPath = (p: { tenantId: string; projectId: string }) =>
+  `/manage/tenants/${p.tenantId}/projects/${p.projectId}`;
 
 /**
  * Makes sure the project has an agent with this id (a small one is created when there is none): triggers and API keys
  * are refused for an agent that does not exist.
  */
 export async function anAgentNamed(admin: Client, p: { tenantId: string; projectId: string }, agentId: string) {
-  const body = { id: agentId, name: `Agent ${agentId}`, defaultSubAgentId: 'main', subAgents: { main: { id: 'main', name: 'Main', type: 'internal', prompt: 'Help.' } } };
+  const body = {
+    id: agentId,
+    name: `Agent ${agentId}`,
+    defaultSubAgentId: 'main',
+    subAgents: { main: { id: 'main', name: 'Main', type: 'internal', prompt: 'Help.' } },
+  };
   const res = await admin.post(`${projectPath(p)}/agent`, body);
-  if (res.status !== 201 && res.status !== 409) throw new Error(`creating agent ${agentId} failed: ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== 201 && res.status !== 409)
+    throw new Error(`creating agent ${agentId} failed: ${res.status} ${JSON.stringify(res.body)}`);
 }
 
 /** A fresh project with these agents (default `agent-1`), for tests of what is bound to an agent (triggers, API keys). */
@@ -54,7 +61,11 @@ export async function aProjectWithAgents(admin: Client, ...agentIds: string[]) {
 }
 
 /** Creates an API key through the API (and its agent, when the project has none by that id); returns its value and record. */
-export async function anApiKey(admin: Client, p: { tenantId: string; projectId: string }, overrides: Record<string, unknown> = {}) {
+export async function anApiKey(
+  admin: Client,
+  p: { tenantId: string; projectId: string },
+  overrides: Record<string, unknown> = {},
+) {
   await anAgentNamed(admin, p, (overrides.agentId as string | undefined) ?? 'agent-1');
   const res = await admin.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-1', name: 'test key', ...overrides });
   if (res.status !== 201) throw new Error(`creating an API key failed: ${res.status} ${JSON.stringify(res.body)}`);
@@ -69,8 +80,20 @@ export async function aTenantToken(admin: Client, tenantId: string, role = 'admi
 }
 
 /** Issues an analytics key (for `POST {analytics_url}/events`) through the API and returns its value and record. */
-export async function anAnalyticsKey(admin: Client, p: { tenantId: string; projectId: string }, overrides: Record<string, unknown> = {}) {
-  const res = await admin.post(`${projectPath(p)}/analytics-keys`, { integrationId: 'web-1', name: 'test analytics key', ...overrides });
-  if (res.status !== 201) throw new Error(`creating an analytics key failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return { key: res.body.data.key as string, analyticsKey: res.body.data.analyticsKey as { id: string; integrationId: string } };
+export async function anAnalyticsKey(
+  admin: Client,
+  p: { tenantId: string; projectId: string },
+  overrides: Record<string, unknown> = {},
+) {
+  const res = await admin.post(`${projectPath(p)}/analytics-keys`, {
+    integrationId: 'web-1',
+    name: 'test analytics key',
+    ...overrides,
+  });
+  if (res.status !== 201)
+    throw new Error(`creating an analytics key failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return {
+    key: res.body.data.key as string,
+    analyticsKey: res.body.data.analyticsKey as { id: string; integrationId: string },
+  };
 }

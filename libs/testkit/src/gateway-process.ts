@@ -15,13 +15,29 @@ export interface GatewayProcess {
  * One more gateway process (the built bundle) with the test stack's env plus `env` and its own port: it joins the
  * same NATS and Redis, so it reaches the same services and shares Redis-held state with the other gateways.
  */
-export async function startGatewayProcess(baseEnv: Record<string, string>, env: Record<string, string> = {}, logName = 'gateway-extra'): Promise<GatewayProcess> {
+export async function startGatewayProcess(
+  baseEnv: Record<string, string>,
+  env: Record<string, string> = {},
+  logName = 'gateway-extra',
+): Promise<GatewayProcess> {
   const port = await freePort();
   const log = createWriteStream(join(repoRoot, '.infra', `${logName}-${port}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, ['--enable-source-maps', join(repoRoot, 'services', 'gateway', 'dist', 'main.js')], {
-    env: { ...process.env, ...baseEnv, NATS_CREDS: natsCredsFile('gateway'), ANALYTICS_PORT: String(await freePort()), ...env, GATEWAY_PORT: String(port), SERVICE_NAME: 'gateway' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--enable-source-maps', join(repoRoot, 'services', 'gateway', 'dist', 'main.js')],
+    {
+      env: {
+        ...process.env,
+        ...baseEnv,
+        NATS_CREDS: natsCredsFile('gateway'),
+        ANALYTICS_PORT: String(await freePort()),
+        ...env,
+        GATEWAY_PORT: String(port),
+        SERVICE_NAME: 'gateway',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   trackChild(child);
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });

@@ -47,9 +47,12 @@ export function client(baseUrl: string, token?: string) {
     baseUrl,
     token,
     get: <T = any>(path: string, extra?: Omit<RequestOptions, 'json'>) => call<T>('GET', path, undefined, extra),
-    post: <T = any>(path: string, json?: unknown, extra?: Omit<RequestOptions, 'json'>) => call<T>('POST', path, json, extra),
-    put: <T = any>(path: string, json?: unknown, extra?: Omit<RequestOptions, 'json'>) => call<T>('PUT', path, json, extra),
-    patch: <T = any>(path: string, json?: unknown, extra?: Omit<RequestOptions, 'json'>) => call<T>('PATCH', path, json, extra),
+    post: <T = any>(path: string, json?: unknown, extra?: Omit<RequestOptions, 'json'>) =>
+      call<T>('POST', path, json, extra),
+    put: <T = any>(path: string, json?: unknown, extra?: Omit<RequestOptions, 'json'>) =>
+      call<T>('PUT', path, json, extra),
+    patch: <T = any>(path: string, json?: unknown, extra?: Omit<RequestOptions, 'json'>) =>
+      call<T>('PATCH', path, json, extra),
     delete: <T = any>(path: string, extra?: Omit<RequestOptions, 'json'>) => call<T>('DELETE', path, undefined, extra),
     withToken: (t?: string) => client(baseUrl, t),
   };
@@ -57,7 +60,12 @@ export function client(baseUrl: string, token?: string) {
 export type Client = ReturnType<typeof client>;
 
 /** Waits until `check` returns a truthy value, polling; fails with `what` after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs = 15_000, everyMs = 100): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  what: string,
+  timeoutMs = 15_000,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {

@@ -16,7 +16,10 @@ export function natsAuthDir(): string {
 /** The `.creds` file of an identity: a service's name, or `admin` for tools and tests. */
 export function natsCredsFile(identity: string = ADMIN_IDENTITY): string {
   const file = credsPath(natsAuthDir(), identity);
-  if (!existsSync(file)) throw new Error(`no NATS credentials for "${identity}" in ${natsAuthDir()}: run scripts/infra.sh up (pnpm nats:credentials init)`);
+  if (!existsSync(file))
+    throw new Error(
+      `no NATS credentials for "${identity}" in ${natsAuthDir()}: run scripts/infra.sh up (pnpm nats:credentials init)`,
+    );
   return file;
 }
 
@@ -45,6 +48,15 @@ export function natsEnv(url: string, identity: string): { NATS_URL: string; NATS
 }
 
 /** A connection as `identity` (default: admin, every permission), for tests and tools. */
-export function connectAs(url: string, identity: string = ADMIN_IDENTITY, opts: { name?: string; maxReconnectAttempts?: number } = {}): Promise<NatsConnection> {
-  return connectNats({ url, name: opts.name ?? `test-${identity}`, credsFile: natsCredsFile(identity), maxReconnectAttempts: opts.maxReconnectAttempts });
+export function connectAs(
+  url: string,
+  identity: string = ADMIN_IDENTITY,
+  opts: { name?: string; maxReconnectAttempts?: number } = {},
+): Promise<NatsConnection> {
+  return connectNats({
+    url,
+    name: opts.name ?? `test-${identity}`,
+    credsFile: natsCredsFile(identity),
+    maxReconnectAttempts: opts.maxReconnectAttempts,
+  });
 }

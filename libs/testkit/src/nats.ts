@@ -22,7 +22,13 @@ export interface NatsServer {
 }
 
 /** A private nats-server with JetStream for one test run (so parallel runs never share queue groups). */
-export async function startNatsServer(opts: { port?: number; args?: string[]; /** Server configuration (default: the checkout's, with authentication). */ config?: string } = {}): Promise<NatsServer> {
+export async function startNatsServer(
+  opts: {
+    port?: number;
+    args?: string[] /** Server configuration (default: the checkout's, with authentication). */;
+    config?: string;
+  } = {},
+): Promise<NatsServer> {
   try {
     execFileSync(natsServerBin(), ['--version'], { stdio: 'ignore' });
   } catch {
@@ -30,8 +36,25 @@ export async function startNatsServer(opts: { port?: number; args?: string[]; /*
   }
   const port = opts.port ?? (await freePort());
   const storeDir = mkdtempSync(join(tmpdir(), 'nats-js-'));
-  const server = serverProcess(port, () =>
-    spawn(natsServerBin(), ['-c', opts.config ?? natsServerConfig(), '-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), ...(opts.args ?? [])], { stdio: 'ignore' }),
+  const server = serverProcess(
+    port,
+    () =>
+      spawn(
+        natsServerBin(),
+        [
+          '-c',
+          opts.config ?? natsServerConfig(),
+          '-js',
+          '-sd',
+          storeDir,
+          '-a',
+          '127.0.0.1',
+          '-p',
+          String(port),
+          ...(opts.args ?? []),
+        ],
+        { stdio: 'ignore' },
+      ),
     storeDir,
   );
   await server.start();
@@ -42,17 +65,35 @@ export async function startNatsServer(opts: { port?: number; args?: string[]; /*
       rmSync(storeDir, { recursive: true, force: true });
     }
   };
-  return { url: `nats://127.0.0.1:${port}`, port, storeDir, stop: server.stop, start: server.start, reload: () => server.signal('SIGHUP'), destroy };
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
+    stop: server.stop,
+    start: server.start,
+    reload: () => server.signal('SIGHUP'),
+    destroy,
+  };
 }
 
 /**
  * Sends one internal request (the `{principal, body}` wire of an internal call) on a subject and returns the reply
  * decoded (`{ok, status, body}` or `{ok:false, problem}`), for tests of internal subjects.
  */
-export async function requestSubject<T = any>(natsUrl: string, subject: string, body: unknown, timeoutMs = 10_000, identity = 'admin'): Promise<T> {
+export async function requestSubject<T = any>(
+  natsUrl: string,
+  subject: string,
+  body: unknown,
+  timeoutMs = 10_000,
+  identity = 'admin',
+): Promise<T> {
   const nc = await connectAs(natsUrl, identity, { name: 'test-request', maxReconnectAttempts: 0 });
   try {
-    const msg = await nc.request(subject, new TextEncoder().encode(JSON.stringify({ principal: { kind: 'anonymous' }, body })), { timeout: timeoutMs });
+    const msg = await nc.request(
+      subject,
+      new TextEncoder().encode(JSON.stringify({ principal: { kind: 'anonymous' }, body })),
+      { timeout: timeoutMs },
+    );
     const reply = readReply(msg);
     return (reply.ok ? { ok: true, status: reply.status, body: bodyOf(reply), headers: reply.headers } : reply) as T;
   } finally {

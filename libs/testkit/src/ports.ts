@@ -18,11 +18,16 @@ export function ephemeralRange(): [number, number] {
 }
 
 /** This process's block of ports below the ephemeral range, or undefined when there is no room for one. */
-export function portBlock({ workerId, pid }: { workerId?: string; pid: number } = { workerId: process.env.JEST_WORKER_ID, pid: process.pid }): { first: number; size: number } | undefined {
+export function portBlock(
+  { workerId, pid }: { workerId?: string; pid: number } = { workerId: process.env.JEST_WORKER_ID, pid: process.pid },
+): { first: number; size: number } | undefined {
   const end = Math.min(ephemeralRange()[0], 65_536);
   const size = Math.floor((end - FIRST_PORT) / BLOCKS);
   if (size < 50) return undefined;
-  const slot = workerId !== undefined && Number.isInteger(Number(workerId)) ? Number(workerId) % (BLOCKS / 2) : BLOCKS / 2 + (pid % (BLOCKS / 2));
+  const slot =
+    workerId !== undefined && Number.isInteger(Number(workerId))
+      ? Number(workerId) % (BLOCKS / 2)
+      : BLOCKS / 2 + (pid % (BLOCKS / 2));
   return { first: FIRST_PORT + slot * size, size };
 }
 

@@ -17,13 +17,16 @@ function tail(file: string, lines: number): string {
 }
 
 export function ferretBinary(): string | undefined {
-  for (const c of [process.env.FERRETDB_BIN, join(repoRoot, '.infra', 'bin', 'ferretdb')]) if (c && existsSync(c)) return c;
+  for (const c of [process.env.FERRETDB_BIN, join(repoRoot, '.infra', 'bin', 'ferretdb')])
+    if (c && existsSync(c)) return c;
   return undefined;
 }
 
 export function pgBin(): string | undefined {
   try {
-    const dir = execFileSync('bash', ['-c', 'ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1'], { encoding: 'utf8' }).trim();
+    const dir = execFileSync('bash', ['-c', 'ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1'], {
+      encoding: 'utf8',
+    }).trim();
     return dir && existsSync(join(dir, 'initdb')) ? dir : undefined;
   } catch {
     return undefined;
@@ -46,7 +49,8 @@ export interface PrivateDatabase {
 export async function privateDatabase(opts: { log?: (line: string) => void } = {}): Promise<PrivateDatabase> {
   const ferret = ferretBinary();
   const pg = pgBin();
-  if (!ferret || !pg) throw new Error(`needs ${!ferret ? 'the ferretdb binary (scripts/infra.sh up builds it)' : 'PostgreSQL (initdb)'}`);
+  if (!ferret || !pg)
+    throw new Error(`needs ${!ferret ? 'the ferretdb binary (scripts/infra.sh up builds it)' : 'PostgreSQL (initdb)'}`);
   const root = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'chaos-db-'));
   const data = join(dir, 'pg');
@@ -58,13 +62,19 @@ export async function privateDatabase(opts: { log?: (line: string) => void } = {
     const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
     for (const d of [dir, data, sock]) chownSync(d, uid, -1);
   }
-  const sh = (cmd: string) => execFileSync(root ? 'su' : 'bash', root ? ['postgres', '-s', '/bin/bash', '-c', cmd] : ['-c', cmd], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+  const sh = (cmd: string) =>
+    execFileSync(root ? 'su' : 'bash', root ? ['postgres', '-s', '/bin/bash', '-c', cmd] : ['-c', cmd], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 60_000,
+    });
   const pgPort = await freePort();
   const port = await freePort();
   const debugPort = await freePort();
   sh(`${pg}/initdb -D '${data}' -U postgres --auth=trust -E UTF8`);
   const pgStart = () =>
-    sh(`${pg}/pg_ctl -D '${data}' -l '${dir}/postgres.log' -w -t 30 -o "-p ${pgPort} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start`);
+    sh(
+      `${pg}/pg_ctl -D '${data}' -l '${dir}/postgres.log' -w -t 30 -o "-p ${pgPort} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start`,
+    );
   const pgStop = () => sh(`${pg}/pg_ctl -D '${data}' -m immediate -w -t 30 stop`);
   pgStart();
   sh(`${pg}/psql -h 127.0.0.1 -p ${pgPort} -U postgres -qc 'CREATE DATABASE ferretdb'`);
@@ -91,8 +101,14 @@ export async function privateDatabase(opts: { log?: (line: string) => void } = {
     // socket that took the number while FerretDB was down, and a FerretDB that cannot listen exits.
     const deadline = Date.now() + 30_000;
     for (;;) {
-      if (started.exitCode !== null || started.signalCode !== null) throw new Error(`FerretDB exited at start (${started.exitCode ?? started.signalCode}); its log: ${tail(ferretLog, 20)}`);
-      const live = await fetch(`http://127.0.0.1:${debugPort}/debug/livez`).then((r) => r.ok, () => false);
+      if (started.exitCode !== null || started.signalCode !== null)
+        throw new Error(
+          `FerretDB exited at start (${started.exitCode ?? started.signalCode}); its log: ${tail(ferretLog, 20)}`,
+        );
+      const live = await fetch(`http://127.0.0.1:${debugPort}/debug/livez`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (live) break;
       if (Date.now() > deadline) throw new Error(`FerretDB did not come up in 30 s; its log: ${tail(ferretLog, 20)}`);
       await sleep(50);
@@ -131,4 +147,3 @@ export async function privateDatabase(opts: { log?: (line: string) => void } = {
     },
   };
 }
-

@@ -56,7 +56,8 @@ export interface PrivateStack extends Stack {
   stop(): Promise<void>;
 }
 
-const bounded = <T>(ms: number, p: Promise<T>) => Promise.race([p, new Promise<void>((r) => setTimeout(r, ms).unref())]);
+const bounded = <T>(ms: number, p: Promise<T>) =>
+  Promise.race([p, new Promise<void>((r) => setTimeout(r, ms).unref())]);
 
 /**
  * A stack of its own beside the shared test stack (or for a script): its processes can be killed, its servers
@@ -64,7 +65,17 @@ const bounded = <T>(ms: number, p: Promise<T>) => Promise.race([p, new Promise<v
  * made it drops, also when starting fails.
  */
 export async function startPrivateStack(opts: PrivateStackOptions): Promise<PrivateStack> {
-  const { name, nats: natsMode, privateRedis, infra: infraOverrides, secrets: givenSecrets, dbPrefix: givenPrefix, keepDatabases, logDir: givenLogDir, ...stackOptions } = opts;
+  const {
+    name,
+    nats: natsMode,
+    privateRedis,
+    infra: infraOverrides,
+    secrets: givenSecrets,
+    dbPrefix: givenPrefix,
+    keepDatabases,
+    logDir: givenLogDir,
+    ...stackOptions
+  } = opts;
   const slug = name.toLowerCase().replace(/[^a-z0-9]/g, '');
   const runId = `${Date.now().toString(36)}${randomId(4).toLowerCase()}`;
   const dbPrefix = givenPrefix ?? `${slug}${runId}`;
@@ -102,18 +113,23 @@ export async function startPrivateStack(opts: PrivateStackOptions): Promise<Priv
         await step('stop nats', () => n.destroy());
       }
       const url = mongoUrl;
-      if (url && !keepDatabases && !process.env.TEST_KEEP_DB) await step(`drop ${dbPrefix}_*`, () => bounded(60_000, dropDatabases(url, dbPrefix)));
+      if (url && !keepDatabases && !process.env.TEST_KEEP_DB)
+        await step(`drop ${dbPrefix}_*`, () => bounded(60_000, dropDatabases(url, dbPrefix)));
       if (failures.length) process.stderr.write(`[private stack ${name}] cleanup: ${failures.join('; ')}\n`);
     })());
 
   try {
-    const shared = infraOverrides?.NATS_URL && infraOverrides.REDIS_URL && infraOverrides.MONGO_URL ? (infraOverrides as InfraEnv) : { ...ensureInfra(), ...infraOverrides };
+    const shared =
+      infraOverrides?.NATS_URL && infraOverrides.REDIS_URL && infraOverrides.MONGO_URL
+        ? (infraOverrides as InfraEnv)
+        : { ...ensureInfra(), ...infraOverrides };
     mongoUrl = shared.MONGO_URL;
     if (!infraOverrides?.NATS_URL && natsMode !== 'shared') nats = await startNatsServer();
     if (privateRedis) redis = await startRedisServer();
     const redisEnv: Record<string, string> = redis ? { REDIS_URL: redis.url } : {};
     const serviceEnv = { ...stackOptions.serviceEnv };
-    if (privateRedis && privateRedis !== true) for (const s of privateRedis) serviceEnv[s] = { ...serviceEnv[s], ...redisEnv };
+    if (privateRedis && privateRedis !== true)
+      for (const s of privateRedis) serviceEnv[s] = { ...serviceEnv[s], ...redisEnv };
     stack = await startStack({
       ...stackOptions,
       infra: { ...shared, ...(nats ? { NATS_URL: nats.url } : {}), ...(privateRedis === true ? redisEnv : {}) },

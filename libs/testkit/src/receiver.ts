@@ -53,8 +53,16 @@ export async function startReceiver(): Promise<Receiver> {
         json = undefined;
       }
       const answer = queue.shift() ?? fallback;
-      const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : { headers: {}, ...answer };
-      received.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() });
+      const { status, headers } =
+        typeof answer === 'number' ? { status: answer, headers: {} } : { headers: {}, ...answer };
+      received.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        json,
+        at: Date.now(),
+      });
       for (const w of waiters) w();
       const reply = () => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end('{"ok":true}');
       if (holding) held.push(reply);

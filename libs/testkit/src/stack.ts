@@ -120,11 +120,22 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       }
       url = `http://127.0.0.1:${own.GATEWAY_PORT ?? env.GATEWAY_PORT}`;
     }
-    const child = spawn(process.execPath, [...(opts.nodeArgs ?? ['--enable-source-maps']), ...(opts.serviceNodeArgs?.[name] ?? []), mainOf(name)], {
-      // Each process connects to NATS as its own identity (its permissions come from deploy/nats/permissions.json).
-      env: { ...process.env, NATS_CREDS: natsCredsFile(name), ...env, ...(opts.serviceEnv?.[name] ?? {}), ...own, SERVICE_NAME: name },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...(opts.nodeArgs ?? ['--enable-source-maps']), ...(opts.serviceNodeArgs?.[name] ?? []), mainOf(name)],
+      {
+        // Each process connects to NATS as its own identity (its permissions come from deploy/nats/permissions.json).
+        env: {
+          ...process.env,
+          NATS_CREDS: natsCredsFile(name),
+          ...env,
+          ...(opts.serviceEnv?.[name] ?? {}),
+          ...own,
+          SERVICE_NAME: name,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     trackChild(child);
     child.stdout!.pipe(log, { end: false });
     child.stderr!.pipe(log, { end: false });
@@ -171,7 +182,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const waitReady = async (names: readonly BackendServiceName[] = services) => {
     const deadline = Date.now() + readyTimeoutMs(60_000);
     const gateways = processes.filter((p) => p.name === 'gateway');
-    await Promise.all([...names.map((n) => serviceReady(n, deadline)), ...gateways.map((g) => gatewayReady(deadline, g.url))]);
+    await Promise.all([
+      ...names.map((n) => serviceReady(n, deadline)),
+      ...gateways.map((g) => gatewayReady(deadline, g.url)),
+    ]);
   };
   try {
     await waitReady();

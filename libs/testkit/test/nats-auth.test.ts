@@ -10,7 +10,9 @@ import { connectAs } from '../src/nats-auth';
 describe('the NATS server of the test infrastructure', () => {
   test('when a client connects without credentials, then it is refused; with its .creds file, then it gets in to the version of deploy/nats/VERSION', async () => {
     const { NATS_URL } = ensureInfra();
-    await expect(connect({ servers: NATS_URL, reconnect: false })).rejects.toMatchObject({ code: 'AUTHORIZATION_VIOLATION' });
+    await expect(connect({ servers: NATS_URL, reconnect: false })).rejects.toMatchObject({
+      code: 'AUTHORIZATION_VIOLATION',
+    });
     const nc = await connectAs(NATS_URL, 'admin', { maxReconnectAttempts: 0 });
     try {
       await nc.flush();

@@ -47,7 +47,8 @@ describe('free ports for listeners that a child process opens later', () => {
       ...Array.from({ length: 16 }, (_, i) => portBlock({ pid: 1000 + i })!),
     ];
     const sorted = [...blocks].sort((a, b) => a.first - b.first);
-    for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.first).toBeGreaterThanOrEqual(sorted[i - 1]!.first + sorted[i - 1]!.size);
+    for (let i = 1; i < sorted.length; i++)
+      expect(sorted[i]!.first).toBeGreaterThanOrEqual(sorted[i - 1]!.first + sorted[i - 1]!.size);
     expect(sorted.at(-1)!.first + sorted.at(-1)!.size).toBeLessThanOrEqual(ephemeralRange()[0]);
   });
 });

@@ -26,7 +26,10 @@ test('when a private stack runs, then its databases are its own and its private 
     expect(stack.env.REDIS_URL).toBe(stack.redis!.url);
     // Something stored through the API, so its database exists.
     await anAgentNamed(stack.admin, { tenantId: 't-pstack', projectId: 'p-pstack' }, 'a');
-    const res = await stack.admin.post('/manage/tenants/t-pstack/projects/p-pstack/api-keys', { agentId: 'a', name: 'k' });
+    const res = await stack.admin.post('/manage/tenants/t-pstack/projects/p-pstack/api-keys', {
+      agentId: 'a',
+      name: 'k',
+    });
     expect(res.status).toBe(201);
     expect(await databasesOf(stack.dbPrefix)).toContain(`${stack.dbPrefix}_management`);
     let calls = 0;

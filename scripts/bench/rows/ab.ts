@@ -22,7 +22,15 @@ export async function abRows(ctx: BenchContext) {
     for (const side of sides) {
       const admin = client(side.gatewayUrl, ctx.secrets.ADMIN_TOKEN);
       await agentsIn(admin, proj('ab'));
-      keys.push((await must(admin.post(`${projectPath(proj('ab'))}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string);
+      keys.push(
+        (
+          await must(
+            admin.post(`${projectPath(proj('ab'))}/api-keys`, { agentId: 'agent-1', name: 'bench' }),
+            201,
+            'api key',
+          )
+        ).data.key as string,
+      );
     }
     const rates = sides.map(() => [] as number[]);
     const uses = sides.map(() => [] as CpuUse[]);

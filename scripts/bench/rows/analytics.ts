@@ -8,18 +8,47 @@ import { must, pool } from '../helpers';
 import { measure, percentiles } from '../load';
 import { ceilingAtLeast } from '../table';
 
-const analyticsEvent = () => JSON.stringify({ entityType: 'message', messageId: `m-${randomId(8)}`, id: randomUUID(), type: 'message.viewed', properties: { n: 1 } });
+const analyticsEvent = () =>
+  JSON.stringify({
+    entityType: 'message',
+    messageId: `m-${randomId(8)}`,
+    id: randomUUID(),
+    type: 'message.viewed',
+    properties: { n: 1 },
+  });
 
 export async function analyticsRows(ctx: BenchContext) {
   const { table, analyticsUrl } = ctx;
   const load = ctx.settings.load;
-  const ak = (await must(ctx.admin.post(`${projectPath(proj('analytics'))}/analytics-keys`, { integrationId: 'web-1', name: 'bench' }), 201, 'analytics key')).data.key as string;
+  const ak = (
+    await must(
+      ctx.admin.post(`${projectPath(proj('analytics'))}/analytics-keys`, { integrationId: 'web-1', name: 'bench' }),
+      201,
+      'analytics key',
+    )
+  ).data.key as string;
   const headers = { authorization: `Bearer ${ak}` };
-  table.add('analytics POST /events (one event, 201)', await measure({ url: `${analyticsUrl}/events`, method: 'POST', headers, body: analyticsEvent, expectStatus: 201 }, load));
+  table.add(
+    'analytics POST /events (one event, 201)',
+    await measure(
+      { url: `${analyticsUrl}/events`, method: 'POST', headers, body: analyticsEvent, expectStatus: 201 },
+      load,
+    ),
+  );
   for (const atOnce of [10, 100]) await hundredRequestsRow(ctx, client(analyticsUrl, ak), atOnce);
   // The batch endpoint: 100 events in one request, stored with one insertMany; 4 batches in flight at once.
   const batchBody = () => JSON.stringify({ events: Array.from({ length: 100 }, () => JSON.parse(analyticsEvent())) });
-  const batchRun = await measure({ url: `${analyticsUrl}/events/batch`, method: 'POST', headers, body: batchBody, expectStatus: 200, connections: 4 }, load);
+  const batchRun = await measure(
+    {
+      url: `${analyticsUrl}/events/batch`,
+      method: 'POST',
+      headers,
+      body: batchBody,
+      expectStatus: 200,
+      connections: 4,
+    },
+    load,
+  );
   const batchRow = table.add(
     'analytics POST /events/batch of 100 events (4 connections)',
     { ...batchRun, rps: (batchRun.rps ?? 0) * 100, runRates: batchRun.runRates?.map((r) => r * 100) },
@@ -35,7 +64,9 @@ async function hundredRequestsRow(ctx: BenchContext, akClient: ReturnType<typeof
   const batchTimes: number[] = [];
   for (let round = 0; round < Math.max(ctx.settings.quick ? 3 : 10, ctx.settings.load.runs * 2); round++) {
     const t0 = performance.now();
-    await pool(100, atOnce, async () => must(akClient.post('/events', JSON.parse(analyticsEvent())), 201, 'analytics event'));
+    await pool(100, atOnce, async () =>
+      must(akClient.post('/events', JSON.parse(analyticsEvent())), 201, 'analytics event'),
+    );
     batchTimes.push(performance.now() - t0);
   }
   const batch = percentiles(batchTimes);

@@ -16,6 +16,16 @@ export async function ceilingRows(ctx: BenchContext) {
   table.addCeiling('insertMany of 100', c.insertMany, 'documents/s, one caller; p50/p99 per insertMany');
   table.addCeiling('updateOne by _id x50', c.updateOne, 'updates/s, 50 concurrent callers');
   const clientLabel = (pid: number, comm: string) => (pid === process.pid ? 'client (bench)' : comm);
-  const published = await publishCeiling(ctx.stack.natsUrl, runId, settings.load, 50, cpuPart(ctx, 'publish', 'JetStream publish', clientLabel));
-  table.addCeiling('JetStream publish x50', published, 'messages/s into a file stream, 50 concurrent callers, a message id each');
+  const published = await publishCeiling(
+    ctx.stack.natsUrl,
+    runId,
+    settings.load,
+    50,
+    cpuPart(ctx, 'publish', 'JetStream publish', clientLabel),
+  );
+  table.addCeiling(
+    'JetStream publish x50',
+    published,
+    'messages/s into a file stream, 50 concurrent callers, a message id each',
+  );
 }

@@ -9,9 +9,22 @@ import { atLeast } from '../table';
 export async function coreRows(ctx: BenchContext) {
   const { table, gw } = ctx;
   const load = ctx.settings.load;
-  table.addPaired('gateway GET /healthz (no NATS)', await measurePaired({ url: `${gw}/healthz` }, [besideB(ctx)], load), atLeast(0.35));
-  table.addPaired('gateway -> NATS -> echo (GET /ping)', await measurePaired({ url: `${gw}/ping` }, [besideB(ctx)], load), atLeast(0.1));
-  await cpuPart(ctx, 'echo', 'echo (gateway -> NATS -> management)', cpuLabel(ctx.stack))(async () => {
+  table.addPaired(
+    'gateway GET /healthz (no NATS)',
+    await measurePaired({ url: `${gw}/healthz` }, [besideB(ctx)], load),
+    atLeast(0.35),
+  );
+  table.addPaired(
+    'gateway -> NATS -> echo (GET /ping)',
+    await measurePaired({ url: `${gw}/ping` }, [besideB(ctx)], load),
+    atLeast(0.1),
+  );
+  await cpuPart(
+    ctx,
+    'echo',
+    'echo (gateway -> NATS -> management)',
+    cpuLabel(ctx.stack),
+  )(async () => {
     const run = await measure({ url: `${gw}/ping` }, { ...load, warmupS: 0, runs: 1 });
     return run.completed ?? Math.round(run.rps * load.durationS);
   });

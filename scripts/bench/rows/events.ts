@@ -19,12 +19,28 @@ export async function eventRows(ctx: BenchContext) {
   const { cpu, use } = await cpuPerNewEventRow(ctx);
   floorRow(ctx, evNew, cpu.perOpMs, use);
   const { table, gw, events } = ctx;
-  const replayed = { url: `${gw}/run/v1/events`, method: 'POST' as const, headers: events.headers, body: events.replayBody, expectStatus: 200 };
-  table.addPaired('POST /run/v1/events (replayed, 200)', await measurePaired(replayed, [besideB(ctx)], ctx.settings.load), atLeast(0.1));
+  const replayed = {
+    url: `${gw}/run/v1/events`,
+    method: 'POST' as const,
+    headers: events.headers,
+    body: events.replayBody,
+    expectStatus: 200,
+  };
+  table.addPaired(
+    'POST /run/v1/events (replayed, 200)',
+    await measurePaired(replayed, [besideB(ctx)], ctx.settings.load),
+    atLeast(0.1),
+  );
   await halfMaxRow(ctx, evNew);
 }
 
-const newEventSpec = (ctx: BenchContext): LoadSpec => ({ url: `${ctx.gw}/run/v1/events`, method: 'POST', headers: ctx.events.headers, body: ctx.events.newEvent, expectStatus: 201 });
+const newEventSpec = (ctx: BenchContext): LoadSpec => ({
+  url: `${ctx.gw}/run/v1/events`,
+  method: 'POST',
+  headers: ctx.events.headers,
+  body: ctx.events.newEvent,
+  expectStatus: 201,
+});
 
 /** New events, read against B and the raw insertOne, both measured again beside it (measurePaired). */
 async function newEventRow(ctx: BenchContext): Promise<Row> {
@@ -32,7 +48,11 @@ async function newEventRow(ctx: BenchContext): Promise<Row> {
   const withCeiling = settings.sections.has('ceiling');
   const paired = withCeiling
     ? await withInsertOneRuns(ctx.infra.MONGO_URL, dbPrefix, 50, settings.load.warmupS, (insertOne) =>
-        measurePaired(newEventSpec(ctx), [besideB(ctx), { name: 'insertOne x50', run: () => insertOne(settings.load.durationS) }], settings.load),
+        measurePaired(
+          newEventSpec(ctx),
+          [besideB(ctx), { name: 'insertOne x50', run: () => insertOne(settings.load.durationS) }],
+          settings.load,
+        ),
       )
     : await measurePaired(newEventSpec(ctx), [besideB(ctx)], settings.load);
   const row = ctx.table.addPaired('POST /run/v1/events (new, 201)', paired, {
@@ -56,7 +76,11 @@ async function cpuPerNewEventRow(ctx: BenchContext) {
   const w = writesBetween(writesBefore, await readDbWrites(ingestUrls));
   const batch = `database writes per event ${(w.total / Math.max(1, ops)).toFixed(2)} (${w.top})`;
   const insertOne = ctx.carry.cpuInsertOne ? `; raw insertOne: ${ctx.carry.cpuInsertOne}` : '';
-  ctx.table.push({ name: `CPU per new event: ${cpu.perOpMs.toFixed(2)} ms (all processes)`, rps: cpu.cpuBoundRate, note: `${run.rps.toFixed(0)} req/s in this run; ${batch}; ${cpu.text}${insertOne}` });
+  ctx.table.push({
+    name: `CPU per new event: ${cpu.perOpMs.toFixed(2)} ms (all processes)`,
+    rps: cpu.cpuBoundRate,
+    note: `${run.rps.toFixed(0)} req/s in this run; ${batch}; ${cpu.text}${insertOne}`,
+  });
   log(`CPU per new event: ${cpu.text}; ${batch}`);
   return { cpu, use };
 }
@@ -74,9 +98,14 @@ function floorRow(ctx: BenchContext, evNew: Row, perEventMs: number, use: CpuUse
   const floorRate = (use.cores * 1000) / floorMs;
   const over = `a new event costs ${(perEventMs / floorMs).toFixed(2)} x the floor (${(perEventMs - floorMs).toFixed(2)} ms more)`;
   const note = `echo hop ${echo.toFixed(2)} + a row of an insertMany of 100 ${row.toFixed(2)} + a JetStream publish ${pub.toFixed(2)} ms; ${use.cores} cores at this cost; ${over}`;
-  ctx.table.againstCeiling(ctx.table.add(`floor of a new event: ${floorMs.toFixed(2)} CPU ms`, { rps: floorRate }, undefined, note), 'insertOne x50');
+  ctx.table.againstCeiling(
+    ctx.table.add(`floor of a new event: ${floorMs.toFixed(2)} CPU ms`, { rps: floorRate }, undefined, note),
+    'insertOne x50',
+  );
   evNew.note = `${evNew.note ? evNew.note + '; ' : ''}${((evNew.rps ?? 0) / floorRate).toFixed(2)} x the floor`;
-  log(`floor of a new event: ${floorMs.toFixed(2)} CPU ms (echo ${echo.toFixed(2)}, row ${row.toFixed(2)}, publish ${pub.toFixed(2)}): ${floorRate.toFixed(0)}/s; ${over}`);
+  log(
+    `floor of a new event: ${floorMs.toFixed(2)} CPU ms (echo ${echo.toFixed(2)}, row ${row.toFixed(2)}, publish ${pub.toFixed(2)}): ${floorRate.toFixed(0)}/s; ${over}`,
+  );
 }
 
 /** New events paced at half the closed loop's rate, for their p99, with what that load costs the machine. */
@@ -85,14 +114,27 @@ async function halfMaxRow(ctx: BenchContext, evNew: Row) {
   const half = Math.max(1, Math.round((evNew.rps ?? 2) / 2));
   if (settings.dumpMetrics) await dumpMetrics(stack, 'before-half');
   const halfBefore = cpuSnapshot();
-  const spec: LoadSpec = { url: `${ctx.gw}/run/v1/events`, method: 'POST', headers: ctx.events.headers, template: ctx.events.withId('{{id}}'), rate: half, expectStatus: 201 };
+  const spec: LoadSpec = {
+    url: `${ctx.gw}/run/v1/events`,
+    method: 'POST',
+    headers: ctx.events.headers,
+    template: ctx.events.withId('{{id}}'),
+    rate: half,
+    expectStatus: 201,
+  };
   const halfRun = await measure(spec, { ...settings.load, warmupS: 1 });
   // What the paced load costs the machine (the pacer's thread is the load generator's): at half the closed loop's
   // rate, requests come one at a time and each hop handles them alone, so the machine is far more than half busy.
   const halfUse = cpuBetween(halfBefore, cpuSnapshot(), cpuLabel(stack));
-  const halfSent = (halfRun.completedAll ?? 0) + halfRun.errors + halfRun.unexpected + Math.floor(half * 1) * halfRun.runs;
+  const halfSent =
+    (halfRun.completedAll ?? 0) + halfRun.errors + halfRun.unexpected + Math.floor(half * 1) * halfRun.runs;
   const halfCpu = cpuNote(halfUse, halfSent);
   const halfNote = `p50 and p99 of every request of the ${halfRun.runs} runs; in one of them the ${halfRun.loader}; CPU per event at this rate (warm-up seconds included): ${halfCpu.text}`;
-  ctx.table.add(`POST /run/v1/events at half its maximum (${half}/s)`, halfRun, { text: 'p99 <= 50 ms', ok: (r) => (r.p99 ?? Infinity) <= 50 }, halfNote);
+  ctx.table.add(
+    `POST /run/v1/events at half its maximum (${half}/s)`,
+    halfRun,
+    { text: 'p99 <= 50 ms', ok: (r) => (r.p99 ?? Infinity) <= 50 },
+    halfNote,
+  );
   if (settings.dumpMetrics) await dumpMetrics(stack, 'after-half');
 }

@@ -18,12 +18,24 @@ export async function growthRows(ctx: BenchContext) {
   const { settings } = ctx;
   await settled(ctx.stack.natsUrl);
   const gP = proj('growth');
-  await agentsIn(ctx.admin, gP, Array.from({ length: 10 }, (_, i) => `agent-${i}`));
+  await agentsIn(
+    ctx.admin,
+    gP,
+    Array.from({ length: 10 }, (_, i) => `agent-${i}`),
+  );
   const t0 = Date.now();
   const ids: string[] = [];
   const first = Math.min(1000, settings.growthSizes[0]!);
   await pool(first, 16, async (i) => {
-    ids.push((await must(ctx.admin.post(`${projectPath(gP)}/api-keys`, { agentId: `agent-${i % 10}`, name: `g${i}` }), 201, 'api key')).data.apiKey.id);
+    ids.push(
+      (
+        await must(
+          ctx.admin.post(`${projectPath(gP)}/api-keys`, { agentId: `agent-${i % 10}`, name: `g${i}` }),
+          201,
+          'api key',
+        )
+      ).data.apiKey.id,
+    );
   });
   const apiRate = first / ((Date.now() - t0) / 1000);
   // One request at a time, a fixed number of them, with a long timeout: at the larger sizes one list call can take
@@ -33,7 +45,8 @@ export async function growthRows(ctx: BenchContext) {
   const steps = await growthSteps(ctx, ids, samples, sampleMs);
   growthFactorRow(ctx, steps);
   ctx.carry.growthNote = `growth: requests one at a time per size for ${sampleMs / 1000} s and at least ${samples} (at most a minute) (req/s = 1000 / mean ms; p99 is the slowest when fewer than 100); seeding: ${apiRate.toFixed(0)} API keys/s through the API (16 at a time), then direct inserts of the same documents`;
-  if (!settings.growthSizes.includes(100_000)) ctx.carry.growthNote += '; 100k step not run (BENCH_GROWTH=1000,10000,100000 adds it)';
+  if (!settings.growthSizes.includes(100_000))
+    ctx.carry.growthNote += '; 100k step not run (BENCH_GROWTH=1000,10000,100000 adds it)';
 }
 
 /**
@@ -44,7 +57,13 @@ async function seedDirect(ctx: BenchContext, tenantId: string, projectId: string
   const p = { tenantId, projectId };
   await seedApiKeys(ctx.infra.MONGO_URL, dbPrefix, p, n);
   await agentsIn(ctx.admin, p, ['agent-0']);
-  const made = (await must(ctx.admin.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-0', name: 'after seeding' }), 201, 'api key')).data.apiKey.id;
+  const made = (
+    await must(
+      ctx.admin.post(`${projectPath(p)}/api-keys`, { agentId: 'agent-0', name: 'after seeding' }),
+      201,
+      'api key',
+    )
+  ).data.apiKey.id;
   await must(ctx.admin.delete(`${projectPath(p)}/api-keys/${made}`), 204, 'api key revoke');
 }
 
@@ -68,7 +87,12 @@ async function growthSteps(ctx: BenchContext, ids: string[], samples: number, sa
     const get = await sequential(`${url}/${ids[0]}`, ctx.adminH, samples, sampleMs);
     const list = await sequential(`${url}?limit=10`, ctx.adminH, samples, sampleMs);
     steps.push({ size, others, list, get, seedS });
-    ctx.table.add(`list API keys, ${size} in the project (+${others} elsewhere)`, list, undefined, `seeded in ${seedS.toFixed(1)} s`);
+    ctx.table.add(
+      `list API keys, ${size} in the project (+${others} elsewhere)`,
+      list,
+      undefined,
+      `seeded in ${seedS.toFixed(1)} s`,
+    );
     ctx.table.add(`get API key, ${size} in the project (+${others} elsewhere)`, get);
   }
   return steps;

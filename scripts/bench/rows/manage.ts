@@ -18,16 +18,31 @@ export async function manageRows(ctx: BenchContext) {
   const mP = proj('manage');
   await agentsIn(admin, mP);
   let keyId = '';
-  for (let i = 0; i < 21; i++) keyId = (await must(admin.post(`${projectPath(mP)}/api-keys`, { agentId: 'agent-1', name: `k${i}` }), 201, 'api key')).data.apiKey.id;
+  for (let i = 0; i < 21; i++)
+    keyId = (
+      await must(admin.post(`${projectPath(mP)}/api-keys`, { agentId: 'agent-1', name: `k${i}` }), 201, 'api key')
+    ).data.apiKey.id;
   const createP = proj('create');
   await agentsIn(admin, createP);
   table.add(
     'management create API key',
-    await measure({ url: `${gw}${projectPath(createP)}/api-keys`, method: 'POST', headers: adminH, body: JSON.stringify({ agentId: 'agent-1', name: 'bench' }), expectStatus: 201 }, load),
+    await measure(
+      {
+        url: `${gw}${projectPath(createP)}/api-keys`,
+        method: 'POST',
+        headers: adminH,
+        body: JSON.stringify({ agentId: 'agent-1', name: 'bench' }),
+        expectStatus: 201,
+      },
+      load,
+    ),
     // Issue 20 compares create with upstream's 50 req/s on the same machine.
     { text: '> upstream 50 req/s', ok: (r) => (r.rps ?? 0) > 50 },
   );
-  table.add('management get API key', await measure({ url: `${gw}${projectPath(mP)}/api-keys/${keyId}`, headers: adminH }, load));
+  table.add(
+    'management get API key',
+    await measure({ url: `${gw}${projectPath(mP)}/api-keys/${keyId}`, headers: adminH }, load),
+  );
   await listRows(ctx, '21', mP, 21);
   await listRows(ctx, '1,000', kP, 1000);
 }
@@ -43,14 +58,44 @@ async function listRows(ctx: BenchContext, label: string, p: Project, size: numb
     filter: { tenantId: p.tenantId, projectId: p.projectId, live: true },
     sort: { createdAt: -1 as const, _id: 1 as const },
     limit: 10,
-    projection: { pendingEvents: 0, outboxPending: 0, outboxSeq: 0, outboxDelete: 0, outboxBatch: 0, keyHash: 0, live: 0 },
+    projection: {
+      pendingEvents: 0,
+      outboxPending: 0,
+      outboxSeq: 0,
+      outboxDelete: 0,
+      outboxBatch: 0,
+      keyHash: 0,
+      live: 0,
+    },
   };
-  const raw = await findCeiling(ctx.infra.MONGO_URL, dbPrefix, 'management', 'apiKeys', keyPage, load, load.connections);
-  table.addCeiling(`find of a key page (${label} keys)`, raw, `finds/s, ${load.connections} concurrent callers; ${raw.returned} rows a page`);
-  const row = table.add(`management list API keys (10 a page of ${label})`, await measure({ url: `${gw}${projectPath(p)}/api-keys?limit=10`, headers: adminH }, load));
-  table.target(table.againstCeiling(row, `find of a key page (${label} keys)`), '>= 0.5 x raw find', ceilingAtLeast(0.5));
+  const raw = await findCeiling(
+    ctx.infra.MONGO_URL,
+    dbPrefix,
+    'management',
+    'apiKeys',
+    keyPage,
+    load,
+    load.connections,
+  );
+  table.addCeiling(
+    `find of a key page (${label} keys)`,
+    raw,
+    `finds/s, ${load.connections} concurrent callers; ${raw.returned} rows a page`,
+  );
+  const row = table.add(
+    `management list API keys (10 a page of ${label})`,
+    await measure({ url: `${gw}${projectPath(p)}/api-keys?limit=10`, headers: adminH }, load),
+  );
+  table.target(
+    table.againstCeiling(row, `find of a key page (${label} keys)`),
+    '>= 0.5 x raw find',
+    ceilingAtLeast(0.5),
+  );
   if (size !== 21) return;
   // The upstream figure (issue 20): one Hono process on PostgreSQL, 10 connections, 1,080 req/s on this machine.
-  const ten = table.add(`management list API keys (10 a page of 21), 10 connections`, await measure({ url: `${gw}${projectPath(p)}/api-keys?limit=10`, headers: adminH, connections: 10 }, load));
+  const ten = table.add(
+    `management list API keys (10 a page of 21), 10 connections`,
+    await measure({ url: `${gw}${projectPath(p)}/api-keys?limit=10`, headers: adminH, connections: 10 }, load),
+  );
   table.target(ten, '> upstream 1,080 req/s', (r) => (r.rps ?? 0) > 1080);
 }

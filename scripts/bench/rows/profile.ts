@@ -10,9 +10,16 @@ export async function profileRows(ctx: BenchContext) {
   if (settings.profile === 'list') {
     const lP = proj('profile-list');
     await agentsIn(admin, lP);
-    for (let i = 0; i < 21; i++) await must(admin.post(`${projectPath(lP)}/api-keys`, { agentId: 'agent-1', name: `k${i}` }), 201, 'api key');
+    for (let i = 0; i < 21; i++)
+      await must(admin.post(`${projectPath(lP)}/api-keys`, { agentId: 'agent-1', name: `k${i}` }), 201, 'api key');
     await ctx.memory.underLoad(stack, async () => {
-      table.add('management list API keys (10 a page of 21), 10 connections', await measure({ url: `${gw}${projectPath(lP)}/api-keys?limit=10`, headers: adminH, connections: 10 }, settings.load));
+      table.add(
+        'management list API keys (10 a page of 21), 10 connections',
+        await measure(
+          { url: `${gw}${projectPath(lP)}/api-keys?limit=10`, headers: adminH, connections: 10 },
+          settings.load,
+        ),
+      );
     });
     return;
   }
@@ -20,8 +27,17 @@ export async function profileRows(ctx: BenchContext) {
     const rate = settings.profileRate;
     const spec = rate > 0 ? { template: events.withId('{{id}}'), rate } : { body: events.newEvent };
     const url = `${gw}/run/v1/events`;
-    table.add(`POST /run/v1/events (new, 201)${rate > 0 ? ` at ${rate}/s` : ''}`, await measure({ url, method: 'POST', headers: events.headers, ...spec, expectStatus: 201 }, settings.load));
+    table.add(
+      `POST /run/v1/events (new, 201)${rate > 0 ? ` at ${rate}/s` : ''}`,
+      await measure({ url, method: 'POST', headers: events.headers, ...spec, expectStatus: 201 }, settings.load),
+    );
     if (rate > 0) return;
-    table.add('POST /run/v1/events (replayed, 200)', await measure({ url, method: 'POST', headers: events.headers, body: events.replayBody, expectStatus: 200 }, settings.load));
+    table.add(
+      'POST /run/v1/events (replayed, 200)',
+      await measure(
+        { url, method: 'POST', headers: events.headers, body: events.replayBody, expectStatus: 200 },
+        settings.load,
+      ),
+    );
   });
 }

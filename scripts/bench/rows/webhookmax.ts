@@ -11,7 +11,9 @@ export async function webhookMaxRow(ctx: BenchContext) {
     await settled(ctx.stack.natsUrl);
     const r = await webhookLag(ctx, `whmax-${rate}`, rate, ctx.settings.lagSeconds);
     const ok = r.received >= r.sent && r.p99 <= 1000 && r.run.rps >= rate * 0.9;
-    steps.push(`${rate}/s: ${r.run.rps.toFixed(0)} sent/s, p99 ${r.p99} ms, ${r.received} of ${r.sent}${ok ? '' : ' (miss)'} (warm-up second p99 ${r.warmP99.toFixed(1)} ms)`);
+    steps.push(
+      `${rate}/s: ${r.run.rps.toFixed(0)} sent/s, p99 ${r.p99} ms, ${r.received} of ${r.sent}${ok ? '' : ' (miss)'} (warm-up second p99 ${r.warmP99.toFixed(1)} ms)`,
+    );
     log(`webhook step ${steps[steps.length - 1]}`);
     if (!ok) break;
     best = rate;

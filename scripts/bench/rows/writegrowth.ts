@@ -58,14 +58,22 @@ async function growthSides(ctx: BenchContext, started: BenchStack[]): Promise<Si
     sides.push({ name, stack, gw: stack.gatewayUrl, admin, natsUrl: stack.natsUrl, prefix: dbPrefixOf(name), key: '' });
   }
   for (const side of sides) await agentsIn(side.admin, wP);
-  for (const side of sides) side.key = (await must(side.admin.post(`${projectPath(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')).data.key as string;
+  for (const side of sides)
+    side.key = (
+      await must(side.admin.post(`${projectPath(wP)}/api-keys`, { agentId: 'agent-1', name: 'bench' }), 201, 'api key')
+    ).data.key as string;
   return sides;
 }
 
 /** Stores the history in the grown side's database; answers how long that took. */
 async function seedHistory(ctx: BenchContext, grown: Side): Promise<number> {
   const s0 = Date.now();
-  await seedWriteHistory(ctx.infra.MONGO_URL, grown.prefix, { ...proj('history'), partition: partitionOf('grown'), destinationId: 'dst-history' }, ctx.settings.writeGrowthSize);
+  await seedWriteHistory(
+    ctx.infra.MONGO_URL,
+    grown.prefix,
+    { ...proj('history'), partition: partitionOf('grown'), destinationId: 'dst-history' },
+    ctx.settings.writeGrowthSize,
+  );
   const seedS = (Date.now() - s0) / 1000;
   await sleep(ctx.settings.quick ? 6_000 : 12_000); // the database's statistics of the new rows
   return seedS;
@@ -87,7 +95,9 @@ async function measureInTurn(ctx: BenchContext, sides: Side[]): Promise<Omit<Mea
   });
   const lagRuns = sides.map(() => [] as LagRun[]);
   await inTurn(natsUrls, ctx.settings.growthLagRuns, async (k, i) => {
-    lagRuns[k]!.push(await webhookLag(ctx, `wgrowth-${sides[k]!.name}-${i + 1}`, 100, ctx.settings.growthLagSeconds, sides[k]!));
+    lagRuns[k]!.push(
+      await webhookLag(ctx, `wgrowth-${sides[k]!.name}-${i + 1}`, 100, ctx.settings.growthLagSeconds, sides[k]!),
+    );
   });
   return { runs, uses, lagRuns };
 }
@@ -106,13 +116,28 @@ async function growthTableRows(ctx: BenchContext, sides: Side[], m: Measured) {
       const rate = medianRun(m.runs[k]!);
       const events = await countStored(ctx.infra.MONGO_URL, side.prefix, 'events-ingest', 'runEvents');
       const deliveries = await countStored(ctx.infra.MONGO_URL, side.prefix, 'webhook-dispatcher', DELIVERY_COLLECTION);
-      return { rate, cpu: cpuNote(cpuSum(m.uses[k]!), rate.completedAll ?? 0), lag: pooledLag(m.lagRuns[k]!), stored: `${events} events, ${deliveries} deliveries stored` };
+      return {
+        rate,
+        cpu: cpuNote(cpuSum(m.uses[k]!), rate.completedAll ?? 0),
+        lag: pooledLag(m.lagRuns[k]!),
+        stored: `${events} events, ${deliveries} deliveries stored`,
+      };
     }),
   );
   const rounds = `rates in turn (empty / grown) ${m.runs[0]!.map((r, i) => `${r.rps.toFixed(0)} / ${m.runs[1]![i]!.rps.toFixed(0)}`).join(', ')}`;
   const cpuOfEvent = (c: ReturnType<typeof cpuNote>) => `CPU per event ${c.text}`;
-  table.add('events new, empty database (in turn with the row below)', empty!.rate, undefined, `${empty!.stored}; ${cpuOfEvent(empty!.cpu)}`);
-  table.add('webhook lag at 100/s, empty database (in turn with the row below)', { p50: empty!.lag.p50, p99: empty!.lag.p99 }, undefined, empty!.lag.text);
+  table.add(
+    'events new, empty database (in turn with the row below)',
+    empty!.rate,
+    undefined,
+    `${empty!.stored}; ${cpuOfEvent(empty!.cpu)}`,
+  );
+  table.add(
+    'webhook lag at 100/s, empty database (in turn with the row below)',
+    { p50: empty!.lag.p50, p99: empty!.lag.p99 },
+    undefined,
+    empty!.lag.text,
+  );
   const growth = roundRatios(
     m.runs[0]!.map((r) => r.rps),
     m.runs[1]!.map((r) => r.rps),
@@ -120,7 +145,12 @@ async function growthTableRows(ctx: BenchContext, sides: Side[], m: Measured) {
   const cpuRatio = (full!.cpu.perOpMs / empty!.cpu.perOpMs).toFixed(2);
   const rateNote = `${full!.stored}; seeded in ${m.seedS.toFixed(1)} s; ${rounds}; ${growth.toFixed(2)} x the empty database (median round); ${cpuOfEvent(full!.cpu)}, ${cpuRatio} x the empty database's`;
   const rateRow = table.add(`events new with ${size} events and deliveries stored`, full!.rate, undefined, rateNote);
-  table.target(rateRow, '>= 0.9 x the empty database (in turn)', () => growth >= 0.9, `${growth.toFixed(2)} × the empty database's rate (median round)`);
+  table.target(
+    rateRow,
+    '>= 0.9 x the empty database (in turn)',
+    () => growth >= 0.9,
+    `${growth.toFixed(2)} × the empty database's rate (median round)`,
+  );
   // Each side's p99 is of every delivery of its runs (settings.growthLagSeconds); the rounds' ratios are listed.
   const lagGrowth = full!.lag.p99 / empty!.lag.p99;
   const lagRounds = roundRatios(
@@ -128,6 +158,16 @@ async function growthTableRows(ctx: BenchContext, sides: Side[], m: Measured) {
     m.lagRuns[1]!.map((l) => l.p99),
   );
   const lagNote = `${full!.lag.text}; p99 ${lagGrowth.toFixed(2)} x the empty database's, p50 ${(full!.lag.p50 / empty!.lag.p50).toFixed(2)} x (rounds' p99 ratios ${lagRounds.ratios.map((x) => x.toFixed(2)).join(', ')}, median ${lagRounds.median.toFixed(2)})`;
-  const lagRow = table.add(`webhook lag at 100/s with ${size} stored`, { p50: full!.lag.p50, p99: full!.lag.p99 }, undefined, lagNote);
-  table.target(lagRow, 'p99 <= 1.1 x the empty database (in turn)', () => lagGrowth <= 1.1 && full!.lag.received >= full!.lag.sent, `p99 ${lagGrowth.toFixed(2)} × the empty database's`);
+  const lagRow = table.add(
+    `webhook lag at 100/s with ${size} stored`,
+    { p50: full!.lag.p50, p99: full!.lag.p99 },
+    undefined,
+    lagNote,
+  );
+  table.target(
+    lagRow,
+    'p99 <= 1.1 x the empty database (in turn)',
+    () => lagGrowth <= 1.1 && full!.lag.received >= full!.lag.sent,
+    `p99 ${lagGrowth.toFixed(2)} × the empty database's`,
+  );
 }

@@ -32,7 +32,12 @@ export const chatapp = defineService({
       channels,
       links,
       nonces: nonceStore(redis),
-      chat: chatApi({ apiUrl: config.CHATAPP_API_URL, clientId: config.CHATAPP_CLIENT_ID, clientSecret: config.CHATAPP_CLIENT_SECRET, timeoutMs: config.CHATAPP_API_TIMEOUT_MS }),
+      chat: chatApi({
+        apiUrl: config.CHATAPP_API_URL,
+        clientId: config.CHATAPP_CLIENT_ID,
+        clientSecret: config.CHATAPP_CLIENT_SECRET,
+        timeoutMs: config.CHATAPP_API_TIMEOUT_MS,
+      }),
       agents: agentDirectory(bus),
       box,
       settings: {
@@ -44,7 +49,9 @@ export const chatapp = defineService({
         resultUrl: config.CHATAPP_RESULT_URL,
         linkUrl: config.CHATAPP_LINK_URL,
         connectUrl: config.CHATAPP_CONNECT_URL,
-        scopes: config.CHATAPP_SCOPES.split(',').map((s) => s.trim()).filter(Boolean),
+        scopes: config.CHATAPP_SCOPES.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
         linkTtlSeconds: config.CHATAPP_LINK_TOKEN_TTL_SECONDS,
       },
     };
@@ -53,7 +60,9 @@ export const chatapp = defineService({
     registerWorkspaceHandlers(bus, deps);
     registerChannelMessageHandlers(bus, deps);
     // Project erasure: the channel configs of the project and the workspaces installed into it.
-    const erasure = await startErasureWorker(nc, bus, 'chatapp', { eraseProject: (scope) => eraseProjectDocuments(db, scope) });
+    const erasure = await startErasureWorker(nc, bus, 'chatapp', {
+      eraseProject: (scope) => eraseProjectDocuments(db, scope),
+    });
     return {
       async stop() {
         await erasure.stop();

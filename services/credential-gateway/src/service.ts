@@ -29,7 +29,10 @@ export const credentialGateway = defineService({
     const store = signingKeyRepo(db, signingKeyRings(box));
     const keys = keyring({
       store,
-      box: { seal: (plaintext, kid) => box.seal(plaintext, signingKeyBinding(kid)), open: (sealed, kid) => box.open(sealed, signingKeyBinding(kid)) },
+      box: {
+        seal: (plaintext, kid) => box.seal(plaintext, signingKeyBinding(kid)),
+        open: (sealed, kid) => box.open(sealed, signingKeyBinding(kid)),
+      },
       alg: config.CREDENTIAL_GATEWAY_SIGNING_ALG,
       tokenTtlSeconds: config.CREDENTIAL_GATEWAY_TOKEN_TTL_SECONDS,
       refreshSeconds: config.CREDENTIAL_GATEWAY_KEY_REFRESH_SECONDS,
@@ -37,11 +40,14 @@ export const credentialGateway = defineService({
       announce: (kid) => publishNotice(nc, signingKeysChanged, { kid }),
     });
     await keys.refresh();
-    const refresh = () => keys.refresh().catch((err) => log.warn({ err: (err as Error).message }, 'signing keys could not be reread'));
+    const refresh = () =>
+      keys.refresh().catch((err) => log.warn({ err: (err as Error).message }, 'signing keys could not be reread'));
     const timer = setInterval(refresh, config.CREDENTIAL_GATEWAY_KEY_REFRESH_SECONDS * 1000);
     timer.unref();
     // Every replica (no queue group) rereads at once after a rotation elsewhere.
-    const changes = subscribeNotice(nc, signingKeysChanged, 'credential-gateway', () => void refresh(), { onInvalid: () => void refresh() });
+    const changes = subscribeNotice(nc, signingKeysChanged, 'credential-gateway', () => void refresh(), {
+      onInvalid: () => void refresh(),
+    });
 
     registerPlatformHandlers(bus, { catalog, maxAgeSeconds: config.CREDENTIAL_GATEWAY_CATALOG_MAX_AGE_SECONDS });
     registerSigningKeyHandlers(bus, { keys, maxAgeSeconds: config.CREDENTIAL_GATEWAY_JWKS_MAX_AGE_SECONDS });
@@ -52,7 +58,9 @@ export const credentialGateway = defineService({
       issuer: config.CREDENTIAL_GATEWAY_ISSUER,
       tokenTtlSeconds: config.CREDENTIAL_GATEWAY_TOKEN_TTL_SECONDS,
     });
-    const erasure = await startErasureWorker(nc, bus, 'credential-gateway', { eraseProject: (scope) => eraseProjectDocuments(db, scope) });
+    const erasure = await startErasureWorker(nc, bus, 'credential-gateway', {
+      eraseProject: (scope) => eraseProjectDocuments(db, scope),
+    });
     return {
       async stop() {
         await erasure.stop();

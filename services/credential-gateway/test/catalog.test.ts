@@ -1,17 +1,25 @@
 import { buildCatalog, etagMatches, mayUse, resourceAllowed } from '../src/domain/catalog';
 import { DEFAULT_PLATFORMS } from '../src/domain/default-platforms';
 
-const entry = (over: Record<string, unknown> = {}) => ({ slug: 'desk', label: 'Desk', pageMatchers: [{ hostGlob: '*.desk.example', pageType: 'ticket', pathPattern: '/t/*' }], ...over });
+const entry = (over: Record<string, unknown> = {}) => ({
+  slug: 'desk',
+  label: 'Desk',
+  pageMatchers: [{ hostGlob: '*.desk.example', pageType: 'ticket', pathPattern: '/t/*' }],
+  ...over,
+});
 
 describe('platform catalog', () => {
   test('when no file is configured, then the built-in catalog is valid and public entries carry exactly the spec fields', () => {
     const c = buildCatalog(DEFAULT_PLATFORMS, 'built-in');
     expect(c.body.platforms.length).toBeGreaterThan(0);
-    for (const p of c.body.platforms) expect(Object.keys(p).sort()).toEqual(['credentialRequired', 'label', 'pageMatchers', 'slug']);
+    for (const p of c.body.platforms)
+      expect(Object.keys(p).sort()).toEqual(['credentialRequired', 'label', 'pageMatchers', 'slug']);
   });
 
   test('when a catalog has duplicate slugs, unknown fields or a bad slug, then building it fails with a readable list', () => {
-    expect(() => buildCatalog({ platforms: [entry(), entry()] }, 'f.json')).toThrow(/f\.json[\s\S]*slugs must be unique/);
+    expect(() => buildCatalog({ platforms: [entry(), entry()] }, 'f.json')).toThrow(
+      /f\.json[\s\S]*slugs must be unique/,
+    );
     expect(() => buildCatalog({ platforms: [entry({ color: 'red' })] }, 'f.json')).toThrow(/color/);
     expect(() => buildCatalog({ platforms: [entry({ slug: 'Bad Slug' })] }, 'f.json')).toThrow(/platforms\.0\.slug/);
   });
@@ -28,7 +36,10 @@ describe('platform catalog', () => {
   });
 
   test('when an entry limits app types or tenants, then only those may use it', () => {
-    const c = buildCatalog({ platforms: [entry({ appTypes: ['support_copilot'], tenantIds: ['t1'] }), entry({ slug: 'open' })] }, 'x');
+    const c = buildCatalog(
+      { platforms: [entry({ appTypes: ['support_copilot'], tenantIds: ['t1'] }), entry({ slug: 'open' })] },
+      'x',
+    );
     expect(mayUse(c.find('desk')!, { appType: 'support_copilot', tenantId: 't1' })).toBe(true);
     expect(mayUse(c.find('desk')!, { appType: 'web_client', tenantId: 't1' })).toBe(false);
     expect(mayUse(c.find('desk')!, { appType: 'support_copilot', tenantId: 't2' })).toBe(false);

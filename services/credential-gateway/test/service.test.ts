@@ -1,5 +1,10 @@
 import { ServiceBus } from '@platform/bus';
-import { getCredentialGatewayJwks, getPlatformCatalog, rotateCredentialGatewayKey, type JwkSet } from '@platform/contracts';
+import {
+  getCredentialGatewayJwks,
+  getPlatformCatalog,
+  rotateCredentialGatewayKey,
+  type JwkSet,
+} from '@platform/contracts';
 import { bootService, type StartedService } from '@platform/runtime';
 import { randomSecret } from '@platform/secrets';
 import { connectAs, gatewayBusKey, natsEnv, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
@@ -52,13 +57,20 @@ afterAll(async () => {
   await b?.close();
 });
 
-const kidsOf = async (i: Instance) => ((await i.bus.call(getCredentialGatewayJwks, {})).body as JwkSet).keys.map((k) => k.kid);
+const kidsOf = async (i: Instance) =>
+  ((await i.bus.call(getCredentialGatewayJwks, {})).body as JwkSet).keys.map((k) => k.kid);
 
 describe('credential gateway configuration', () => {
   test('when no catalog file is configured, then the built-in catalog is served', async () => {
     const res = await a.bus.call(getPlatformCatalog, {});
     expect(res.status).toBe(200);
-    expect((res.body as { platforms: Array<{ slug: string }> }).platforms.map((p) => p.slug)).toEqual(['zendesk', 'salesforce', 'hubspot', 'jira', 'github']);
+    expect((res.body as { platforms: Array<{ slug: string }> }).platforms.map((p) => p.slug)).toEqual([
+      'zendesk',
+      'salesforce',
+      'hubspot',
+      'jira',
+      'github',
+    ]);
   });
 
   test('when the signing algorithm is EdDSA, then the key set publishes an Ed25519 key', async () => {
@@ -66,7 +78,7 @@ describe('credential gateway configuration', () => {
     expect(keys[0]).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
   });
 
-  test('when two deployments share a database with different ENCRYPTION_KEYs, then neither publishes or rotates the other\'s keys', async () => {
+  test("when two deployments share a database with different ENCRYPTION_KEYs, then neither publishes or rotates the other's keys", async () => {
     const before = await kidsOf(b);
     const rotated = await a.bus.call(rotateCredentialGatewayKey, {});
     expect(rotated.status).toBe(201);

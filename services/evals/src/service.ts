@@ -29,7 +29,12 @@ export const evals = defineService({
     const evaluators = evaluatorRepo(db);
     const improvements = improvementRepo(db, outbox);
     const platform = platformClient(bus);
-    const llm = llmClient({ baseUrl: config.LLM_BASE_URL, apiKey: config.LLM_API_KEY, model: config.LLM_MODEL, timeoutMs: config.LLM_TIMEOUT_MS });
+    const llm = llmClient({
+      baseUrl: config.LLM_BASE_URL,
+      apiKey: config.LLM_API_KEY,
+      model: config.LLM_MODEL,
+      timeoutMs: config.LLM_TIMEOUT_MS,
+    });
 
     const evaluationDeps = { runs, evaluators, platform, llm };
     // Every change served under /manage is audited here and copied into the tenant's log by management (libs/audit).
@@ -49,9 +54,13 @@ export const evals = defineService({
       eraseConversation: (scope, conversationId) => runs.eraseConversation(scope, conversationId),
     });
     // Merges a stopped process left half-written are finished here (at start and on a timer).
-    let sweeping: Promise<unknown> = resumeMerges(improvementDeps, config.MERGE_SWEEP_MS).catch((err: unknown) => log.warn({ err }, 'merge sweep failed'));
+    let sweeping: Promise<unknown> = resumeMerges(improvementDeps, config.MERGE_SWEEP_MS).catch((err: unknown) =>
+      log.warn({ err }, 'merge sweep failed'),
+    );
     const mergeSweep = setInterval(() => {
-      sweeping = sweeping.then(() => resumeMerges(improvementDeps, config.MERGE_SWEEP_MS)).catch((err: unknown) => log.warn({ err }, 'merge sweep failed'));
+      sweeping = sweeping
+        .then(() => resumeMerges(improvementDeps, config.MERGE_SWEEP_MS))
+        .catch((err: unknown) => log.warn({ err }, 'merge sweep failed'));
     }, config.MERGE_SWEEP_MS);
     mergeSweep.unref();
     return {

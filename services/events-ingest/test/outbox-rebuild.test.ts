@@ -15,7 +15,12 @@ import { runEventEvents } from '../src/domain/run-events';
 let nats: NatsServer;
 let nc: Awaited<ReturnType<typeof connectAs>>;
 let db: Connection;
-const received: Array<{ id: string; type: string; occurredAt: string; data: { event: { id: string; properties: unknown }; dispatch: boolean } }> = [];
+const received: Array<{
+  id: string;
+  type: string;
+  occurredAt: string;
+  data: { event: { id: string; properties: unknown }; dispatch: boolean };
+}> = [];
 /** The traceparent header of each event.created received, by event id. */
 const traceparents = new Map<string, string | undefined>();
 /** Every outbox a test made: flushed before the database closes, so no marker delete is left to run against a closed client. */
@@ -40,7 +45,11 @@ beforeAll(async () => {
       traceparents.set(event.id, m.headers?.get('traceparent') || undefined);
     },
   });
-  db = await connectMongo({ url: testStack().env.MONGO_URL!, dbPrefix: 'test', service: `events-ingest-outbox-${randomId(6).toLowerCase()}` });
+  db = await connectMongo({
+    url: testStack().env.MONGO_URL!,
+    dbPrefix: 'test',
+    service: `events-ingest-outbox-${randomId(6).toLowerCase()}`,
+  });
 });
 afterAll(async () => {
   await Promise.all(outboxes.map((o) => o.flush()));
@@ -69,7 +78,10 @@ test('when events-ingest dies after storing events and before publishing them, t
     updatedAt: now,
   });
   const dying = repoOf(deadPublisher, 'dying');
-  const stored = [await dying.repo.insertOnce(doc('e1', { plan: 'pro' }), true), await dying.repo.insertOnce(doc('e2', { '$odd.key': 1 }), false)];
+  const stored = [
+    await dying.repo.insertOnce(doc('e1', { plan: 'pro' }), true),
+    await dying.repo.insertOnce(doc('e2', { '$odd.key': 1 }), false),
+  ];
   await dying.outbox.flush();
   expect(stored.map((s) => s.created)).toEqual([true, true]);
   // what a live writer publishes for these rows
@@ -80,15 +92,27 @@ test('when events-ingest dies after storing events and before publishing them, t
   const raw = await restarted.repo.model.collection.find({ tenantId }).toArray();
   expect(raw.some((r) => 'pendingEvents' in r)).toBe(false);
   // once the batch is old enough to be an orphan
-  await restarted.repo.model.collection.updateMany({ outboxMarker: true, _id: { $regex: /^~outbox~dying:/ } } as never, { $set: { createdAt: new Date(0) } });
+  await restarted.repo.model.collection.updateMany(
+    { outboxMarker: true, _id: { $regex: /^~outbox~dying:/ } } as never,
+    { $set: { createdAt: new Date(0) } },
+  );
   await expect(restarted.outbox.sweep()).resolves.toBe(2);
 
   const ours = () => received.filter((m) => expected.some((e) => e.id === m.id));
   await eventually(() => ours().length === 2, 'the two rebuilt event.created messages');
   const mine = ours();
-  expect(mine.map((m) => ({ id: m.id, occurredAt: m.occurredAt, event: m.data.event, dispatch: m.data.dispatch })).sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+  expect(
+    mine
+      .map((m) => ({ id: m.id, occurredAt: m.occurredAt, event: m.data.event, dispatch: m.data.dispatch }))
+      .sort((a, b) => a.id.localeCompare(b.id)),
+  ).toEqual(
     expected
-      .map((e) => ({ id: e.id, occurredAt: e.envelope.occurredAt, event: (e.envelope.data as { event: unknown }).event, dispatch: (e.envelope.data as { dispatch: boolean }).dispatch }))
+      .map((e) => ({
+        id: e.id,
+        occurredAt: e.envelope.occurredAt,
+        event: (e.envelope.data as { event: unknown }).event,
+        dispatch: (e.envelope.data as { dispatch: boolean }).dispatch,
+      }))
       .sort((a, b) => a.id.localeCompare(b.id)),
   );
 });
@@ -97,8 +121,27 @@ test('when the sweep republishes events, then an event written under a sampled t
   initTracing({ service: 'events-ingest-test' });
   const tenantId = `t-${randomId(6).toLowerCase()}`;
   const now = new Date();
-  const doc = (id: string) => ({ id, tenantId, projectId: 'p1', type: 'x', agentId: null, conversationId: null, messageId: null, properties: null, userProperties: null, metadata: null, serverMetadata: { authMethod: 'apiKey' }, createdAt: now, updatedAt: now });
-  const under = (traceFlags: number) => trace.setSpanContext(context.active(), { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex'), traceFlags });
+  const doc = (id: string) => ({
+    id,
+    tenantId,
+    projectId: 'p1',
+    type: 'x',
+    agentId: null,
+    conversationId: null,
+    messageId: null,
+    properties: null,
+    userProperties: null,
+    metadata: null,
+    serverMetadata: { authMethod: 'apiKey' },
+    createdAt: now,
+    updatedAt: now,
+  });
+  const under = (traceFlags: number) =>
+    trace.setSpanContext(context.active(), {
+      traceId: randomBytes(16).toString('hex'),
+      spanId: randomBytes(8).toString('hex'),
+      traceFlags,
+    });
   const dying = repoOf(deadPublisher, 'dying-traced');
   const sampledCtx = under(1);
   const unsampledCtx = under(0);
@@ -110,7 +153,10 @@ test('when the sweep republishes events, then an event written under a sampled t
   const ids = [a, b].map((s) => runEventEvents(s.event, false)[0]!.id);
 
   const restarted = repoOf(publisher(nc), 'restarted-traced');
-  await restarted.repo.model.collection.updateMany({ outboxMarker: true, _id: { $regex: /^~outbox~dying-traced:/ } } as never, { $set: { createdAt: new Date(0) } });
+  await restarted.repo.model.collection.updateMany(
+    { outboxMarker: true, _id: { $regex: /^~outbox~dying-traced:/ } } as never,
+    { $set: { createdAt: new Date(0) } },
+  );
   await expect(restarted.outbox.sweep()).resolves.toBe(2);
   await eventually(() => ids.every((id) => traceparents.has(id)), 'the two rebuilt event.created messages');
   const sampledTrace = trace.getSpanContext(sampledCtx)!.traceId;

@@ -5,7 +5,15 @@ import cors from 'cors';
 import { Redis } from 'ioredis';
 import type { NatsConnection } from 'nats';
 import { allOperations, type AnyOperation, buildAsyncApi, buildOpenApi } from '@platform/contracts';
-import { BusKey, busKeyFileOf, connectNats, readBusKeyFile, ServiceBus, startErasureWorker, type RunningConsumer } from '@platform/bus';
+import {
+  BusKey,
+  busKeyFileOf,
+  connectNats,
+  readBusKeyFile,
+  ServiceBus,
+  startErasureWorker,
+  type RunningConsumer,
+} from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
 import { erasingProjects, type ErasingProjects } from './middleware/erasing-projects';
 import { AppError } from '@platform/problems';
@@ -49,11 +57,15 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   const [status, code, title, detail] =
-    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'request_header_fields_too_large', 'Request Header Fields Too Large', 'The request headers are too large']
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'request_timeout', 'Request Timeout', 'The request was not received in time']
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'request_header_fields_too_large', 'Request Header Fields Too Large', 'The request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout', 'Request Timeout', 'The request was not received in time']
         : [400, 'bad_request', 'Bad Request', 'The request could not be parsed as HTTP'];
   const body = JSON.stringify({ type: 'about:blank', title, status, detail, code, error: { code, message: detail } });
-  socket.end(`HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\ncontent-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 type Listener = { server: http.Server; port: number };
@@ -66,7 +78,12 @@ interface Lifecycle {
 
 /** NATS and the bus the operations are sent on. */
 async function openBus(config: GatewayConfig) {
-  const nc = await connectNats({ url: config.NATS_URL, name: 'gateway', credsFile: config.NATS_CREDS, tlsCaFile: config.NATS_TLS_CA_FILE });
+  const nc = await connectNats({
+    url: config.NATS_URL,
+    name: 'gateway',
+    credsFile: config.NATS_CREDS,
+    tlsCaFile: config.NATS_TLS_CA_FILE,
+  });
   // Requests no replica answered are sent again within NATS_REQUEST_TIMEOUT_MS (see libs/bus/src/retry.ts); after a
   // timeout only those that are safe to repeat (the operation's repeat policy, an internal call declared repeatable).
   const bus = new ServiceBus(nc, 'gateway', config.NATS_REQUEST_TIMEOUT_MS, {
@@ -82,9 +99,19 @@ async function openRedis(config: GatewayConfig): Promise<Redis> {
   // Offline queue off: while Redis is down a command fails at once and the limits fail open instead of stalling requests.
   // Auto-pipelining: the limit checks of concurrent requests leave in one socket write per event-loop tick (one write
   // per command showed as 8 % of the gateway's time under load).
-  const redis = new Redis(config.REDIS_URL, { keyPrefix: config.REDIS_KEY_PREFIX, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true });
+  const redis = new Redis(config.REDIS_URL, {
+    keyPrefix: config.REDIS_KEY_PREFIX,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: true,
+    enableAutoPipelining: true,
+  });
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
-  await redis.connect().catch((err) => log.warn({ err: (err as Error).message }, 'redis not reachable at start; rate limits fail open until it is'));
+  await redis
+    .connect()
+    .catch((err) =>
+      log.warn({ err: (err as Error).message }, 'redis not reachable at start; rate limits fail open until it is'),
+    );
   return redis;
 }
 
@@ -114,10 +141,20 @@ interface ListenerParts {
 }
 
 /** One express app per listener: the same request id, health, operation loop and error handling. */
-function listenerApp(config: GatewayConfig, life: Lifecycle, mountOpts: MountOptions, name: string, ops: AnyOperation[], parts: ListenerParts) {
+function listenerApp(
+  config: GatewayConfig,
+  life: Lifecycle,
+  mountOpts: MountOptions,
+  name: string,
+  ops: AnyOperation[],
+  parts: ListenerParts,
+) {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', config.TRUST_PROXY === 'true' ? true : config.TRUST_PROXY === 'false' ? false : config.TRUST_PROXY);
+  app.set(
+    'trust proxy',
+    config.TRUST_PROXY === 'true' ? true : config.TRUST_PROXY === 'false' ? false : config.TRUST_PROXY,
+  );
   app.set('etag', false);
   // Security headers on every response (API answers are JSON; the analytics view sets its own stricter CSP).
   app.use(securityHeaders({ crossOriginResourcePolicy: { policy: 'cross-origin' } }));
@@ -155,7 +192,9 @@ function mainApp(config: GatewayConfig, life: Lifecycle, mountOpts: MountOptions
     // Both documents are built on first request (building them at start costs every gateway megabytes it keeps).
     let openapi: string | undefined;
     app.get('/openapi.json', (_req, res) => {
-      openapi ??= JSON.stringify(buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : undefined));
+      openapi ??= JSON.stringify(
+        buildOpenApi(allOperations, config.PUBLIC_BASE_URL ? [{ url: config.PUBLIC_BASE_URL }] : undefined),
+      );
       res.type('application/json').send(openapi);
     });
     // The events internal consumers subscribe to on NATS (the same document as deploy/asyncapi.json).
@@ -168,7 +207,14 @@ function mainApp(config: GatewayConfig, life: Lifecycle, mountOpts: MountOptions
     mountWebhooksView(app);
     mountApiDocs(app);
   };
-  return listenerApp(config, life, mountOpts, 'main', allOperations.filter((op) => !isAnalytics(op)), { after: pages });
+  return listenerApp(
+    config,
+    life,
+    mountOpts,
+    'main',
+    allOperations.filter((op) => !isAnalytics(op)),
+    { after: pages },
+  );
 }
 
 /**
@@ -179,17 +225,32 @@ function analyticsApp(config: GatewayConfig, life: Lifecycle, mountOpts: MountOp
   const analyticsLimit = Math.max(...allOperations.filter(isAnalytics).map((op) => op.bodyLimit ?? 0));
   // The body travels in one NATS request (and the stored event in the reply): leave room for the envelope.
   if (nc.info && nc.info.max_payload < analyticsLimit + 64 * 1024) {
-    log.warn({ maxPayload: nc.info.max_payload, analyticsLimit }, 'NATS max_payload is too small for the largest analytics bodies (set max_payload: 8MB on the server)');
+    log.warn(
+      { maxPayload: nc.info.max_payload, analyticsLimit },
+      'NATS max_payload is too small for the largest analytics bodies (set max_payload: 8MB on the server)',
+    );
   }
   return listenerApp(config, life, mountOpts, 'analytics', allOperations.filter(isAnalytics), {
-    before: (app) => app.use(cors({ origin: '*', methods: ['POST'], allowedHeaders: ['authorization', 'content-type', 'x-request-id'], exposedHeaders: ['x-request-id'], maxAge: 600 })),
+    before: (app) =>
+      app.use(
+        cors({
+          origin: '*',
+          methods: ['POST'],
+          allowedHeaders: ['authorization', 'content-type', 'x-request-id'],
+          exposedHeaders: ['x-request-id'],
+          maxAge: 600,
+        }),
+      ),
   });
 }
 
 async function listen(config: GatewayConfig, app: express.Express, port: number, setting: string): Promise<Listener> {
   // Node checks these timeouts every connectionsCheckingInterval (30 s by default): check often enough that a slow
   // client is cut off close to its timeout, not up to 30 s later.
-  const server = http.createServer({ connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(config.HEADERS_TIMEOUT_MS / 4))) }, app);
+  const server = http.createServer(
+    { connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(config.HEADERS_TIMEOUT_MS / 4))) },
+    app,
+  );
   server.headersTimeout = config.HEADERS_TIMEOUT_MS;
   server.requestTimeout = config.REQUEST_TIMEOUT_MS;
   server.keepAliveTimeout = 5000;
@@ -224,7 +285,15 @@ async function listenHealth(port: number, life: Lifecycle): Promise<Listener> {
 async function drainGateway(
   config: GatewayConfig,
   life: Lifecycle,
-  parts: { listeners: Listener[]; health: Listener | undefined; auth: Authenticator; erasing: ErasingProjects; erasure: RunningConsumer; redis: Redis; nc: NatsConnection },
+  parts: {
+    listeners: Listener[];
+    health: Listener | undefined;
+    auth: Authenticator;
+    erasing: ErasingProjects;
+    erasure: RunningConsumer;
+    redis: Redis;
+    nc: NatsConnection;
+  },
 ): Promise<void> {
   const graceMs = config.SHUTDOWN_GRACE_MS;
   life.draining = true;
@@ -243,7 +312,10 @@ async function drainGateway(
   parts.auth.stop();
   parts.erasing.close();
   parts.redis.disconnect();
-  await Promise.race([parts.nc.drain().catch(() => undefined), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now() - 500)).unref())]);
+  await Promise.race([
+    parts.nc.drain().catch(() => undefined),
+    new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now() - 500)).unref()),
+  ]);
   if (parts.health) {
     parts.health.server.close();
     parts.health.server.closeAllConnections();
@@ -253,27 +325,53 @@ async function drainGateway(
 
 export async function startGateway(config: GatewayConfig): Promise<RunningGateway> {
   setLogLevel(config.LOG_LEVEL);
-  initTracing({ service: 'gateway', otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY });
+  initTracing({
+    service: 'gateway',
+    otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
+  });
   startProcessMetrics();
   const { nc, bus } = await openBus(config);
   const cookieName = `${config.SESSION_COOKIE_PREFIX}.session_token`;
   const redis = await openRedis(config);
   const limits = rateLimits(redis, config, cookieName);
   // A credential verified here is known to every gateway: it passes the lockout of a noisy address (auth-lockout.ts).
-  const auth = authenticator(bus, nc, { cookieName, ttlMs: config.AUTH_CACHE_TTL_MS, onVerified: (credential) => limits.lockout.verified(credential) });
+  const auth = authenticator(bus, nc, {
+    cookieName,
+    ttlMs: config.AUTH_CACHE_TTL_MS,
+    onVerified: (credential) => limits.lockout.verified(credential),
+  });
   /**
    * Ready = not draining and NATS connected. Redis is deliberately not part of it: the rate limits fail open while
    * Redis is away, so every request can still be served; taking all gateways out of the load balancer over a
    * Redis outage would turn a degraded limit into a full outage.
    */
-  const life: Lifecycle = { draining: false, isReady: () => !life.draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined };
+  const life: Lifecycle = {
+    draining: false,
+    isReady: () => !life.draining && !nc.isClosed() && !nc.isDraining() && nc.info !== undefined,
+  };
   // When a project's erasure starts or ends, the verified credentials are forgotten: the erasure deletes the project's
   // API keys and analytics keys without revoking each, and none may keep working from a gateway's cache.
   const erasing = await erasingProjects(redis, nc, { onNotice: () => auth.forgetAll() });
-  const keys = idempotency(redis, { inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10, isErasing: (scope) => erasing.has(scope) });
+  const keys = idempotency(redis, {
+    inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10,
+    isErasing: (scope) => erasing.has(scope),
+  });
   // The gateway's part of erasure jobs: the stored answers of Idempotency-Key requests (docs/operating.md, "Erasure").
-  const erasure = await startErasureWorker(nc, bus, 'gateway', { eraseProject: (scope) => keys.eraseProject(scope), eraseConversation: (scope, c) => keys.eraseConversation(scope, c) });
-  const mountOpts = { bus, auth, limits, idempotency: keys, erasing, bodyLimit: config.BODY_LIMIT_BYTES, baseUrl: config.PUBLIC_BASE_URL, timeoutMs: config.NATS_REQUEST_TIMEOUT_MS };
+  const erasure = await startErasureWorker(nc, bus, 'gateway', {
+    eraseProject: (scope) => keys.eraseProject(scope),
+    eraseConversation: (scope, c) => keys.eraseConversation(scope, c),
+  });
+  const mountOpts = {
+    bus,
+    auth,
+    limits,
+    idempotency: keys,
+    erasing,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    baseUrl: config.PUBLIC_BASE_URL,
+    timeoutMs: config.NATS_REQUEST_TIMEOUT_MS,
+  };
   const main = mainApp(config, life, mountOpts);
   const analytics = analyticsApp(config, life, mountOpts, nc);
 
@@ -292,7 +390,15 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
     healthUrl: health ? `http://127.0.0.1:${health.port}` : undefined,
     graceMs: config.SHUTDOWN_GRACE_MS,
     stop() {
-      return (stopped ??= drainGateway(config, life, { listeners: [mainListener, analyticsListener], health, auth, erasing, erasure, redis, nc }));
+      return (stopped ??= drainGateway(config, life, {
+        listeners: [mainListener, analyticsListener],
+        health,
+        auth,
+        erasing,
+        erasure,
+        redis,
+        nc,
+      }));
     },
   };
 }

@@ -78,14 +78,17 @@ export const management = defineService({
 
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     // Triggers and API keys belong to a live agent (docs/management.md, "Deleting an agent").
-    const agentExists = async (a: { tenantId: string; projectId: string; agentId: string }) => (await agents.findById(a, a.agentId)) !== null;
+    const agentExists = async (a: { tenantId: string; projectId: string; agentId: string }) =>
+      (await agents.findById(a, a.agentId)) !== null;
     const keyDeps = { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked, agentExists };
     const agentDeps = { agents, skills, lock: entityLock(redis) };
     // Deleting an agent also removes its triggers and revokes the keys bound to it (docs/management.md).
     const deletionDeps = {
       ...agentDeps,
-      removeTriggers: async (a: { tenantId: string; projectId: string; agentId: string }) => void (await triggers.removeAllOfAgent(a)),
-      revokeKeys: (a: { tenantId: string; projectId: string; agentId: string }) => revokeKeysOfAgent(keyDeps, { tenantId: a.tenantId, projectId: a.projectId }, a.agentId),
+      removeTriggers: async (a: { tenantId: string; projectId: string; agentId: string }) =>
+        void (await triggers.removeAllOfAgent(a)),
+      revokeKeys: (a: { tenantId: string; projectId: string; agentId: string }) =>
+        revokeKeysOfAgent(keyDeps, { tenantId: a.tenantId, projectId: a.projectId }, a.agentId),
     };
     // Deletions a previous process stopped in the middle of.
     await finishAgentDeletions(deletionDeps);
@@ -109,7 +112,8 @@ export const management = defineService({
       box,
       allowLoopback: config.ALLOW_LOOPBACK_WEBHOOKS === 'true',
       secretGraceSeconds: config.WEBHOOK_SECRET_GRACE_SECONDS,
-      announceChanged: (scope) => publishNotice(nc, webhookDestinationsChanged, { tenantId: scope.tenantId, projectId: scope.projectId }),
+      announceChanged: (scope) =>
+        publishNotice(nc, webhookDestinationsChanged, { tenantId: scope.tenantId, projectId: scope.projectId }),
     });
     registerAgentHandlers(bus, deletionDeps);
     registerSubAgentAttachmentHandlers(bus, agentDeps);
@@ -150,7 +154,12 @@ export const management = defineService({
       },
       eraseConversation: (scope, conversationId) => feedback.eraseConversation(scope, conversationId),
       report: async (job) => {
-        await recordErasurePart(erasureDeps, { tenantId: job.tenantId, projectId: job.projectId }, job.erasureId, 'management');
+        await recordErasurePart(
+          erasureDeps,
+          { tenantId: job.tenantId, projectId: job.projectId },
+          job.erasureId,
+          'management',
+        );
       },
     });
     registerAppHandlers(bus, { apps, announceChanged: (change) => publishNotice(nc, appChanged, change) });

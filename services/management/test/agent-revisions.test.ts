@@ -34,14 +34,20 @@ test('when a writer read a revision whose successor was written and pruned since
   const repo = agentRepo(db, outbox);
   const scope = { tenantId: `t-${randomId(8).toLowerCase()}`, projectId: 'p1' };
   const now = new Date();
-  await repo.insert({ ...scope, id: 'a1', name: 'agent', body: 'v1', skillIds: [], changeId: null, createdAt: now, updatedAt: now }, []);
+  await repo.insert(
+    { ...scope, id: 'a1', name: 'agent', body: 'v1', skillIds: [], changeId: null, createdAt: now, updatedAt: now },
+    [],
+  );
   const first = (await repo.findById(scope, 'a1'))!;
   const second = (await repo.replaceBody(first, { body: 'v2', skillIds: [], updatedAt: now }, []))!;
   expect(second.revision).toBe(2);
   const third = (await repo.replaceBody(second, { body: 'v3', skillIds: [], updatedAt: now }, []))!;
   expect(third.revision).toBe(3);
   // the third write prunes revision 2: emptied, its key kept
-  await eventually(async () => (await repo.model.findOne({ ...scope, id: 'a1', revision: 2 }).lean())?.body === '', 'revision 2 to be pruned');
+  await eventually(
+    async () => (await repo.model.findOne({ ...scope, id: 'a1', revision: 2 }).lean())?.body === '',
+    'revision 2 to be pruned',
+  );
 
   // A writer that read revision 1 before all this now writes "revision 2".
   expect(await repo.replaceBody(first, { body: 'stale', skillIds: [], updatedAt: now }, [])).toBeNull();

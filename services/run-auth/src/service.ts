@@ -15,7 +15,10 @@ import { registerSubjectTokenHandler } from './handlers/subject-tokens';
 
 function secret(explicit: string | undefined, seed: string | undefined, purpose: string): string {
   if (explicit) return explicit;
-  if (!seed) throw new Error(`Invalid configuration: set ${purpose === 'anonymous-session' ? 'ANONYMOUS_SESSION_SECRET' : 'CHALLENGE_HMAC_KEY'} or SIGNING_KEY_SEED`);
+  if (!seed)
+    throw new Error(
+      `Invalid configuration: set ${purpose === 'anonymous-session' ? 'ANONYMOUS_SESSION_SECRET' : 'CHALLENGE_HMAC_KEY'} or SIGNING_KEY_SEED`,
+    );
   return keyedHash(seed, `run-auth:${purpose}`);
 }
 
@@ -28,18 +31,28 @@ export const runAuth = defineService({
     // the change is applied as it is read off the connection, before a request that came after it starts (with an
     // iterator, a request in the same read could be authenticated first, against the app before the change).
     // An announcement that cannot be read drops every app this replica knows.
-    const changes = subscribeNotice(nc, appChanged, 'run-auth', (change) => apps.apply(change), { onInvalid: () => apps.clear() });
+    const changes = subscribeNotice(nc, appChanged, 'run-auth', (change) => apps.apply(change), {
+      onInvalid: () => apps.clear(),
+    });
 
-    const anonymous = anonymousTokens(secret(config.ANONYMOUS_SESSION_SECRET, config.SIGNING_KEY_SEED, 'anonymous-session'), config.ANONYMOUS_SESSION_TTL_SECONDS);
+    const anonymous = anonymousTokens(
+      secret(config.ANONYMOUS_SESSION_SECRET, config.SIGNING_KEY_SEED, 'anonymous-session'),
+      config.ANONYMOUS_SESSION_TTL_SECONDS,
+    );
     const challenge: ChallengeDeps = {
       enabled: config.CHALLENGE_ENABLED,
       legacyEnabled: config.LEGACY_POW_ENABLED,
       hmacKey: secret(config.CHALLENGE_HMAC_KEY, config.SIGNING_KEY_SEED, 'challenge'),
       maxNumber: config.CHALLENGE_MAX_NUMBER,
       ttlSeconds: config.CHALLENGE_TTL_SECONDS,
-      store: challengeStore(redis, { points: config.CHALLENGE_RATE_LIMIT_POINTS, windowSeconds: config.CHALLENGE_RATE_LIMIT_WINDOW_SECONDS }),
+      store: challengeStore(redis, {
+        points: config.CHALLENGE_RATE_LIMIT_POINTS,
+        windowSeconds: config.CHALLENGE_RATE_LIMIT_WINDOW_SECONDS,
+      }),
       apps,
-      upstream: config.CHALLENGE_UPSTREAM_URL ? challengeUpstream(config.CHALLENGE_UPSTREAM_URL, config.CHALLENGE_UPSTREAM_TIMEOUT_MS) : undefined,
+      upstream: config.CHALLENGE_UPSTREAM_URL
+        ? challengeUpstream(config.CHALLENGE_UPSTREAM_URL, config.CHALLENGE_UPSTREAM_TIMEOUT_MS)
+        : undefined,
     };
 
     const authDeps = {
@@ -51,7 +64,12 @@ export const runAuth = defineService({
     };
     registerAuthenticateHandler(bus, authDeps);
     registerSubjectTokenHandler(bus, authDeps);
-    registerAnonymousSessionHandlers(bus, { apps, anonymous, challenge, requireChallenge: config.ANONYMOUS_SESSION_CHALLENGE === 'required' });
+    registerAnonymousSessionHandlers(bus, {
+      apps,
+      anonymous,
+      challenge,
+      requireChallenge: config.ANONYMOUS_SESSION_CHALLENGE === 'required',
+    });
     registerChallengeHandlers(bus, challenge);
     return {
       async stop() {

@@ -6,7 +6,15 @@ import { randomId, randomSecret } from '@platform/secrets';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectAs, gatewayBusKey, natsEnv, freePort, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import {
+  connectAs,
+  gatewayBusKey,
+  natsEnv,
+  freePort,
+  startNatsServer,
+  testStack,
+  type NatsServer,
+} from '@platform/testkit';
 import { runAuth } from '../src/service';
 
 /** run-auth booted in-process on its own NATS with the challenge service and the legacy PoW switched off. */
@@ -50,12 +58,19 @@ describe('run-auth with the challenge service switched off', () => {
   test('when the challenge service is disabled, then every challenge operation answers 404 "Challenge service is not enabled or app not found"', async () => {
     const expected = { status: 404, detail: 'Challenge service is not enabled or app not found' };
     await expect(problemOf(bus.call(getChallenge, { query: { appId: 'app_x' } }))).resolves.toEqual(expected);
-    await expect(problemOf(bus.call(postChallenge, { query: { appId: 'app_x' }, body: {} }))).resolves.toEqual(expected);
-    await expect(problemOf(bus.call(verifyChallenge, { query: { appId: 'app_x' }, body: { payload: 'x' } }))).resolves.toEqual(expected);
+    await expect(problemOf(bus.call(postChallenge, { query: { appId: 'app_x' }, body: {} }))).resolves.toEqual(
+      expected,
+    );
+    await expect(
+      problemOf(bus.call(verifyChallenge, { query: { appId: 'app_x' }, body: { payload: 'x' } })),
+    ).resolves.toEqual(expected);
   });
 
   test('when the legacy proof of work is disabled, then it answers 404 "Legacy PoW is not enabled"', async () => {
-    await expect(problemOf(bus.call(getLegacyPowChallenge, {}))).resolves.toEqual({ status: 404, detail: 'Legacy PoW is not enabled' });
+    await expect(problemOf(bus.call(getLegacyPowChallenge, {}))).resolves.toEqual({
+      status: 404,
+      detail: 'Legacy PoW is not enabled',
+    });
   });
 });
 
@@ -65,7 +80,9 @@ describe('run-auth when Redis goes away', () => {
 
   beforeAll(async () => {
     const port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     for (let i = 0; i < 100; i++) {
       try {
         svc2 = await bootService(runAuth, {
@@ -94,7 +111,9 @@ describe('run-auth when Redis goes away', () => {
   test('when the challenge store is unreachable, then issuing and verifying challenges fail closed with 503', async () => {
     const unavailable = expect.objectContaining({ status: 503 });
     await expect(problemOf(bus.call(getChallenge, { query: { appId: 'app_x' } }))).resolves.toEqual(unavailable);
-    await expect(problemOf(bus.call(verifyChallenge, { query: { appId: 'app_x' }, body: { payload: 'x' } }))).resolves.toEqual(unavailable);
+    await expect(
+      problemOf(bus.call(verifyChallenge, { query: { appId: 'app_x' }, body: { payload: 'x' } })),
+    ).resolves.toEqual(unavailable);
     await expect(problemOf(bus.call(getLegacyPowChallenge, {}))).resolves.toEqual(unavailable);
   });
 });
@@ -113,7 +132,9 @@ describe('a service whose health port another process holds', () => {
         HEALTH_PORT: String(port),
         LOG_LEVEL: 'silent',
       });
-      await expect(boot).rejects.toThrow(`HEALTH_PORT ${port} (0.0.0.0) is already in use by another process; set HEALTH_PORT to a free port, or 0 for any`);
+      await expect(boot).rejects.toThrow(
+        `HEALTH_PORT ${port} (0.0.0.0) is already in use by another process; set HEALTH_PORT to a free port, or 0 for any`,
+      );
     } finally {
       await new Promise((r) => holder.close(r));
     }

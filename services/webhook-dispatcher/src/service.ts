@@ -1,4 +1,12 @@
-import { PLATFORM_EVENTS_STREAM, eventFilter, projectErasing, webhookEventDurable, webhookEvents, webhookSecretBinding, type EventEnvelope } from '@platform/contracts';
+import {
+  PLATFORM_EVENTS_STREAM,
+  eventFilter,
+  projectErasing,
+  webhookEventDurable,
+  webhookEvents,
+  webhookSecretBinding,
+  type EventEnvelope,
+} from '@platform/contracts';
 import { consumeDurable, startErasureWorker, subscribeNotice, type RunningConsumer } from '@platform/bus';
 import { eraseProjectDocuments } from '@platform/mongo';
 import { parseHostOverrides } from '@platform/address-safety';
@@ -30,13 +38,17 @@ export const webhookDispatcher = defineService({
     const partition = jobPartition(config.WEBHOOK_PARTITION);
     await ensureJobStream(nc, (config as { JS_REPLICAS?: number }).JS_REPLICAS ?? 1);
     // Delivery counters (GET …/stats) are kept as rows are recorded, added up in memory and written in batches.
-    const statsStore = deliveryStatsRepo(db, config.WEBHOOK_PARTITION, { flushMs: config.WEBHOOK_STATS_FLUSH_MS, slotMs: SLOT_MS });
+    const statsStore = deliveryStatsRepo(db, config.WEBHOOK_PARTITION, {
+      flushMs: config.WEBHOOK_STATS_FLUSH_MS,
+      slotMs: SLOT_MS,
+    });
     const stats = statsSink(statsStore.add);
     const attempts = countedAttempts(attemptRepo(db, outbox, config.WEBHOOK_PARTITION), stats);
     const health = destinationHealthRepo(db, config.WEBHOOK_PARTITION);
     const destinations = managementDestinations(bus, nc, config.DESTINATION_CACHE_MS);
     const allowLoopback = config.ALLOW_LOOPBACK_WEBHOOKS === 'true';
-    if (allowLoopback) log.warn('ALLOW_LOOPBACK_WEBHOOKS=true: deliveries may reach loopback addresses (development only)');
+    if (allowLoopback)
+      log.warn('ALLOW_LOOPBACK_WEBHOOKS=true: deliveries may reach loopback addresses (development only)');
     const http = httpSender({
       policy: { allowLoopback },
       hostOverrides: parseHostOverrides(config.WEBHOOK_HOST_OVERRIDES),
@@ -99,7 +111,10 @@ export const webhookDispatcher = defineService({
                   // This delivery could not be worked now (management or the database away): it waits as a job, so
                   // the event's other deliveries are not sent again. If even that fails, the event is redelivered.
                   log.warn({ err: (err as Error).message, deliveryId: job.id }, 'first attempt deferred');
-                  await deps.retries.schedule({ ...job, dueAt: new Date(Date.now() + config.WEBHOOK_REDELIVERY_DELAY_MS).toISOString() }, 'deferred');
+                  await deps.retries.schedule(
+                    { ...job, dueAt: new Date(Date.now() + config.WEBHOOK_REDELIVERY_DELAY_MS).toISOString() },
+                    'deferred',
+                  );
                 }),
               ),
             );
@@ -132,7 +147,12 @@ export const webhookDispatcher = defineService({
     // Project erasure: the delivery log, its counters and the destinations' health of the project. Counters added up in
     // memory are dropped first (on every replica when the erasure starts, and here again before the documents go),
     // so a later flush cannot write a document of the erased project again.
-    const erasingNotice = subscribeNotice(nc, projectErasing, 'webhook-dispatcher', (n) => void statsStore.projectErasing(n, n.erasing));
+    const erasingNotice = subscribeNotice(
+      nc,
+      projectErasing,
+      'webhook-dispatcher',
+      (n) => void statsStore.projectErasing(n, n.erasing),
+    );
     const erasure = await startErasureWorker(nc, bus, 'webhook-dispatcher', {
       eraseProject: async (scope) => {
         await statsStore.dropProject(scope);
@@ -147,8 +167,12 @@ export const webhookDispatcher = defineService({
         erasingNotice.unsubscribe();
         await Promise.all([...consumers, erasure].map((c) => c.stop(graceMs / 3)));
         await worker.stop(Math.max(0, graceMs - (Date.now() - started)));
-        await audit.stop().catch((err) => log.warn({ err: (err as Error).message }, 'audit entries not all published at stop'));
-        await statsStore.stop().catch((err) => log.warn({ err: (err as Error).message }, 'delivery counters not written at stop'));
+        await audit
+          .stop()
+          .catch((err) => log.warn({ err: (err as Error).message }, 'audit entries not all published at stop'));
+        await statsStore
+          .stop()
+          .catch((err) => log.warn({ err: (err as Error).message }, 'delivery counters not written at stop'));
         destinations.stop();
         await http.close();
       },

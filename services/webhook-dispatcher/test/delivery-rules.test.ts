@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { envelope, evaluationFailed, eventCreated, feedbackCreated, conversationToolError, type DispatchDestination } from '@platform/contracts';
+import {
+  envelope,
+  evaluationFailed,
+  eventCreated,
+  feedbackCreated,
+  conversationToolError,
+  type DispatchDestination,
+} from '@platform/contracts';
 import { classifyStatus, maxAttempts, nextRetryDelay, parseRetryAfter } from '../src/domain/retry-policy';
 import { signedHeaders } from '../src/domain/signing';
 import { matches, signingSecrets } from '../src/domain/destinations';
@@ -93,9 +100,15 @@ describe('signing', () => {
 
   test('when the previous secret has expired, then only the current one signs', () => {
     const open = (s: string) => s.replace('sealed:', '');
-    const d = destination({ sealedSecret: 'sealed:new', sealedPreviousSecret: 'sealed:old', previousSecretExpiresAt: new Date(Date.now() + 60_000).toISOString() });
+    const d = destination({
+      sealedSecret: 'sealed:new',
+      sealedPreviousSecret: 'sealed:old',
+      previousSecretExpiresAt: new Date(Date.now() + 60_000).toISOString(),
+    });
     expect(signingSecrets(d, open)).toEqual(['new', 'old']);
-    expect(signingSecrets({ ...d, previousSecretExpiresAt: new Date(Date.now() - 1).toISOString() }, open)).toEqual(['new']);
+    expect(signingSecrets({ ...d, previousSecretExpiresAt: new Date(Date.now() - 1).toISOString() }, open)).toEqual([
+      'new',
+    ]);
   });
 });
 
@@ -117,11 +130,20 @@ describe('routing', () => {
   };
 
   test('when an event.created may be dispatched, then the envelope carries the event and its agent scope', () => {
-    const r = routeEvent(envelope(eventCreated, 'x1', scope, { event: runEvent, dispatch: true }, '2026-01-02T00:00:00.000Z'));
+    const r = routeEvent(
+      envelope(eventCreated, 'x1', scope, { event: runEvent, dispatch: true }, '2026-01-02T00:00:00.000Z'),
+    );
     expect(r).toMatchObject({
       type: 'event.created',
       agentId: 'a1',
-      envelope: { type: 'event.created', timestamp: '2026-01-02T00:00:00.000Z', tenantId: 't1', projectId: 'p1', agentId: 'a1', data: { event: { id: 'e1' } } },
+      envelope: {
+        type: 'event.created',
+        timestamp: '2026-01-02T00:00:00.000Z',
+        tenantId: 't1',
+        projectId: 'p1',
+        agentId: 'a1',
+        data: { event: { id: 'e1' } },
+      },
     });
     expect(r!.envelope.data).not.toHaveProperty('dispatch');
     expect(routeEvent(envelope(eventCreated, 'x2', scope, { event: runEvent, dispatch: false }))).toBeNull();
@@ -134,7 +156,10 @@ describe('routing', () => {
         conversation: { id: 'c1' },
       }),
     );
-    expect(fb).toMatchObject({ agentId: 'a2', envelope: { data: { feedback: { id: 'fb1' }, conversation: { id: 'c1' } } } });
+    expect(fb).toMatchObject({
+      agentId: 'a2',
+      envelope: { data: { feedback: { id: 'fb1' }, conversation: { id: 'c1' } } },
+    });
     expect(fb).not.toHaveProperty('evaluatorId');
 
     const ev = routeEvent(
@@ -146,11 +171,24 @@ describe('routing', () => {
         agentName: 'Support bot',
       }),
     );
-    expect(ev).toMatchObject({ agentId: 'a3', evaluatorId: 'ev1', envelope: { agentName: 'Support bot', data: { evaluator: { id: 'ev1' } } } });
+    expect(ev).toMatchObject({
+      agentId: 'a3',
+      evaluatorId: 'ev1',
+      envelope: { agentName: 'Support bot', data: { evaluator: { id: 'ev1' } } },
+    });
     expect(ev!.envelope.data).not.toHaveProperty('agentName');
 
-    const conv = routeEvent(envelope(conversationToolError, 'c1', scope, { conversation: { id: 'c9', agentId: 'a4' }, error: { message: 'tool x failed' } }));
-    expect(conv).toMatchObject({ type: 'conversation.tool.error', agentId: 'a4', envelope: { data: { error: { message: 'tool x failed' } } } });
+    const conv = routeEvent(
+      envelope(conversationToolError, 'c1', scope, {
+        conversation: { id: 'c9', agentId: 'a4' },
+        error: { message: 'tool x failed' },
+      }),
+    );
+    expect(conv).toMatchObject({
+      type: 'conversation.tool.error',
+      agentId: 'a4',
+      envelope: { data: { error: { message: 'tool x failed' } } },
+    });
   });
 
   test('when an event does not match its declaration, then it is reported as malformed', () => {
@@ -188,7 +226,9 @@ describe('hand-over of the deliveries collection (pnpm migrate)', () => {
   };
 
   test('when a stored delivery is pending, then its job is the next attempt under the same webhook id, due when it was due', () => {
-    expect(jobFromLegacy({ ...stored, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })).toEqual({
+    expect(
+      jobFromLegacy({ ...stored, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }),
+    ).toEqual({
       id: 'msg_1',
       tenantId: 't1',
       projectId: 'p1',

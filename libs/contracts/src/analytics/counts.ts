@@ -13,13 +13,18 @@ export const ANALYTICS_MAX_BUCKETS = 2000;
 export const ANALYTICS_MAX_TYPE_SERIES = 100;
 
 export const AnalyticsCountsQuery = z.object({
-  from: IsoDateTime.optional().describe('Start of the range (rounded down to a bucket start); default: `to` minus 24 hours'),
+  from: IsoDateTime.optional().describe(
+    'Start of the range (rounded down to a bucket start); default: `to` minus 24 hours',
+  ),
   to: IsoDateTime.optional().describe('End of the range, exclusive (rounded up to a bucket end); default: now'),
   bucket: AnalyticsBucket.default('hour').describe('Bucket size (UTC)'),
 });
 export type AnalyticsCountsQuery = z.infer<typeof AnalyticsCountsQuery>;
 
-const Series = z.object({ total: z.number().int(), counts: z.array(z.number().int()).describe('One count per bucket, aligned with `buckets`') });
+const Series = z.object({
+  total: z.number().int(),
+  counts: z.array(z.number().int()).describe('One count per bucket, aligned with `buckets`'),
+});
 
 export const AnalyticsCounts = z.object({
   from: z.string(),
@@ -29,7 +34,9 @@ export const AnalyticsCounts = z.object({
   total: z.number().int(),
   byType: z.array(Series.extend({ type: z.string() })),
   byEntityType: z.array(Series.extend({ entityType: AnalyticsEntityType })),
-  truncated: z.boolean().describe(`True when more than ${ANALYTICS_MAX_TYPE_SERIES} types occurred; the rest are left out of byType`),
+  truncated: z
+    .boolean()
+    .describe(`True when more than ${ANALYTICS_MAX_TYPE_SERIES} types occurred; the rest are left out of byType`),
 });
 export type AnalyticsCounts = z.infer<typeof AnalyticsCounts>;
 

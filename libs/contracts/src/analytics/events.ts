@@ -10,7 +10,10 @@ export const AnalyticsEntityType = z.enum(ANALYTICS_ENTITY_TYPES);
 export type AnalyticsEntityType = z.infer<typeof AnalyticsEntityType>;
 
 /** A non-empty string without NUL characters (which not every Mongo-wire server can store). */
-const Text = z.string().min(1).regex(/^[^\u0000]*$/, 'must not contain NUL characters');
+const Text = z
+  .string()
+  .min(1)
+  .regex(/^[^\u0000]*$/, 'must not contain NUL characters');
 
 const IdOrNumber = z.union([z.string(), z.number()]);
 
@@ -34,7 +37,9 @@ const EventId = z
 const common = {
   type: Text.max(256).describe('Free-form event name'),
   id: EventId.optional(),
-  createdAt: IsoDateTime.nullable().optional().describe('ISO 8601 with a timezone; the current time when omitted or null'),
+  createdAt: IsoDateTime.nullable()
+    .optional()
+    .describe('ISO 8601 with a timezone; the current time when omitted or null'),
   projectId: z.string().nullable().optional().describe("Must equal the key's project when given"),
   integrationId: z.string().nullable().optional().describe("Must equal the key's integration when given"),
   properties: JsonObject.nullable().optional(),
@@ -75,7 +80,7 @@ export const createAnalyticsEvent = operation({
     'Served on the analytics base URL ({analytics_url}), not the main API. Auth: `Authorization: Bearer ak_…` (an analytics key). ' +
     '201 when stored; 200 with the stored row, unchanged, when the `id` was already recorded for the project. ' +
     'Body at most 2 MB (413 beyond). 400 for malformed JSON or a body that does not validate (missing `type`, `entityType` or anchor); ' +
-    '415 for a content type other than application/json; 422 for an unknown `entityType`; 403 when `projectId` or `integrationId` differ from the key\'s.',
+    "415 for a content type other than application/json; 422 for an unknown `entityType`; 403 when `projectId` or `integrationId` differ from the key's.",
   tags: ['Analytics'],
   method: 'post',
   path: '/events',
@@ -86,7 +91,13 @@ export const createAnalyticsEvent = operation({
   body: AnalyticsEventCreate,
   bodyLimit: ANALYTICS_BODY_LIMIT_BYTES,
   reply: { status: 201, body: AnalyticsEvent, description: 'Stored' },
-  extraReplies: [{ status: 200, description: 'The id was already recorded; the stored row is returned unchanged', body: AnalyticsEvent }],
+  extraReplies: [
+    {
+      status: 200,
+      description: 'The id was already recorded; the stored row is returned unchanged',
+      body: AnalyticsEvent,
+    },
+  ],
   errors: [400, 401, 403, 413, 415, 422, 500],
   rateLimit: 'analytics',
 });
@@ -95,13 +106,19 @@ export const createAnalyticsEvent = operation({
 export const ANALYTICS_BATCH_MAX = 1000;
 
 export const AnalyticsEventBatch = z.strictObject({
-  events: z.array(AnalyticsEventCreate).min(1).max(ANALYTICS_BATCH_MAX).describe(`1 to ${ANALYTICS_BATCH_MAX} events, each as the body of POST /events`),
+  events: z
+    .array(AnalyticsEventCreate)
+    .min(1)
+    .max(ANALYTICS_BATCH_MAX)
+    .describe(`1 to ${ANALYTICS_BATCH_MAX} events, each as the body of POST /events`),
 });
 export type AnalyticsEventBatch = z.infer<typeof AnalyticsEventBatch>;
 
 /** What `POST /events` would have answered for one event of a batch. */
 export const AnalyticsBatchItem = z.object({
-  status: z.union([z.literal(201), z.literal(200)]).describe('201 stored now; 200 the id was already recorded (the stored row, unchanged)'),
+  status: z
+    .union([z.literal(201), z.literal(200)])
+    .describe('201 stored now; 200 the id was already recorded (the stored row, unchanged)'),
   data: AnalyticsEvent,
 });
 

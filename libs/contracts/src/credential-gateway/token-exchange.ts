@@ -16,7 +16,9 @@ export const PageMatcher = z.object({
 export type PageMatcher = z.infer<typeof PageMatcher>;
 
 export const Platform = z.object({
-  credentialRequired: z.boolean().describe('Whether the platform needs a credential (a token from POST /credential-gateway/token)'),
+  credentialRequired: z
+    .boolean()
+    .describe('Whether the platform needs a credential (a token from POST /credential-gateway/token)'),
   label: z.string(),
   slug: z.string().describe('Stable name; the `audience` of a token exchange and the `aud` of the issued token'),
   pageMatchers: z.array(PageMatcher),
@@ -46,17 +48,33 @@ export const getPlatformCatalog = operation({
 
 /** `application/x-www-form-urlencoded` body of the token exchange. Unknown parameters are ignored (RFC 6749 §3.2). */
 export const TokenExchangeRequest = z.object({
-  grant_type: z.string().min(1).describe(`Must be \`${TOKEN_EXCHANGE_GRANT_TYPE}\` (otherwise \`unsupported_grant_type\`)`),
-  subject_token: z.string().min(1).max(8192).describe('A credential this platform issued: an anonymous session token or app JWT (web_client / support_copilot apps) or an API key (api apps)'),
+  grant_type: z
+    .string()
+    .min(1)
+    .describe(`Must be \`${TOKEN_EXCHANGE_GRANT_TYPE}\` (otherwise \`unsupported_grant_type\`)`),
+  subject_token: z
+    .string()
+    .min(1)
+    .max(8192)
+    .describe(
+      'A credential this platform issued: an anonymous session token or app JWT (web_client / support_copilot apps) or an API key (api apps)',
+    ),
   subject_token_type: z.literal(ACCESS_TOKEN_TYPE),
   audience: z.string().min(1).max(255).describe('The slug of a platform in the catalog'),
   svc_app_id: z.string().min(1).max(255).describe('The app the subject token belongs to'),
-  resource: z.string().min(1).max(2048).optional().describe('Absolute URL on the platform (its host must match one of the platform\'s `hostGlob`s)'),
+  resource: z
+    .string()
+    .min(1)
+    .max(2048)
+    .optional()
+    .describe("Absolute URL on the platform (its host must match one of the platform's `hostGlob`s)"),
 });
 export type TokenExchangeRequest = z.infer<typeof TokenExchangeRequest>;
 
 export const TokenExchangeReply = z.object({
-  access_token: z.string().describe('A JWT (`typ: at+jwt`) signed with a key from /credential-gateway/.well-known/jwks.json'),
+  access_token: z
+    .string()
+    .describe('A JWT (`typ: at+jwt`) signed with a key from /credential-gateway/.well-known/jwks.json'),
   expires_in: z.number().int().describe('Seconds until the token expires'),
   issued_token_type: z.literal(ACCESS_TOKEN_TYPE),
   token_type: z.literal('Bearer'),
@@ -87,7 +105,15 @@ export const exchangeToken = operation({
 
 /** A public JSON Web Key as published in the key set. */
 export const PublicJwk = z
-  .object({ kty: z.string(), kid: z.string(), alg: z.string(), use: z.literal('sig'), crv: z.string().optional(), x: z.string().optional(), y: z.string().optional() })
+  .object({
+    kty: z.string(),
+    kid: z.string(),
+    alg: z.string(),
+    use: z.literal('sig'),
+    crv: z.string().optional(),
+    x: z.string().optional(),
+    y: z.string().optional(),
+  })
   .catchall(z.unknown());
 export const JwkSet = z.object({ keys: z.array(PublicJwk) });
 export type JwkSet = z.infer<typeof JwkSet>;
@@ -119,7 +145,8 @@ export type SigningKey = z.infer<typeof SigningKey>;
 
 export const rotateCredentialGatewayKey = operation({
   operationId: 'rotateCredentialGatewayKey',
-  summary: 'Create a new signing key; it signs from now on, earlier keys stay published until their tokens have expired',
+  summary:
+    'Create a new signing key; it signs from now on, earlier keys stay published until their tokens have expired',
   tags,
   method: 'post',
   path: '/credential-gateway/signing-keys/rotate',

@@ -35,7 +35,10 @@ export const DatasetItemUpdate = z
     input: DatasetItemInput.optional(),
     expectedOutput: z.array(DatasetMessage).max(200).nullable().optional(),
   })
-  .refine((b) => b.input !== undefined || b.expectedOutput !== undefined, { message: 'give input or expectedOutput', path: ['input'] });
+  .refine((b) => b.input !== undefined || b.expectedOutput !== undefined, {
+    message: 'give input or expectedOutput',
+    path: ['input'],
+  });
 export type DatasetItemUpdate = z.infer<typeof DatasetItemUpdate>;
 
 export const DATASET_BULK_MAX = 100;
@@ -57,7 +60,11 @@ export const DatasetItemBulkError = z.object({
   index: z.number().int().describe('Position of the item in the request array'),
   message: z.string(),
 });
-export const DatasetItemBulkReply = z.object({ data: z.array(DatasetItem), pagination: Pagination, errors: z.array(DatasetItemBulkError) });
+export const DatasetItemBulkReply = z.object({
+  data: z.array(DatasetItem),
+  pagination: Pagination,
+  errors: z.array(DatasetItemBulkError),
+});
 
 export const DatasetPath = ProjectPath.extend({ datasetId: Rid });
 export const DatasetItemPath = DatasetPath.extend({ itemId: Rid });

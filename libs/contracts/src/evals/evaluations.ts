@@ -8,7 +8,10 @@ export const EvaluateConversationReply = z.object({
   evaluationsTriggered: z.number().int(),
   message: z.string(),
   success: z.boolean(),
-  evaluationRunId: z.string().nullable().describe('Addition: the run holding the triggered evaluations (null when none applied)'),
+  evaluationRunId: z
+    .string()
+    .nullable()
+    .describe('Addition: the run holding the triggered evaluations (null when none applied)'),
 });
 
 export const EVALUATION_RUN_MAX_ITEMS = 1000;
@@ -48,7 +51,12 @@ export const EvaluationRun = z.object({
 });
 export type EvaluationRun = z.infer<typeof EvaluationRun>;
 
-export const FailedCondition = z.object({ field: z.string(), operator: z.string(), value: z.unknown(), actual: z.unknown() });
+export const FailedCondition = z.object({
+  field: z.string(),
+  operator: z.string(),
+  value: z.unknown(),
+  actual: z.unknown(),
+});
 export type FailedCondition = z.infer<typeof FailedCondition>;
 
 export const EvaluationResult = z.object({
@@ -58,7 +66,7 @@ export const EvaluationResult = z.object({
   evaluatorId: z.string(),
   status: z.enum(['completed', 'error']),
   verdict: z.enum(['passed', 'failed', 'no_criteria']).nullable().describe('null when status is `error`'),
-  output: z.unknown().describe('What the evaluator produced (the judge\'s JSON output, or the rule\'s findings)'),
+  output: z.unknown().describe("What the evaluator produced (the judge's JSON output, or the rule's findings)"),
   failedConditions: z.array(FailedCondition),
   error: z.string().nullable(),
   createdAt: z.string(),
@@ -77,7 +85,7 @@ export const evaluateConversation = operation({
   operationId: 'evaluateConversation',
   summary: 'Evaluate a conversation with every evaluator that applies to its agent',
   description:
-    'Queues one evaluation run over the evaluators whose `agentIds` include the conversation\'s agent (or are empty). 404 when the platform has no events and no feedback for the conversation.',
+    "Queues one evaluation run over the evaluators whose `agentIds` include the conversation's agent (or are empty). 404 when the platform has no events and no feedback for the conversation.",
   tags,
   method: 'post',
   path: `${evalsBase}/evaluate-conversation`,
@@ -94,7 +102,8 @@ export const evaluateConversation = operation({
 export const evaluateConversations = operation({
   operationId: 'evaluateConversations',
   summary: 'Start an evaluation run over conversations × evaluators',
-  description: '202: the run is queued and executes in the background; read it with getEvaluationRun. 404 naming the unknown conversation or evaluator ids.',
+  description:
+    '202: the run is queued and executes in the background; read it with getEvaluationRun. 404 naming the unknown conversation or evaluator ids.',
   tags,
   method: 'post',
   path: `${evalsBase}/evaluate-conversations`,
@@ -169,5 +178,10 @@ export const EVAL_WORK_ITEM_TYPE = 'evaluation.item';
  * the worker answers message `seq` of the branch and stores the answer once.
  */
 export const IMPROVEMENT_TURN_WORK_TYPE = 'improvement.turn';
-export const ImprovementTurnWork = z.object({ tenantId: z.string(), projectId: z.string(), branchName: z.string(), seq: z.number().int().min(1) });
+export const ImprovementTurnWork = z.object({
+  tenantId: z.string(),
+  projectId: z.string(),
+  branchName: z.string(),
+  seq: z.number().int().min(1),
+});
 export type ImprovementTurnWork = z.infer<typeof ImprovementTurnWork>;

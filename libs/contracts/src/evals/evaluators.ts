@@ -10,7 +10,12 @@ import { text } from '../text';
  * non-string values are compared as JSON text).
  */
 const EventSelector = {
-  eventType: z.string().min(1).max(256).optional().describe('Only events of this type (default: every event of the conversation)'),
+  eventType: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe('Only events of this type (default: every event of the conversation)'),
   field: z
     .string()
     .min(1)
@@ -24,26 +29,41 @@ export const ContainsConfig = z.strictObject({
   ...EventSelector,
   value: text({ min: 1, max: 10_000 }).describe('Text to look for'),
   caseSensitive: z.boolean().optional().describe('Default false'),
-  expect: z.enum(['present', 'absent']).optional().describe('`present` (default): passes when some event contains the text; `absent`: passes when none does'),
+  expect: z
+    .enum(['present', 'absent'])
+    .optional()
+    .describe('`present` (default): passes when some event contains the text; `absent`: passes when none does'),
 });
 
 export const RegexConfig = z.strictObject({
   ...EventSelector,
-  pattern: z.string().min(1).max(1000).describe('Regular expression in RE2 syntax (run in linear time; no lookaround, no backreferences)'),
-  flags: z.string().regex(/^[imsu]*$/, 'may only contain the flags i, m, s, u').optional(),
-  expect: z.enum(['present', 'absent']).optional().describe('`present` (default): passes when some event matches; `absent`: passes when none does'),
+  pattern: z
+    .string()
+    .min(1)
+    .max(1000)
+    .describe('Regular expression in RE2 syntax (run in linear time; no lookaround, no backreferences)'),
+  flags: z
+    .string()
+    .regex(/^[imsu]*$/, 'may only contain the flags i, m, s, u')
+    .optional(),
+  expect: z
+    .enum(['present', 'absent'])
+    .optional()
+    .describe('`present` (default): passes when some event matches; `absent`: passes when none does'),
 });
 
 export const JsonSchemaConfig = z.strictObject({
   eventType: EventSelector.eventType,
   field: EventSelector.field,
-  schema: JsonObject.describe('JSON Schema (draft 2020-12 unless `$schema` says draft-07 or 2019-09) every selected value must satisfy'),
+  schema: JsonObject.describe(
+    'JSON Schema (draft 2020-12 unless `$schema` says draft-07 or 2019-09) every selected value must satisfy',
+  ),
 });
 
 export const NegativeFeedbackConfig = z.strictObject({});
 
 export const PassCondition = z.strictObject({
-  field: z.string().min(1).max(256).describe('Dotted path into the judge\'s JSON output'),
+  field: z.string().min(1).max(256).describe("Dotted path into the judge's JSON output"),
   operator: z.enum(['=', '!=', '>', '>=', '<', '<=']),
   value: z.union([z.number(), z.boolean(), z.string()]),
 });
@@ -55,7 +75,9 @@ export const PassCriteria = z.strictObject({
 export const LlmJudgeConfig = z.strictObject({
   prompt: text({ min: 1, max: 50_000 }).describe('Instructions for the judge; it answers with one JSON object'),
   model: z.string().min(1).max(256).optional().describe('Model name sent to the endpoint (default: LLM_MODEL)'),
-  passCriteria: PassCriteria.optional().describe('Conditions on the judge\'s output; without them the verdict is `no_criteria`'),
+  passCriteria: PassCriteria.optional().describe(
+    "Conditions on the judge's output; without them the verdict is `no_criteria`",
+  ),
 });
 
 const kinds = {
@@ -71,14 +93,23 @@ export type EvaluatorKind = z.infer<typeof EvaluatorKind>;
 const common = {
   name: text({ min: 1, max: 256 }),
   description: text({ max: 10_000 }).nullable().optional(),
-  agentIds: z.array(Rid).max(100).optional().describe('Agents whose conversations it applies to; omitted or empty means all agents'),
+  agentIds: z
+    .array(Rid)
+    .max(100)
+    .optional()
+    .describe('Agents whose conversations it applies to; omitted or empty means all agents'),
 };
 
 export const EvaluatorCreate = z.discriminatedUnion('kind', [
   z.strictObject({ id: Rid.optional(), ...common, kind: z.literal('contains'), config: kinds.contains }),
   z.strictObject({ id: Rid.optional(), ...common, kind: z.literal('regex'), config: kinds.regex }),
   z.strictObject({ id: Rid.optional(), ...common, kind: z.literal('json_schema'), config: kinds.json_schema }),
-  z.strictObject({ id: Rid.optional(), ...common, kind: z.literal('negative_feedback'), config: kinds.negative_feedback.optional().default({}) }),
+  z.strictObject({
+    id: Rid.optional(),
+    ...common,
+    kind: z.literal('negative_feedback'),
+    config: kinds.negative_feedback.optional().default({}),
+  }),
   z.strictObject({ id: Rid.optional(), ...common, kind: z.literal('llm_judge'), config: kinds.llm_judge }),
 ]);
 export type EvaluatorCreate = z.infer<typeof EvaluatorCreate>;
@@ -133,7 +164,8 @@ export const listEvaluators = listOperation({
 export const createEvaluator = createOperation({
   operationId: 'createEvaluator',
   summary: 'Create an evaluator (addition)',
-  description: 'The `config` shape depends on `kind` (see the README). 409 when the id is taken; 422 when a regex or JSON Schema does not compile.',
+  description:
+    'The `config` shape depends on `kind` (see the README). 409 when the id is taken; 422 when a regex or JSON Schema does not compile.',
   tags,
   path: base,
   service: 'evals',

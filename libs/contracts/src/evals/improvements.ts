@@ -12,21 +12,40 @@ import { text } from '../text';
  * - `merging`: the merge was decided and its agents are being written (a retry of merge, or the evals sweep, finishes it);
  * - `merged`, `rejected`: final.
  */
-export const ImprovementStatus = z.enum(['running', 'completed', 'failed', 'not_configured', 'merging', 'merged', 'rejected']);
+export const ImprovementStatus = z.enum([
+  'running',
+  'completed',
+  'failed',
+  'not_configured',
+  'merging',
+  'merged',
+  'rejected',
+]);
 export type ImprovementStatus = z.infer<typeof ImprovementStatus>;
 
 /** `improvement_<agentId>_<ISO time with : and . replaced by ->`. */
-export const BranchName = z.string().min(1).max(400).regex(/^improvement_[A-Za-z0-9_.-]+$/, 'must be an improvement branch name (improvement_…)');
+export const BranchName = z
+  .string()
+  .min(1)
+  .max(400)
+  .regex(/^improvement_[A-Za-z0-9_.-]+$/, 'must be an improvement branch name (improvement_…)');
 export const BranchPath = ProjectPath.extend({ branchName: BranchName });
 
 export const ImprovementListItem = z.object({
   branchName: z.string(),
   status: ImprovementStatus,
   updatedAt: z.string(),
-  agentId: z.string().describe('Addition: the agent the feedback concerns (the branch holds a copy of every agent of the project)'),
+  agentId: z
+    .string()
+    .describe('Addition: the agent the feedback concerns (the branch holds a copy of every agent of the project)'),
 });
 
-export const FeedbackItem = z.object({ createdAt: z.string(), details: z.string().nullable(), id: z.string(), type: z.enum(['positive', 'negative']) });
+export const FeedbackItem = z.object({
+  createdAt: z.string(),
+  details: z.string().nullable(),
+  id: z.string(),
+  type: z.enum(['positive', 'negative']),
+});
 
 export const ImprovementMessage = z.object({
   role: z.enum(['user', 'assistant']),
@@ -38,7 +57,10 @@ export const ImprovementConversation = z.object({
   conversationIds: z.array(z.string()),
   feedbackItems: z.array(FeedbackItem),
   status: ImprovementStatus,
-  statusMessage: z.string().nullable().describe('Addition: why the status is what it is (for example "the improvement assistant is not configured")'),
+  statusMessage: z
+    .string()
+    .nullable()
+    .describe('Addition: why the status is what it is (for example "the improvement assistant is not configured")'),
   messages: z.array(ImprovementMessage).describe('Addition: the branch conversation, oldest first'),
 });
 
@@ -65,7 +87,11 @@ export const ImprovementDiff = z.object({
     ),
   hasChanges: z.boolean(),
   patch: z.array(JsonPatchOperation),
-  liveMissing: z.boolean().describe('true when a changed agent no longer exists live (its part of the patch is then an `add` of the whole definition)'),
+  liveMissing: z
+    .boolean()
+    .describe(
+      'true when a changed agent no longer exists live (its part of the patch is then an `add` of the whole definition)',
+    ),
 });
 
 const tags = ['Improvements'];
@@ -128,7 +154,8 @@ export const triggerImprovement = operation({
 export const continueImprovement = operation({
   operationId: 'continueImprovement',
   summary: 'Send the improvement assistant another message on a branch',
-  description: 'Queues the message for the assistant and answers at once (status `running` until a worker has answered). 409 when the branch is merged or rejected, or when the assistant is still working on the previous message.',
+  description:
+    'Queues the message for the assistant and answers at once (status `running` until a worker has answered). 409 when the branch is merged or rejected, or when the assistant is still working on the previous message.',
   tags,
   method: 'post',
   path: `${base}/{branchName}/continue`,
@@ -159,7 +186,7 @@ export const getImprovementConversation = operation({
 
 export const getImprovementDiff = operation({
   operationId: 'getImprovementDiff',
-  summary: 'The branch\'s changes against the live definition (JSON Patch)',
+  summary: "The branch's changes against the live definition (JSON Patch)",
   tags,
   method: 'get',
   path: `${base}/{branchName}/diff`,
@@ -176,7 +203,7 @@ export const mergeImprovement = operation({
   operationId: 'mergeImprovement',
   summary: 'Apply the branch to the live definitions (addition)',
   description:
-    'Writes every agent the branch changed (through management, which emits `agent.updated` for each). 409 when the branch is not open (merged, rejected, or the assistant is still working) or when a changed agent\'s live definition changed since the branch was made; 422 when a changed definition is no longer valid for the project; nothing is written then. A merge interrupted after its decision (status `merging`) is finished by calling merge again, or by the evals sweep.',
+    "Writes every agent the branch changed (through management, which emits `agent.updated` for each). 409 when the branch is not open (merged, rejected, or the assistant is still working) or when a changed agent's live definition changed since the branch was made; 422 when a changed definition is no longer valid for the project; nothing is written then. A merge interrupted after its decision (status `merging`) is finished by calling merge again, or by the evals sweep.",
   tags,
   method: 'post',
   path: `${base}/{branchName}/merge`,

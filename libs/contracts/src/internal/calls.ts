@@ -1,7 +1,12 @@
 import type { z } from 'zod';
 import { BACKEND_SERVICES, camelName, type BackendServiceName, type ServiceName } from '../services';
 import { AuthenticateRunReply, AuthenticateRunRequest } from '../run/auth';
-import { ResolveManageCredential, ResolveManageCredentialReply, VerifyPlaygroundTokenReply, VerifyPlaygroundTokenRequest } from '../manage/auth';
+import {
+  ResolveManageCredential,
+  ResolveManageCredentialReply,
+  VerifyPlaygroundTokenReply,
+  VerifyPlaygroundTokenRequest,
+} from '../manage/auth';
 import { VerifyApiKeyReply, VerifyApiKeyRequest } from '../manage/api-keys';
 import { VerifyAnalyticsKeyReply, VerifyAnalyticsKeyRequest } from '../analytics/keys';
 import {
@@ -60,9 +65,12 @@ export interface InternalCallDef<Q extends z.ZodType = z.ZodType, R extends z.Zo
   carriesSecret?: boolean;
 }
 
-export function internalCall<Q extends z.ZodType, R extends z.ZodType>(def: InternalCallDef<Q, R>): InternalCallDef<Q, R> {
+export function internalCall<Q extends z.ZodType, R extends z.ZodType>(
+  def: InternalCallDef<Q, R>,
+): InternalCallDef<Q, R> {
   if (!/^[a-z][A-Za-z0-9]*$/.test(def.name)) throw new Error(`internal call name ${def.name} is not camelCase`);
-  if (!def.subject.startsWith(`svc.${def.owner}.`)) throw new Error(`internal call ${def.name}: subject ${def.subject} is not svc.${def.owner}.…`);
+  if (!def.subject.startsWith(`svc.${def.owner}.`))
+    throw new Error(`internal call ${def.name}: subject ${def.subject} is not svc.${def.owner}.…`);
   return def;
 }
 
@@ -75,7 +83,8 @@ export const resolveManageCredential = internalCall({
   callers: ['gateway'],
   request: ResolveManageCredential,
   reply: ResolveManageCredentialReply,
-  description: 'The gateway resolves a management bearer token or a session id to a principal (null when it is not valid).',
+  description:
+    'The gateway resolves a management bearer token or a session id to a principal (null when it is not valid).',
   repeatable: true,
   carriesSecret: true,
 });
@@ -87,7 +96,8 @@ export const verifyApiKey = internalCall({
   callers: ['run-auth'],
   request: VerifyApiKeyRequest,
   reply: VerifyApiKeyReply,
-  description: 'Resolves a run-API key to its scope (tenant, project, agent, expiry); null when it is invalid, expired or revoked.',
+  description:
+    'Resolves a run-API key to its scope (tenant, project, agent, expiry); null when it is invalid, expired or revoked.',
   repeatable: true,
   carriesSecret: true,
 });
@@ -111,7 +121,8 @@ export const getAppForAuth = internalCall({
   callers: ['run-auth'],
   request: GetAppForAuthRequest,
   reply: GetAppForAuthReply,
-  description: 'An app with its auth configuration and public keys (`{app}`, null when there is no such app; disabled apps are returned).',
+  description:
+    'An app with its auth configuration and public keys (`{app}`, null when there is no such app; disabled apps are returned).',
   repeatable: true,
 });
 
@@ -122,7 +133,8 @@ export const lookupAgent = internalCall({
   callers: ['chatapp'],
   request: LookupAgentRequest,
   reply: LookupAgentReply,
-  description: 'Does an agent exist in a project (chatapp channel agent configs)? Ids that could never be stored are simply unknown.',
+  description:
+    'Does an agent exist in a project (chatapp channel agent configs)? Ids that could never be stored are simply unknown.',
   repeatable: true,
 });
 
@@ -144,7 +156,8 @@ export const listAgentDefinitions = internalCall({
   callers: ['evals'],
   request: ListAgentDefinitionsRequest,
   reply: ListAgentDefinitionsReply,
-  description: "The full definitions of a project's agents, ordered by agent id, a page at a time (`next` is the `after` of the next page, null on the last).",
+  description:
+    "The full definitions of a project's agents, ordered by agent id, a page at a time (`next` is the `after` of the next page, null on the last).",
   repeatable: true,
 });
 
@@ -177,7 +190,8 @@ export const disableDestinationForDelivery = internalCall({
   callers: ['webhook-dispatcher'],
   request: DisableDestinationForDeliveryRequest,
   reply: DisableDestinationForDeliveryReply,
-  description: 'The dispatcher turns a destination off (410 Gone, or failing for days) with the reason users see; emits webhook-destination.updated.',
+  description:
+    'The dispatcher turns a destination off (410 Gone, or failing for days) with the reason users see; emits webhook-destination.updated.',
 });
 
 export const reportErasure = internalCall({
@@ -187,7 +201,8 @@ export const reportErasure = internalCall({
   callers: PROJECT_ERASURE_SERVICES.filter((s) => s !== 'management'),
   request: ReportErasureRequest,
   reply: ReportErasureReply,
-  description: 'A service has erased its part of an erasure job (ERASURE stream); the job is done once every service has. Repeating it changes nothing.',
+  description:
+    'A service has erased its part of an erasure job (ERASURE stream); the job is done once every service has. Repeating it changes nothing.',
   repeatable: true,
 });
 
@@ -200,7 +215,8 @@ export const authenticateRun = internalCall({
   callers: ['gateway'],
   request: AuthenticateRunRequest,
   reply: AuthenticateRunReply,
-  description: 'The gateway asks who a run-API request is (API key, app JWT, anonymous session or playground token): `{principal}`, or a 401/403 problem.',
+  description:
+    'The gateway asks who a run-API request is (API key, app JWT, anonymous session or playground token): `{principal}`, or a 401/403 problem.',
   repeatable: true,
   carriesSecret: true,
 });
@@ -212,7 +228,8 @@ export const verifySubjectToken = internalCall({
   callers: ['credential-gateway'],
   request: VerifySubjectTokenRequest,
   reply: VerifySubjectTokenReply,
-  description: 'Whether the subject token of a token exchange is a valid credential of an app; failures are data (`result`), not problems.',
+  description:
+    'Whether the subject token of a token exchange is a valid credential of an app; failures are data (`result`), not problems.',
   repeatable: true,
   carriesSecret: true,
 });
@@ -226,7 +243,8 @@ export const verifyAnalyticsKey = internalCall({
   callers: ['gateway'],
   request: VerifyAnalyticsKeyRequest,
   reply: VerifyAnalyticsKeyReply,
-  description: "The gateway's analytics listener verifies a presented analytics key: `{principal}` (kind analytics), or a 401 problem.",
+  description:
+    "The gateway's analytics listener verifies a presented analytics key: `{principal}` (kind analytics), or a 401 problem.",
   repeatable: true,
   carriesSecret: true,
 });
@@ -239,7 +257,10 @@ export const listConversationFeedback = internalCall({
   subject: 'svc.management.feedback.for-conversation',
   owner: 'management',
   callers: ['evals'],
-  request: FeedbackScope.extend({ conversationId: zod.string().min(1), limit: zod.number().int().min(1).max(100).default(100) }),
+  request: FeedbackScope.extend({
+    conversationId: zod.string().min(1),
+    limit: zod.number().int().min(1).max(100).default(100),
+  }),
   reply: FeedbackList,
   description: 'The feedback recorded on one conversation (newest first, at most `limit`), for evaluations.',
   repeatable: true,
@@ -252,7 +273,8 @@ export const getFeedbackByIds = internalCall({
   callers: ['evals'],
   request: FeedbackScope.extend({ ids: zod.array(zod.string().min(1)).max(100) }),
   reply: FeedbackList,
-  description: 'The feedback records of a project with these ids (unknown ids are left out), for dataset items made from feedback.',
+  description:
+    'The feedback records of a project with these ids (unknown ids are left out), for dataset items made from feedback.',
   repeatable: true,
 });
 
@@ -289,7 +311,8 @@ export const completeLinkSession = internalCall({
   callers: [],
   request: CompleteLinkSessionRequest,
   reply: CompleteLinkSessionReply,
-  description: 'The bot side completes a link session that users/connect started, once the chat user gave the bot its session token.',
+  description:
+    'The bot side completes a link session that users/connect started, once the chat user gave the bot its session token.',
   carriesSecret: true,
 });
 
@@ -308,7 +331,10 @@ const health = (owner: BackendServiceName) =>
   });
 
 /** One per service behind the gateway (libs/contracts/src/services.ts): `managementHealth`, `runAuthHealth`, … */
-export const healthCalls = Object.fromEntries(BACKEND_SERVICES.map((s) => [s, health(s)])) as Record<BackendServiceName, ReturnType<typeof health>>;
+export const healthCalls = Object.fromEntries(BACKEND_SERVICES.map((s) => [s, health(s)])) as Record<
+  BackendServiceName,
+  ReturnType<typeof health>
+>;
 
 /** The health call a service serves (the gateway serves none). */
 export function healthCallOf(service: ServiceName): InternalCallDef<typeof HealthRequest, typeof ServiceHealth> {

@@ -10,7 +10,10 @@ import { RunEvent } from '../run/events';
 
 /** Owner: management. Does an agent exist in a project? Used by chatapp (channel agent configs) and evals. */
 export const LookupAgentRequest = z.object({ tenantId: z.string(), projectId: z.string(), agentId: z.string() });
-export const LookupAgentReply = z.object({ exists: z.boolean(), agent: z.object({ id: z.string(), name: z.string() }).optional() });
+export const LookupAgentReply = z.object({
+  exists: z.boolean(),
+  agent: z.object({ id: z.string(), name: z.string() }).optional(),
+});
 
 /** Owner: management. The full stored definition of an agent (the FullAgent shape), for evals and improvements. */
 export const GetAgentDefinitionRequest = LookupAgentRequest;
@@ -45,7 +48,9 @@ export const AppForAuth = z.object({
   defaultProjectId: z.string().nullable(),
   config: z.object({
     type: z.string(),
-    webClient: z.object({ allowAnonymous: z.boolean(), allowedDomains: z.array(z.string()), audience: z.string().nullable() }).optional(),
+    webClient: z
+      .object({ allowAnonymous: z.boolean(), allowedDomains: z.array(z.string()), audience: z.string().nullable() })
+      .optional(),
     supportCopilot: z.object({ audience: z.string().nullable() }).optional(),
   }),
   publicKeys: z.array(z.object({ kid: z.string(), algorithm: z.string(), publicKey: z.string(), addedAt: z.string() })),
@@ -74,7 +79,11 @@ export const PostChannelMessageRequest = z.object({
   /** Optional structured payload (for example the webhook envelope) the chat message may render. */
   payload: z.unknown().optional(),
 });
-export const PostChannelMessageReply = z.object({ ok: z.boolean(), messageTs: z.string().optional(), error: z.string().optional() });
+export const PostChannelMessageReply = z.object({
+  ok: z.boolean(),
+  messageTs: z.string().optional(),
+  error: z.string().optional(),
+});
 
 /**
  * Owner: run-auth. Verifies a credential presented as the subject token of a token exchange (credential gateway) for one app:

@@ -29,7 +29,8 @@ export interface NoticeDef<P extends z.ZodType = z.ZodType> {
 
 export function notice<P extends z.ZodType>(def: NoticeDef<P>): NoticeDef<P> {
   if (!/^[a-z][A-Za-z0-9]*$/.test(def.name)) throw new Error(`notice name ${def.name} is not camelCase`);
-  if (def.publishers.length > 0 && /(^|\.)(\*|>)(\.|$)/.test(def.subject)) throw new Error(`notice ${def.name}: a published subject has no wildcards`);
+  if (def.publishers.length > 0 && /(^|\.)(\*|>)(\.|$)/.test(def.subject))
+    throw new Error(`notice ${def.name}: a published subject has no wildcards`);
   return def;
 }
 
@@ -39,7 +40,8 @@ export const appChanged = notice({
   publishers: ['management'],
   subscribers: ['run-auth'],
   payload: AppChanged,
-  description: "An app was created, changed (keys included) or deleted: its new state and revision. Every run-auth replica replaces its copy at once.",
+  description:
+    'An app was created, changed (keys included) or deleted: its new state and revision. Every run-auth replica replaces its copy at once.',
 });
 
 export const appUsed = notice({
@@ -48,7 +50,8 @@ export const appUsed = notice({
   publishers: ['run-auth'],
   subscribers: ['management'],
   payload: AppUsed,
-  description: 'An app authenticated a request (at most once a minute per app and run-auth process); one management replica records lastUsedAt.',
+  description:
+    'An app authenticated a request (at most once a minute per app and run-auth process); one management replica records lastUsedAt.',
   queue: true,
 });
 
@@ -58,7 +61,8 @@ export const credentialRevoked = notice({
   publishers: ['management', 'analytics'],
   subscribers: ['gateway'],
   payload: CredentialRevoked,
-  description: 'A credential (API key, access token, session, analytics key) was revoked or changed; every gateway drops its cached verification.',
+  description:
+    'A credential (API key, access token, session, analytics key) was revoked or changed; every gateway drops its cached verification.',
 });
 
 export const webhookDestinationsChanged = notice({
@@ -67,7 +71,8 @@ export const webhookDestinationsChanged = notice({
   publishers: ['management'],
   subscribers: ['webhook-dispatcher'],
   payload: DestinationsChanged,
-  description: "A project's webhook destinations changed (sent before the change is answered); every dispatcher replica drops its copy of the project's list.",
+  description:
+    "A project's webhook destinations changed (sent before the change is answered); every dispatcher replica drops its copy of the project's list.",
 });
 
 export const signingKeysChanged = notice({
@@ -86,7 +91,8 @@ export const webhookDestinationEvents = notice({
   publishers: [],
   subscribers: ['webhook-dispatcher'],
   payload: EventEnvelope,
-  description: "The webhook-destination.* events as they are published: every dispatcher replica drops its copy of the event's project list again.",
+  description:
+    "The webhook-destination.* events as they are published: every dispatcher replica drops its copy of the event's project list again.",
 });
 
 export const runEventsErased = notice({
@@ -95,7 +101,8 @@ export const runEventsErased = notice({
   publishers: ['events-ingest'],
   subscribers: ['events-ingest'],
   payload: RunEventsErased,
-  description: "A conversation's (or a project's) run events were erased; every events-ingest replica forgets the ids it remembers of them, so posting one again creates a new event.",
+  description:
+    "A conversation's (or a project's) run events were erased; every events-ingest replica forgets the ids it remembers of them, so posting one again creates a new event.",
 });
 
 export const projectErasing = notice({
@@ -109,4 +116,13 @@ export const projectErasing = notice({
 });
 
 /** Every notice. */
-export const notices: readonly NoticeDef[] = [appChanged, appUsed, credentialRevoked, webhookDestinationsChanged, signingKeysChanged, webhookDestinationEvents, runEventsErased, projectErasing];
+export const notices: readonly NoticeDef[] = [
+  appChanged,
+  appUsed,
+  credentialRevoked,
+  webhookDestinationsChanged,
+  signingKeysChanged,
+  webhookDestinationEvents,
+  runEventsErased,
+  projectErasing,
+];

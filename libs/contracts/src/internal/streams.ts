@@ -32,7 +32,8 @@ export const platformEventsStreamDef: StreamDef = {
   retention: 'limits',
   maxAgeMs: 7 * 24 * 3600 * 1000,
   duplicateWindowMs: 10 * 60 * 1000,
-  description: 'Every public platform event (`evt.<tenant>.<project>.<name>.v<version>`), published from the services\' outboxes.',
+  description:
+    "Every public platform event (`evt.<tenant>.<project>.<name>.v<version>`), published from the services' outboxes.",
 };
 
 /** The evals work queue: evaluation items and improvement assistant turns. */
@@ -45,7 +46,8 @@ export const evalWorkStreamDef: StreamDef = {
   publishers: ['evals'],
   retention: 'workqueue',
   duplicateWindowMs: 10 * 60 * 1000,
-  description: 'The evals work queue (each message removed once acknowledged): evaluation items and improvement assistant turns.',
+  description:
+    'The evals work queue (each message removed once acknowledged): evaluation items and improvement assistant turns.',
 };
 
 /** The subject of a work item of a tenant on the evals work queue. */
@@ -61,7 +63,8 @@ export const webhookJobsStreamDef: StreamDef = {
   publishers: ['webhook-dispatcher'],
   retention: 'workqueue',
   duplicateWindowMs: 10 * 60 * 1000,
-  description: 'Webhook delivery jobs that are not due yet, one subject per dispatcher partition (`webhook-jobs.<partition>`); a job is gone once worked.',
+  description:
+    'Webhook delivery jobs that are not due yet, one subject per dispatcher partition (`webhook-jobs.<partition>`); a job is gone once worked.',
 };
 
 /** The subject of a dispatcher partition's jobs (`partition`: letters, digits, `-` and `_` only). */
@@ -79,7 +82,8 @@ export const erasureStreamDef: StreamDef = {
   retention: 'limits',
   maxAgeMs: 30 * 24 * 3600 * 1000,
   duplicateWindowMs: 10 * 60 * 1000,
-  description: 'Erasure jobs (`work.erasure.<tenant>`), published by management; each service that holds project data erases its part with its own durable and reports it (reportErasure).',
+  description:
+    'Erasure jobs (`work.erasure.<tenant>`), published by management; each service that holds project data erases its part with its own durable and reports it (reportErasure).',
 };
 
 /** The subject of a tenant's erasure jobs. */
@@ -89,7 +93,12 @@ export const erasureSubject = (tenantId: string) => `${ERASURE_SUBJECT_PREFIX}.$
 export const erasureDurable = (service: ServiceName) => `${service}-erasure`;
 
 /** Every stream. */
-export const streams: readonly StreamDef[] = [platformEventsStreamDef, evalWorkStreamDef, webhookJobsStreamDef, erasureStreamDef];
+export const streams: readonly StreamDef[] = [
+  platformEventsStreamDef,
+  evalWorkStreamDef,
+  webhookJobsStreamDef,
+  erasureStreamDef,
+];
 
 /** The dispatcher's durable for the first deliveries of one webhook event type (durable names take no dots). */
 export const webhookEventDurable = (def: EventDef) => `webhook-dispatcher-${def.name.replace(/\./g, '-')}`;
@@ -109,7 +118,8 @@ export const auditCopyDurable: DurableDef = {
   stream: PLATFORM_EVENTS_STREAM,
   durable: 'management-audit',
   service: 'management',
-  description: "Copies the audit entries of the other services (their audit.recorded events) into the tenants' audit log.",
+  description:
+    "Copies the audit entries of the other services (their audit.recorded events) into the tenants' audit log.",
 };
 
 /** Every durable consumer a service creates. */
@@ -124,7 +134,8 @@ export const durables: readonly DurableDef[] = [
     stream: WEBHOOK_JOBS_STREAM,
     durable: '*',
     service: 'webhook-dispatcher',
-    description: "One per dispatcher partition (webhook-dispatcher-jobs-<partition>): the partition's delivery jobs as they fall due.",
+    description:
+      "One per dispatcher partition (webhook-dispatcher-jobs-<partition>): the partition's delivery jobs as they fall due.",
   },
   evalWorkDurable,
   auditCopyDurable,

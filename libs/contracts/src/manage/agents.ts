@@ -48,7 +48,10 @@ export const ContextConfig = z.strictObject({
   headersSchema: JsonObject.nullable().optional(),
 });
 
-export const ToolPolicies = z.record(z.string().min(1).max(256), z.strictObject({ needsApproval: z.boolean().optional() }));
+export const ToolPolicies = z.record(
+  z.string().min(1).max(256),
+  z.strictObject({ needsApproval: z.boolean().optional() }),
+);
 
 export const CanUseEntry = z.strictObject({
   toolId: Rid,
@@ -81,7 +84,10 @@ export const SubAgent = z.strictObject({
   prompt: z.string().max(200000).nullable().optional(),
   conversationHistoryConfig: JsonObject.nullable().optional(),
   models: Models.nullable().optional(),
-  stopWhen: z.strictObject({ stepCountIs: z.number().int().min(1).optional() }).nullable().optional(),
+  stopWhen: z
+    .strictObject({ stepCountIs: z.number().int().min(1).optional() })
+    .nullable()
+    .optional(),
   createdAt: z.string().optional(),
   updatedAt: z.string().optional(),
   artifactComponents: z.array(Rid).optional(),
@@ -187,9 +193,14 @@ export const FullAgent = z.strictObject({
   prompt: z.string().max(200000).nullable().optional(),
   models: Models.nullable().optional(),
   statusUpdates: StatusUpdates.nullable().optional(),
-  stopWhen: z.strictObject({ transferCountIs: z.number().int().min(0).optional() }).nullable().optional(),
+  stopWhen: z
+    .strictObject({ transferCountIs: z.number().int().min(0).optional() })
+    .nullable()
+    .optional(),
   contextConfig: ContextConfig.nullable().optional(),
-  subAgents: mapOf(SubAgent).refine((m) => Object.keys(m).length >= 1, { message: 'must contain at least 1 sub-agent' }),
+  subAgents: mapOf(SubAgent).refine((m) => Object.keys(m).length >= 1, {
+    message: 'must contain at least 1 sub-agent',
+  }),
   externalAgents: mapOf(ExternalAgentDef).optional(),
   functionTools: mapOf(FunctionToolDef).optional(),
   functions: mapOf(FunctionDef).optional(),
@@ -217,7 +228,7 @@ export const listAvailableAgents = operation({
   operationId: 'listAvailableAgents',
   summary: 'List the agents the caller can use',
   description:
-    'Bearer token only. The platform admin sees the agents of every tenant; a tenant access token sees its own tenant\'s agents. Sorted by tenant, project and agent id; at most 1000 entries.',
+    "Bearer token only. The platform admin sees the agents of every tenant; a tenant access token sees its own tenant's agents. Sorted by tenant, project and agent id; at most 1000 entries.",
   tags,
   method: 'get',
   path: '/manage/available-agents',
@@ -252,7 +263,7 @@ export const listAgents = listOperation({
   operationId: 'listAgents',
   summary: 'List the full agents of a project',
   description:
-    'A page of the project\'s agents, each as `GET PA` returns it (with its attachments), ordered by id. Deleted agents are not listed.',
+    "A page of the project's agents, each as `GET PA` returns it (with its attachments), ordered by id. Deleted agents are not listed.",
   tags,
   path: '/manage/tenants/{tenantId}/projects/{projectId}/agents',
   service: 'management',
@@ -269,7 +280,7 @@ export const getAgent = getOperation({
   operationId: 'getAgent',
   summary: 'Read a full agent',
   description:
-    'The whole definition exactly as `POST P/agent` answered it, with each sub-agent\'s attachments rendered in. The `ETag` names this version: send it as `If-Match` to replace or delete exactly it.',
+    "The whole definition exactly as `POST P/agent` answered it, with each sub-agent's attachments rendered in. The `ETag` names this version: send it as `If-Match` to replace or delete exactly it.",
   tags,
   path: '/manage/tenants/{tenantId}/projects/{projectId}/agents/{agentId}',
   service: 'management',

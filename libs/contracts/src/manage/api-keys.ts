@@ -57,7 +57,8 @@ export const listApiKeys = listOperation({
 export const createApiKey = operation({
   operationId: 'createApiKey',
   summary: 'Create an API key (the key value is shown once)',
-  description: 'The key is bound to `agentId`, an agent of this project: 422 (pointer `/agentId`) when there is none by that id.',
+  description:
+    'The key is bound to `agentId`, an agent of this project: 422 (pointer `/agentId`) when there is none by that id.',
   tags,
   method: 'post',
   path: '/manage/tenants/{tenantId}/projects/{projectId}/api-keys',

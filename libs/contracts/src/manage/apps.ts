@@ -21,7 +21,11 @@ export const AppPublicKey = z.object({
 export type AppPublicKey = z.infer<typeof AppPublicKey>;
 
 export const AppPublicKeyCreate = z.strictObject({
-  kid: z.string().min(1).max(255).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters'),
+  kid: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters'),
   algorithm: AppKeyAlgorithm,
   publicKey: z.string().min(1).max(16_384).describe('PEM-encoded public key (-----BEGIN PUBLIC KEY-----)'),
 });
@@ -84,8 +88,14 @@ export const AppConfigInput = z
     webClient: WebClientConfigInput.optional(),
     supportCopilot: SupportCopilotConfigInput.optional(),
   })
-  .refine((c) => c.type === 'web_client' || c.webClient === undefined, { message: 'webClient applies to web_client apps only', path: ['webClient'] })
-  .refine((c) => c.type === 'support_copilot' || c.supportCopilot === undefined, { message: 'supportCopilot applies to support_copilot apps only', path: ['supportCopilot'] });
+  .refine((c) => c.type === 'web_client' || c.webClient === undefined, {
+    message: 'webClient applies to web_client apps only',
+    path: ['webClient'],
+  })
+  .refine((c) => c.type === 'support_copilot' || c.supportCopilot === undefined, {
+    message: 'supportCopilot applies to support_copilot apps only',
+    path: ['supportCopilot'],
+  });
 export type AppConfigInput = z.infer<typeof AppConfigInput>;
 
 export const AppCreate = z
@@ -100,7 +110,10 @@ export const AppCreate = z
     enabled: z.boolean().default(true),
   })
   .refine((b) => b.config.type === b.type, { message: 'config.type must equal the app type', path: ['config', 'type'] })
-  .refine((b) => b.type !== 'web_client' || b.config.webClient !== undefined, { message: 'a web_client app needs config.webClient', path: ['config', 'webClient'] });
+  .refine((b) => b.type !== 'web_client' || b.config.webClient !== undefined, {
+    message: 'a web_client app needs config.webClient',
+    path: ['config', 'webClient'],
+  });
 export type AppCreate = z.infer<typeof AppCreate>;
 
 /** PATCH: every field optional; `config.webClient` / `config.supportCopilot` fields are merged one by one. Keys are managed with the key operations. */
@@ -131,7 +144,7 @@ export const AppListQuery = ListQuery.extend({ type: AppType.optional() });
 export const AppListReply = z.object({
   data: z.array(App),
   pagination: Pagination,
-  role: z.string().describe('The caller\'s role: owner for the platform admin, else the access token\'s role'),
+  role: z.string().describe("The caller's role: owner for the platform admin, else the access token's role"),
   tenantHasAnyApps: z.boolean().describe('Whether the tenant has at least one app (any project, any type)'),
 });
 

@@ -14,7 +14,10 @@ export const AuditActor = z.object({
   kind: z.enum(['admin', 'user', 'anonymous', 'run', 'analytics']).describe('Kind of principal that made the request'),
   userId: z.string().nullable().describe('The tenant user (null for the platform admin)'),
   role: z.string().nullable(),
-  credentialId: z.string().nullable().describe('Id of the credential used (access token id, session id); never the secret'),
+  credentialId: z
+    .string()
+    .nullable()
+    .describe('Id of the credential used (access token id, session id); never the secret'),
   via: z.string().nullable().describe('bearer or cookie'),
 });
 export type AuditActor = z.infer<typeof AuditActor>;
@@ -36,7 +39,9 @@ export const AuditEntry = z.object({
   resourceId: z.string().nullable(),
   before: z.unknown().describe('The resource before the change, secrets redacted (null for a create)'),
   after: z.unknown().describe('The resource after the change, secrets redacted (null for a delete or a failure)'),
-  outcome: AuditOutcome.describe('An entry is listed once its change is done; unknown when the process stopped before it knew the outcome (settled after AUDIT_PENDING_SETTLE_SECONDS)'),
+  outcome: AuditOutcome.describe(
+    'An entry is listed once its change is done; unknown when the process stopped before it knew the outcome (settled after AUDIT_PENDING_SETTLE_SECONDS)',
+  ),
   status: z.number().int().nullable().describe('The HTTP status the change answered'),
   errorCode: z.string().nullable(),
   source: z.object({

@@ -28,7 +28,8 @@ const tags = ['Access'];
 export const createAccessToken = operation({
   operationId: 'createAccessToken',
   summary: 'Issue a management access token for a tenant (shown once)',
-  description: 'Admins, and tenant owners for their own tenant, issue bearer tokens scoped to one tenant with a role (owner, admin, member, viewer).',
+  description:
+    'Admins, and tenant owners for their own tenant, issue bearer tokens scoped to one tenant with a role (owner, admin, member, viewer).',
   tags,
   method: 'post',
   path: '/manage/tenants/{tenantId}/access-tokens',
@@ -72,14 +73,18 @@ export const deleteAccessToken = deleteOperation({
   addition: true,
 });
 
-export const Session = z.object({ expiresAt: z.string(), principal: z.object({ kind: z.string(), tenantId: z.string().optional(), role: z.string().optional() }) });
+export const Session = z.object({
+  expiresAt: z.string(),
+  principal: z.object({ kind: z.string(), tenantId: z.string().optional(), role: z.string().optional() }),
+});
 
 export const createSession = operation({
   operationId: 'createSession',
   // Not safe to repeat: a login issues a new session each time (and its answer is a secret, never stored for replays).
   repeat: 'never',
   summary: 'Exchange a bearer credential for a browser session cookie',
-  description: 'Sets the HTTP-only, `SameSite=Lax` `<prefix>.session_token` cookie (7 days, never past the access token\'s `expiresAt`). The session acts with the bearer credential\'s tenant and role, and ends when that access token is revoked or expires.',
+  description:
+    "Sets the HTTP-only, `SameSite=Lax` `<prefix>.session_token` cookie (7 days, never past the access token's `expiresAt`). The session acts with the bearer credential's tenant and role, and ends when that access token is revoked or expires.",
   tags,
   method: 'post',
   path: '/manage/auth/session',
@@ -111,7 +116,10 @@ export const SessionInfo = z.object({
   tenantId: z.string().nullable(),
   userId: z.string().nullable(),
   role: Role.nullable(),
-  accessTokenId: z.string().nullable().describe('The access token the session was made from; revoking it ends the session'),
+  accessTokenId: z
+    .string()
+    .nullable()
+    .describe('The access token the session was made from; revoking it ends the session'),
   createdAt: z.string(),
   expiresAt: z.string(),
   ip: z.string().nullable(),
@@ -120,12 +128,19 @@ export const SessionInfo = z.object({
 });
 export type SessionInfo = z.infer<typeof SessionInfo>;
 
-const SessionIdPath = z.object({ id: z.string().min(1).max(100).regex(/^[A-Za-z0-9_-]+$/, 'must be a session id') });
+const SessionIdPath = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[A-Za-z0-9_-]+$/, 'must be a session id'),
+});
 
 export const listMySessions = listOperation({
   operationId: 'listMySessions',
   summary: 'List the browser sessions of the calling user',
-  description: 'The sessions of the same user in the same tenant (for the platform admin: the admin sessions), newest first.',
+  description:
+    'The sessions of the same user in the same tenant (for the platform admin: the admin sessions), newest first.',
   tags,
   path: '/manage/auth/sessions',
   service: 'management',
@@ -139,7 +154,7 @@ export const listMySessions = listOperation({
 
 export const deleteMySession = deleteOperation({
   operationId: 'deleteMySession',
-  summary: 'End one of the calling user\'s browser sessions',
+  summary: "End one of the calling user's browser sessions",
   tags,
   path: '/manage/auth/sessions/{id}',
   service: 'management',
@@ -179,7 +194,7 @@ export const deleteTenantSessions = operation({
   auth: 'manage',
   permission: 'admin',
   params: TenantPath,
-  query: z.object({ userId: Rid.optional().describe('Only this user\'s sessions') }),
+  query: z.object({ userId: Rid.optional().describe("Only this user's sessions") }),
   reply: { status: 200, body: dataReply(SessionsEnded) },
   errors: [400, 401, 403, 500],
   addition: true,
@@ -205,7 +220,12 @@ export const ResolveManageCredentialReply = z.object({ principal: Principal.null
 
 /** Internal call `verifyPlaygroundToken`: run-auth asks whether a run-API bearer token is a playground token (reply: its claims, or null). */
 export const VerifyPlaygroundTokenRequest = z.object({ token: z.string() });
-export const PlaygroundTokenClaims = z.object({ tenantId: z.string(), projectId: z.string(), agentId: z.string(), subject: z.string() });
+export const PlaygroundTokenClaims = z.object({
+  tenantId: z.string(),
+  projectId: z.string(),
+  agentId: z.string(),
+  subject: z.string(),
+});
 export const VerifyPlaygroundTokenReply = PlaygroundTokenClaims.nullable();
 
 /** Payload of the `credentialRevoked` notice (core NATS, not stored): a credential was revoked or changed; every gateway drops its cached verification. */

@@ -102,9 +102,15 @@ export const CredentialStore = z.object({
 export type CredentialStore = z.infer<typeof CredentialStore>;
 
 export const CredentialStoreEntryCreate = z.strictObject({
-  key: z.string().min(1).max(255).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters'),
+  key: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters'),
   value: z.string().min(1).max(65536).describe('The secret; encrypted at rest and never returned'),
-  metadata: HeaderMap.optional().describe('Injected as HTTP headers on outbound tool-server requests: keys must be valid header names'),
+  metadata: HeaderMap.optional().describe(
+    'Injected as HTTP headers on outbound tool-server requests: keys must be valid header names',
+  ),
 });
 export type CredentialStoreEntryCreate = z.infer<typeof CredentialStoreEntryCreate>;
 
@@ -146,7 +152,13 @@ export const createCredential = operation({
   params: ProjectPath,
   body: CredentialCreate,
   reply: { status: 201, body: dataReply(Credential), description: 'Created' },
-  extraReplies: [{ status: 200, body: dataReply(Credential), description: 'Already exists with identical content; returned unchanged' }],
+  extraReplies: [
+    {
+      status: 200,
+      body: dataReply(Credential),
+      description: 'Already exists with identical content; returned unchanged',
+    },
+  ],
   errors: credentialErrors,
 });
 
@@ -182,7 +194,8 @@ export const updateCredential = updateOperation({
 export const deleteCredential = deleteOperation({
   operationId: 'deleteCredential',
   summary: 'Delete a credential',
-  description: 'Also removes the memory-store entry named by `retrievalParams.key`. 409 while a trigger uses the credential as its signing secret.',
+  description:
+    'Also removes the memory-store entry named by `retrievalParams.key`. 409 while a trigger uses the credential as its signing secret.',
   tags,
   path: `${base}/{id}`,
   service: 'management',

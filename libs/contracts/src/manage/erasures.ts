@@ -44,12 +44,21 @@ export const ErasureRequest = z.object({
 export type ErasureRequest = z.infer<typeof ErasureRequest>;
 
 /** The runEventsErased notice: the run events of a project (conversationId null) or of one conversation are gone. */
-export const RunEventsErased = z.object({ tenantId: z.string(), projectId: z.string(), conversationId: z.string().nullable() });
+export const RunEventsErased = z.object({
+  tenantId: z.string(),
+  projectId: z.string(),
+  conversationId: z.string().nullable(),
+});
 
 /** Payload of the `projectErasing` notice: a project's erasure started (`erasing: true`) or is done. */
 export const ProjectErasing = z.object({ tenantId: z.string(), projectId: z.string(), erasing: z.boolean() });
 
-export const ReportErasureRequest = z.object({ tenantId: z.string(), projectId: z.string(), erasureId: z.string(), service: ErasureService });
+export const ReportErasureRequest = z.object({
+  tenantId: z.string(),
+  projectId: z.string(),
+  erasureId: z.string(),
+  service: ErasureService,
+});
 export const ReportErasureReply = z.object({ status: ErasureState });
 
 const tags = ['Erasure'];
@@ -112,4 +121,5 @@ export const getErasure = getOperation({
  * to those projects (409).
  */
 export const ERASING_PROJECTS_KEY = 'erasing-projects';
-export const erasingProjectMember = (scope: { tenantId: string; projectId: string }) => `${scope.tenantId}:${scope.projectId}`;
+export const erasingProjectMember = (scope: { tenantId: string; projectId: string }) =>
+  `${scope.tenantId}:${scope.projectId}`;

@@ -27,7 +27,10 @@ export const FeedbackCreate = z.strictObject({
   messageId: Rid.nullable().optional(),
   type: FeedbackType,
   details: Details.nullable().optional(),
-  agentId: text({ min: 1, max: 256 }).nullable().optional().describe('The agent of the conversation (addition: feeds the agentId filter and webhook agent scoping)'),
+  agentId: text({ min: 1, max: 256 })
+    .nullable()
+    .optional()
+    .describe('The agent of the conversation (addition: feeds the agentId filter and webhook agent scoping)'),
 });
 export type FeedbackCreate = z.infer<typeof FeedbackCreate>;
 
@@ -58,7 +61,7 @@ export const FeedbackBulkCreate = z
 
 export const FeedbackBulkError = z.object({
   index: z.number().int().describe('Position of the item in the request array'),
-  conversationId: z.string().nullable().describe('The item\'s conversationId when it had a string one'),
+  conversationId: z.string().nullable().describe("The item's conversationId when it had a string one"),
   message: z.string(),
 });
 
@@ -69,8 +72,12 @@ export const FeedbackListQuery = ListQuery.extend({
   messageId: Rid.optional(),
   agentId: z.string().min(1).max(256).optional(),
   type: FeedbackType.optional(),
-  startDate: IsoDateTime.optional().describe('Created on or after this time (ISO 8601 date-time with offset, inclusive)'),
-  endDate: IsoDateTime.optional().describe('Created on or before this time (ISO 8601 date-time with offset, inclusive)'),
+  startDate: IsoDateTime.optional().describe(
+    'Created on or after this time (ISO 8601 date-time with offset, inclusive)',
+  ),
+  endDate: IsoDateTime.optional().describe(
+    'Created on or before this time (ISO 8601 date-time with offset, inclusive)',
+  ),
 }).refine((q) => !q.startDate || !q.endDate || Date.parse(q.startDate) <= Date.parse(q.endDate), {
   message: 'startDate must not be after endDate',
   path: ['startDate'],

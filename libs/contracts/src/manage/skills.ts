@@ -52,7 +52,8 @@ export const SkillFileInput = z.strictObject({
 const uniquePaths = (files: Array<{ filePath: string }>, ctx: z.RefinementCtx, at: string) => {
   const seen = new Set<string>();
   files.forEach((f, i) => {
-    if (seen.has(f.filePath)) ctx.addIssue({ code: 'custom', message: `filePath "${f.filePath}" is given twice`, path: [at, i, 'filePath'] });
+    if (seen.has(f.filePath))
+      ctx.addIssue({ code: 'custom', message: `filePath "${f.filePath}" is given twice`, path: [at, i, 'filePath'] });
     seen.add(f.filePath);
   });
 };
@@ -71,15 +72,28 @@ export type SkillCreate = z.infer<typeof SkillCreate>;
 
 export const SkillUpdate = z
   .strictObject({
-    files: z.array(SkillFileInput).min(1).max(MAX_SKILL_FILES).optional().describe('Files added, or replaced by filePath'),
-    removeFilePaths: z.array(SkillFilePath).min(1).max(MAX_SKILL_FILES).optional().describe(`Files removed by filePath (never ${SKILL_MANIFEST})`),
+    files: z
+      .array(SkillFileInput)
+      .min(1)
+      .max(MAX_SKILL_FILES)
+      .optional()
+      .describe('Files added, or replaced by filePath'),
+    removeFilePaths: z
+      .array(SkillFilePath)
+      .min(1)
+      .max(MAX_SKILL_FILES)
+      .optional()
+      .describe(`Files removed by filePath (never ${SKILL_MANIFEST})`),
   })
   .superRefine((b, ctx) => {
-    if (!b.files && !b.removeFilePaths) ctx.addIssue({ code: 'custom', message: 'give files, removeFilePaths or both', path: [] });
+    if (!b.files && !b.removeFilePaths)
+      ctx.addIssue({ code: 'custom', message: 'give files, removeFilePaths or both', path: [] });
     if (b.files) uniquePaths(b.files, ctx, 'files');
     b.removeFilePaths?.forEach((p, i) => {
-      if (p === SKILL_MANIFEST) ctx.addIssue({ code: 'custom', message: `${SKILL_MANIFEST} cannot be removed`, path: ['removeFilePaths', i] });
-      if (b.files?.some((f) => f.filePath === p)) ctx.addIssue({ code: 'custom', message: 'is also given in files', path: ['removeFilePaths', i] });
+      if (p === SKILL_MANIFEST)
+        ctx.addIssue({ code: 'custom', message: `${SKILL_MANIFEST} cannot be removed`, path: ['removeFilePaths', i] });
+      if (b.files?.some((f) => f.filePath === p))
+        ctx.addIssue({ code: 'custom', message: 'is also given in files', path: ['removeFilePaths', i] });
     });
   });
 export type SkillUpdate = z.infer<typeof SkillUpdate>;

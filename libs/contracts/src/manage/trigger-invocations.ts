@@ -16,7 +16,10 @@ export type TriggerInvocationVerdicts = z.infer<typeof TriggerInvocationVerdicts
 
 /** One run-as user's execution request: due at `dueAt` (spaced by dispatchDelayMs), `dispatched` once it is on JetStream. */
 export const TriggerDispatch = z.object({
-  userId: z.string().nullable().describe('The run-as user; null when the trigger names none (one request without a user)'),
+  userId: z
+    .string()
+    .nullable()
+    .describe('The run-as user; null when the trigger names none (one request without a user)'),
   state: z.enum(['pending', 'dispatched']),
   eventId: z.string().describe('Id of its trigger.invoked event'),
   dueAt: z.string(),
@@ -30,10 +33,15 @@ export const TriggerInvocation = z.object({
   agentId: z.string(),
   status: z
     .enum(['rejected', 'pending', 'dispatched'])
-    .describe('`rejected`: a check failed (see `verdicts` and `error`), nothing was dispatched; `pending`: accepted, some requests not dispatched yet; `dispatched`: every request is on JetStream'),
+    .describe(
+      '`rejected`: a check failed (see `verdicts` and `error`), nothing was dispatched; `pending`: accepted, some requests not dispatched yet; `dispatched`: every request is on JetStream',
+    ),
   verdicts: TriggerInvocationVerdicts,
-  error: z.object({ status: z.number().int(), detail: z.string() }).nullable().describe('Why it was rejected (the answer the caller got)'),
-  deliveryId: z.string().nullable().describe('The provider\'s delivery id (the trigger\'s deliveryIdHeader)'),
+  error: z
+    .object({ status: z.number().int(), detail: z.string() })
+    .nullable()
+    .describe('Why it was rejected (the answer the caller got)'),
+  deliveryId: z.string().nullable().describe("The provider's delivery id (the trigger's deliveryIdHeader)"),
   rerunOf: z.string().nullable().describe('The invocation this one reruns'),
   message: z.string().nullable().describe('The rendered messageTemplate'),
   input: z.unknown().describe('The input after outputTransform (null when rejected)'),
@@ -68,7 +76,7 @@ export const listTriggerInvocations = listOperation({
 
 export const getTriggerInvocation = getOperation({
   operationId: 'getTriggerInvocation',
-  summary: 'Get one invocation of a trigger: verdicts, rendered message, each user\'s dispatch state and timings',
+  summary: "Get one invocation of a trigger: verdicts, rendered message, each user's dispatch state and timings",
   tags,
   path: `${base}/{invocationId}`,
   service: 'management',
@@ -83,7 +91,8 @@ export const getTriggerInvocation = getOperation({
 
 export const rerunTriggerInvocation = operation({
   operationId: 'rerunTriggerInvocation',
-  summary: 'Run an accepted invocation again: a new invocation with the same input and message, dispatched to the trigger\'s current run-as users',
+  summary:
+    "Run an accepted invocation again: a new invocation with the same input and message, dispatched to the trigger's current run-as users",
   tags,
   method: 'post',
   path: `${base}/{invocationId}/rerun`,

@@ -23,7 +23,9 @@ export const WEAK_SIGNATURE_ALGORITHMS: readonly string[] = ['sha1', 'md5'];
 
 const SignatureSpec = z
   .strictObject({
-    source: z.enum(['header', 'query', 'body']).describe('Where the signature is: a header, a query parameter, or a JMESPath into the JSON body'),
+    source: z
+      .enum(['header', 'query', 'body'])
+      .describe('Where the signature is: a header, a query parameter, or a JMESPath into the JSON body'),
     key: z.string().min(1).max(256).describe('Header name, query parameter name, or JMESPath expression'),
     prefix: z.string().max(64).optional().describe('Text before the signature to strip, e.g. `sha256=`'),
     regex: Regex.optional().describe('Extracts the signature from the value (first capture group)'),
@@ -37,7 +39,12 @@ const SignatureSpec = z
 const SignedComponent = z
   .strictObject({
     source: z.enum(['header', 'body', 'literal']),
-    key: z.string().min(1).max(256).optional().describe('Header name, or JMESPath into the body (absent: the raw body)'),
+    key: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe('Header name, or JMESPath into the body (absent: the raw body)'),
     value: z.string().max(1000).optional().describe('The text of a literal component'),
     regex: Regex.optional().describe('Extracts part of the value (first capture group)'),
     required: z.boolean().default(true),
@@ -49,51 +56,75 @@ const SignedComponent = z
       ),
   })
   .superRefine((c, ctx) => {
-    if (c.source === 'literal' && c.value === undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: 'a literal component needs a value' });
-    if (c.source === 'literal' && c.timestamp) ctx.addIssue({ code: 'custom', path: ['timestamp'], message: 'a literal cannot be the timestamp: name the header or body value that carries it' });
+    if (c.source === 'literal' && c.value === undefined)
+      ctx.addIssue({ code: 'custom', path: ['value'], message: 'a literal component needs a value' });
+    if (c.source === 'literal' && c.timestamp)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timestamp'],
+        message: 'a literal cannot be the timestamp: name the header or body value that carries it',
+      });
     if (c.source === 'header') {
-      if (c.key === undefined) ctx.addIssue({ code: 'custom', path: ['key'], message: 'a header component needs a key (the header name)' });
-      else if (!HeaderToken.safeParse(c.key).success) ctx.addIssue({ code: 'custom', path: ['key'], message: 'must be a header name when source is header' });
+      if (c.key === undefined)
+        ctx.addIssue({ code: 'custom', path: ['key'], message: 'a header component needs a key (the header name)' });
+      else if (!HeaderToken.safeParse(c.key).success)
+        ctx.addIssue({ code: 'custom', path: ['key'], message: 'must be a header name when source is header' });
     }
   });
 
 /** How far a signed call's timestamp may be from now when `validation.timestampToleranceSeconds` is not set. */
 export const DEFAULT_TIMESTAMP_TOLERANCE_SECONDS = 300;
 
-export const SignatureVerification = z.strictObject({
-  algorithm: z.enum(SIGNATURE_ALGORITHMS).default('sha256').describe('HMAC hash; md5 and sha1 are accepted with a warning'),
-  encoding: z.enum(['hex', 'base64']).default('hex'),
-  signature: SignatureSpec,
-  signedComponents: z
-    .array(SignedComponent)
-    .min(1)
-    .max(20)
-    .default([{ source: 'body', required: true }])
-    .describe('What is signed, in order (default: the raw body)'),
-  componentJoin: z
-    .strictObject({ strategy: z.literal('concatenate'), separator: z.string().max(16).default('') })
-    .default({ strategy: 'concatenate', separator: '' }),
-  validation: z
-    .strictObject({
-      headerCaseSensitive: z.boolean().default(false),
-      allowEmptyBody: z.boolean().default(true),
-      normalizeUnicode: z.boolean().default(false),
-      timestampToleranceSeconds: z
-        .number()
-        .int()
-        .min(1)
-        .max(86_400)
-        .optional()
-        .describe(`How far the signed timestamp (the component marked \`timestamp\`) may be from now, either way (default ${DEFAULT_TIMESTAMP_TOLERANCE_SECONDS}) (addition)`),
-    })
-    .default({ headerCaseSensitive: false, allowEmptyBody: true, normalizeUnicode: false }),
-}).superRefine((v, ctx) => {
-  const marked = v.signedComponents.flatMap((c, i) => (c.timestamp ? [i] : []));
-  for (const i of marked.slice(1)) ctx.addIssue({ code: 'custom', path: ['signedComponents', i, 'timestamp'], message: 'only one signed component can be the timestamp' });
-  if (v.validation.timestampToleranceSeconds !== undefined && marked.length === 0) {
-    ctx.addIssue({ code: 'custom', path: ['validation', 'timestampToleranceSeconds'], message: 'mark the signed component that carries the timestamp with `timestamp: true`' });
-  }
-});
+export const SignatureVerification = z
+  .strictObject({
+    algorithm: z
+      .enum(SIGNATURE_ALGORITHMS)
+      .default('sha256')
+      .describe('HMAC hash; md5 and sha1 are accepted with a warning'),
+    encoding: z.enum(['hex', 'base64']).default('hex'),
+    signature: SignatureSpec,
+    signedComponents: z
+      .array(SignedComponent)
+      .min(1)
+      .max(20)
+      .default([{ source: 'body', required: true }])
+      .describe('What is signed, in order (default: the raw body)'),
+    componentJoin: z
+      .strictObject({ strategy: z.literal('concatenate'), separator: z.string().max(16).default('') })
+      .default({ strategy: 'concatenate', separator: '' }),
+    validation: z
+      .strictObject({
+        headerCaseSensitive: z.boolean().default(false),
+        allowEmptyBody: z.boolean().default(true),
+        normalizeUnicode: z.boolean().default(false),
+        timestampToleranceSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(86_400)
+          .optional()
+          .describe(
+            `How far the signed timestamp (the component marked \`timestamp\`) may be from now, either way (default ${DEFAULT_TIMESTAMP_TOLERANCE_SECONDS}) (addition)`,
+          ),
+      })
+      .default({ headerCaseSensitive: false, allowEmptyBody: true, normalizeUnicode: false }),
+  })
+  .superRefine((v, ctx) => {
+    const marked = v.signedComponents.flatMap((c, i) => (c.timestamp ? [i] : []));
+    for (const i of marked.slice(1))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['signedComponents', i, 'timestamp'],
+        message: 'only one signed component can be the timestamp',
+      });
+    if (v.validation.timestampToleranceSeconds !== undefined && marked.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['validation', 'timestampToleranceSeconds'],
+        message: 'mark the signed component that carries the timestamp with `timestamp: true`',
+      });
+    }
+  });
 export type SignatureVerification = z.infer<typeof SignatureVerification>;
 
 function uniqueNames(headers: Array<{ name: string }>): boolean {
@@ -115,7 +146,10 @@ export const TriggerAuthenticationUpdate = z.strictObject({
     .array(
       z
         .strictObject({ name: HeaderName, value: HeaderValue.optional(), keepExisting: z.boolean().optional() })
-        .refine((h) => (h.value !== undefined) !== (h.keepExisting === true), { message: 'give either value or keepExisting: true', path: ['value'] }),
+        .refine((h) => (h.value !== undefined) !== (h.keepExisting === true), {
+          message: 'give either value or keepExisting: true',
+          path: ['value'],
+        }),
     )
     .max(20)
     .refine(uniqueNames, { message: 'header names must be unique (case-insensitive)' }),
@@ -144,13 +178,32 @@ export const Trigger = z.object({
   authentication: TriggerAuthentication.nullable(),
   signingSecretCredentialReferenceId: z.string().nullable(),
   signatureVerification: z.record(z.string(), z.unknown()).nullable(),
-  deliveryIdHeader: z.string().nullable().describe('Header carrying the provider\'s delivery id; a repeated id is answered with the first invocation (addition)'),
-  rateLimitPerMinute: z.number().int().nullable().describe('Webhook calls accepted per minute (null: the platform default, TRIGGER_RATE_LIMIT_PER_MINUTE) (addition)'),
-  bodyLimitBytes: z.number().int().nullable().describe(`Largest webhook body accepted, in bytes (null: the platform maximum, ${TRIGGER_BODY_LIMIT_BYTES}) (addition)`),
+  deliveryIdHeader: z
+    .string()
+    .nullable()
+    .describe(
+      "Header carrying the provider's delivery id; a repeated id is answered with the first invocation (addition)",
+    ),
+  rateLimitPerMinute: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'Webhook calls accepted per minute (null: the platform default, TRIGGER_RATE_LIMIT_PER_MINUTE) (addition)',
+    ),
+  bodyLimitBytes: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      `Largest webhook body accepted, in bytes (null: the platform maximum, ${TRIGGER_BODY_LIMIT_BYTES}) (addition)`,
+    ),
   createdAt: z.string(),
   updatedAt: z.string(),
   userCount: z.number().int().describe('Distinct run-as users (runAsUserId and runAsUserIds)'),
-  webhookUrl: z.string().describe('Where the trigger is invoked: {base}/run/tenants/{t}/projects/{p}/agents/{a}/triggers/{id}'),
+  webhookUrl: z
+    .string()
+    .describe('Where the trigger is invoked: {base}/run/tenants/{t}/projects/{p}/agents/{a}/triggers/{id}'),
 });
 export type Trigger = z.infer<typeof Trigger>;
 
@@ -159,8 +212,15 @@ const fields = {
   name: text({ min: 1, max: 256 }),
   description: text({ max: 2000 }).nullable(),
   enabled: z.boolean(),
-  dispatchDelayMs: z.number().int().min(0).max(600000).describe('Delay between dispatching each user execution, 0 to 600000 ms'),
-  messageTemplate: text({ min: 1, max: 50000 }).describe('Message sent to the agent; `{{name}}` placeholders take values from the input'),
+  dispatchDelayMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(600000)
+    .describe('Delay between dispatching each user execution, 0 to 600000 ms'),
+  messageTemplate: text({ min: 1, max: 50000 }).describe(
+    'Message sent to the agent; `{{name}}` placeholders take values from the input',
+  ),
   inputSchema: JsonObject.describe('JSON Schema (draft-07, 2019-09 or 2020-12 by `$schema`) that the input must match'),
   outputTransform: OutputTransform,
   runAsUserId: UserId,
@@ -168,14 +228,23 @@ const fields = {
   createdBy: text({ max: 256 }),
   signingSecretCredentialReferenceId: Rid.describe('A credential of this project holding the signing secret'),
   signatureVerification: SignatureVerification,
-  deliveryIdHeader: HeaderToken.max(128).describe('Header that carries the provider\'s delivery id, e.g. X-GitHub-Delivery (addition)'),
-  rateLimitPerMinute: z.number().int().min(1).max(100_000).describe('Webhook calls accepted per minute; more get 429 (addition)'),
+  deliveryIdHeader: HeaderToken.max(128).describe(
+    "Header that carries the provider's delivery id, e.g. X-GitHub-Delivery (addition)",
+  ),
+  rateLimitPerMinute: z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .describe('Webhook calls accepted per minute; more get 429 (addition)'),
   bodyLimitBytes: z
     .number()
     .int()
     .min(1)
     .max(TRIGGER_BODY_LIMIT_BYTES)
-    .describe(`Largest webhook body accepted, in bytes, at most the platform maximum (${TRIGGER_BODY_LIMIT_BYTES}); a larger body gets 413 (addition)`),
+    .describe(
+      `Largest webhook body accepted, in bytes, at most the platform maximum (${TRIGGER_BODY_LIMIT_BYTES}); a larger body gets 413 (addition)`,
+    ),
 };
 
 /**
@@ -228,7 +297,12 @@ export type TriggerUpdate = z.infer<typeof TriggerUpdate>;
 
 const TriggerReply = z.object({
   data: Trigger,
-  warning: z.string().optional().describe('Present when the trigger works but something deserves attention (unknown placeholders, weak algorithm, run-as users without authentication)'),
+  warning: z
+    .string()
+    .optional()
+    .describe(
+      'Present when the trigger works but something deserves attention (unknown placeholders, weak algorithm, run-as users without authentication)',
+    ),
 });
 
 const tags = ['Triggers'];
@@ -254,7 +328,8 @@ export const listTriggers = listOperation({
 export const createTrigger = operation({
   operationId: 'createTrigger',
   summary: 'Create a trigger',
-  description: 'The agent of the path must exist in the project: 404 otherwise (triggers are deleted with their agent).',
+  description:
+    'The agent of the path must exist in the project: 404 otherwise (triggers are deleted with their agent).',
   tags,
   method: 'post',
   path: base,

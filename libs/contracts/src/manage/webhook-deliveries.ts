@@ -14,11 +14,19 @@ export const WebhookDeliveryStatus = z.enum(WEBHOOK_DELIVERY_STATUSES);
 export const WebhookDeliveryAttempt = z.object({
   attempt: z.number().int().describe('1 for the first try'),
   at: z.string().describe('When the attempt started (ISO 8601)'),
-  statusCode: z.number().int().nullable().describe('HTTP status the receiver answered; null when no answer (refused, network error, timeout, chat channel)'),
+  statusCode: z
+    .number()
+    .int()
+    .nullable()
+    .describe('HTTP status the receiver answered; null when no answer (refused, network error, timeout, chat channel)'),
   ok: z.boolean(),
   error: z.string().nullable().describe('Why the attempt failed, in words'),
   durationMs: z.number().int().describe('Latency of the attempt'),
-  manual: z.boolean().nullable().optional().describe('true when a person asked for this attempt (redeliver or recover)'),
+  manual: z
+    .boolean()
+    .nullable()
+    .optional()
+    .describe('true when a person asked for this attempt (redeliver or recover)'),
 });
 
 export const WebhookDelivery = z.object({
@@ -29,8 +37,12 @@ export const WebhookDelivery = z.object({
   runEventId: z
     .string()
     .nullable()
-    .describe('For `event.created` deliveries: the id of the run event posted to POST /run/v1/events (`data.event.id`); null for other event types and for deliveries logged before this field existed'),
-  status: WebhookDeliveryStatus.describe('pending: more attempts scheduled; delivered; failed: no more attempts; cancelled: the destination was disabled or deleted first'),
+    .describe(
+      'For `event.created` deliveries: the id of the run event posted to POST /run/v1/events (`data.event.id`); null for other event types and for deliveries logged before this field existed',
+    ),
+  status: WebhookDeliveryStatus.describe(
+    'pending: more attempts scheduled; delivered; failed: no more attempts; cancelled: the destination was disabled or deleted first',
+  ),
   attemptCount: z.number().int(),
   nextAttemptAt: z.string().nullable().describe('When the next retry is due (pending only)'),
   lastStatusCode: z.number().int().nullable(),
@@ -61,7 +73,12 @@ export const listWebhookDeliveries = listOperation({
   query: ListQuery.extend({
     status: WebhookDeliveryStatus.optional(),
     eventType: z.string().min(1).max(255).optional(),
-    runEventId: z.string().min(1).max(255).optional().describe('Only the deliveries of this run event (its id from POST /run/v1/events)'),
+    runEventId: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe('Only the deliveries of this run event (its id from POST /run/v1/events)'),
   }),
   item: WebhookDelivery,
   errors: deliveryErrors,
@@ -118,11 +135,18 @@ export const WebhookRecoverBody = z
     since: IsoDateTime.describe('Deliveries created at or after this time (ISO 8601 date-time with offset)'),
     until: IsoDateTime.optional().describe('…and before this time (default: now)'),
   })
-  .refine((b) => b.until === undefined || Date.parse(b.until) > Date.parse(b.since), { message: 'until must be after since', path: ['until'] });
+  .refine((b) => b.until === undefined || Date.parse(b.until) > Date.parse(b.since), {
+    message: 'until must be after since',
+    path: ['until'],
+  });
 
 export const WebhookRecoverResult = z.object({
   scheduled: z.number().int().describe('Deliveries queued to be sent again by this call'),
-  more: z.boolean().describe('true when more deliveries matched than one call queues (WEBHOOK_RECOVER_MAX_PER_CALL): call again to queue the rest'),
+  more: z
+    .boolean()
+    .describe(
+      'true when more deliveries matched than one call queues (WEBHOOK_RECOVER_MAX_PER_CALL): call again to queue the rest',
+    ),
 });
 
 export const recoverWebhookDeliveries = operation({
@@ -144,15 +168,25 @@ export const recoverWebhookDeliveries = operation({
   addition: true,
 });
 
-const StatusCounts = z.object({ delivered: z.number().int(), failed: z.number().int(), pending: z.number().int(), cancelled: z.number().int() });
+const StatusCounts = z.object({
+  delivered: z.number().int(),
+  failed: z.number().int(),
+  pending: z.number().int(),
+  cancelled: z.number().int(),
+});
 
 export const WebhookStatsWindow = z.object({
   counts: StatusCounts.describe('Deliveries created in the window, by their status now'),
-  successRate: z.number().nullable().describe('delivered / (delivered + failed) of those deliveries, 0 to 1; null when none has finished'),
+  successRate: z
+    .number()
+    .nullable()
+    .describe('delivered / (delivered + failed) of those deliveries, 0 to 1; null when none has finished'),
   attempts: z.number().int().describe('Attempts made in the window'),
   attemptDurationMs: z
     .object({ p50: z.number().int().nullable(), p99: z.number().int().nullable() })
-    .describe('Attempt latency percentiles, estimated from a histogram (accurate to its bucket); null without attempts'),
+    .describe(
+      'Attempt latency percentiles, estimated from a histogram (accurate to its bucket); null without attempts',
+    ),
 });
 
 export const WebhookStats = z.object({

@@ -34,7 +34,9 @@ export const WebhookDestination = z.object({
   disabledReason: z
     .string()
     .nullable()
-    .describe('Why delivery turned the destination off (a 410 Gone answer, or failing for days); null when enabled or turned off by a user'),
+    .describe(
+      'Why delivery turned the destination off (a 410 Gone answer, or failing for days); null when enabled or turned off by a user',
+    ),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -49,7 +51,17 @@ export type WebhookDestinationWithSecret = z.infer<typeof WebhookDestinationWith
 const Url = z
   .url({ protocol: /^https?$/, message: 'must be an http or https URL' })
   .max(2048)
-  .refine((u) => { try { const p = new URL(u); return !p.username && !p.password; } catch { return false; } }, { message: 'must not carry user:password' });
+  .refine(
+    (u) => {
+      try {
+        const p = new URL(u);
+        return !p.username && !p.password;
+      } catch {
+        return false;
+      }
+    },
+    { message: 'must not carry user:password' },
+  );
 
 const fields = {
   name: z.string().min(1).max(256),
@@ -60,7 +72,11 @@ const fields = {
   evaluatorIds: z.array(Rid),
   headers: HeaderMap,
   url: Url,
-  chatappChannelId: z.string().min(1).max(255).regex(/^[A-Z0-9]+$/, 'must be a chat channel id (uppercase letters and digits)'),
+  chatappChannelId: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[A-Z0-9]+$/, 'must be a chat channel id (uppercase letters and digits)'),
 };
 
 export const WebhookDestinationCreate = z
@@ -185,7 +201,9 @@ export const WebhookSecretRotate = z
       .min(0)
       .max(7 * 24 * 3600)
       .optional()
-      .describe('How long the previous secret keeps signing next to the new one (default 24 hours; 0 retires it at once)'),
+      .describe(
+        'How long the previous secret keeps signing next to the new one (default 24 hours; 0 retires it at once)',
+      ),
   })
   .optional();
 export type WebhookSecretRotate = z.infer<typeof WebhookSecretRotate>;

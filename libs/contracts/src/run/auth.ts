@@ -37,7 +37,7 @@ export const createAnonymousSession = operation({
   operationId: 'createAnonymousSession',
   summary: 'Start an anonymous session for a web_client app that allows anonymous access',
   description:
-    'The Origin must match the app\'s allowedDomains. Send a still-valid anonymous token of the same app as `Authorization: Bearer` to keep the same identity (rolling refresh). ' +
+    "The Origin must match the app's allowedDomains. Send a still-valid anonymous token of the same app as `Authorization: Bearer` to keep the same identity (rolling refresh). " +
     'When the deployment requires it (ANONYMOUS_SESSION_CHALLENGE=required), a solved challenge goes in `x-challenge-solution`.',
   tags,
   method: 'post',
@@ -52,7 +52,10 @@ export const createAnonymousSession = operation({
   rateLimit: 'run-auth',
 });
 
-export const EndpointClass = z.string().max(32).regex(/^[a-z0-9-]+$/, 'must match ^[a-z0-9-]+$');
+export const EndpointClass = z
+  .string()
+  .max(32)
+  .regex(/^[a-z0-9-]+$/, 'must match ^[a-z0-9-]+$');
 
 /** An ALTCHA-compatible proof-of-work challenge: find `number` <= maxnumber with sha256(salt + number) = challenge. */
 export const Challenge = z
@@ -100,7 +103,8 @@ export const ChallengeInteraction = z
 export const postChallenge = operation({
   operationId: 'postChallenge',
   summary: 'Send interaction data and receive a proof-of-work challenge',
-  description: 'Without an upstream provider the interaction data is acknowledged and not stored; with one (CHALLENGE_UPSTREAM_URL) it is forwarded and the provider\'s answer is passed through.',
+  description:
+    "Without an upstream provider the interaction data is acknowledged and not stored; with one (CHALLENGE_UPSTREAM_URL) it is forwarded and the provider's answer is passed through.",
   tags,
   method: 'post',
   path: '/run/auth/challenge',

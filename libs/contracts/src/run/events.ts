@@ -4,7 +4,12 @@ import { JsonObject, dataReply } from '../common';
 
 export const RunEventCreate = z.strictObject({
   type: z.string().min(1).max(256),
-  id: z.string().min(1).max(255).regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters').optional(),
+  id: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters')
+    .optional(),
   agentId: z.string().min(1).max(255).optional(),
   conversationId: z.string().min(1).max(255).optional(),
   messageId: z.string().min(1).max(255).optional(),
@@ -45,7 +50,13 @@ export const createRunEvent = operation({
   auth: 'run',
   body: RunEventCreate,
   reply: { status: 201, body: dataReply(RunEvent), description: 'Created' },
-  extraReplies: [{ status: 200, description: 'The event already existed; the original row is returned unchanged', body: dataReply(RunEvent) }],
+  extraReplies: [
+    {
+      status: 200,
+      description: 'The event already existed; the original row is returned unchanged',
+      body: dataReply(RunEvent),
+    },
+  ],
   errors: [400, 401, 403, 422, 500],
   rateLimit: 'run',
 });

@@ -10,14 +10,16 @@ export const TriggerWebhookPath = AgentPath.extend({ id: Rid });
 export const TriggerAccepted = z.object({
   success: z.literal(true),
   invocationId: z.string(),
-  duplicate: z.boolean().describe('True when the delivery id was seen before: nothing new was dispatched, this is the first invocation'),
+  duplicate: z
+    .boolean()
+    .describe('True when the delivery id was seen before: nothing new was dispatched, this is the first invocation'),
 });
 
 export const invokeTrigger = operation({
   operationId: 'invokeTrigger',
   summary: 'Invoke a trigger (its webhookUrl): checks, transforms and dispatches one execution request per run-as user',
   description:
-    'No platform credential: the trigger\'s own `authentication` headers and `signatureVerification` are checked (a signed timestamp, when one component is marked `timestamp`, must be within `validation.timestampToleranceSeconds` of now, else 401). ' +
+    "No platform credential: the trigger's own `authentication` headers and `signatureVerification` are checked (a signed timestamp, when one component is marked `timestamp`, must be within `validation.timestampToleranceSeconds` of now, else 401). " +
     'Each trigger has its own rate limit (`rateLimitPerMinute`, 429) and body limit (`bodyLimitBytes`, at most the platform maximum, 413). The body (JSON or form-encoded) ' +
     'is validated against `inputSchema` (422 with pointers), transformed by `outputTransform` and rendered into `messageTemplate`. ' +
     '202 with the invocation id once the invocation is stored; the execution requests follow as `trigger.invoked` events.',
@@ -28,8 +30,14 @@ export const invokeTrigger = operation({
   subject: 'svc.management.triggers.invoke',
   auth: 'none',
   params: TriggerWebhookPath,
-  query: z.record(z.string(), z.union([z.string(), z.array(z.string())])).describe('Passed on as sent (a signature may be a query parameter)'),
-  body: z.unknown().describe('The provider\'s payload, JSON or application/x-www-form-urlencoded (its exact bytes are what signatures cover)'),
+  query: z
+    .record(z.string(), z.union([z.string(), z.array(z.string())]))
+    .describe('Passed on as sent (a signature may be a query parameter)'),
+  body: z
+    .unknown()
+    .describe(
+      "The provider's payload, JSON or application/x-www-form-urlencoded (its exact bytes are what signatures cover)",
+    ),
   bodyType: 'raw',
   bodyLimit: TRIGGER_BODY_LIMIT_BYTES,
   forwardHeaders: ['*'],

@@ -18,10 +18,21 @@ const recordErrors = [400, 401, 403, 404, 503];
 const chatProductErrors = [400, 401, 403, 404, 502, 503];
 
 /** A chat workspace (team) id. */
-export const TeamId = z.string().max(64).regex(/^T[A-Z0-9]+$/, 'must match ^T[A-Z0-9]+$');
+export const TeamId = z
+  .string()
+  .max(64)
+  .regex(/^T[A-Z0-9]+$/, 'must match ^T[A-Z0-9]+$');
 /** A chat channel id (uppercase letters and digits, as the chat product issues them). */
-export const ChatChannelId = z.string().min(1).max(255).regex(/^[A-Z0-9]+$/, 'must be a chat channel id (uppercase letters and digits)');
-export const ChatUserId = z.string().min(1).max(255).regex(/^[A-Z0-9]+$/, 'must be a chat user id (uppercase letters and digits)');
+export const ChatChannelId = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[A-Z0-9]+$/, 'must be a chat channel id (uppercase letters and digits)');
+export const ChatUserId = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[A-Z0-9]+$/, 'must be a chat user id (uppercase letters and digits)');
 
 export const TeamPath = z.object({ teamId: TeamId });
 export const ChannelPath = TeamPath.extend({ channelId: ChatChannelId });
@@ -94,21 +105,27 @@ export type ChatConnection = z.infer<typeof ChatConnection>;
 // ---------------------------------------------------------------- install and OAuth (no credential)
 
 export const InstallQuery = z.object({
-  link: z.string().max(4096).optional().describe('The install link token minted by `chatappCreateInstallLink` (required)'),
+  link: z
+    .string()
+    .max(4096)
+    .optional()
+    .describe('The install link token minted by `chatappCreateInstallLink` (required)'),
   tenant_id: TenantId.optional(),
   project_id: ProjectId.optional(),
   include_webhook: z.string().max(16).optional(),
 });
 
 export const InstallLinkCreate = z.strictObject({
-  tenantId: TenantId.optional().describe('The tenant the workspace is bound to (a tenant credential: its own; the admin: default `default`)'),
+  tenantId: TenantId.optional().describe(
+    'The tenant the workspace is bound to (a tenant credential: its own; the admin: default `default`)',
+  ),
   projectId: ProjectId.optional(),
   includeWebhook: z.boolean().optional(),
 });
 
 export const chatappCreateInstallLink = operation({
   operationId: 'chatappCreateInstallLink',
-  summary: 'Mint an install link that binds a chat workspace to the caller\'s tenant',
+  summary: "Mint an install link that binds a chat workspace to the caller's tenant",
   description:
     'Answers `url`, the public install route with a signed `link` token that names the tenant and project. It expires after 10 minutes and starts one installation. Without such a link the install route refuses to bind a workspace.',
   tags,
@@ -128,7 +145,7 @@ export const chatappInstall = operation({
   operationId: 'chatappInstall',
   summary: 'Start installing the chat app into a workspace (redirects to the chat product)',
   description:
-    'Needs `link`, an install link token minted by an authenticated `POST /work-apps/chatapp/install-links` (signed, 10 minutes, single use): the installation is bound to the tenant and project it names (a `tenant_id` that differs is refused). With a valid link: 302 with `Location` set to the chat product\'s authorize URL; the `state` parameter is signed (HMAC-SHA-256), expires after 10 minutes and can be used once. `include_webhook=true` (or the link\'s `includeWebhook`) adds the `incoming-webhook` scope. Without a valid link: 302 to the result page with `?error=install_not_authorized&reason=missing|malformed|bad_signature|expired|replayed|tenant_mismatch`.',
+    "Needs `link`, an install link token minted by an authenticated `POST /work-apps/chatapp/install-links` (signed, 10 minutes, single use): the installation is bound to the tenant and project it names (a `tenant_id` that differs is refused). With a valid link: 302 with `Location` set to the chat product's authorize URL; the `state` parameter is signed (HMAC-SHA-256), expires after 10 minutes and can be used once. `include_webhook=true` (or the link's `includeWebhook`) adds the `incoming-webhook` scope. Without a valid link: 302 to the result page with `?error=install_not_authorized&reason=missing|malformed|bad_signature|expired|replayed|tenant_mismatch`.",
   tags,
   method: 'get',
   path: `${base}/install`,
@@ -136,7 +153,7 @@ export const chatappInstall = operation({
   subject: 'svc.chatapp.install.start',
   auth: 'none',
   query: InstallQuery,
-  reply: { status: 302, description: 'Redirect to the chat product\'s authorize page' },
+  reply: { status: 302, description: "Redirect to the chat product's authorize page" },
   errors: [400, 503],
 });
 
@@ -153,7 +170,7 @@ export const chatappOAuthRedirect = operation({
   repeat: 'never',
   summary: 'OAuth redirect callback from the chat product',
   description:
-    'Verifies `state`, exchanges `code` (oauth.v2.access), stores the installation and answers 302 to the result page with `?success=true&workspace=<team name>&teamId=…&tenant_id=…`, or with `?error=<code>` (`invalid_state` with `reason` `missing|malformed|bad_signature|expired|replayed`, `no_code`, `oauth_failed` with `reason` = the chat product\'s error, `workspace_already_installed`, or the chat product\'s own `error`, e.g. `access_denied`).',
+    "Verifies `state`, exchanges `code` (oauth.v2.access), stores the installation and answers 302 to the result page with `?success=true&workspace=<team name>&teamId=…&tenant_id=…`, or with `?error=<code>` (`invalid_state` with `reason` `missing|malformed|bad_signature|expired|replayed`, `no_code`, `oauth_failed` with `reason` = the chat product's error, `workspace_already_installed`, or the chat product's own `error`, e.g. `access_denied`).",
   tags,
   method: 'get',
   path: `${base}/oauth_redirect`,
@@ -174,7 +191,7 @@ export const chatappConnectUser = operation({
   operationId: 'chatappConnectUser',
   summary: 'Start linking a platform user to a chat user (creates a link session)',
   description:
-    'Creates a one-time link session (10 minutes) for the platform user. `sessionToken` is the code the chat user gives the app\'s bot; `connectUrl` opens the chat product\'s conversation with the bot carrying it. The bot side completes the session over the internal subject `svc.chatapp.link-sessions.complete`.',
+    "Creates a one-time link session (10 minutes) for the platform user. `sessionToken` is the code the chat user gives the app's bot; `connectUrl` opens the chat product's conversation with the bot carrying it. The bot side completes the session over the internal subject `svc.chatapp.link-sessions.complete`.",
   tags,
   method: 'post',
   path: `${base}/users/connect`,
@@ -195,7 +212,8 @@ export const chatappConnectUser = operation({
 export const chatappDisconnectUser = operation({
   operationId: 'chatappDisconnectUser',
   summary: 'Remove the link between a chat user and a platform user',
-  description: 'Give `chatappTeamId` with `chatappUserId` (one chat user), or `userId` (every link of that platform user).',
+  description:
+    'Give `chatappTeamId` with `chatappUserId` (one chat user), or `userId` (every link of that platform user).',
   tags,
   method: 'post',
   path: `${base}/users/disconnect`,
@@ -235,7 +253,12 @@ export const chatappLinkStatus = operation({
   query: z.object({ chatappUserId: ChatUserId, chatappTeamId: TeamId, tenantId: TenantIdOptional }),
   reply: {
     status: 200,
-    body: z.object({ linkId: z.string().nullable(), linked: z.boolean(), linkedAt: z.string().nullable(), chatappUsername: z.string().nullable() }),
+    body: z.object({
+      linkId: z.string().nullable(),
+      linked: z.boolean(),
+      linkedAt: z.string().nullable(),
+      chatappUsername: z.string().nullable(),
+    }),
   },
   errors: chatappErrors,
 });
@@ -253,7 +276,13 @@ export const chatappVerifyLinkToken = operation({
   body: z.strictObject({ token: z.string().min(1).max(4096), userId: UserId, userEmail: z.email().optional() }),
   reply: {
     status: 200,
-    body: z.object({ linkId: z.string(), chatappTeamId: z.string(), chatappUsername: z.string().nullable(), success: z.boolean(), tenantId: z.string() }),
+    body: z.object({
+      linkId: z.string(),
+      chatappTeamId: z.string(),
+      chatappUsername: z.string().nullable(),
+      success: z.boolean(),
+      tenantId: z.string(),
+    }),
   },
   errors: [400, 401, 403, 404, 410, 409, 503],
 });
@@ -285,7 +314,7 @@ export const chatappCreateLinkToken = operation({
   operationId: 'chatappCreateLinkToken',
   summary: 'Issue a link token for a chat user of a workspace (what the bot sends a user who asks to link)',
   description:
-    'An addition. Issues the one-time, 10-minute link token that `users/link/verify-token` accepts, and the link page URL carrying it; with `sendDm` the bot also sends the link to the chat user. Needs the admin role of the workspace\'s tenant.',
+    "An addition. Issues the one-time, 10-minute link token that `users/link/verify-token` accepts, and the link page URL carrying it; with `sendDm` the bot also sends the link to the chat user. Needs the admin role of the workspace's tenant.",
   tags,
   method: 'post',
   path: `${base}/workspaces/{teamId}/link-tokens`,
@@ -295,7 +324,10 @@ export const chatappCreateLinkToken = operation({
   permission: 'edit',
   params: TeamPath,
   body: ChatLinkTokenCreate,
-  reply: { status: 201, body: z.object({ token: z.string(), linkUrl: z.string(), expiresAt: z.string(), messageTs: z.string().nullable() }) },
+  reply: {
+    status: 201,
+    body: z.object({ token: z.string(), linkUrl: z.string(), expiresAt: z.string(), messageTs: z.string().nullable() }),
+  },
   errors: chatProductErrors,
   addition: true,
 });
@@ -305,7 +337,8 @@ export const chatappCreateLinkToken = operation({
 export const chatappListWorkspaces = operation({
   operationId: 'chatappListWorkspaces',
   summary: 'List installed chat workspaces',
-  description: 'A tenant credential lists its tenant\'s workspaces; the platform admin lists every tenant\'s, or one tenant\'s with `tenantId`.',
+  description:
+    "A tenant credential lists its tenant's workspaces; the platform admin lists every tenant's, or one tenant's with `tenantId`.",
   tags,
   method: 'get',
   path: `${base}/workspaces`,
@@ -367,7 +400,7 @@ export const CHANNEL_TYPES = ['public_channel', 'private_channel', 'mpim', 'im']
 
 export const chatappListChannels = operation({
   operationId: 'chatappListChannels',
-  summary: 'List the workspace\'s channels (from the chat product) with their agent settings',
+  summary: "List the workspace's channels (from the chat product) with their agent settings",
   tags,
   method: 'get',
   path: `${base}/workspaces/{teamId}/channels`,
@@ -381,7 +414,10 @@ export const chatappListChannels = operation({
     cursor: z.string().min(1).max(1024).optional(),
     types: z
       .string()
-      .regex(new RegExp(`^(${CHANNEL_TYPES.join('|')})(,(${CHANNEL_TYPES.join('|')}))*$`), `must be a comma-separated list of ${CHANNEL_TYPES.join(', ')}`)
+      .regex(
+        new RegExp(`^(${CHANNEL_TYPES.join('|')})(,(${CHANNEL_TYPES.join('|')}))*$`),
+        `must be a comma-separated list of ${CHANNEL_TYPES.join(', ')}`,
+      )
       .optional(),
   }),
   reply: { status: 200, body: z.object({ channels: z.array(ChatChannel), nextCursor: z.string().nullable() }) },
@@ -482,7 +518,7 @@ export const chatappRemoveChannelAgent = operation({
 
 export const chatappWorkspaceHealth = operation({
   operationId: 'chatappWorkspaceHealth',
-  summary: 'Check the bot token with the chat product and report the bot\'s permissions',
+  summary: "Check the bot token with the chat product and report the bot's permissions",
   tags,
   method: 'get',
   path: `${base}/workspaces/{teamId}/health`,
@@ -498,7 +534,11 @@ export const chatappWorkspaceHealth = operation({
       botName: z.string().nullable(),
       error: z.string().nullable(),
       healthy: z.boolean(),
-      permissions: z.object({ canPostMessages: z.boolean(), canReadChannels: z.boolean(), canReadHistory: z.boolean() }),
+      permissions: z.object({
+        canPostMessages: z.boolean(),
+        canReadChannels: z.boolean(),
+        canReadHistory: z.boolean(),
+      }),
       teamId: z.string(),
       teamName: z.string(),
     }),
@@ -573,7 +613,8 @@ export const chatappUpdateWorkspaceSettings = operation({
 export const chatappSendTestMessage = operation({
   operationId: 'chatappSendTestMessage',
   summary: 'Post a test message to a channel as the bot',
-  description: 'The chat product\'s refusal (for example `not_in_channel`) is reported as `{success: false, error}`; an unreachable chat product is a 502.',
+  description:
+    "The chat product's refusal (for example `not_in_channel`) is reported as `{success: false, error}`; an unreachable chat product is a 502.",
   tags,
   method: 'post',
   path: `${base}/workspaces/{teamId}/test-message`,
@@ -583,7 +624,10 @@ export const chatappSendTestMessage = operation({
   permission: 'edit',
   params: TeamPath,
   body: z.strictObject({ channelId: ChatChannelId, message: z.string().min(1).max(4000).optional() }),
-  reply: { status: 200, body: z.object({ error: z.string().nullable(), messageTs: z.string().nullable(), success: z.boolean() }) },
+  reply: {
+    status: 200,
+    body: z.object({ error: z.string().nullable(), messageTs: z.string().nullable(), success: z.boolean() }),
+  },
   errors: chatProductErrors,
 });
 

@@ -28,12 +28,20 @@ export async function startFakeChallengeProvider(): Promise<FakeChallengeProvide
   const challenge = () => {
     const salt = `${randomBytes(12).toString('hex')}?expires=${Math.floor(Date.now() / 1000) + 300}&`;
     const number = Math.floor(Math.random() * 1000);
-    const c = createHash('sha256').update(salt + number).digest('hex');
+    const c = createHash('sha256')
+      .update(salt + number)
+      .digest('hex');
     return { algorithm: 'SHA-256', challenge: c, maxnumber: 1000, salt, signature: hmac(c) };
   };
   const verifySolution = (s: any) =>
-    typeof s === 'object' && s !== null && typeof s.salt === 'string' && typeof s.challenge === 'string' &&
-    createHash('sha256').update(s.salt + s.number).digest('hex') === s.challenge && hmac(s.challenge) === s.signature;
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.salt === 'string' &&
+    typeof s.challenge === 'string' &&
+    createHash('sha256')
+      .update(s.salt + s.number)
+      .digest('hex') === s.challenge &&
+    hmac(s.challenge) === s.signature;
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -46,14 +54,18 @@ export async function startFakeChallengeProvider(): Promise<FakeChallengeProvide
         body = undefined;
       }
       received.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-      const send = (status: number, json: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+      const send = (status: number, json: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
       if (failure === 'error') return send(500, { error: 'internal' });
       if (failure === 'rate-limited') return send(429, { error: 'too many requests' });
       if (failure === 'garbage') return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops</html>');
       const path = (req.url ?? '').split('?')[0];
       if (path === '/v1/challenge') return send(200, challenge());
       if (path === '/v1/verify' && req.method === 'POST') {
-        const solution = typeof (body as any)?.payload === 'string' ? JSON.parse(Buffer.from((body as any).payload, 'base64').toString('utf8')) : body;
+        const solution =
+          typeof (body as any)?.payload === 'string'
+            ? JSON.parse(Buffer.from((body as any).payload, 'base64').toString('utf8'))
+            : body;
         if (!verifySolution(solution)) return send(200, { verified: false });
         const verification = Buffer.from(JSON.stringify({ verified: true, at: Date.now() })).toString('base64url');
         return send(200, { verified: true, payload: `${verification}.${hmac(verification)}` });

@@ -56,7 +56,11 @@ const LOCAL_WORKSPACE: FakeTeam = {
 };
 
 export async function startChatappFake(opts: ChatappFakeOptions = {}): Promise<ChatappFakeServer> {
-  const state = new FakeState(opts.clientId ?? 'fake-client-id', opts.clientSecret ?? `fake-secret-${randomUpper(12)}`, opts.stateFile);
+  const state = new FakeState(
+    opts.clientId ?? 'fake-client-id',
+    opts.clientSecret ?? `fake-secret-${randomUpper(12)}`,
+    opts.stateFile,
+  );
   if (opts.devPages && state.teams.size === 0) state.addTeam(LOCAL_WORKSPACE);
   const server = http.createServer((req, res) => {
     route(state, opts.devPages, req, res).catch((err: unknown) => {
@@ -82,11 +86,17 @@ export async function startChatappFake(opts: ChatappFakeOptions = {}): Promise<C
   };
 }
 
-async function route(state: FakeState, devPages: DevPagesOptions | undefined, req: http.IncomingMessage, res: http.ServerResponse) {
+async function route(
+  state: FakeState,
+  devPages: DevPagesOptions | undefined,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+) {
   const url = new URL(req.url ?? '/', 'http://fake');
   const parts = url.pathname.split('/').filter(Boolean);
   if (parts[0] === 'api' && parts.length === 2 && req.method === 'POST') return webApi(state, parts[1]!, req, res);
-  if (url.pathname === '/oauth/v2/authorize' && req.method === 'GET') return authorize(state, url, res, Boolean(devPages));
+  if (url.pathname === '/oauth/v2/authorize' && req.method === 'GET')
+    return authorize(state, url, res, Boolean(devPages));
   if (parts[0] === '_control') return control(state, parts.slice(1), req.method ?? 'GET', req, res);
   const dev = devPages && devPage(state, devPages, url, req.method ?? 'GET');
   if (dev) return dev(req, res);
@@ -107,21 +117,44 @@ export function chatappFake(url: string) {
   return {
     url,
     /** A workspace that can approve installations (unique id unless given). */
-    createTeam: (t: Partial<FakeTeam> = {}) => json('POST', '/teams', t) as Promise<{ teamId: string; teamName: string; domain: string; channels: FakeChannel[] }>,
+    createTeam: (t: Partial<FakeTeam> = {}) =>
+      json('POST', '/teams', t) as Promise<{
+        teamId: string;
+        teamName: string;
+        domain: string;
+        channels: FakeChannel[];
+      }>,
     /** The next `times` calls of `method` for this team fail with `{ok:false, error}` (or the HTTP status); times -1 = always. */
-    fail: (teamId: string, f: { method: string; error?: string; httpStatus?: number; times?: number }) => json('POST', `/teams/${teamId}/failures`, f),
+    fail: (teamId: string, f: { method: string; error?: string; httpStatus?: number; times?: number }) =>
+      json('POST', `/teams/${teamId}/failures`, f),
     clearFailures: (teamId: string) => json('DELETE', `/teams/${teamId}/failures`),
     calls: async (teamId: string, method?: string) =>
-      ((await json('GET', `/teams/${teamId}/calls`)).calls as Array<{ method: string; params: Record<string, string>; at: string }>).filter((c) => !method || c.method === method),
-    messages: async (teamId: string) => (await json('GET', `/teams/${teamId}/messages`)).messages as Array<{ channel: string; text: string; ts: string }>,
-    tokens: async (teamId: string) => (await json('GET', `/teams/${teamId}`)).tokens as Array<{ revoked: boolean; scopes: string[] }>,
+      (
+        (await json('GET', `/teams/${teamId}/calls`)).calls as Array<{
+          method: string;
+          params: Record<string, string>;
+          at: string;
+        }>
+      ).filter((c) => !method || c.method === method),
+    messages: async (teamId: string) =>
+      (await json('GET', `/teams/${teamId}/messages`)).messages as Array<{ channel: string; text: string; ts: string }>,
+    tokens: async (teamId: string) =>
+      (await json('GET', `/teams/${teamId}`)).tokens as Array<{ revoked: boolean; scopes: string[] }>,
   };
 }
 export type ChatappFake = ReturnType<typeof chatappFake>;
 
 /** An install link (`POST /work-apps/chatapp/install-links` with a management bearer token): the URL to open. */
-export async function anInstallLink(gatewayUrl: string, token: string, body: { tenantId?: string; projectId?: string; includeWebhook?: boolean } = {}): Promise<URL> {
-  const res = await fetch(`${gatewayUrl}/work-apps/chatapp/install-links`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+export async function anInstallLink(
+  gatewayUrl: string,
+  token: string,
+  body: { tenantId?: string; projectId?: string; includeWebhook?: boolean } = {},
+): Promise<URL> {
+  const res = await fetch(`${gatewayUrl}/work-apps/chatapp/install-links`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (res.status !== 201) throw new Error(`minting an install link answered ${res.status}: ${await res.text()}`);
   return new URL(((await res.json()) as { data: { url: string } }).data.url);
 }
@@ -130,8 +163,15 @@ export async function anInstallLink(gatewayUrl: string, token: string, body: { t
  * Walks the browser's way through an installation (with an install link minted by `token`): GET install → the chat product's authorize page (approving as
  * `teamId`, or denying) → our oauth_redirect → the result page URL.
  */
-export async function installChatWorkspace(gatewayUrl: string, q: { token: string; tenantId: string; projectId?: string; teamId: string; includeWebhook?: boolean; deny?: boolean }) {
-  const install = await anInstallLink(gatewayUrl, q.token, { tenantId: q.tenantId, projectId: q.projectId, includeWebhook: q.includeWebhook });
+export async function installChatWorkspace(
+  gatewayUrl: string,
+  q: { token: string; tenantId: string; projectId?: string; teamId: string; includeWebhook?: boolean; deny?: boolean },
+) {
+  const install = await anInstallLink(gatewayUrl, q.token, {
+    tenantId: q.tenantId,
+    projectId: q.projectId,
+    includeWebhook: q.includeWebhook,
+  });
   const first = await fetch(install, { redirect: 'manual' });
   if (first.status !== 302) throw new Error(`install answered ${first.status}: ${await first.text()}`);
   const authorizeUrl = new URL(first.headers.get('location')!);
@@ -150,20 +190,44 @@ export async function installChatWorkspace(gatewayUrl: string, q: { token: strin
  * secret, issuer `platform-chatapp`, audience `chatapp:link`, claims `tid`, `team`, `sub` = chat user id, optional
  * `name`, `email`, and a `jti`). `expiresInSeconds` may be negative to make an already expired token.
  */
-export function signChatLinkToken(secret: string, c: { tenantId: string; teamId: string; chatappUserId: string; name?: string; email?: string }, expiresInSeconds = 600): string {
+export function signChatLinkToken(
+  secret: string,
+  c: { tenantId: string; teamId: string; chatappUserId: string; name?: string; email?: string },
+  expiresInSeconds = 600,
+): string {
   const now = Math.floor(Date.now() / 1000);
   return jwt.sign(
-    { tid: c.tenantId, team: c.teamId, sub: c.chatappUserId, name: c.name, email: c.email, iat: now - 3600, exp: now + expiresInSeconds, jti: randomUpper(24) },
+    {
+      tid: c.tenantId,
+      team: c.teamId,
+      sub: c.chatappUserId,
+      name: c.name,
+      email: c.email,
+      iat: now - 3600,
+      exp: now + expiresInSeconds,
+      jti: randomUpper(24),
+    },
     secret,
     { algorithm: 'HS256', audience: 'chatapp:link', issuer: 'platform-chatapp' },
   );
 }
 
 /** Signs an OAuth `state` the way `install` does (for tests of expired states); `expiresInSeconds` may be negative. */
-export function signChatappState(secret: string, c: { tenantId: string; projectId?: string }, expiresInSeconds = 600): string {
+export function signChatappState(
+  secret: string,
+  c: { tenantId: string; projectId?: string },
+  expiresInSeconds = 600,
+): string {
   const now = Math.floor(Date.now() / 1000);
   return jwt.sign(
-    { tid: c.tenantId, pid: c.projectId ?? null, wh: false, iat: now - 3600, exp: now + expiresInSeconds, jti: randomUpper(24) },
+    {
+      tid: c.tenantId,
+      pid: c.projectId ?? null,
+      wh: false,
+      iat: now - 3600,
+      exp: now + expiresInSeconds,
+      jti: randomUpper(24),
+    },
     secret,
     { algorithm: 'HS256', audience: 'chatapp:install-state', issuer: 'platform-chatapp' },
   );

@@ -4,7 +4,10 @@ import type { AddressInfo } from 'node:net';
 /** One chat-completions request the fake received. */
 export interface LlmRequest {
   headers: http.IncomingHttpHeaders;
-  body: { model?: string; messages?: Array<{ role: string; content: string }>; response_format?: unknown } & Record<string, unknown>;
+  body: { model?: string; messages?: Array<{ role: string; content: string }>; response_format?: unknown } & Record<
+    string,
+    unknown
+  >;
   /** Every message's content joined (handy for matching). */
   text: string;
 }
@@ -13,7 +16,9 @@ export interface LlmRequest {
  * How the fake answers: the assistant message content (usually a JSON text), or an HTTP failure. With `gate`, the
  * answer is held until the test calls `open(gate)` (so a test can look at a request still being answered).
  */
-export type LlmAnswer = { content: string; delayMs?: number; gate?: string } | { status: number; delayMs?: number; gate?: string };
+export type LlmAnswer =
+  | { content: string; delayMs?: number; gate?: string }
+  | { status: number; delayMs?: number; gate?: string };
 
 export interface LlmRule {
   /** The rule applies when a request's messages contain this text. */
@@ -54,7 +59,8 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const send = (status: number, json: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+      const send = (status: number, json: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
       let body: any;
       try {
         body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
@@ -67,14 +73,17 @@ export async function startFakeLlm(): Promise<FakeLlm> {
         return send(201, { ok: true });
       }
       if (path === '/__fake/requests' && req.method === 'GET') return send(200, { requests: received });
-      if (path !== '/v1/chat/completions' || req.method !== 'POST') return send(404, { error: { message: 'not found', type: 'invalid_request_error' } });
-      if (!Array.isArray(body.messages)) return send(400, { error: { message: 'messages is required', type: 'invalid_request_error' } });
+      if (path !== '/v1/chat/completions' || req.method !== 'POST')
+        return send(404, { error: { message: 'not found', type: 'invalid_request_error' } });
+      if (!Array.isArray(body.messages))
+        return send(400, { error: { message: 'messages is required', type: 'invalid_request_error' } });
       const text = body.messages.map((m: { content?: unknown }) => String(m.content ?? '')).join('\n');
       received.push({ headers: req.headers, body, text });
       const rule = rules.find((r) => text.includes(r.match));
       const answer: LlmAnswer = rule?.answer ?? { content: '{}' };
       const reply = () => {
-        if ('status' in answer) return send(answer.status, { error: { message: 'fake failure', type: 'server_error' } });
+        if ('status' in answer)
+          return send(answer.status, { error: { message: 'fake failure', type: 'server_error' } });
         counter++;
         send(200, {
           id: `chatcmpl-fake-${counter}`,
@@ -82,7 +91,11 @@ export async function startFakeLlm(): Promise<FakeLlm> {
           created: Math.floor(Date.now() / 1000),
           model: body.model ?? 'fake',
           choices: [{ index: 0, message: { role: 'assistant', content: answer.content }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: text.length, completion_tokens: answer.content.length, total_tokens: text.length + answer.content.length },
+          usage: {
+            prompt_tokens: text.length,
+            completion_tokens: answer.content.length,
+            total_tokens: text.length + answer.content.length,
+          },
         });
       };
       whenOpen(answer.gate, () => {

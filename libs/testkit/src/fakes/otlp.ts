@@ -43,19 +43,34 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (req.method !== 'POST' || !req.url?.startsWith('/v1/traces') || !String(req.headers['content-type']).includes('json')) {
+      if (
+        req.method !== 'POST' ||
+        !req.url?.startsWith('/v1/traces') ||
+        !String(req.headers['content-type']).includes('json')
+      ) {
         res.writeHead(415, { 'content-type': 'application/json' }).end('{}');
         return;
       }
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-          resourceSpans?: Array<{ resource?: { attributes?: KeyValue[] }; scopeSpans?: Array<{ spans?: Array<Record<string, any>> }> }>;
+          resourceSpans?: Array<{
+            resource?: { attributes?: KeyValue[] };
+            scopeSpans?: Array<{ spans?: Array<Record<string, any>> }>;
+          }>;
         };
         for (const rs of body.resourceSpans ?? []) {
           const service = String(attrs(rs.resource?.attributes)['service.name'] ?? '');
           for (const ss of rs.scopeSpans ?? []) {
             for (const s of ss.spans ?? []) {
-              spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name, kind: s.kind, attributes: attrs(s.attributes) });
+              spans.push({
+                service,
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId || undefined,
+                name: s.name,
+                kind: s.kind,
+                attributes: attrs(s.attributes),
+              });
             }
           }
         }
@@ -83,7 +98,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`no matching span among ${spans.length} received: ${JSON.stringify(spans.map((s) => `${s.service}:${s.name}`))}`));
+          reject(
+            new Error(
+              `no matching span among ${spans.length} received: ${JSON.stringify(spans.map((s) => `${s.service}:${s.name}`))}`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(check);
         check();

@@ -4,7 +4,8 @@ import type { Outbox } from '@platform/outbox';
 import { analyticsEventModel, type AnalyticsEntityTypeName, type AnalyticsEventDoc } from './analytics-event.model';
 
 // A row always has both (default null); the schema's type also admits a row written without them.
-const parse = (json: string | null | undefined): Record<string, unknown> | null => (json == null ? null : (JSON.parse(json) as Record<string, unknown>));
+const parse = (json: string | null | undefined): Record<string, unknown> | null =>
+  json == null ? null : (JSON.parse(json) as Record<string, unknown>);
 
 export function toAnalyticsEvent(d: AnalyticsEventDoc): AnalyticsEvent {
   const common = {
@@ -34,7 +35,11 @@ export interface BucketCount {
   count: number;
 }
 
-const BUCKET_FIELD: Record<AnalyticsBucket, keyof AnalyticsEventDoc> = { minute: 'bucketMinute', hour: 'bucketHour', day: 'bucketDay' };
+const BUCKET_FIELD: Record<AnalyticsBucket, keyof AnalyticsEventDoc> = {
+  minute: 'bucketMinute',
+  hour: 'bucketHour',
+  day: 'bucketDay',
+};
 
 export type AnalyticsEventRepo = ReturnType<typeof analyticsEventRepo>;
 
@@ -83,13 +88,31 @@ export function analyticsEventRepo(db: Connection, outbox: Outbox) {
      * Counts per (type, entityType, bucket) of events with `from <= createdAt < to`: an indexed range scan
      * grouped in the database on the precomputed bucket field. At most `maxRows` rows (+1 to detect more).
      */
-    async countByBucket(scope: ProjectScope, range: { from: Date; to: Date }, bucket: AnalyticsBucket, maxRows: number): Promise<BucketCount[]> {
-      const rows = await Model.aggregate<{ _id: { type: string; entityType: AnalyticsEntityTypeName; at: Date }; count: number }>([
+    async countByBucket(
+      scope: ProjectScope,
+      range: { from: Date; to: Date },
+      bucket: AnalyticsBucket,
+      maxRows: number,
+    ): Promise<BucketCount[]> {
+      const rows = await Model.aggregate<{
+        _id: { type: string; entityType: AnalyticsEntityTypeName; at: Date };
+        count: number;
+      }>([
         { $match: { ...scoped(scope), createdAt: { $gte: range.from, $lt: range.to } } },
-        { $group: { _id: { type: '$type', entityType: '$entityType', at: `$${BUCKET_FIELD[bucket]}` }, count: { $sum: 1 } } },
+        {
+          $group: {
+            _id: { type: '$type', entityType: '$entityType', at: `$${BUCKET_FIELD[bucket]}` },
+            count: { $sum: 1 },
+          },
+        },
         { $limit: maxRows + 1 },
       ]);
-      return rows.map((r) => ({ type: r._id.type, entityType: r._id.entityType, at: new Date(r._id.at), count: r.count }));
+      return rows.map((r) => ({
+        type: r._id.type,
+        entityType: r._id.entityType,
+        at: new Date(r._id.at),
+        count: r.count,
+      }));
     },
   };
 }

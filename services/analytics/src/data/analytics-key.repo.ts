@@ -37,7 +37,11 @@ export function analyticsKeyRepo(db: Connection) {
     async list(scope: ProjectScope, filter: { integrationId?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...(filter.integrationId ? { integrationId: filter.integrationId } : {}) };
       const [rows, total] = await Promise.all([
-        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q, hidden)
+          .sort({ createdAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments(q),
       ]);
       return { rows: rows.map(toAnalyticsKey), total };

@@ -18,13 +18,19 @@ export interface AnalyticsCountsDeps {
 const MAX_GROUP_ROWS = 100_000;
 const DEFAULT_RANGE_MS = 24 * 3600_000;
 
-const unprocessable = (detail: string, pointer: string) => new AppError('unprocessable_entity', detail, { errors: [{ pointer, detail }] });
+const unprocessable = (detail: string, pointer: string) =>
+  new AppError('unprocessable_entity', detail, { errors: [{ pointer, detail }] });
 
 /**
  * Counts per `type` and per `entityType` in UTC buckets. `from` is rounded down and `to` up to whole buckets,
  * so every bucket is complete; every bucket of the range is listed, with zeros where nothing happened.
  */
-export async function countAnalyticsEvents(deps: AnalyticsCountsDeps, scope: ProjectScope, query: AnalyticsCountsQuery, now = new Date()): Promise<AnalyticsCounts> {
+export async function countAnalyticsEvents(
+  deps: AnalyticsCountsDeps,
+  scope: ProjectScope,
+  query: AnalyticsCountsQuery,
+  now = new Date(),
+): Promise<AnalyticsCounts> {
   const unit = BUCKET_MS[query.bucket];
   const toRaw = query.to ? new Date(query.to) : now;
   const fromRaw = query.from ? new Date(query.from) : new Date(toRaw.getTime() - DEFAULT_RANGE_MS);
@@ -33,12 +39,18 @@ export async function countAnalyticsEvents(deps: AnalyticsCountsDeps, scope: Pro
   const to = new Date(Math.ceil(toRaw.getTime() / unit) * unit);
   const n = (to.getTime() - from.getTime()) / unit;
   if (n > ANALYTICS_MAX_BUCKETS) {
-    throw unprocessable(`The range spans ${n} ${query.bucket} buckets; at most ${ANALYTICS_MAX_BUCKETS} are allowed (narrow the range or use a larger bucket)`, '#query/bucket');
+    throw unprocessable(
+      `The range spans ${n} ${query.bucket} buckets; at most ${ANALYTICS_MAX_BUCKETS} are allowed (narrow the range or use a larger bucket)`,
+      '#query/bucket',
+    );
   }
 
   const rows = await deps.events.countByBucket(scope, { from, to }, query.bucket, MAX_GROUP_ROWS);
   if (rows.length > MAX_GROUP_ROWS) {
-    throw unprocessable('Too many distinct types in this range to count at once; narrow the range or use a larger bucket', '#query/from');
+    throw unprocessable(
+      'Too many distinct types in this range to count at once; narrow the range or use a larger bucket',
+      '#query/from',
+    );
   }
 
   const buckets = Array.from({ length: n }, (_, i) => new Date(from.getTime() + i * unit).toISOString());

@@ -42,7 +42,11 @@ function anchorOf(input: AnalyticsEventCreate) {
 }
 
 /** Stores an event once per (tenant, project, id): 201 when new, the stored row unchanged when the id is known. */
-export async function recordAnalyticsEvent(deps: AnalyticsEventDeps, principal: Principal, input: AnalyticsEventCreate): Promise<{ created: boolean; event: AnalyticsEvent }> {
+export async function recordAnalyticsEvent(
+  deps: AnalyticsEventDeps,
+  principal: Principal,
+  input: AnalyticsEventCreate,
+): Promise<{ created: boolean; event: AnalyticsEvent }> {
   if (principal.kind !== 'analytics') throw new AppError('unauthorized', 'An analytics key is required');
   assertKeyScope(principal, input);
   return store(deps, principal, input, new Date());
@@ -52,14 +56,23 @@ export async function recordAnalyticsEvent(deps: AnalyticsEventDeps, principal: 
  * Stores the events of a batch, each as `recordAnalyticsEvent` would, in order. Every event's scope is checked before
  * any is stored (all or nothing); the inserts go out together, so the group commit writes them with one insertMany.
  */
-export async function recordAnalyticsEvents(deps: AnalyticsEventDeps, principal: Principal, inputs: AnalyticsEventCreate[]): Promise<Array<{ created: boolean; event: AnalyticsEvent }>> {
+export async function recordAnalyticsEvents(
+  deps: AnalyticsEventDeps,
+  principal: Principal,
+  inputs: AnalyticsEventCreate[],
+): Promise<Array<{ created: boolean; event: AnalyticsEvent }>> {
   if (principal.kind !== 'analytics') throw new AppError('unauthorized', 'An analytics key is required');
   for (const [i, input] of inputs.entries()) assertKeyScope(principal, input, `/events/${i}`);
   const receivedAt = new Date();
   return Promise.all(inputs.map((input) => store(deps, principal, input, receivedAt)));
 }
 
-function store(deps: AnalyticsEventDeps, principal: Extract<Principal, { kind: 'analytics' }>, input: AnalyticsEventCreate, receivedAt: Date) {
+function store(
+  deps: AnalyticsEventDeps,
+  principal: Extract<Principal, { kind: 'analytics' }>,
+  input: AnalyticsEventCreate,
+  receivedAt: Date,
+) {
   const createdAt = input.createdAt ? new Date(input.createdAt) : receivedAt;
   return deps.events.insertOnce({
     id: input.id ?? randomUUID(),

@@ -14,7 +14,11 @@ const KEY_PATTERN = /^ak_([0-9A-Za-z]{12})\.([A-Za-z0-9_-]{43})$/;
 const TOUCH_EVERY_MS = 60_000;
 
 /** `ak_<publicId>.<secret>`: publicId is 12 base62 characters (also the key's id), the secret 256 random bits. */
-export async function issueAnalyticsKey(deps: AnalyticsKeyDeps, scope: ProjectScope, input: AnalyticsKeyCreate): Promise<{ analyticsKey: AnalyticsKey; key: string }> {
+export async function issueAnalyticsKey(
+  deps: AnalyticsKeyDeps,
+  scope: ProjectScope,
+  input: AnalyticsKeyCreate,
+): Promise<{ analyticsKey: AnalyticsKey; key: string }> {
   const now = new Date();
   const publicId = randomId(12);
   const key = `ak_${publicId}.${randomSecret(32)}`;
@@ -43,10 +47,16 @@ export async function revokeAnalyticsKey(deps: AnalyticsKeyDeps, scope: ProjectS
   deps.announceRevoked({ analyticsKeyId: id });
 }
 
-const rejected = () => new AppError('unauthorized', 'The analytics key is invalid or revoked', { headers: { 'www-authenticate': 'Bearer' } });
+const rejected = () =>
+  new AppError('unauthorized', 'The analytics key is invalid or revoked', {
+    headers: { 'www-authenticate': 'Bearer' },
+  });
 
 /** Verifies a presented key (format, keyed hash compared timing-safe) and says who it acts for. */
-export async function verifyAnalyticsKey(deps: AnalyticsKeyDeps, key: string): Promise<Extract<Principal, { kind: 'analytics' }>> {
+export async function verifyAnalyticsKey(
+  deps: AnalyticsKeyDeps,
+  key: string,
+): Promise<Extract<Principal, { kind: 'analytics' }>> {
   const m = KEY_PATTERN.exec(key);
   if (!m) throw rejected();
   const doc = await deps.keys.findForVerify(m[1]!);
@@ -55,5 +65,11 @@ export async function verifyAnalyticsKey(deps: AnalyticsKeyDeps, key: string): P
   if (!doc.lastUsedAt || now.getTime() - doc.lastUsedAt.getTime() > TOUCH_EVERY_MS) {
     void deps.keys.touch(doc._id, now).catch(() => undefined);
   }
-  return { kind: 'analytics', tenantId: doc.tenantId, projectId: doc.projectId, integrationId: doc.integrationId, keyId: doc._id };
+  return {
+    kind: 'analytics',
+    tenantId: doc.tenantId,
+    projectId: doc.projectId,
+    integrationId: doc.integrationId,
+    keyId: doc._id,
+  };
 }

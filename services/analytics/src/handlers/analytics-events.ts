@@ -10,7 +10,11 @@ export function registerAnalyticsEventHandlers(bus: ServiceBus, deps: AnalyticsE
   });
   bus.handle(createAnalyticsEventBatch, async ({ body }, ctx) => {
     const stored = await recordAnalyticsEvents(deps, ctx.principal, body.events);
-    return { data: stored.map(({ created, event }) => ({ status: created ? (201 as const) : (200 as const), data: event })) };
+    return {
+      data: stored.map(({ created, event }) => ({ status: created ? (201 as const) : (200 as const), data: event })),
+    };
   });
-  bus.handle(getAnalyticsCounts, async ({ params, query }) => ({ data: await countAnalyticsEvents(deps, params, query) }));
+  bus.handle(getAnalyticsCounts, async ({ params, query }) => ({
+    data: await countAnalyticsEvents(deps, params, query),
+  }));
 }

@@ -1,4 +1,11 @@
-import { LogLevel, WebClient, WebAPIHTTPError, WebAPIPlatformError, WebAPIRateLimitedError, WebAPIRequestError } from '@slack/web-api';
+import {
+  LogLevel,
+  WebClient,
+  WebAPIHTTPError,
+  WebAPIPlatformError,
+  WebAPIRateLimitedError,
+  WebAPIRequestError,
+} from '@slack/web-api';
 
 /**
  * The chat product's Web API (the Slack Web API's shape), through the official `WebClient` pointed at a
@@ -50,7 +57,10 @@ export interface ChatApi {
   oauthAccess(code: string, redirectUri: string): Promise<OAuthInstall>;
   authTest(token: string): Promise<AuthInfo>;
   revoke(token: string): Promise<void>;
-  listChannels(token: string, q: { limit: number; cursor?: string; types: string }): Promise<{ channels: RawChannel[]; nextCursor: string | null }>;
+  listChannels(
+    token: string,
+    q: { limit: number; cursor?: string; types: string },
+  ): Promise<{ channels: RawChannel[]; nextCursor: string | null }>;
   channelInfo(token: string, channelId: string): Promise<RawChannel>;
   postMessage(token: string, m: { channel: string; text: string }): Promise<{ ts: string; channel: string }>;
 }
@@ -63,7 +73,8 @@ export interface ChatApiOptions {
 }
 
 function toChatApiError(method: string, err: unknown): ChatApiError {
-  if (err instanceof WebAPIPlatformError) return new ChatApiError(method, String(err.data.error ?? 'unknown_error'), 'platform');
+  if (err instanceof WebAPIPlatformError)
+    return new ChatApiError(method, String(err.data.error ?? 'unknown_error'), 'platform');
   if (err instanceof WebAPIRateLimitedError) return new ChatApiError(method, 'ratelimited', 'transport');
   if (err instanceof WebAPIHTTPError) return new ChatApiError(method, `http_${err.statusCode}`, 'transport');
   if (err instanceof WebAPIRequestError) return new ChatApiError(method, 'request_failed', 'transport');
@@ -108,7 +119,12 @@ export function chatApi(opts: ChatApiOptions): ChatApi {
   return {
     configured: Boolean(web && opts.clientId && opts.clientSecret),
     async oauthAccess(code, redirectUri) {
-      const r = await call('oauth.v2.access', { client_id: opts.clientId, client_secret: opts.clientSecret, code, redirect_uri: redirectUri });
+      const r = await call('oauth.v2.access', {
+        client_id: opts.clientId,
+        client_secret: opts.clientSecret,
+        code,
+        redirect_uri: redirectUri,
+      });
       const team = (r.team ?? {}) as Record<string, unknown>;
       const hook = r.incoming_webhook as Record<string, unknown> | undefined;
       const token = str(r.access_token);
@@ -119,9 +135,15 @@ export function chatApi(opts: ChatApiOptions): ChatApi {
         appId: str(r.app_id),
         botUserId: str(r.bot_user_id),
         botToken: token,
-        scopes: String(r.scope ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+        scopes: String(r.scope ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
         installerUserId: str((r.authed_user as Record<string, unknown> | undefined)?.id),
-        incomingWebhook: hook && str(hook.url) ? { channelId: str(hook.channel_id), channel: str(hook.channel), url: String(hook.url) } : null,
+        incomingWebhook:
+          hook && str(hook.url)
+            ? { channelId: str(hook.channel_id), channel: str(hook.channel), url: String(hook.url) }
+            : null,
       };
     },
     async authTest(token) {
@@ -140,7 +162,13 @@ export function chatApi(opts: ChatApiOptions): ChatApi {
       await call('auth.revoke', { token });
     },
     async listChannels(token, q) {
-      const r = await call('conversations.list', { token, limit: q.limit, cursor: q.cursor, types: q.types, exclude_archived: true });
+      const r = await call('conversations.list', {
+        token,
+        limit: q.limit,
+        cursor: q.cursor,
+        types: q.types,
+        exclude_archived: true,
+      });
       const channels = Array.isArray(r.channels) ? (r.channels as Array<Record<string, unknown>>).map(toChannel) : [];
       const next = str((r.response_metadata as Record<string, unknown> | undefined)?.next_cursor);
       return { channels, nextCursor: next };

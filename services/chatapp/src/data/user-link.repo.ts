@@ -29,7 +29,11 @@ export function userLinkRepo(db: Connection) {
     /** Links (or re-links) a chat user; a new link id each time. */
     async link(l: Omit<StoredUserLink, '_id' | 'lastUsedAt'>): Promise<StoredUserLink> {
       const _id = idOf(l.tenantId, l.teamId, l.chatappUserId);
-      return (await Model.findOneAndUpdate({ _id }, { $set: { ...l, lastUsedAt: null } }, { upsert: true, new: true }).lean())!;
+      return (await Model.findOneAndUpdate(
+        { _id },
+        { $set: { ...l, lastUsedAt: null } },
+        { upsert: true, new: true },
+      ).lean())!;
     },
     async findByChatUser(tenantId: string, teamId: string, chatappUserId: string): Promise<StoredUserLink | null> {
       return Model.findOne({ _id: idOf(tenantId, teamId, chatappUserId) }).lean();

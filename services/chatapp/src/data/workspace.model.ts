@@ -27,11 +27,15 @@ const schema = new mongoose.Schema(
 schema.index({ tenantId: 1, installedAt: 1 });
 
 // incomingWebhook and defaultAgent are Mixed paths (InferSchemaType types them as `any`).
-export type WorkspaceDoc = StoredDoc<typeof schema, string, {
-  /** Sealed URL and the channel it posts to (when installed with include_webhook). */
-  incomingWebhook: { channelId: string | null; channel: string | null; urlSealed: string } | null;
-  defaultAgent: DefaultAgentDoc | null;
-}>;
+export type WorkspaceDoc = StoredDoc<
+  typeof schema,
+  string,
+  {
+    /** Sealed URL and the channel it posts to (when installed with include_webhook). */
+    incomingWebhook: { channelId: string | null; channel: string | null; urlSealed: string } | null;
+    defaultAgent: DefaultAgentDoc | null;
+  }
+>;
 
 export function workspaceModel(db: Connection): Model<WorkspaceDoc> {
   return db.models.ChatWorkspace ?? db.model<WorkspaceDoc>('ChatWorkspace', schema);
@@ -47,7 +51,11 @@ export interface DefaultAgentDoc {
 const COLLECTION = 'chatWorkspaces';
 
 /** The record a workspace's sealed values (bot token, incoming-webhook URL) are bound to: its tenant and team. */
-export const workspaceBinding = (ws: { _id: string; tenantId: string }): SealedBinding => ({ tenantId: ws.tenantId, collection: COLLECTION, recordId: ws._id });
+export const workspaceBinding = (ws: { _id: string; tenantId: string }): SealedBinding => ({
+  tenantId: ws.tenantId,
+  collection: COLLECTION,
+  recordId: ws._id,
+});
 
 /** The sealed values of each workspace (`pnpm secrets:reencrypt`). */
 export const workspaceSealed: SealedFields<WorkspaceDoc> = {

@@ -32,7 +32,12 @@ export function workspaceRepo(db: Connection) {
      * Stores an installation: new, or a reinstall by the same tenant (keeps settings and the connection id).
      * Returns null when the workspace is installed for another tenant.
      */
-    async upsertInstall(doc: Omit<StoredWorkspace, 'defaultAgent' | 'shouldAllowJoinFromWorkspace' | 'installedAt' | 'connectionId'> & { connectionId: string }, now: Date) {
+    async upsertInstall(
+      doc: Omit<StoredWorkspace, 'defaultAgent' | 'shouldAllowJoinFromWorkspace' | 'installedAt' | 'connectionId'> & {
+        connectionId: string;
+      },
+      now: Date,
+    ) {
       const { _id, tenantId, connectionId, ...fields } = doc;
       try {
         return await Model.findOneAndUpdate(
@@ -52,14 +57,23 @@ export function workspaceRepo(db: Connection) {
       return Model.findOne({ _id: teamId }).lean();
     },
     async listByTenant(tenantId: string | undefined): Promise<StoredWorkspace[]> {
-      return Model.find(tenantId === undefined ? {} : { tenantId }).sort({ installedAt: 1, _id: 1 }).limit(1000).lean();
+      return Model.find(tenantId === undefined ? {} : { tenantId })
+        .sort({ installedAt: 1, _id: 1 })
+        .limit(1000)
+        .lean();
     },
     async setDefaultAgent(teamId: string, tenantId: string, agent: DefaultAgentDoc | null): Promise<boolean> {
-      const r = await Model.updateOne({ _id: teamId, tenantId }, { $set: { defaultAgent: agent, updatedAt: new Date() } });
+      const r = await Model.updateOne(
+        { _id: teamId, tenantId },
+        { $set: { defaultAgent: agent, updatedAt: new Date() } },
+      );
       return r.matchedCount === 1;
     },
     async setJoinFromWorkspace(teamId: string, tenantId: string, allow: boolean): Promise<boolean> {
-      const r = await Model.updateOne({ _id: teamId, tenantId }, { $set: { shouldAllowJoinFromWorkspace: allow, updatedAt: new Date() } });
+      const r = await Model.updateOne(
+        { _id: teamId, tenantId },
+        { $set: { shouldAllowJoinFromWorkspace: allow, updatedAt: new Date() } },
+      );
       return r.matchedCount === 1;
     },
     async remove(teamId: string, tenantId: string): Promise<boolean> {

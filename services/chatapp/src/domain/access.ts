@@ -8,7 +8,8 @@ import { AppError } from '@platform/problems';
 export function tenantFor(principal: Principal, requested: string | undefined): string {
   if (principal.kind === 'admin') return requested ?? 'default';
   if (principal.kind === 'user') {
-    if (requested !== undefined && requested !== principal.tenantId) throw new AppError('forbidden', 'This credential has no access to that tenant');
+    if (requested !== undefined && requested !== principal.tenantId)
+      throw new AppError('forbidden', 'This credential has no access to that tenant');
     return principal.tenantId;
   }
   throw new AppError('forbidden', 'This credential cannot be used here');
@@ -22,6 +23,10 @@ export function canSee(principal: Principal, tenantId: string): boolean {
 /** Members and viewers link, unlink and connect only themselves; tenant admins and owners act for anyone. */
 export function assertActsFor(principal: Principal, userId: string): void {
   if (principal.kind === 'admin') return;
-  if (principal.kind === 'user' && (principal.role === 'admin' || principal.role === 'owner' || principal.userId === userId)) return;
+  if (
+    principal.kind === 'user' &&
+    (principal.role === 'admin' || principal.role === 'owner' || principal.userId === userId)
+  )
+    return;
   throw new AppError('forbidden', 'Only the user themself, or a tenant admin, may do this for that userId');
 }

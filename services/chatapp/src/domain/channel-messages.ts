@@ -10,15 +10,25 @@ const log = getLogger('chatapp.channel-messages');
  * Which installed workspace posts to a channel for a tenant's project: one with a setting for that channel,
  * else one installed from that project, else the tenant's only workspace.
  */
-async function workspaceForChannel(deps: ChatappDeps, q: { tenantId: string; projectId: string; channelId: string }): Promise<StoredWorkspace | null> {
+async function workspaceForChannel(
+  deps: ChatappDeps,
+  q: { tenantId: string; projectId: string; channelId: string },
+): Promise<StoredWorkspace | null> {
   const all = await deps.workspaces.listByTenant(q.tenantId);
   if (!all.length) return null;
   const withChannel = new Set(await deps.channels.teamsWithChannel(q.tenantId, q.channelId));
-  return all.find((w) => withChannel.has(w._id)) ?? all.find((w) => w.projectId === q.projectId) ?? (all.length === 1 ? all[0]! : null);
+  return (
+    all.find((w) => withChannel.has(w._id)) ??
+    all.find((w) => w.projectId === q.projectId) ??
+    (all.length === 1 ? all[0]! : null)
+  );
 }
 
 /** Posts a message (for webhook destinations with `chatappChannelId`); answers the chat product's error as data. */
-export async function postChannelMessage(deps: ChatappDeps, q: { tenantId: string; projectId: string; channelId: string; text: string }) {
+export async function postChannelMessage(
+  deps: ChatappDeps,
+  q: { tenantId: string; projectId: string; channelId: string; text: string },
+) {
   const ws = await workspaceForChannel(deps, q);
   if (!ws) return { ok: false, error: 'no_workspace' };
   try {

@@ -9,19 +9,34 @@ import { assertAgentExists, botToken, loadWorkspace, toAgentConfig } from './wor
 const DEFAULT_TYPES = 'public_channel,private_channel';
 
 /** The chat product's channels of a workspace, one page, with our agent settings merged in. */
-export async function listChannels(deps: ChatappDeps, principal: Principal, teamId: string, q: { limit: number; cursor?: string; types?: string }) {
+export async function listChannels(
+  deps: ChatappDeps,
+  principal: Principal,
+  teamId: string,
+  q: { limit: number; cursor?: string; types?: string },
+) {
   const ws = await loadWorkspace(deps, principal, teamId);
   let page: Awaited<ReturnType<ChatappDeps['chat']['listChannels']>>;
   try {
-    page = await deps.chat.listChannels(botToken(deps, ws), { limit: q.limit, cursor: q.cursor, types: q.types ?? DEFAULT_TYPES });
+    page = await deps.chat.listChannels(botToken(deps, ws), {
+      limit: q.limit,
+      cursor: q.cursor,
+      types: q.types ?? DEFAULT_TYPES,
+    });
   } catch (err) {
     // A cursor that was not one of our nextCursors is the caller's mistake, not the chat product's.
     if (err instanceof ChatApiError && err.chatError === 'invalid_cursor') {
-      throw new AppError('bad_request', 'The cursor is not valid: pass the nextCursor of the previous page', { errors: [{ pointer: '/query/cursor', detail: 'not a cursor of this list' }] });
+      throw new AppError('bad_request', 'The cursor is not valid: pass the nextCursor of the previous page', {
+        errors: [{ pointer: '/query/cursor', detail: 'not a cursor of this list' }],
+      });
     }
     throw chatProblem(err);
   }
-  const configs = await deps.channels.findMany(ws.tenantId, ws._id, page.channels.map((c) => c.id));
+  const configs = await deps.channels.findMany(
+    ws.tenantId,
+    ws._id,
+    page.channels.map((c) => c.id),
+  );
   const byChannel = new Map(configs.map((c) => [c.channelId, c]));
   const channels: ChatChannel[] = page.channels.map((c) => {
     const cfg = byChannel.get(c.id);
@@ -53,7 +68,10 @@ export async function setChannelAgent(
     channel = await deps.chat.channelInfo(botToken(deps, ws), channelId);
   } catch (err) {
     if (err instanceof ChatApiError && err.chatError === 'channel_not_found') {
-      throw new AppError('not_found', `Channel ${channelId} was not found in chat workspace ${teamId} (the chat product answered "channel_not_found")`);
+      throw new AppError(
+        'not_found',
+        `Channel ${channelId} was not found in chat workspace ${teamId} (the chat product answered "channel_not_found")`,
+      );
     }
     throw chatProblem(err);
   }
@@ -71,7 +89,8 @@ export async function setChannelAgent(
 
 export async function removeChannelAgent(deps: ChatappDeps, principal: Principal, teamId: string, channelId: string) {
   const ws = await loadWorkspace(deps, principal, teamId);
-  if (!(await deps.channels.remove(ws.tenantId, ws._id, channelId))) throw new AppError('not_found', `Channel ${channelId} has no agent setting`);
+  if (!(await deps.channels.remove(ws.tenantId, ws._id, channelId)))
+    throw new AppError('not_found', `Channel ${channelId} has no agent setting`);
   return { success: true };
 }
 
@@ -93,7 +112,12 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R
  * one it refuses (for example `channel_not_found`) is reported in `errors` and skipped, the others are set.
  * When the chat product cannot be reached at all, it is a 502 and nothing is written.
  */
-export async function bulkSetChannelAgents(deps: ChatappDeps, principal: Principal, teamId: string, body: { agentConfig: AgentConfigInput; channelIds: string[] }) {
+export async function bulkSetChannelAgents(
+  deps: ChatappDeps,
+  principal: Principal,
+  teamId: string,
+  body: { agentConfig: AgentConfigInput; channelIds: string[] },
+) {
   const ws = await loadWorkspace(deps, principal, teamId);
   await assertAgentExists(deps, ws.tenantId, body.agentConfig, '/agentConfig');
   const token = await orChatProblem(async () => botToken(deps, ws));
@@ -134,7 +158,12 @@ export async function bulkSetChannelAgents(deps: ChatappDeps, principal: Princip
   return { errors, failed: errors.length, success: errors.length === 0, updated };
 }
 
-export async function bulkRemoveChannelAgents(deps: ChatappDeps, principal: Principal, teamId: string, channelIds: string[]) {
+export async function bulkRemoveChannelAgents(
+  deps: ChatappDeps,
+  principal: Principal,
+  teamId: string,
+  channelIds: string[],
+) {
   const ws = await loadWorkspace(deps, principal, teamId);
   const removed = await deps.channels.removeMany(ws.tenantId, ws._id, [...new Set(channelIds)]);
   return { removed, success: true };

@@ -2,7 +2,13 @@ import { AppError } from '@platform/problems';
 import { ChatApiError } from '../clients/chat-api';
 
 /** Errors the chat product gives for a token that no longer works. */
-export const DEAD_TOKEN_ERRORS = new Set(['invalid_auth', 'token_revoked', 'account_inactive', 'not_authed', 'token_expired']);
+export const DEAD_TOKEN_ERRORS = new Set([
+  'invalid_auth',
+  'token_revoked',
+  'account_inactive',
+  'not_authed',
+  'token_expired',
+]);
 
 /** A failed chat product call as a problem: 503 when not configured, else 502 naming the chat product's error. */
 export function chatProblem(err: unknown): unknown {
@@ -14,7 +20,10 @@ export function chatProblem(err: unknown): unknown {
 }
 
 export function notConfigured(): AppError {
-  return new AppError('service_unavailable', 'The chat-app integration is not configured (CHATAPP_API_URL, CHATAPP_AUTHORIZE_URL, CHATAPP_CLIENT_ID, CHATAPP_CLIENT_SECRET)');
+  return new AppError(
+    'service_unavailable',
+    'The chat-app integration is not configured (CHATAPP_API_URL, CHATAPP_AUTHORIZE_URL, CHATAPP_CLIENT_ID, CHATAPP_CLIENT_SECRET)',
+  );
 }
 
 export async function orChatProblem<T>(fn: () => Promise<T>): Promise<T> {

@@ -29,10 +29,19 @@ function redirectUri(deps: ChatappDeps, baseUrl: string | undefined): string {
  * naming the tenant and project. Only such a link can bind a workspace to a tenant (anyone can open the install
  * route, so the tenant cannot come from its query).
  */
-export function mintInstallLink(deps: ChatappDeps, principal: Principal, body: { tenantId?: string; projectId?: string; includeWebhook?: boolean }, baseUrl?: string) {
+export function mintInstallLink(
+  deps: ChatappDeps,
+  principal: Principal,
+  body: { tenantId?: string; projectId?: string; includeWebhook?: boolean },
+  baseUrl?: string,
+) {
   const { authorizeUrl, clientId } = deps.settings;
   if (!deps.chat.configured || !authorizeUrl || !clientId) throw notConfigured();
-  const claims: StateClaims = { tid: tenantFor(principal, body.tenantId), pid: body.projectId ?? null, wh: body.includeWebhook ?? false };
+  const claims: StateClaims = {
+    tid: tenantFor(principal, body.tenantId),
+    pid: body.projectId ?? null,
+    wh: body.includeWebhook ?? false,
+  };
   const { token, expiresAt } = signToken(deps.settings.stateSecret, 'installLink', { ...claims }, STATE_TTL_SECONDS);
   const url = new URL(`${(baseUrl ?? '').replace(/\/$/, '')}${INSTALL_PATH}`);
   url.searchParams.set('link', token);
@@ -44,7 +53,11 @@ export function mintInstallLink(deps: ChatappDeps, principal: Principal, body: {
  * valid install link (missing, forged, expired, used, or for another tenant than `tenant_id`), the result page with
  * `error=install_not_authorized`.
  */
-export async function startInstall(deps: ChatappDeps, q: { link?: string; tenant_id?: string; project_id?: string; include_webhook?: string }, baseUrl?: string): Promise<string> {
+export async function startInstall(
+  deps: ChatappDeps,
+  q: { link?: string; tenant_id?: string; project_id?: string; include_webhook?: string },
+  baseUrl?: string,
+): Promise<string> {
   const { authorizeUrl, clientId } = deps.settings;
   if (!deps.chat.configured || !authorizeUrl || !clientId) throw notConfigured();
   const refuse = (reason: string) => {
@@ -55,7 +68,11 @@ export async function startInstall(deps: ChatappDeps, q: { link?: string; tenant
   const verified = verifyToken<StateClaims>(deps.settings.acceptedStateSecrets, 'installLink', q.link);
   if ('problem' in verified) return refuse(verified.problem);
   const { tid, pid, wh, jti, exp } = verified.claims;
-  if ((q.tenant_id !== undefined && q.tenant_id !== tid) || (q.project_id !== undefined && pid !== null && q.project_id !== pid)) return refuse('tenant_mismatch');
+  if (
+    (q.tenant_id !== undefined && q.tenant_id !== tid) ||
+    (q.project_id !== undefined && pid !== null && q.project_id !== pid)
+  )
+    return refuse('tenant_mismatch');
   if (!(await deps.nonces.claim('install-link', jti, secondsLeft(exp)))) return refuse('replayed');
   const webhook = wh || q.include_webhook?.toLowerCase() === 'true';
   const claims: StateClaims = { tid, pid: pid ?? q.project_id ?? null, wh: webhook };
@@ -82,7 +99,11 @@ const safeWord = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, '').slice(0, 64) |
  * The OAuth callback: verify the state (signature, expiry, first use), exchange the code, store the workspace
  * with its bot token sealed, and answer the result page URL (success or `error`).
  */
-export async function finishInstall(deps: ChatappDeps, q: { code?: string; error?: string; state?: string }, baseUrl?: string): Promise<string> {
+export async function finishInstall(
+  deps: ChatappDeps,
+  q: { code?: string; error?: string; state?: string },
+  baseUrl?: string,
+): Promise<string> {
   const fail = (error: string, extra: Record<string, string | undefined> = {}) => {
     log.warn({ error, ...extra }, 'chat-app installation failed');
     return resultUrl(deps, { error, ...extra });
@@ -92,7 +113,8 @@ export async function finishInstall(deps: ChatappDeps, q: { code?: string; error
   const verified = verifyToken<StateClaims>(deps.settings.acceptedStateSecrets, 'state', q.state);
   if ('problem' in verified) return fail('invalid_state', { reason: verified.problem });
   const { tid: tenantId, pid: projectId, jti, exp } = verified.claims;
-  if (!(await deps.nonces.claim('state', jti, secondsLeft(exp)))) return fail('invalid_state', { reason: 'replayed', tenant_id: tenantId });
+  if (!(await deps.nonces.claim('state', jti, secondsLeft(exp))))
+    return fail('invalid_state', { reason: 'replayed', tenant_id: tenantId });
   if (!q.code) return fail('no_code', { tenant_id: tenantId });
   if (!deps.chat.configured) return fail('not_configured', { tenant_id: tenantId });
 
@@ -100,10 +122,12 @@ export async function finishInstall(deps: ChatappDeps, q: { code?: string; error
   try {
     install = await deps.chat.oauthAccess(q.code, redirectUri(deps, baseUrl));
   } catch (err) {
-    if (err instanceof ChatApiError) return fail('oauth_failed', { reason: safeWord(err.chatError), tenant_id: tenantId });
+    if (err instanceof ChatApiError)
+      return fail('oauth_failed', { reason: safeWord(err.chatError), tenant_id: tenantId });
     throw err;
   }
-  if (!TeamId.safeParse(install.teamId).success) return fail('oauth_failed', { reason: 'invalid_team_id', tenant_id: tenantId });
+  if (!TeamId.safeParse(install.teamId).success)
+    return fail('oauth_failed', { reason: 'invalid_team_id', tenant_id: tenantId });
 
   // The domain name is a nicety: auth.test failing here does not undo an installation that worked.
   let teamDomain: string | null = null;
@@ -129,7 +153,11 @@ export async function finishInstall(deps: ChatappDeps, q: { code?: string; error
       scopes: install.scopes,
       installerUserId: install.installerUserId,
       incomingWebhook: install.incomingWebhook
-        ? { channelId: install.incomingWebhook.channelId, channel: install.incomingWebhook.channel, urlSealed: deps.box.seal(install.incomingWebhook.url, sealedFor) }
+        ? {
+            channelId: install.incomingWebhook.channelId,
+            channel: install.incomingWebhook.channel,
+            urlSealed: deps.box.seal(install.incomingWebhook.url, sealedFor),
+          }
         : null,
       updatedAt: new Date(),
     },

@@ -25,9 +25,20 @@ export interface VerifiedToken<C> {
   claims: C & { jti: string; exp: number };
 }
 
-export function signToken(secret: string, kind: TokenKind, claims: Record<string, unknown>, ttlSeconds: number): { token: string; jti: string; expiresAt: Date } {
+export function signToken(
+  secret: string,
+  kind: TokenKind,
+  claims: Record<string, unknown>,
+  ttlSeconds: number,
+): { token: string; jti: string; expiresAt: Date } {
   const jti = randomId(24);
-  const token = jwt.sign(claims, secret, { algorithm: 'HS256', audience: AUD[kind], issuer: ISSUER, expiresIn: ttlSeconds, jwtid: jti });
+  const token = jwt.sign(claims, secret, {
+    algorithm: 'HS256',
+    audience: AUD[kind],
+    issuer: ISSUER,
+    expiresIn: ttlSeconds,
+    jwtid: jti,
+  });
   const decoded = jwt.decode(token) as { exp: number };
   return { token, jti, expiresAt: new Date(decoded.exp * 1000) };
 }
@@ -36,7 +47,11 @@ export function signToken(secret: string, kind: TokenKind, claims: Record<string
  * Verifies signature, audience and expiry under any of `secrets` (the state key and, during a rotation of the sealing
  * keys it derives from, the earlier ones); answers what is wrong instead of throwing.
  */
-export function verifyToken<C>(secrets: string | readonly string[], kind: TokenKind, token: string): VerifiedToken<C> | { problem: TokenProblem } {
+export function verifyToken<C>(
+  secrets: string | readonly string[],
+  kind: TokenKind,
+  token: string,
+): VerifiedToken<C> | { problem: TokenProblem } {
   for (const secret of typeof secrets === 'string' ? [secrets] : secrets) {
     const verified = verifyUnder<C>(secret, kind, token);
     if (!('problem' in verified) || verified.problem !== 'bad_signature') return verified;
@@ -46,7 +61,10 @@ export function verifyToken<C>(secrets: string | readonly string[], kind: TokenK
 
 function verifyUnder<C>(secret: string, kind: TokenKind, token: string): VerifiedToken<C> | { problem: TokenProblem } {
   try {
-    const claims = jwt.verify(token, secret, { algorithms: ['HS256'], audience: AUD[kind], issuer: ISSUER }) as C & { jti?: string; exp?: number };
+    const claims = jwt.verify(token, secret, { algorithms: ['HS256'], audience: AUD[kind], issuer: ISSUER }) as C & {
+      jti?: string;
+      exp?: number;
+    };
     if (typeof claims !== 'object' || !claims.jti || typeof claims.exp !== 'number') return { problem: 'malformed' };
     return { claims: claims as C & { jti: string; exp: number } };
   } catch (err) {

@@ -30,11 +30,19 @@ function tokenError(kind: 'link token' | 'link session', problem: TokenProblem |
     case 'replayed':
       return new AppError('gone', `The ${kind} was already used; ask for a new one`);
     default:
-      return new AppError('bad_request', `The ${kind} is not valid`, { errors: [{ pointer: kind === 'link token' ? '/token' : '/sessionToken', detail: 'not a valid token' }] });
+      return new AppError('bad_request', `The ${kind} is not valid`, {
+        errors: [{ pointer: kind === 'link token' ? '/token' : '/sessionToken', detail: 'not a valid token' }],
+      });
   }
 }
 
-async function verifyOnce<C>(deps: ChatappDeps, kind: TokenKind, label: 'link token' | 'link session', token: string, check: (claims: C) => Promise<void>) {
+async function verifyOnce<C>(
+  deps: ChatappDeps,
+  kind: TokenKind,
+  label: 'link token' | 'link session',
+  token: string,
+  check: (claims: C) => Promise<void>,
+) {
   const v = verifyToken<C>(deps.settings.acceptedStateSecrets, kind, token);
   if ('problem' in v) throw tokenError(label, v.problem);
   // Every check comes before the token is spent, so a refused attempt does not burn it.
@@ -80,8 +88,19 @@ export async function createLinkToken(
   body: { chatappUserId: string; chatappUsername?: string; chatappEmail?: string; sendDm: boolean },
 ) {
   const ws = await loadWorkspace(deps, principal, teamId);
-  const claims: LinkClaims = { tid: ws.tenantId, team: ws._id, sub: body.chatappUserId, name: body.chatappUsername, email: body.chatappEmail };
-  const { token, expiresAt } = signToken(deps.settings.stateSecret, 'link', { ...claims }, deps.settings.linkTtlSeconds);
+  const claims: LinkClaims = {
+    tid: ws.tenantId,
+    team: ws._id,
+    sub: body.chatappUserId,
+    name: body.chatappUsername,
+    email: body.chatappEmail,
+  };
+  const { token, expiresAt } = signToken(
+    deps.settings.stateSecret,
+    'link',
+    { ...claims },
+    deps.settings.linkTtlSeconds,
+  );
   const url = new URL(deps.settings.linkUrl);
   url.searchParams.set('token', token);
   let messageTs: string | null = null;
@@ -100,7 +119,11 @@ export async function createLinkToken(
 }
 
 /** A platform user presents a link token: the chat user in it becomes linked to them. */
-export async function verifyLinkToken(deps: ChatappDeps, principal: Principal, body: { token: string; userId: string; userEmail?: string }) {
+export async function verifyLinkToken(
+  deps: ChatappDeps,
+  principal: Principal,
+  body: { token: string; userId: string; userEmail?: string },
+) {
   let workspace: Awaited<ReturnType<typeof loadWorkspace>> | undefined;
   const claims = await verifyOnce<LinkClaims>(deps, 'link', 'link token', body.token, async (c) => {
     tenantFor(principal, c.tid);
@@ -121,14 +144,28 @@ export async function verifyLinkToken(deps: ChatappDeps, principal: Principal, b
     connectionId: workspace!.connectionId,
     linkedAt: new Date(),
   });
-  return { linkId: link.linkId, chatappTeamId: link.teamId, chatappUsername: link.chatappUsername ?? null, success: true, tenantId: link.tenantId };
+  return {
+    linkId: link.linkId,
+    chatappTeamId: link.teamId,
+    chatappUsername: link.chatappUsername ?? null,
+    success: true,
+    tenantId: link.tenantId,
+  };
 }
 
 /** A platform user starts a link from our side: a link session the chat user hands to the bot. */
-export function connectUser(deps: ChatappDeps, principal: Principal, body: { userId: string; tenantId?: string; userEmail?: string; userName?: string }) {
+export function connectUser(
+  deps: ChatappDeps,
+  principal: Principal,
+  body: { userId: string; tenantId?: string; userEmail?: string; userName?: string },
+) {
   const tenantId = tenantFor(principal, body.tenantId);
   assertActsFor(principal, body.userId);
-  const base = deps.settings.connectUrl ?? (deps.settings.authorizeUrl && deps.settings.clientId ? `${new URL(deps.settings.authorizeUrl).origin}/app_redirect?app=${encodeURIComponent(deps.settings.clientId)}` : undefined);
+  const base =
+    deps.settings.connectUrl ??
+    (deps.settings.authorizeUrl && deps.settings.clientId
+      ? `${new URL(deps.settings.authorizeUrl).origin}/app_redirect?app=${encodeURIComponent(deps.settings.clientId)}`
+      : undefined);
   if (!base) throw notConfigured();
   const claims: SessionClaims = { tid: tenantId, sub: body.userId, email: body.userEmail, name: body.userName };
   const { token } = signToken(deps.settings.stateSecret, 'session', { ...claims }, deps.settings.linkTtlSeconds);
@@ -140,12 +177,20 @@ export function connectUser(deps: ChatappDeps, principal: Principal, body: { use
 /** The bot side completes a link session with the chat user who brought it. */
 export async function completeLinkSession(
   deps: ChatappDeps,
-  body: { sessionToken: string; chatappTeamId: string; chatappUserId: string; chatappUsername?: string; chatappEmail?: string; chatappDisplayName?: string },
+  body: {
+    sessionToken: string;
+    chatappTeamId: string;
+    chatappUserId: string;
+    chatappUsername?: string;
+    chatappEmail?: string;
+    chatappDisplayName?: string;
+  },
 ) {
   let connectionId = '';
   const claims = await verifyOnce<SessionClaims>(deps, 'session', 'link session', body.sessionToken, async (c) => {
     const ws = await deps.workspaces.findByTeam(body.chatappTeamId);
-    if (!ws || ws.tenantId !== c.tid) throw new AppError('not_found', `Chat workspace ${body.chatappTeamId} is not installed for this tenant`);
+    if (!ws || ws.tenantId !== c.tid)
+      throw new AppError('not_found', `Chat workspace ${body.chatappTeamId} is not installed for this tenant`);
     connectionId = ws.connectionId;
   });
   const link = await deps.links.link({
@@ -164,7 +209,11 @@ export async function completeLinkSession(
   return { linkId: link.linkId, userId: link.userId, tenantId: link.tenantId };
 }
 
-export async function linkStatus(deps: ChatappDeps, principal: Principal, q: { chatappUserId: string; chatappTeamId: string; tenantId?: string }) {
+export async function linkStatus(
+  deps: ChatappDeps,
+  principal: Principal,
+  q: { chatappUserId: string; chatappTeamId: string; tenantId?: string },
+) {
   const tenantId = tenantFor(principal, q.tenantId);
   const l = await deps.links.findByChatUser(tenantId, q.chatappTeamId, q.chatappUserId);
   return l

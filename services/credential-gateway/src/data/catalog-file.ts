@@ -6,11 +6,15 @@ export function readCatalogFile(path: string): unknown {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new Error(`Invalid configuration: CREDENTIAL_GATEWAY_PLATFORMS_FILE ${path} cannot be read (${(err as Error).message})`);
+    throw new Error(
+      `Invalid configuration: CREDENTIAL_GATEWAY_PLATFORMS_FILE ${path} cannot be read (${(err as Error).message})`,
+    );
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`Invalid configuration: CREDENTIAL_GATEWAY_PLATFORMS_FILE ${path} is not valid JSON (${(err as Error).message})`);
+    throw new Error(
+      `Invalid configuration: CREDENTIAL_GATEWAY_PLATFORMS_FILE ${path} is not valid JSON (${(err as Error).message})`,
+    );
   }
 }

@@ -32,10 +32,15 @@ export function signingKeyModel(db: Connection): Model<SigningKeyDoc> {
 const COLLECTION = 'signingKeys';
 
 /** The record a signing key's sealed private key is bound to: the key itself (a platform record, no tenant). */
-export const signingKeyBinding = (kid: string): SealedBinding => ({ tenantId: null, collection: COLLECTION, recordId: kid });
+export const signingKeyBinding = (kid: string): SealedBinding => ({
+  tenantId: null,
+  collection: COLLECTION,
+  recordId: kid,
+});
 
 /** The rings of the sealing keys, newest first: new signing keys go into the first; a process reads them all. */
-export const signingKeyRings = (box: SecretBox) => box.derivedSecrets('credential-gateway:signing-key-ring').map((r) => r.slice(0, 22));
+export const signingKeyRings = (box: SecretBox) =>
+  box.derivedSecrets('credential-gateway:signing-key-ring').map((r) => r.slice(0, 22));
 
 /** The sealed private key of each signing key (`pnpm secrets:reencrypt`), moved to the newest key's ring. */
 export const signingKeySealed: SealedFields<SigningKeyDoc> = {

@@ -14,11 +14,19 @@ const HostGlob = z
  * - `tenantIds`: tenants that may (default: every tenant).
  */
 export const PlatformEntry = z.strictObject({
-  slug: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be 1-63 of a-z, 0-9, `.`, `_`, `-`, starting with a letter or digit'),
+  slug: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be 1-63 of a-z, 0-9, `.`, `_`, `-`, starting with a letter or digit'),
   label: z.string().min(1).max(256),
   credentialRequired: z.boolean().default(true),
   pageMatchers: z
-    .array(z.strictObject({ hostGlob: HostGlob, pageType: z.string().min(1).max(64), pathPattern: z.string().min(1).max(1024).startsWith('/') }))
+    .array(
+      z.strictObject({
+        hostGlob: HostGlob,
+        pageType: z.string().min(1).max(64),
+        pathPattern: z.string().min(1).max(1024).startsWith('/'),
+      }),
+    )
     .max(100)
     .default([]),
   appTypes: z.array(AppType).min(1).optional(),
@@ -28,7 +36,10 @@ export type PlatformEntry = z.infer<typeof PlatformEntry>;
 
 export const CatalogFile = z
   .strictObject({ platforms: z.array(PlatformEntry).max(1000) })
-  .refine((c) => new Set(c.platforms.map((p) => p.slug)).size === c.platforms.length, { message: 'slugs must be unique', path: ['platforms'] });
+  .refine((c) => new Set(c.platforms.map((p) => p.slug)).size === c.platforms.length, {
+    message: 'slugs must be unique',
+    path: ['platforms'],
+  });
 
 export interface Catalog {
   /** The public catalog (what GET /.well-known/platforms answers). */
@@ -51,7 +62,11 @@ export function buildCatalog(raw: unknown, source: string): Catalog {
       credentialRequired: p.credentialRequired,
       label: p.label,
       slug: p.slug,
-      pageMatchers: p.pageMatchers.map((m) => ({ hostGlob: m.hostGlob, pageType: m.pageType, pathPattern: m.pathPattern })),
+      pageMatchers: p.pageMatchers.map((m) => ({
+        hostGlob: m.hostGlob,
+        pageType: m.pageType,
+        pathPattern: m.pathPattern,
+      })),
     })),
   };
   const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
@@ -67,7 +82,10 @@ export function mayUse(platform: PlatformEntry, app: { appType: string; tenantId
 }
 
 function globToRegExp(glob: string): RegExp {
-  const escaped = glob.toLowerCase().replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[a-z0-9.-]*');
+  const escaped = glob
+    .toLowerCase()
+    .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '[a-z0-9.-]*');
   return new RegExp(`^${escaped}$`);
 }
 
@@ -80,7 +98,9 @@ export function resourceAllowed(platform: PlatformEntry, resource: string): bool
     return false;
   }
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash || url.username || url.password) return false;
-  return platform.pageMatchers.some((m) => globToRegExp(m.hostGlob).test(m.hostGlob.includes(':') ? url.host : url.hostname));
+  return platform.pageMatchers.some((m) =>
+    globToRegExp(m.hostGlob).test(m.hostGlob.includes(':') ? url.host : url.hostname),
+  );
 }
 
 /** Does an `If-None-Match` header match the ETag (RFC 9110: `*`, a list, weak comparison)? */

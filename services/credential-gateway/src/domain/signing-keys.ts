@@ -1,4 +1,13 @@
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type JWTPayload, type KeyLike } from 'jose';
+import {
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  SignJWT,
+  type JWK,
+  type JWTPayload,
+  type KeyLike,
+} from 'jose';
 import type { JwkSet, SigningKey } from '@platform/contracts';
 import { getLogger } from '@platform/logger';
 
@@ -66,11 +75,20 @@ export function keyring(opts: KeyringOptions) {
   let loading: Promise<void> | undefined;
 
   async function createKey(): Promise<StoredSigningKey> {
-    const pair = await generateKeyPair(opts.alg, { extractable: true, ...(opts.alg === 'EdDSA' ? { crv: 'Ed25519' } : {}) });
+    const pair = await generateKeyPair(opts.alg, {
+      extractable: true,
+      ...(opts.alg === 'EdDSA' ? { crv: 'Ed25519' } : {}),
+    });
     const publicJwk = await exportJWK(pair.publicKey);
     const privateJwk = await exportJWK(pair.privateKey);
     const kid = await calculateJwkThumbprint(publicJwk, 'sha256');
-    const key: StoredSigningKey = { kid, alg: opts.alg, publicJwk, sealedPrivateJwk: opts.box.seal(JSON.stringify(privateJwk), kid), createdAt: new Date() };
+    const key: StoredSigningKey = {
+      kid,
+      alg: opts.alg,
+      publicJwk,
+      sealedPrivateJwk: opts.box.seal(JSON.stringify(privateJwk), kid),
+      createdAt: new Date(),
+    };
     await opts.store.insert(key);
     log.info({ kid, alg: opts.alg }, 'signing key created');
     return key;
@@ -79,7 +97,8 @@ export function keyring(opts: KeyringOptions) {
   async function load(): Promise<void> {
     let keys = await opts.store.list();
     const newest = keys[0];
-    const tooOld = newest && opts.rotationDays > 0 && newest.createdAt.getTime() < Date.now() - opts.rotationDays * 86_400_000;
+    const tooOld =
+      newest && opts.rotationDays > 0 && newest.createdAt.getTime() < Date.now() - opts.rotationDays * 86_400_000;
     if (!newest || tooOld) {
       await createKey();
       keys = await opts.store.list();
@@ -113,10 +132,14 @@ export function keyring(opts: KeyringOptions) {
       return { kid: key.kid, alg: key.alg, createdAt: key.createdAt.toISOString() };
     },
     jwks(): JwkSet {
-      return { keys: published.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: k.alg, use: 'sig' as const })) as JwkSet['keys'] };
+      return {
+        keys: published.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: k.alg, use: 'sig' as const })) as JwkSet['keys'],
+      };
     },
     /** Signs a JWT access token (RFC 9068 `typ: at+jwt`) with the newest key. */
-    async sign(claims: JWTPayload & { iss: string; sub: string; aud: string; iat: number; exp: number; jti: string }): Promise<string> {
+    async sign(
+      claims: JWTPayload & { iss: string; sub: string; aud: string; iat: number; exp: number; jti: string },
+    ): Promise<string> {
       if (!signer) await ring.refresh();
       const s = signer!;
       return new SignJWT(claims).setProtectedHeader({ alg: s.alg, kid: s.kid, typ: 'at+jwt' }).sign(s.key);

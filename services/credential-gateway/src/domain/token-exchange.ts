@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE, type TokenExchangeReply, type TokenExchangeRequest, type VerifySubjectTokenReply } from '@platform/contracts';
+import {
+  ACCESS_TOKEN_TYPE,
+  TOKEN_EXCHANGE_GRANT_TYPE,
+  type TokenExchangeReply,
+  type TokenExchangeRequest,
+  type VerifySubjectTokenReply,
+} from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
 import { mayUse, resourceAllowed, type Catalog } from './catalog';
@@ -16,7 +22,10 @@ export interface TokenExchangeDeps {
 const log = getLogger('credential-gateway.token-exchange');
 
 /** An OAuth error (RFC 6749 §5.2 / RFC 8693 §2.2.2): 400 unless it is `invalid_client` (401). */
-function oauthError(error: 'unsupported_grant_type' | 'invalid_grant' | 'invalid_target' | 'invalid_client', description: string): AppError {
+function oauthError(
+  error: 'unsupported_grant_type' | 'invalid_grant' | 'invalid_target' | 'invalid_client',
+  description: string,
+): AppError {
   return new AppError(error === 'invalid_client' ? 'unauthorized' : 'bad_request', description, { oauthError: error });
 }
 
@@ -36,7 +45,8 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     throw oauthError('invalid_grant', `The subject token is not a valid credential of this app: ${verified.reason}`);
   }
   const platform = deps.catalog.find(input.audience);
-  if (!platform || !mayUse(platform, verified)) throw oauthError('invalid_target', 'audience is not a platform this app may use');
+  if (!platform || !mayUse(platform, verified))
+    throw oauthError('invalid_target', 'audience is not a platform this app may use');
   if (input.resource !== undefined && !resourceAllowed(platform, input.resource)) {
     throw oauthError('invalid_target', 'resource is not an http(s) URL on a host of the audience platform');
   }
@@ -59,5 +69,10 @@ export async function exchangeToken(deps: TokenExchangeDeps, input: TokenExchang
     auth_method: verified.authMethod,
     ...(input.resource !== undefined ? { resource: input.resource } : {}),
   });
-  return { access_token: accessToken, expires_in: exp - now, issued_token_type: ACCESS_TOKEN_TYPE, token_type: 'Bearer' };
+  return {
+    access_token: accessToken,
+    expires_in: exp - now,
+    issued_token_type: ACCESS_TOKEN_TYPE,
+    token_type: 'Bearer',
+  };
 }

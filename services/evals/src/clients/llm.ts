@@ -37,18 +37,29 @@ export function llmClient(opts: { baseUrl?: string; apiKey?: string; model: stri
       try {
         res = await fetch(`${baseUrl}/chat/completions`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}) },
-          body: JSON.stringify({ model: model ?? opts.model, messages, response_format: { type: 'json_object' }, temperature: 0 }),
+          headers: {
+            'content-type': 'application/json',
+            ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}),
+          },
+          body: JSON.stringify({
+            model: model ?? opts.model,
+            messages,
+            response_format: { type: 'json_object' },
+            temperature: 0,
+          }),
           signal: AbortSignal.timeout(opts.timeoutMs),
         });
       } catch (err) {
-        throw new LlmFailed(`the LLM endpoint could not be reached (${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message})`);
+        throw new LlmFailed(
+          `the LLM endpoint could not be reached (${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message})`,
+        );
       }
       const text = await res.text();
       if (!res.ok) throw new LlmFailed(`the LLM endpoint answered ${res.status}`);
       let content: unknown;
       try {
-        content = (JSON.parse(text) as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message?.content;
+        content = (JSON.parse(text) as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message
+          ?.content;
       } catch {
         throw new LlmFailed('the LLM endpoint answered with something other than a chat completion');
       }

@@ -24,7 +24,12 @@ export interface Platform {
   /** Every agent of the project with its full definition (paged requests), at most `max` (more: 422). */
   projectAgentDefinitions(scope: ProjectScope, max: number): Promise<FullAgent[]>;
   /** Replaces a live definition through management (which emits `agent.updated`); the internal call replaceAgentDefinition. */
-  replaceAgentDefinition(scope: ProjectScope, agentId: string, definition: unknown, opts: ReplaceOptions): Promise<FullAgent>;
+  replaceAgentDefinition(
+    scope: ProjectScope,
+    agentId: string,
+    definition: unknown,
+    opts: ReplaceOptions,
+  ): Promise<FullAgent>;
 }
 
 export interface ReplaceOptions {
@@ -33,7 +38,6 @@ export interface ReplaceOptions {
   dryRun?: boolean;
   branchName?: string;
 }
-
 
 export function platformClient(bus: ServiceBus): Platform {
   return {
@@ -60,7 +64,11 @@ export function platformClient(bus: ServiceBus): Platform {
       for (;;) {
         const page = await bus.callInternal(listAgentDefinitions, { ...scope, after, limit: 50 });
         agents.push(...page.agents);
-        if (agents.length > max) throw new AppError('unprocessable_entity', `The project has more than ${max} agents; an improvement branch copies at most ${max}`);
+        if (agents.length > max)
+          throw new AppError(
+            'unprocessable_entity',
+            `The project has more than ${max} agents; an improvement branch copies at most ${max}`,
+          );
         if (!page.next) return agents;
         after = page.next;
       }

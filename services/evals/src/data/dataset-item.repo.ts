@@ -2,7 +2,8 @@ import type { DatasetItem, ProjectScope } from '@platform/contracts';
 import { iso, scoped, type Connection, unlessDuplicate } from '@platform/mongo';
 import { datasetItemModel, type DatasetItemDoc } from './dataset-item.model';
 
-export const datasetItemKey = (scope: ProjectScope, datasetId: string, id: string) => `${scope.tenantId}:${scope.projectId}:${datasetId}:${id}`;
+export const datasetItemKey = (scope: ProjectScope, datasetId: string, id: string) =>
+  `${scope.tenantId}:${scope.projectId}:${datasetId}:${id}`;
 
 export function toDatasetItem(d: DatasetItemDoc): DatasetItem {
   return {
@@ -35,13 +36,26 @@ export function datasetItemRepo(db: Connection) {
     async list(scope: ProjectScope, datasetId: string, page: number, limit: number) {
       const q = { ...scoped(scope), datasetId };
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: 1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q)
+          .sort({ createdAt: 1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments(q),
       ]);
       return { rows: rows.map(toDatasetItem), total };
     },
-    async update(scope: ProjectScope, datasetId: string, id: string, set: Partial<Pick<DatasetItemDoc, 'input' | 'expectedOutput' | 'updatedAt'>>): Promise<DatasetItem | null> {
-      const d = await Model.findOneAndUpdate({ _id: datasetItemKey(scope, datasetId, id), ...scoped(scope) }, { $set: set }, { new: true }).lean();
+    async update(
+      scope: ProjectScope,
+      datasetId: string,
+      id: string,
+      set: Partial<Pick<DatasetItemDoc, 'input' | 'expectedOutput' | 'updatedAt'>>,
+    ): Promise<DatasetItem | null> {
+      const d = await Model.findOneAndUpdate(
+        { _id: datasetItemKey(scope, datasetId, id), ...scoped(scope) },
+        { $set: set },
+        { new: true },
+      ).lean();
       return d ? toDatasetItem(d) : null;
     },
     async remove(scope: ProjectScope, datasetId: string, id: string): Promise<boolean> {

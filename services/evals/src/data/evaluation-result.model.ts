@@ -23,7 +23,11 @@ const schema = scopedSchema(
 schema.index({ tenantId: 1, projectId: 1, evaluationRunId: 1, createdAt: 1 });
 
 // status and verdict are plain Strings the code only ever writes one of these values to; pendingEvents is Mixed.
-export type EvaluationResultDoc = StoredDoc<typeof schema, string, PendingEventsField & { status: 'completed' | 'error'; verdict: 'passed' | 'failed' | 'no_criteria' | null }>;
+export type EvaluationResultDoc = StoredDoc<
+  typeof schema,
+  string,
+  PendingEventsField & { status: 'completed' | 'error'; verdict: 'passed' | 'failed' | 'no_criteria' | null }
+>;
 
 export function evaluationResultModel(db: Connection): Model<EvaluationResultDoc> {
   return db.models.EvaluationResult ?? db.model<EvaluationResultDoc>('EvaluationResult', schema);

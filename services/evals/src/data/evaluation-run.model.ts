@@ -18,7 +18,10 @@ const runSchema = scopedSchema(
 runSchema.index({ tenantId: 1, projectId: 1, createdAt: -1 });
 
 /** Insert-once marker: the first worker to pick up an item of a run records when it started. */
-const startSchema = new mongoose.Schema({ _id: { type: String }, startedAt: { type: Date, required: true } }, { collection: 'evaluationRunStarts', versionKey: false });
+const startSchema = new mongoose.Schema(
+  { _id: { type: String }, startedAt: { type: Date, required: true } },
+  { collection: 'evaluationRunStarts', versionKey: false },
+);
 
 // pendingEvents is a Mixed path (InferSchemaType types it as `any`).
 export type EvaluationRunDoc = StoredDoc<typeof runSchema, string, PendingEventsField>;

@@ -78,9 +78,15 @@ export function evaluationRepo(db: Connection, outbox: Outbox) {
      */
     async eraseConversation(scope: ProjectScope, conversationId: string): Promise<void> {
       await Results.deleteMany({ ...scoped(scope), conversationId });
-      const listing = await Runs.find({ ...scoped(scope), conversationIds: conversationId }, { _id: 1, evaluatorIds: 1 }).lean<Array<{ _id: string; evaluatorIds: string[] }>>();
+      const listing = await Runs.find(
+        { ...scoped(scope), conversationIds: conversationId },
+        { _id: 1, evaluatorIds: 1 },
+      ).lean<Array<{ _id: string; evaluatorIds: string[] }>>();
       for (const run of listing) {
-        await Runs.updateOne({ _id: run._id, conversationIds: conversationId }, { $pull: { conversationIds: conversationId }, $inc: { totalItems: -run.evaluatorIds.length } });
+        await Runs.updateOne(
+          { _id: run._id, conversationIds: conversationId },
+          { $pull: { conversationIds: conversationId }, $inc: { totalItems: -run.evaluatorIds.length } },
+        );
       }
     },
     runModel: Runs,
@@ -88,7 +94,8 @@ export function evaluationRepo(db: Connection, outbox: Outbox) {
     /** The run, its work items published to the work queue once it is stored (the outbox). */
     async insertRun(doc: Omit<EvaluationRunDoc, '_id'>, work: PendingEvent[]): Promise<void> {
       const _id = scopedId(doc, doc.id);
-      if ((await runWriter.insert({ _id, ...doc }, work)) === 'duplicate') throw new Error(`evaluation run ${_id} exists already`);
+      if ((await runWriter.insert({ _id, ...doc }, work)) === 'duplicate')
+        throw new Error(`evaluation run ${_id} exists already`);
     },
     async findRun(scope: ProjectScope, id: string): Promise<EvaluationRun | null> {
       const d = await Runs.findOne({ _id: scopedId(scope, id), ...scoped(scope) }, hidden).lean();
@@ -100,7 +107,11 @@ export function evaluationRepo(db: Connection, outbox: Outbox) {
     async listRuns(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
       const [rows, total] = await Promise.all([
-        Runs.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Runs.find(q, hidden)
+          .sort({ createdAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Runs.countDocuments(q),
       ]);
       return { rows: await Promise.all(rows.map(progress)), total };
@@ -112,7 +123,12 @@ export function evaluationRepo(db: Connection, outbox: Outbox) {
         if (!isDuplicateKey(err)) throw err;
       }
     },
-    async resultExists(scope: ProjectScope, runId: string, conversationId: string, evaluatorId: string): Promise<boolean> {
+    async resultExists(
+      scope: ProjectScope,
+      runId: string,
+      conversationId: string,
+      evaluatorId: string,
+    ): Promise<boolean> {
       return (await Results.exists({ _id: resultKey(scope, runId, conversationId, evaluatorId) })) !== null;
     },
     /** Stores a result once; false when this item already had one (a redelivery). */
@@ -123,7 +139,11 @@ export function evaluationRepo(db: Connection, outbox: Outbox) {
     async listResults(scope: ProjectScope, runId: string, page: number, limit: number) {
       const q = { ...scoped(scope), evaluationRunId: runId };
       const [rows, total] = await Promise.all([
-        Results.find(q, hidden).sort({ createdAt: 1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Results.find(q, hidden)
+          .sort({ createdAt: 1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Results.countDocuments(q),
       ]);
       return { rows: rows.map(toResult), total };

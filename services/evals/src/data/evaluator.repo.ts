@@ -44,13 +44,25 @@ export function evaluatorRepo(db: Connection) {
     async list(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q)
+          .sort({ createdAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments(q),
       ]);
       return { rows: rows.map(toEvaluator), total };
     },
-    async update(scope: ProjectScope, id: string, set: Partial<Omit<EvaluatorDoc, '_id' | 'id' | 'tenantId' | 'projectId'>>): Promise<Evaluator | null> {
-      const d = await Model.findOneAndUpdate({ _id: scopedId(scope, id), ...scoped(scope) }, { $set: set }, { new: true }).lean();
+    async update(
+      scope: ProjectScope,
+      id: string,
+      set: Partial<Omit<EvaluatorDoc, '_id' | 'id' | 'tenantId' | 'projectId'>>,
+    ): Promise<Evaluator | null> {
+      const d = await Model.findOneAndUpdate(
+        { _id: scopedId(scope, id), ...scoped(scope) },
+        { $set: set },
+        { new: true },
+      ).lean();
       return d ? toEvaluator(d) : null;
     },
     async remove(scope: ProjectScope, id: string): Promise<boolean> {

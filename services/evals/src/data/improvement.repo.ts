@@ -49,7 +49,10 @@ export interface BranchState {
 
 export type ImprovementRepo = ReturnType<typeof improvementRepo>;
 
-async function insertOnce(model: { collection: { insertOne(doc: never): Promise<unknown> } }, doc: Record<string, unknown>): Promise<boolean> {
+async function insertOnce(
+  model: { collection: { insertOne(doc: never): Promise<unknown> } },
+  doc: Record<string, unknown>,
+): Promise<boolean> {
   try {
     await model.collection.insertOne(doc as never);
     return true;
@@ -72,11 +75,21 @@ export function improvementRepo(db: Connection, outbox: Outbox) {
       MergeSteps.find({ branchKey: branch._id }).lean(),
     ]);
     const bySeq = new Map(results.map((r) => [r.seq, r]));
-    return { branch, turns: turns.map((t) => ({ ...t, result: bySeq.get(t.seq) ?? null })), decision: decision ?? null, steps };
+    return {
+      branch,
+      turns: turns.map((t) => ({ ...t, result: bySeq.get(t.seq) ?? null })),
+      decision: decision ?? null,
+      steps,
+    };
   }
 
   /** A turn, its work item queued once it is stored (the outbox). */
-  async function insertTurnWithWork(key: string, seq: number, turn: Pick<TurnDoc, 'userMessage' | 'createdAt'>, work: PendingEvent[]): Promise<boolean> {
+  async function insertTurnWithWork(
+    key: string,
+    seq: number,
+    turn: Pick<TurnDoc, 'userMessage' | 'createdAt'>,
+    work: PendingEvent[],
+  ): Promise<boolean> {
     return (await turnWriter.insert({ _id: turnId(key, seq), branchKey: key, seq, ...turn }, work)) === 'inserted';
   }
 
@@ -84,7 +97,10 @@ export function improvementRepo(db: Connection, outbox: Outbox) {
     turnModel: Turns,
     models: [Branches, BaseAgents, Turns, TurnResults, Decisions, MergeSteps, CopilotRuns],
     /** Stores the copy of the project's agents (before the branch that names it: a branch never points at a partial copy). */
-    async insertBaseAgents(copyId: string, agents: Array<{ agentId: string; definition: string; updatedAt: string | null }>): Promise<void> {
+    async insertBaseAgents(
+      copyId: string,
+      agents: Array<{ agentId: string; definition: string; updatedAt: string | null }>,
+    ): Promise<void> {
       // Few documents per statement: batched writes hold a connection per statement on FerretDB.
       for (let i = 0; i < agents.length; i += 8) {
         const batch = agents.slice(i, i + 8).map((a) => ({ _id: `${copyId}#${a.agentId}`, copyId, ...a }));
@@ -110,7 +126,11 @@ export function improvementRepo(db: Connection, outbox: Outbox) {
     /** Claims turn `seq` (false when another message took it first) and queues its work item, if any. */
     insertTurn: insertTurnWithWork,
     /** Stores the answer to turn `seq` once; false when it already has one (another worker answered it). */
-    async insertResult(key: string, seq: number, result: Omit<StoredTurnResult, '_id' | 'branchKey' | 'seq' | 'finishedAt'>): Promise<boolean> {
+    async insertResult(
+      key: string,
+      seq: number,
+      result: Omit<StoredTurnResult, '_id' | 'branchKey' | 'seq' | 'finishedAt'>,
+    ): Promise<boolean> {
       return insertOnce(TurnResults, { _id: turnId(key, seq), branchKey: key, seq, ...result, finishedAt: new Date() });
     },
     async resultExists(key: string, seq: number): Promise<boolean> {
@@ -118,11 +138,27 @@ export function improvementRepo(db: Connection, outbox: Outbox) {
     },
     /** Records the branch's final decision; false when it already has one. */
     async decide(decision: Omit<StoredDecision, 'at' | 'completedAt'>): Promise<boolean> {
-      return insertOnce(Decisions, { ...decision, at: new Date(), completedAt: decision.agentIds.length ? null : new Date() });
+      return insertOnce(Decisions, {
+        ...decision,
+        at: new Date(),
+        completedAt: decision.agentIds.length ? null : new Date(),
+      });
     },
     /** Records what a merge did to one agent (once; a second writer of the same step changes nothing). */
-    async insertMergeStep(key: string, agentId: string, outcome: MergeStepDoc['outcome'], detail: string | null): Promise<void> {
-      await insertOnce(MergeSteps, { _id: `${key}#${agentId}`, branchKey: key, agentId, outcome, detail, at: new Date() });
+    async insertMergeStep(
+      key: string,
+      agentId: string,
+      outcome: MergeStepDoc['outcome'],
+      detail: string | null,
+    ): Promise<void> {
+      await insertOnce(MergeSteps, {
+        _id: `${key}#${agentId}`,
+        branchKey: key,
+        agentId,
+        outcome,
+        detail,
+        at: new Date(),
+      });
     },
     /** Every agent of the merge has its step. Idempotent: every writer sets the same field to "done". */
     async completeMerge(key: string): Promise<void> {
@@ -130,14 +166,23 @@ export function improvementRepo(db: Connection, outbox: Outbox) {
     },
     /** Merges decided before `before` whose agents are not all written yet (a process stopped in the middle). */
     async unfinishedMerges(before: Date, max = 50): Promise<StoredDecision[]> {
-      return Decisions.find({ decision: 'merged', completedAt: null, at: { $lt: before } }).limit(max).lean();
+      return Decisions.find({ decision: 'merged', completedAt: null, at: { $lt: before } })
+        .limit(max)
+        .lean();
     },
     async findByKey(key: string): Promise<BranchState | null> {
       const b = await Branches.findById(key).lean();
       return b ? load(b) : null;
     },
     async insertCopilotRun(scope: ProjectScope, id: string, conversationId: string): Promise<void> {
-      await CopilotRuns.collection.insertOne({ _id: scopedId(scope, id), id, ...scope, conversationId, status: 'running', createdAt: new Date() } as never);
+      await CopilotRuns.collection.insertOne({
+        _id: scopedId(scope, id),
+        id,
+        ...scope,
+        conversationId,
+        status: 'running',
+        createdAt: new Date(),
+      } as never);
     },
   };
 }

@@ -11,7 +11,11 @@ type DatasetScope = ProjectScope & { datasetId: string };
 
 const notFound = (id: string) => new AppError('not_found', `Dataset item "${id}" not found`);
 
-export async function addDatasetItem(deps: DatasetItemDeps, scope: DatasetScope, input: DatasetItemCreate): Promise<DatasetItem> {
+export async function addDatasetItem(
+  deps: DatasetItemDeps,
+  scope: DatasetScope,
+  input: DatasetItemCreate,
+): Promise<DatasetItem> {
   const now = new Date();
   const id = input.id ?? randomId(20);
   const created = await deps.items.insert({
@@ -24,7 +28,8 @@ export async function addDatasetItem(deps: DatasetItemDeps, scope: DatasetScope,
     createdAt: now,
     updatedAt: now,
   });
-  if (!created) throw new AppError('conflict', `A dataset item with id "${id}" already exists in dataset "${scope.datasetId}"`);
+  if (!created)
+    throw new AppError('conflict', `A dataset item with id "${id}" already exists in dataset "${scope.datasetId}"`);
   return created;
 }
 
@@ -50,7 +55,11 @@ export async function addDatasetItemsBulk(deps: DatasetItemDeps, scope: DatasetS
     }
   }
   if (!stored.length) {
-    throw new AppError('unprocessable_entity', `No dataset item could be stored (${errors[0]?.message ?? 'no items'})`, { errors: pointers });
+    throw new AppError(
+      'unprocessable_entity',
+      `No dataset item could be stored (${errors[0]?.message ?? 'no items'})`,
+      { errors: pointers },
+    );
   }
   return { data: stored, errors };
 }
@@ -61,10 +70,16 @@ export async function findDatasetItem(deps: DatasetItemDeps, scope: DatasetScope
   return item;
 }
 
-export async function changeDatasetItem(deps: DatasetItemDeps, scope: DatasetScope, id: string, change: DatasetItemUpdate): Promise<DatasetItem> {
+export async function changeDatasetItem(
+  deps: DatasetItemDeps,
+  scope: DatasetScope,
+  id: string,
+  change: DatasetItemUpdate,
+): Promise<DatasetItem> {
   const set: { input?: string; expectedOutput?: string | null; updatedAt: Date } = { updatedAt: new Date() };
   if (change.input !== undefined) set.input = JSON.stringify(change.input);
-  if (change.expectedOutput !== undefined) set.expectedOutput = change.expectedOutput === null ? null : JSON.stringify(change.expectedOutput);
+  if (change.expectedOutput !== undefined)
+    set.expectedOutput = change.expectedOutput === null ? null : JSON.stringify(change.expectedOutput);
   const item = await deps.items.update(scope, scope.datasetId, id, set);
   if (!item) throw notFound(id);
   return item;

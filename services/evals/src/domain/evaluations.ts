@@ -30,8 +30,15 @@ function agentOf(data: ConversationData): string | null {
   return data.events.find((e) => e.agentId)?.agentId ?? data.feedback.find((f) => f.agentId)?.agentId ?? null;
 }
 
-async function conversationData(deps: EvaluationDeps, scope: ProjectScope, conversationId: string): Promise<ConversationData> {
-  const [events, feedback] = await Promise.all([deps.platform.conversationEvents(scope, conversationId), deps.platform.conversationFeedback(scope, conversationId)]);
+async function conversationData(
+  deps: EvaluationDeps,
+  scope: ProjectScope,
+  conversationId: string,
+): Promise<ConversationData> {
+  const [events, feedback] = await Promise.all([
+    deps.platform.conversationEvents(scope, conversationId),
+    deps.platform.conversationFeedback(scope, conversationId),
+  ]);
   return { conversationId, events, feedback };
 }
 
@@ -41,20 +48,38 @@ function workItem(scope: ProjectScope, item: EvalWorkItem, id: string): PendingE
   return {
     id,
     subject: evalWorkSubject(scope.tenantId),
-    envelope: { id, type: 'evaluation.item', version: 1, tenantId: scope.tenantId, projectId: scope.projectId, occurredAt: new Date().toISOString(), data: item },
+    envelope: {
+      id,
+      type: 'evaluation.item',
+      version: 1,
+      tenantId: scope.tenantId,
+      projectId: scope.projectId,
+      occurredAt: new Date().toISOString(),
+      data: item,
+    },
   };
 }
 
 /** One insert holds the run and every (conversation × evaluator) work item; the outbox queues them once it is stored. */
-async function queueRun(deps: EvaluationDeps, scope: ProjectScope, conversationIds: string[], evaluatorIds: string[]): Promise<string> {
+async function queueRun(
+  deps: EvaluationDeps,
+  scope: ProjectScope,
+  conversationIds: string[],
+  evaluatorIds: string[],
+): Promise<string> {
   const id = `run_${randomId(20)}`;
   const work: PendingEvent[] = [];
   for (const conversationId of conversationIds) {
     for (const evaluatorId of evaluatorIds) {
-      work.push(workItem(scope, { ...scope, evaluationRunId: id, conversationId, evaluatorId }, `${id}_${work.length}`));
+      work.push(
+        workItem(scope, { ...scope, evaluationRunId: id, conversationId, evaluatorId }, `${id}_${work.length}`),
+      );
     }
   }
-  await deps.runs.insertRun({ id, ...scope, conversationIds, evaluatorIds, totalItems: work.length, createdAt: new Date() }, work);
+  await deps.runs.insertRun(
+    { id, ...scope, conversationIds, evaluatorIds, totalItems: work.length, createdAt: new Date() },
+    work,
+  );
   return id;
 }
 
@@ -63,11 +88,23 @@ export async function evaluateOneConversation(deps: EvaluationDeps, scope: Proje
   const data = await conversationData(deps, scope, conversationId);
   if (!known(data)) throw new AppError('not_found', `Conversation "${conversationId}" not found`);
   const agentId = agentOf(data);
-  const applicable = (await deps.evaluators.all(scope)).filter((e) => !e.agentIds.length || (agentId !== null && e.agentIds.includes(agentId)));
+  const applicable = (await deps.evaluators.all(scope)).filter(
+    (e) => !e.agentIds.length || (agentId !== null && e.agentIds.includes(agentId)),
+  );
   if (!applicable.length) {
-    return { evaluationsTriggered: 0, success: true, message: `No evaluator applies to conversation ${conversationId}`, evaluationRunId: null };
+    return {
+      evaluationsTriggered: 0,
+      success: true,
+      message: `No evaluator applies to conversation ${conversationId}`,
+      evaluationRunId: null,
+    };
   }
-  const runId = await queueRun(deps, scope, [conversationId], applicable.map((e) => e.id));
+  const runId = await queueRun(
+    deps,
+    scope,
+    [conversationId],
+    applicable.map((e) => e.id),
+  );
   return {
     evaluationsTriggered: applicable.length,
     success: true,
@@ -77,12 +114,18 @@ export async function evaluateOneConversation(deps: EvaluationDeps, scope: Proje
 }
 
 /** POST /evals/.../evaluate-conversations: a run over the given conversations × evaluators (all must exist). */
-export async function evaluateConversations(deps: EvaluationDeps, scope: ProjectScope, conversationIdsIn: string[], evaluatorIdsIn: string[]) {
+export async function evaluateConversations(
+  deps: EvaluationDeps,
+  scope: ProjectScope,
+  conversationIdsIn: string[],
+  evaluatorIdsIn: string[],
+) {
   const conversationIds = [...new Set(conversationIdsIn)];
   const evaluatorIds = [...new Set(evaluatorIdsIn)];
   const found = new Set((await deps.evaluators.findMany(scope, evaluatorIds)).map((e) => e.id));
   const missingEvaluators = evaluatorIds.filter((id) => !found.has(id));
-  if (missingEvaluators.length) throw new AppError('not_found', `Evaluators not found: ${missingEvaluators.join(', ')}`);
+  if (missingEvaluators.length)
+    throw new AppError('not_found', `Evaluators not found: ${missingEvaluators.join(', ')}`);
   const missingConversations: string[] = [];
   // Checked a few at a time: each check is one or two requests to other services.
   for (let i = 0; i < conversationIds.length; i += 16) {
@@ -95,7 +138,8 @@ export async function evaluateConversations(deps: EvaluationDeps, scope: Project
     );
     missingConversations.push(...batch.filter((_id, j) => !exists[j]));
   }
-  if (missingConversations.length) throw new AppError('not_found', `Conversations not found: ${missingConversations.join(', ')}`);
+  if (missingConversations.length)
+    throw new AppError('not_found', `Conversations not found: ${missingConversations.join(', ')}`);
   const evaluationRunId = await queueRun(deps, scope, conversationIds, evaluatorIds);
   return {
     conversationIds,
@@ -118,9 +162,18 @@ export async function evaluateItem(deps: EvaluationDeps, item: EvalWorkItem): Pr
   const data = await conversationData(deps, scope, item.conversationId);
   const judgement = evaluator
     ? await judge(evaluator, data, deps.llm)
-    : { status: 'error' as const, verdict: null, output: null, failedConditions: [], error: `evaluator "${item.evaluatorId}" was deleted` };
+    : {
+        status: 'error' as const,
+        verdict: null,
+        output: null,
+        failedConditions: [],
+        error: `evaluator "${item.evaluatorId}" was deleted`,
+      };
   const resultId = randomId(20);
-  const events = judgement.verdict === 'failed' && evaluator ? [failedEvent(scope, evaluator, data, judgement.failedConditions, item.evaluationRunId, resultId)] : [];
+  const events =
+    judgement.verdict === 'failed' && evaluator
+      ? [failedEvent(scope, evaluator, data, judgement.failedConditions, item.evaluationRunId, resultId)]
+      : [];
   const stored = await deps.runs.insertResult(
     {
       id: resultId,
@@ -140,7 +193,14 @@ export async function evaluateItem(deps: EvaluationDeps, item: EvalWorkItem): Pr
   if (!stored) log.info({ item }, 'item already had a result (redelivery); nothing stored');
 }
 
-function failedEvent(scope: ProjectScope, evaluator: Evaluator, data: ConversationData, failedConditions: unknown[], evaluationRunId: string, resultId: string) {
+function failedEvent(
+  scope: ProjectScope,
+  evaluator: Evaluator,
+  data: ConversationData,
+  failedConditions: unknown[],
+  evaluationRunId: string,
+  resultId: string,
+) {
   const latest = [...data.events].reverse();
   return pendingEvent(evaluationFailed, randomId(24), scope, {
     evaluator: { id: evaluator.id, name: evaluator.name },

@@ -1,4 +1,11 @@
-import { evaluatorConfigSchema, type Evaluator, type EvaluatorCreate, type EvaluatorKind, type EvaluatorUpdate, type ProjectScope } from '@platform/contracts';
+import {
+  evaluatorConfigSchema,
+  type Evaluator,
+  type EvaluatorCreate,
+  type EvaluatorKind,
+  type EvaluatorUpdate,
+  type ProjectScope,
+} from '@platform/contracts';
 import { AppError, validationError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
 import type { EvaluatorRepo } from '../data/evaluator.repo';
@@ -17,18 +24,34 @@ function assertConfigUsable(kind: EvaluatorKind, config: Record<string, unknown>
     try {
       compilePattern(String(config.pattern), String(config.flags ?? ''));
     } catch (err) {
-      throw new AppError('unprocessable_entity', `config.pattern is not a regular expression the evaluator can run (${(err as Error).message}); RE2 syntax, without lookaround or backreferences`, {
-        errors: [{ pointer: '/config/pattern', detail: 'is not a valid RE2 regular expression (no lookaround, no backreferences)' }],
-      });
+      throw new AppError(
+        'unprocessable_entity',
+        `config.pattern is not a regular expression the evaluator can run (${(err as Error).message}); RE2 syntax, without lookaround or backreferences`,
+        {
+          errors: [
+            {
+              pointer: '/config/pattern',
+              detail: 'is not a valid RE2 regular expression (no lookaround, no backreferences)',
+            },
+          ],
+        },
+      );
     }
   }
   if (kind === 'json_schema') {
     const problem = schemaError(config.schema as Record<string, unknown>);
-    if (problem) throw new AppError('unprocessable_entity', `config.schema is not a usable JSON Schema (${problem})`, { errors: [{ pointer: '/config/schema', detail: problem }] });
+    if (problem)
+      throw new AppError('unprocessable_entity', `config.schema is not a usable JSON Schema (${problem})`, {
+        errors: [{ pointer: '/config/schema', detail: problem }],
+      });
   }
 }
 
-export async function addEvaluator(deps: EvaluatorDeps, scope: ProjectScope, input: EvaluatorCreate): Promise<Evaluator> {
+export async function addEvaluator(
+  deps: EvaluatorDeps,
+  scope: ProjectScope,
+  input: EvaluatorCreate,
+): Promise<Evaluator> {
   const config = (input.config ?? {}) as Record<string, unknown>;
   assertConfigUsable(input.kind, config);
   const now = new Date();
@@ -54,14 +77,21 @@ export async function findEvaluator(deps: EvaluatorDeps, scope: ProjectScope, id
   return e;
 }
 
-export async function changeEvaluator(deps: EvaluatorDeps, scope: ProjectScope, id: string, change: EvaluatorUpdate): Promise<Evaluator> {
+export async function changeEvaluator(
+  deps: EvaluatorDeps,
+  scope: ProjectScope,
+  id: string,
+  change: EvaluatorUpdate,
+): Promise<Evaluator> {
   const current = await findEvaluator(deps, scope, id);
   const set: Record<string, unknown> = { updatedAt: new Date() };
   if (change.config !== undefined) {
     const r = evaluatorConfigSchema(current.kind).safeParse(change.config);
     if (!r.success) {
       const err = validationError(r.error, 'body');
-      throw new AppError('bad_request', err.message.replace('Request body', 'config'), { errors: (err.errors ?? []).map((e) => ({ ...e, pointer: `/config${e.pointer}` })) });
+      throw new AppError('bad_request', err.message.replace('Request body', 'config'), {
+        errors: (err.errors ?? []).map((e) => ({ ...e, pointer: `/config${e.pointer}` })),
+      });
     }
     assertConfigUsable(current.kind, r.data as Record<string, unknown>);
     set.config = JSON.stringify(r.data);

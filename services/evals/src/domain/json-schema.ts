@@ -19,7 +19,11 @@ const compiled = new Map<string, ValidateFunction>();
 /** A fresh Ajv instance for the schema's dialect: its registry of `$id`s holds this one schema only. */
 function ajvFor(schema: Record<string, unknown>): AnyAjv {
   const dialect = String(schema.$schema ?? '');
-  const ajv = /draft-07/.test(dialect) ? new Ajv(options) : /2019-09/.test(dialect) ? new Ajv2019(options) : new Ajv2020(options);
+  const ajv = /draft-07/.test(dialect)
+    ? new Ajv(options)
+    : /2019-09/.test(dialect)
+      ? new Ajv2019(options)
+      : new Ajv2020(options);
   addFormats(ajv as Ajv);
   return ajv;
 }

@@ -27,7 +27,13 @@ export interface Judgement {
   error: string | null;
 }
 
-const errorResult = (message: string): Judgement => ({ status: 'error', verdict: null, output: null, failedConditions: [], error: message });
+const errorResult = (message: string): Judgement => ({
+  status: 'error',
+  verdict: null,
+  output: null,
+  failedConditions: [],
+  error: message,
+});
 
 /** A dotted path into an object (`properties.text`). */
 export function at(value: unknown, path: string): unknown {
@@ -43,10 +49,16 @@ const asText = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? ''
 
 function selected(events: RunEvent[], cfg: { eventType?: string; field?: string }) {
   const field = cfg.field ?? 'properties';
-  return events.filter((e) => !cfg.eventType || e.type === cfg.eventType).map((e) => ({ eventId: e.id, field, value: at(e, field) }));
+  return events
+    .filter((e) => !cfg.eventType || e.type === cfg.eventType)
+    .map((e) => ({ eventId: e.id, field, value: at(e, field) }));
 }
 
-function presence(found: Array<{ eventId: string; value: unknown }>, expect: 'present' | 'absent', condition: Omit<FailedCondition, 'actual'>): Judgement {
+function presence(
+  found: Array<{ eventId: string; value: unknown }>,
+  expect: 'present' | 'absent',
+  condition: Omit<FailedCondition, 'actual'>,
+): Judgement {
   const passed = expect === 'present' ? found.length > 0 : found.length === 0;
   const output = { matches: found.map((f) => ({ eventId: f.eventId, value: f.value })) };
   if (passed) return { status: 'completed', verdict: 'passed', output, failedConditions: [], error: null };
@@ -78,7 +90,13 @@ function compare(actual: unknown, operator: string, expected: string | number | 
 function transcript(data: ConversationData): string {
   return JSON.stringify({
     conversationId: data.conversationId,
-    events: data.events.map((e) => ({ type: e.type, createdAt: e.createdAt, messageId: e.messageId, properties: e.properties, userProperties: e.userProperties })),
+    events: data.events.map((e) => ({
+      type: e.type,
+      createdAt: e.createdAt,
+      messageId: e.messageId,
+      properties: e.properties,
+      userProperties: e.userProperties,
+    })),
     feedback: data.feedback.map((f) => ({ type: f.type, details: f.details, messageId: f.messageId })),
   });
 }
@@ -89,9 +107,15 @@ export async function judge(evaluator: Evaluator, data: ConversationData, llm: L
     case 'contains': {
       const cfg = evaluator.config as z.infer<typeof ContainsConfig>;
       const needle = cfg.caseSensitive ? cfg.value : cfg.value.toLowerCase();
-      const found = selected(data.events, cfg).filter((s) => (cfg.caseSensitive ? asText(s.value) : asText(s.value).toLowerCase()).includes(needle));
+      const found = selected(data.events, cfg).filter((s) =>
+        (cfg.caseSensitive ? asText(s.value) : asText(s.value).toLowerCase()).includes(needle),
+      );
       const expect = cfg.expect ?? 'present';
-      return presence(found, expect, { field: cfg.field ?? 'properties', operator: expect === 'present' ? 'contains' : 'not_contains', value: cfg.value });
+      return presence(found, expect, {
+        field: cfg.field ?? 'properties',
+        operator: expect === 'present' ? 'contains' : 'not_contains',
+        value: cfg.value,
+      });
     }
     case 'regex': {
       const cfg = evaluator.config as z.infer<typeof RegexConfig>;
@@ -104,7 +128,11 @@ export async function judge(evaluator: Evaluator, data: ConversationData, llm: L
       }
       const found = selected(data.events, cfg).filter((s) => re.test(asText(s.value)));
       const expect = cfg.expect ?? 'present';
-      return presence(found, expect, { field: cfg.field ?? 'properties', operator: expect === 'present' ? 'matches' : 'not_matches', value: cfg.pattern });
+      return presence(found, expect, {
+        field: cfg.field ?? 'properties',
+        operator: expect === 'present' ? 'matches' : 'not_matches',
+        value: cfg.pattern,
+      });
     }
     case 'json_schema': {
       const cfg = evaluator.config as z.infer<typeof JsonSchemaConfig>;
@@ -112,20 +140,38 @@ export async function judge(evaluator: Evaluator, data: ConversationData, llm: L
       const values = selected(data.events, cfg);
       const field = cfg.field ?? 'properties';
       if (!values.length) {
-        return { status: 'completed', verdict: 'failed', output: { checked: 0 }, failedConditions: [{ field, operator: 'exists', value: cfg.eventType ?? 'any event', actual: null }], error: null };
+        return {
+          status: 'completed',
+          verdict: 'failed',
+          output: { checked: 0 },
+          failedConditions: [{ field, operator: 'exists', value: cfg.eventType ?? 'any event', actual: null }],
+          error: null,
+        };
       }
       const failedConditions: FailedCondition[] = [];
       for (const v of values) {
         if (!validate(v.value)) {
-          failedConditions.push({ field, operator: 'matches_schema', value: (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; '), actual: v.value });
+          failedConditions.push({
+            field,
+            operator: 'matches_schema',
+            value: (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; '),
+            actual: v.value,
+          });
         }
       }
-      return { status: 'completed', verdict: failedConditions.length ? 'failed' : 'passed', output: { checked: values.length, invalid: failedConditions.length }, failedConditions, error: null };
+      return {
+        status: 'completed',
+        verdict: failedConditions.length ? 'failed' : 'passed',
+        output: { checked: values.length, invalid: failedConditions.length },
+        failedConditions,
+        error: null,
+      };
     }
     case 'negative_feedback': {
       const negative = data.feedback.filter((f) => f.type === 'negative');
       const output = { negativeFeedbackIds: negative.map((f) => f.id) };
-      if (!negative.length) return { status: 'completed', verdict: 'passed', output, failedConditions: [], error: null };
+      if (!negative.length)
+        return { status: 'completed', verdict: 'passed', output, failedConditions: [], error: null };
       return {
         status: 'completed',
         verdict: 'failed',
@@ -136,7 +182,8 @@ export async function judge(evaluator: Evaluator, data: ConversationData, llm: L
     }
     case 'llm_judge': {
       const cfg = evaluator.config as z.infer<typeof LlmJudgeConfig>;
-      if (!llm.configured) return errorResult('LLM endpoint not configured (set LLM_BASE_URL): llm_judge evaluators cannot run');
+      if (!llm.configured)
+        return errorResult('LLM endpoint not configured (set LLM_BASE_URL): llm_judge evaluators cannot run');
       const messages: ChatMessage[] = [
         { role: 'system', content: `${cfg.prompt}\n\nAnswer with one JSON object.` },
         { role: 'user', content: transcript(data) },
@@ -147,14 +194,23 @@ export async function judge(evaluator: Evaluator, data: ConversationData, llm: L
       } catch (err) {
         return errorResult((err as Error).message);
       }
-      if (!cfg.passCriteria) return { status: 'completed', verdict: 'no_criteria', output, failedConditions: [], error: null };
-      const results = cfg.passCriteria.conditions.map((c) => ({ c, actual: at(output, c.field), ok: compare(at(output, c.field), c.operator, c.value) }));
+      if (!cfg.passCriteria)
+        return { status: 'completed', verdict: 'no_criteria', output, failedConditions: [], error: null };
+      const results = cfg.passCriteria.conditions.map((c) => ({
+        c,
+        actual: at(output, c.field),
+        ok: compare(at(output, c.field), c.operator, c.value),
+      }));
       const passed = cfg.passCriteria.operator === 'and' ? results.every((r) => r.ok) : results.some((r) => r.ok);
       return {
         status: 'completed',
         verdict: passed ? 'passed' : 'failed',
         output,
-        failedConditions: passed ? [] : results.filter((r) => !r.ok).map((r) => ({ field: r.c.field, operator: r.c.operator, value: r.c.value, actual: r.actual ?? null })),
+        failedConditions: passed
+          ? []
+          : results
+              .filter((r) => !r.ok)
+              .map((r) => ({ field: r.c.field, operator: r.c.operator, value: r.c.value, actual: r.actual ?? null })),
         error: null,
       };
     }

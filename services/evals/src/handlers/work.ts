@@ -1,13 +1,21 @@
 import type { Deps } from '@platform/runtime';
 import { consumeDurable, ensureStream, streamSpec, type RunningConsumer } from '@platform/bus';
-import { EvalWorkItem, evalWorkDurable, evalWorkStreamDef, IMPROVEMENT_TURN_WORK_TYPE, ImprovementTurnWork } from '@platform/contracts';
+import {
+  EvalWorkItem,
+  evalWorkDurable,
+  evalWorkStreamDef,
+  IMPROVEMENT_TURN_WORK_TYPE,
+  ImprovementTurnWork,
+} from '@platform/contracts';
 import { z } from 'zod';
 import { evaluateItem, type EvaluationDeps } from '../domain/evaluations';
 import { answerTurn, type ImprovementDeps } from '../domain/improvements';
 
 /** A message of the work queue: an evaluation item, or a message of an improvement branch for the assistant. */
 const Work = z.union([
-  z.object({ type: z.literal(IMPROVEMENT_TURN_WORK_TYPE), data: ImprovementTurnWork }).transform((e) => ({ kind: 'turn' as const, turn: e.data })),
+  z
+    .object({ type: z.literal(IMPROVEMENT_TURN_WORK_TYPE), data: ImprovementTurnWork })
+    .transform((e) => ({ kind: 'turn' as const, turn: e.data })),
   z.object({ data: EvalWorkItem }).transform((e) => ({ kind: 'item' as const, item: e.data })),
 ]);
 
@@ -33,6 +41,7 @@ export async function startEvaluationWorker(
     // A message that does not parse can never be worked: drop it (logged) instead of redelivering it forever.
     terminateInvalid: true,
     parse: Work,
-    handler: (work) => (work.kind === 'turn' ? answerTurn(deps.improvements, work.turn) : evaluateItem(deps.evaluations, work.item)),
+    handler: (work) =>
+      work.kind === 'turn' ? answerTurn(deps.improvements, work.turn) : evaluateItem(deps.evaluations, work.item),
   });
 }

@@ -38,12 +38,14 @@ interface EarlierMarker {
 
 const MARKER_PREFIX = '~outbox~';
 
-const parsed = (v: Record<string, unknown> | string | null | undefined) => (typeof v === 'string' ? (JSON.parse(v) as Record<string, unknown>) : (v ?? null));
+const parsed = (v: Record<string, unknown> | string | null | undefined) =>
+  typeof v === 'string' ? (JSON.parse(v) as Record<string, unknown>) : (v ?? null);
 
 /** The event.created of a row whose events were stored in it: whether it was dispatched, its trace context. */
 function storedFlags(row: EarlierRow): { dispatch: boolean; trace?: string } {
   const created = Object.values(row.pendingEvents ?? {})[0];
-  const envelope = typeof created?.envelope === 'string' ? (JSON.parse(created.envelope) as EventEnvelope) : created?.envelope;
+  const envelope =
+    typeof created?.envelope === 'string' ? (JSON.parse(created.envelope) as EventEnvelope) : created?.envelope;
   const dispatch = row.outboxDispatch ?? (envelope?.data as { dispatch?: boolean } | undefined)?.dispatch ?? false;
   return { dispatch, trace: row.outboxTrace ?? created?.traceparent };
 }
@@ -71,7 +73,8 @@ function packed(row: EarlierRow): Record<string, unknown> {
   const out: Record<string, unknown> = { ...storedRow(event, dispatch, trace) };
   if (row.outboxBatch) out.outboxBatch = row.outboxBatch;
   // A row of the release before group commit still flagged: its events stay in it, and the outbox publishes them.
-  if (row.outboxPending) Object.assign(out, { pendingEvents: row.pendingEvents, outboxPending: true, outboxSeq: row.outboxSeq });
+  if (row.outboxPending)
+    Object.assign(out, { pendingEvents: row.pendingEvents, outboxPending: true, outboxSeq: row.outboxSeq });
   return out;
 }
 
@@ -88,11 +91,14 @@ export async function convertBatchMarkers(db: Connection): Promise<number> {
   let converted = 0;
   for (const m of markers) {
     const batch = m._id.slice(MARKER_PREFIX.length);
-    const rows = (await col.find({ outboxBatch: batch }, { projection: { _id: 1, pendingEvents: 1 } }).toArray()) as unknown as EarlierRow[];
+    const rows = (await col
+      .find({ outboxBatch: batch }, { projection: { _id: 1, pendingEvents: 1 } })
+      .toArray()) as unknown as EarlierRow[];
     const stored = rows.some((r) => Object.keys(r.pendingEvents ?? {}).length);
     if (m.ids && (m.events || !stored)) continue;
     const set: Record<string, unknown> = { ids: rows.map((r) => r._id) };
-    if (stored) set.events = rows.flatMap((r) => Object.values(r.pendingEvents ?? {}).map((event) => ({ row: r._id, event })));
+    if (stored)
+      set.events = rows.flatMap((r) => Object.values(r.pendingEvents ?? {}).map((event) => ({ row: r._id, event })));
     await col.updateOne({ _id: m._id as never }, { $set: set });
     converted++;
   }
@@ -109,7 +115,10 @@ export async function packRunEventRows(db: Connection): Promise<number> {
   const col = runEventModel(db).collection;
   let converted = 0;
   for (;;) {
-    const rows = (await col.find({ body: { $exists: false }, outboxMarker: { $ne: true } }).limit(200).toArray()) as unknown as EarlierRow[];
+    const rows = (await col
+      .find({ body: { $exists: false }, outboxMarker: { $ne: true } })
+      .limit(200)
+      .toArray()) as unknown as EarlierRow[];
     if (!rows.length) return converted;
     for (const row of rows) {
       const r = await col.replaceOne({ _id: row._id as never, body: { $exists: false } }, packed(row));

@@ -40,12 +40,16 @@ retireIndexes(schema, [{ tenantId: 1, projectId: 1, createdAt: -1 }, { outboxBat
 
 // The property maps, serverMetadata and pendingEvents are Mixed paths (InferSchemaType types them as `any`). A
 // property map is stored as its JSON text when one of its keys cannot be a field name (`$…`, `a.b`).
-export type RunEventDoc = StoredDoc<typeof schema, string, PendingEventsField & {
-  properties: Record<string, unknown> | string | null;
-  userProperties: Record<string, unknown> | string | null;
-  metadata: Record<string, unknown> | string | null;
-  serverMetadata?: { authMethod: string } & Record<string, unknown>;
-}>;
+export type RunEventDoc = StoredDoc<
+  typeof schema,
+  string,
+  PendingEventsField & {
+    properties: Record<string, unknown> | string | null;
+    userProperties: Record<string, unknown> | string | null;
+    metadata: Record<string, unknown> | string | null;
+    serverMetadata?: { authMethod: string } & Record<string, unknown>;
+  }
+>;
 
 export function runEventModel(db: Connection): Model<RunEventDoc> {
   return db.models.RunEvent ?? db.model<RunEventDoc>('RunEvent', schema);

@@ -124,7 +124,9 @@ export function runEventRepo(db: Connection, outbox: Outbox, eventsOf: RunEventE
     /** Forgets the remembered ids of a project's (or one conversation's) events: they were erased. */
     forget(scope: ProjectScope, conversationId: string | null): void {
       const prefix = scopedId(scope, '');
-      for (const [id, e] of recent) if (id.startsWith(prefix) && (conversationId === null || e.conversationId === conversationId)) recent.delete(id);
+      for (const [id, e] of recent)
+        if (id.startsWith(prefix) && (conversationId === null || e.conversationId === conversationId))
+          recent.delete(id);
     },
     /** Inserts once; when the id exists returns the stored row untouched (`created: false`). */
     async insertOnce(doc: Omit<NewRunEvent, '_id'>, dispatch: boolean): Promise<{ created: boolean; event: RunEvent }> {
@@ -132,11 +134,18 @@ export function runEventRepo(db: Connection, outbox: Outbox, eventsOf: RunEventE
       const known = recent.get(_id);
       if (known) return { created: false, event: known };
       const full: NewRunEvent = { _id, ...doc };
-      const event: RunEvent = { ...doc, createdAt: doc.createdAt.toISOString(), updatedAt: doc.updatedAt.toISOString() };
+      const event: RunEvent = {
+        ...doc,
+        createdAt: doc.createdAt.toISOString(),
+        updatedAt: doc.updatedAt.toISOString(),
+      };
       // The request's trace context: the events carry it, and the row keeps it when sampled (the sweep's rebuilt events too).
       const trace = currentTraceparent();
       const events = eventsOf(event, dispatch);
-      const outcome = await writer.insert(storedRow(full, dispatch, trace), trace ? events.map((e) => ({ ...e, traceparent: trace })) : events);
+      const outcome = await writer.insert(
+        storedRow(full, dispatch, trace),
+        trace ? events.map((e) => ({ ...e, traceparent: trace })) : events,
+      );
       if (outcome === 'inserted') {
         remember(_id, event);
         return { created: true, event };
@@ -153,19 +162,28 @@ export function runEventRepo(db: Connection, outbox: Outbox, eventsOf: RunEventE
     },
     /** Most recent non-null userProperties of an anchor (message or conversation). */
     async latestUserProperties(scope: ProjectScope, anchor: 'messageId' | 'conversationId', value: string) {
-      const d = await Model.findOne({ ...scoped(scope), [anchor]: value, userProperties: { $ne: null } }, { userProperties: 1 })
+      const d = await Model.findOne(
+        { ...scoped(scope), [anchor]: value, userProperties: { $ne: null } },
+        { userProperties: 1 },
+      )
         .sort({ createdAt: -1 })
         .lean<Pick<RunEventDoc, 'userProperties'>>();
       return loadedJson(d?.userProperties ?? null);
     },
     /** The events of one conversation, oldest first. */
     async ofConversation(scope: ProjectScope, conversationId: string, limit: number): Promise<RunEvent[]> {
-      const rows = await Model.find({ ...scoped(scope), conversationId }, hidden).sort({ createdAt: 1, _id: 1 }).limit(limit).lean();
+      const rows = await Model.find({ ...scoped(scope), conversationId }, hidden)
+        .sort({ createdAt: 1, _id: 1 })
+        .limit(limit)
+        .lean();
       return rows.map(toRunEvent);
     },
     /** A conversation id recorded for a message, if any event carried both. */
     async conversationOfMessage(scope: ProjectScope, messageId: string): Promise<string | null> {
-      const d = await Model.findOne({ ...scoped(scope), messageId, conversationId: { $ne: null } }, { conversationId: 1 }).lean<Pick<RunEventDoc, 'conversationId'>>();
+      const d = await Model.findOne(
+        { ...scoped(scope), messageId, conversationId: { $ne: null } },
+        { conversationId: 1 },
+      ).lean<Pick<RunEventDoc, 'conversationId'>>();
       return d?.conversationId ?? null;
     },
   };

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { AUTH_METHODS, eventCreated, pendingEvent, type Principal, type RunEvent, type RunEventCreate } from '@platform/contracts';
+import {
+  AUTH_METHODS,
+  eventCreated,
+  pendingEvent,
+  type Principal,
+  type RunEvent,
+  type RunEventCreate,
+} from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { sha256Hex } from '@platform/secrets';
 import type { RunEventRepo } from '../data/run-event.repo';
@@ -16,7 +23,9 @@ const PLACEHOLDER_IDENTITIES = new Set(['ANONYMOUS', 'COOKIED']);
  * Placeholder identities (`identificationType` ANONYMOUS or COOKIED) are dropped; from any other value the
  * `identificationType` marker is removed. Contents are otherwise stored as given.
  */
-export function filterUserProperties(value: Record<string, unknown> | null | undefined): Record<string, unknown> | null {
+export function filterUserProperties(
+  value: Record<string, unknown> | null | undefined,
+): Record<string, unknown> | null {
   if (!value) return null;
   const kind = value.identificationType;
   if (typeof kind === 'string' && PLACEHOLDER_IDENTITIES.has(kind.toUpperCase())) return null;
@@ -29,13 +38,18 @@ export function filterUserProperties(value: Record<string, unknown> | null | und
  * A caller-supplied value always wins. When absent: the message anchor's recorded value, then the
  * conversation's (given, or derived from the message), else null. Never merged, never taken from the credential.
  */
-export async function resolveUserProperties(deps: RunEventDeps, scope: { tenantId: string; projectId: string }, input: RunEventCreate) {
+export async function resolveUserProperties(
+  deps: RunEventDeps,
+  scope: { tenantId: string; projectId: string },
+  input: RunEventCreate,
+) {
   if (input.userProperties !== undefined) return filterUserProperties(input.userProperties);
   if (input.messageId) {
     const fromMessage = await deps.events.latestUserProperties(scope, 'messageId', input.messageId);
     if (fromMessage) return filterUserProperties(fromMessage);
   }
-  const conversationId = input.conversationId ?? (input.messageId ? await deps.events.conversationOfMessage(scope, input.messageId) : null);
+  const conversationId =
+    input.conversationId ?? (input.messageId ? await deps.events.conversationOfMessage(scope, input.messageId) : null);
   if (conversationId) {
     const fromConversation = await deps.events.latestUserProperties(scope, 'conversationId', conversationId);
     if (fromConversation) return filterUserProperties(fromConversation);
@@ -67,7 +81,11 @@ export function runEventAsSeenBy(p: RunPrincipal, input: RunEventCreate, stored:
   };
 }
 
-export async function recordRunEvent(deps: RunEventDeps, principal: Principal, input: RunEventCreate): Promise<{ created: boolean; event: RunEvent }> {
+export async function recordRunEvent(
+  deps: RunEventDeps,
+  principal: Principal,
+  input: RunEventCreate,
+): Promise<{ created: boolean; event: RunEvent }> {
   if (principal.kind !== 'run') throw new AppError('unauthorized', 'A run-API credential is required');
   const p: RunPrincipal = principal;
   const scope = { tenantId: p.tenantId, projectId: p.projectId };
@@ -102,5 +120,13 @@ export async function recordRunEvent(deps: RunEventDeps, principal: Principal, i
  */
 export function runEventEvents(event: RunEvent, dispatch: boolean) {
   const id = sha256Hex(`event.created:${event.tenantId}:${event.projectId}:${event.id}`).slice(0, 40);
-  return [pendingEvent(eventCreated, id, { tenantId: event.tenantId, projectId: event.projectId }, { event, dispatch }, event.createdAt)];
+  return [
+    pendingEvent(
+      eventCreated,
+      id,
+      { tenantId: event.tenantId, projectId: event.projectId },
+      { event, dispatch },
+      event.createdAt,
+    ),
+  ];
 }

@@ -14,5 +14,7 @@ export function registerRunEventHandlers(bus: ServiceBus, deps: RunEventDeps) {
   });
 
   /** Internal (evals): the recorded events of one conversation. */
-  bus.serveInternal(listConversationEvents, async ({ limit, conversationId, ...scope }) => ({ events: await deps.events.ofConversation(scope, conversationId, limit) }));
+  bus.serveInternal(listConversationEvents, async ({ limit, conversationId, ...scope }) => ({
+    events: await deps.events.ofConversation(scope, conversationId, limit),
+  }));
 }

@@ -67,9 +67,20 @@ export interface PresentedCredential {
  * - Without Redis everything passes (fails open, like the other limits).
  */
 export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
-  const byAddress = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:authfail`, points: opts.failuresPerIp, duration: opts.windowSeconds });
-  const byCredential = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix}:authfail-cred`, points: opts.failuresPerCredential, duration: opts.windowSeconds });
-  const idOf = (c: PresentedCredential | undefined, req?: Request) => (c ? `${c.kind}:${credentialHash(c.token, req)}` : 'none');
+  const byAddress = new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: `${opts.keyPrefix}:authfail`,
+    points: opts.failuresPerIp,
+    duration: opts.windowSeconds,
+  });
+  const byCredential = new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: `${opts.keyPrefix}:authfail-cred`,
+    points: opts.failuresPerCredential,
+    duration: opts.windowSeconds,
+  });
+  const idOf = (c: PresentedCredential | undefined, req?: Request) =>
+    c ? `${c.kind}:${credentialHash(c.token, req)}` : 'none';
   const knownKey = (id: string) => `${opts.keyPrefix}:known:${id}`;
   const seenKey = (ip: string, id: string) => `${opts.keyPrefix}:authfail-seen:${ip}:${id}`;
   // Credentials this gateway marked known lately: a busy credential is written to Redis about once per half lifetime.
@@ -97,7 +108,11 @@ export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
       if (id && knownHere()) return;
       try {
         const [ip, cred] = await Promise.all([byAddress.get(address(req)), id ? byCredential.get(id) : null]);
-        const locked = over(cred, opts.failuresPerCredential) ? { what: 'credential' as const, res: cred! } : over(ip, opts.failuresPerIp) ? { what: 'address' as const, res: ip! } : null;
+        const locked = over(cred, opts.failuresPerCredential)
+          ? { what: 'credential' as const, res: cred! }
+          : over(ip, opts.failuresPerIp)
+            ? { what: 'address' as const, res: ip! }
+            : null;
         if (!locked) return;
         if (id && (knownHere() || (await redis.exists(knownKey(id))) === 1)) return;
         throw refused(locked.what, locked.res.msBeforeNext);
@@ -122,9 +137,12 @@ export function authLockout(redis: Redis, opts: AuthLockoutOptions) {
           firstHere === 'OK' ? byAddress.consume(ip) : undefined,
           credential ? byCredential.consume(id) : undefined,
         ]);
-        for (const r of [byIp, byCred]) if (r.status === 'rejected' && !(r.reason instanceof RateLimiterRes)) opts.onUnreachable(r.reason);
-        if (byCred.status === 'rejected' && byCred.reason instanceof RateLimiterRes) throw refused('credential', byCred.reason.msBeforeNext);
-        if (byIp.status === 'rejected' && byIp.reason instanceof RateLimiterRes) throw refused('address', byIp.reason.msBeforeNext);
+        for (const r of [byIp, byCred])
+          if (r.status === 'rejected' && !(r.reason instanceof RateLimiterRes)) opts.onUnreachable(r.reason);
+        if (byCred.status === 'rejected' && byCred.reason instanceof RateLimiterRes)
+          throw refused('credential', byCred.reason.msBeforeNext);
+        if (byIp.status === 'rejected' && byIp.reason instanceof RateLimiterRes)
+          throw refused('address', byIp.reason.msBeforeNext);
       } catch (err) {
         if (err instanceof AppError) throw err;
         opts.onUnreachable(err);

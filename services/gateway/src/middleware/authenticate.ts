@@ -29,7 +29,8 @@ export function cookieValue(req: Request, name: string): string | undefined {
   return req.headers.cookie ? parseCookie(req.headers.cookie)[name] : undefined;
 }
 
-const unauthorized = (detail: string) => new AppError('unauthorized', detail, { headers: { 'www-authenticate': 'Bearer' } });
+const unauthorized = (detail: string) =>
+  new AppError('unauthorized', detail, { headers: { 'www-authenticate': 'Bearer' } });
 
 interface CacheEntry {
   principal: Principal;
@@ -55,7 +56,8 @@ interface Verified {
 }
 
 /** When a principal's credential stops working, if it says (a run token, an access token or a session). */
-const expiryOf = (p: Principal) => ((p.kind === 'run' || p.kind === 'user') && p.expiresAt ? Date.parse(p.expiresAt) : undefined);
+const expiryOf = (p: Principal) =>
+  (p.kind === 'run' || p.kind === 'user') && p.expiresAt ? Date.parse(p.expiresAt) : undefined;
 
 /**
  * Principals of credentials verified lately, for `ttlMs` (a run token also until it expires), found by credential id
@@ -174,24 +176,39 @@ function credentialIdOf(op: AnyOperation, req: Request, cookieName: string, prin
   const c = credentialOf(op, req, cookieName);
   if (!c) return undefined;
   if (c.kind === 's') return manageCredentialId({ session: c.token });
-  if (c.kind === 'b') return manageCredentialId({ bearer: c.token }) ?? (principal.kind === 'admin' ? 'admin-token' : undefined);
+  if (c.kind === 'b')
+    return manageCredentialId({ bearer: c.token }) ?? (principal.kind === 'admin' ? 'admin-token' : undefined);
   if (principal.kind === 'run') return principal.apiKeyId;
   return principal.kind === 'analytics' ? principal.keyId : undefined;
 }
 
 /** A management bearer token or a session cookie, verified by management; null when it is not valid. */
-function resolveManage({ bus, cache, onVerified }: ResolverDeps, cred: { bearer?: string; session?: string }, requestId: string, req?: Request): Promise<Principal | null> {
+function resolveManage(
+  { bus, cache, onVerified }: ResolverDeps,
+  cred: { bearer?: string; session?: string },
+  requestId: string,
+  req?: Request,
+): Promise<Principal | null> {
   const key = cred.bearer ? keyOf('b', cred.bearer, req) : keyOf('s', cred.session!, req);
   return cache.through(key, async () => {
     const { principal } = await bus.callInternal(resolveManageCredential, cred, { requestId });
     if (!principal) return { principal, remember: false };
     onVerified?.(cred.bearer ? { kind: 'b', token: cred.bearer } : { kind: 's', token: cred.session! });
-    return { principal, remember: true, credentialIds: [manageCredentialId(cred), principal.kind === 'user' ? principal.accessTokenId : undefined] };
+    return {
+      principal,
+      remember: true,
+      credentialIds: [manageCredentialId(cred), principal.kind === 'user' ? principal.accessTokenId : undefined],
+    };
   });
 }
 
 /** An API key or app token of the run API, verified by run-auth. */
-async function resolveRun({ bus, cache, onVerified }: ResolverDeps, req: Request, token: string, requestId: string): Promise<Principal> {
+async function resolveRun(
+  { bus, cache, onVerified }: ResolverDeps,
+  req: Request,
+  token: string,
+  requestId: string,
+): Promise<Principal> {
   const appId = typeof req.headers['x-app-id'] === 'string' ? req.headers['x-app-id'] : undefined;
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
   const verify = async (): Promise<Verified> => {
@@ -206,7 +223,12 @@ async function resolveRun({ bus, cache, onVerified }: ResolverDeps, req: Request
 }
 
 /** Analytics keys (`ak_…`) are verified by the analytics service and cached like API keys. */
-async function resolveAnalytics({ bus, cache, onVerified }: ResolverDeps, token: string, requestId: string, req?: Request): Promise<Principal> {
+async function resolveAnalytics(
+  { bus, cache, onVerified }: ResolverDeps,
+  token: string,
+  requestId: string,
+  req?: Request,
+): Promise<Principal> {
   const principal = await cache.through(keyOf('a', token, req), async () => {
     const { principal: found } = await bus.callInternal(verifyAnalyticsKey, { key: token }, { requestId });
     if (found.kind !== 'analytics') throw unauthorized('The analytics key is invalid or revoked');
@@ -217,7 +239,11 @@ async function resolveAnalytics({ bus, cache, onVerified }: ResolverDeps, token:
 }
 
 /** The credential `authenticate` would verify for this operation (undefined when none is presented). */
-function credentialOf(op: AnyOperation, req: Request, cookieName: string): { kind: CredentialKind; token: string } | undefined {
+function credentialOf(
+  op: AnyOperation,
+  req: Request,
+  cookieName: string,
+): { kind: CredentialKind; token: string } | undefined {
   const bearer = bearerToken(req);
   const session = cookieValue(req, cookieName);
   switch (op.auth) {
@@ -238,7 +264,14 @@ function credentialOf(op: AnyOperation, req: Request, cookieName: string): { kin
 }
 
 /** The bearer, admin and manage schemes: a management bearer token, or (manage only) a session cookie. */
-async function authenticateManage(deps: ResolverDeps, op: AnyOperation, req: Request, bearer: string | undefined, session: string | undefined, requestId: string): Promise<Principal> {
+async function authenticateManage(
+  deps: ResolverDeps,
+  op: AnyOperation,
+  req: Request,
+  bearer: string | undefined,
+  session: string | undefined,
+  requestId: string,
+): Promise<Principal> {
   let p: Principal | null = null;
   if (bearer) {
     p = await resolveManage(deps, { bearer }, requestId, req);
@@ -254,14 +287,21 @@ async function authenticateManage(deps: ResolverDeps, op: AnyOperation, req: Req
 }
 
 /** Who is calling, by the operation's auth scheme; throws 401 when a required credential is missing or bad. */
-async function authenticate(deps: ResolverDeps, cookieName: string, op: AnyOperation, req: Request, requestId: string): Promise<Principal> {
+async function authenticate(
+  deps: ResolverDeps,
+  cookieName: string,
+  op: AnyOperation,
+  req: Request,
+  requestId: string,
+): Promise<Principal> {
   const bearer = bearerToken(req);
   const session = cookieValue(req, cookieName);
   switch (op.auth) {
     case 'none':
       return { kind: 'anonymous' };
     case 'run': {
-      if (!bearer) throw unauthorized('Authentication failed: send an API key or token as Authorization: Bearer <credential>');
+      if (!bearer)
+        throw unauthorized('Authentication failed: send an API key or token as Authorization: Bearer <credential>');
       return resolveRun(deps, req, bearer, requestId);
     }
     case 'cookie': {
@@ -310,14 +350,20 @@ function authorize(op: AnyOperation, principal: Principal, params: Record<string
  * Authenticates requests by the operation's scheme. Verified credentials are remembered for a short time;
  * a revocation announced on the bus drops them at once, and an expiry is checked on every hit.
  */
-export function authenticator(bus: ServiceBus, nc: NatsConnection, opts: { cookieName: string; ttlMs: number; onVerified?: (credential: { kind: string; token: string }) => void }) {
+export function authenticator(
+  bus: ServiceBus,
+  nc: NatsConnection,
+  opts: { cookieName: string; ttlMs: number; onVerified?: (credential: { kind: string; token: string }) => void },
+) {
   const cache = principalCache(opts.ttlMs);
   const sub = dropRevoked(nc, cache);
   const deps: ResolverDeps = { bus, cache, onVerified: opts.onVerified };
   return {
-    authenticate: (op: AnyOperation, req: Request, requestId: string) => authenticate(deps, opts.cookieName, op, req, requestId),
+    authenticate: (op: AnyOperation, req: Request, requestId: string) =>
+      authenticate(deps, opts.cookieName, op, req, requestId),
     credentialOf: (op: AnyOperation, req: Request) => credentialOf(op, req, opts.cookieName),
-    credentialIdOf: (op: AnyOperation, req: Request, principal: Principal) => credentialIdOf(op, req, opts.cookieName, principal),
+    credentialIdOf: (op: AnyOperation, req: Request, principal: Principal) =>
+      credentialIdOf(op, req, opts.cookieName, principal),
     /** Whether this gateway verified the credential lately (it is in the cache), without asking anyone. */
     knows(op: AnyOperation, req: Request): boolean {
       const c = credentialOf(op, req, opts.cookieName);

@@ -1,6 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { NatsConnection, Subscription } from 'nats';
-import { type AnyOperation, ERASING_PROJECTS_KEY, erasingProjectMember, projectErasing, refusedDuringErasure, type Principal } from '@platform/contracts';
+import {
+  type AnyOperation,
+  ERASING_PROJECTS_KEY,
+  erasingProjectMember,
+  projectErasing,
+  refusedDuringErasure,
+  type Principal,
+} from '@platform/contracts';
 import { subscribeNotice } from '@platform/bus';
 import { getLogger } from '@platform/logger';
 import { AppError } from '@platform/problems';
@@ -16,9 +23,14 @@ export interface ErasingProjects {
 }
 
 /** The project a request writes to: its path's, or the run or analytics credential's. */
-export function projectOf(principal: Principal, params: Record<string, unknown>): { tenantId: string; projectId: string } | undefined {
-  if (typeof params.tenantId === 'string' && typeof params.projectId === 'string') return { tenantId: params.tenantId, projectId: params.projectId };
-  if (principal.kind === 'run' || principal.kind === 'analytics') return { tenantId: principal.tenantId, projectId: principal.projectId };
+export function projectOf(
+  principal: Principal,
+  params: Record<string, unknown>,
+): { tenantId: string; projectId: string } | undefined {
+  if (typeof params.tenantId === 'string' && typeof params.projectId === 'string')
+    return { tenantId: params.tenantId, projectId: params.projectId };
+  if (principal.kind === 'run' || principal.kind === 'analytics')
+    return { tenantId: principal.tenantId, projectId: principal.projectId };
   return undefined;
 }
 
@@ -29,12 +41,17 @@ export function projectOf(principal: Principal, params: Record<string, unknown>)
  * meanwhile could not forward a write anyway, and reads the set again within `resyncMs` of its return. Redis away:
  * the last set read stays (the erasure still removes what it finds). `onNotice` runs on each notice, as it is read.
  */
-export async function erasingProjects(redis: Redis, nc: NatsConnection, opts: { resyncMs?: number; onNotice?: () => void } = {}): Promise<ErasingProjects> {
+export async function erasingProjects(
+  redis: Redis,
+  nc: NatsConnection,
+  opts: { resyncMs?: number; onNotice?: () => void } = {},
+): Promise<ErasingProjects> {
   const resyncMs = opts.resyncMs ?? 5_000;
   let erasing = new Set<string>();
   /** Notices since the last read began: applied again over what the read found (a read can predate them). */
   let changes: Array<{ member: string; erasing: boolean }> = [];
-  const apply = (set: Set<string>, c: { member: string; erasing: boolean }) => (c.erasing ? set.add(c.member) : set.delete(c.member));
+  const apply = (set: Set<string>, c: { member: string; erasing: boolean }) =>
+    c.erasing ? set.add(c.member) : set.delete(c.member);
   const sub: Subscription = subscribeNotice(nc, projectErasing, 'gateway', (n) => {
     const change = { member: erasingProjectMember(n), erasing: n.erasing };
     apply(erasing, change);
@@ -48,7 +65,10 @@ export async function erasingProjects(redis: Redis, nc: NatsConnection, opts: { 
       for (const c of changes) apply(next, c);
       erasing = next;
     } catch (err) {
-      log.warn({ err: (err as Error).message }, 'could not read the projects being erased from Redis; keeping the last list');
+      log.warn(
+        { err: (err as Error).message },
+        'could not read the projects being erased from Redis; keeping the last list',
+      );
     }
   };
   await read();

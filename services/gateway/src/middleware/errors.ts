@@ -22,7 +22,8 @@ export function toAppError(err: unknown): AppError {
     case 'request.size.invalid':
       return new AppError('bad_request', 'The request body size does not match Content-Length');
   }
-  if (e?.status && e.status >= 400 && e.status < 500) return new AppError('bad_request', 'The request could not be read');
+  if (e?.status && e.status >= 400 && e.status < 500)
+    return new AppError('bad_request', 'The request could not be read');
   log.error({ err }, 'unexpected error');
   return new AppError('internal_server_error', GENERIC_5XX_DETAIL);
 }
@@ -36,10 +37,19 @@ export function sendError(res: Response, req: Request, err: unknown, op?: AnyOpe
   }
   const requestId = res.locals.requestId as string | undefined;
   for (const [k, v] of Object.entries(appErr.headers ?? {})) res.setHeader(k, v);
-  const problem: Problem = appErr.status >= 500 && appErr.status !== 503 && appErr.status !== 504 && appErr.status !== 502
-    ? buildProblem('internal_server_error', GENERIC_5XX_DETAIL, { instance: req.originalUrl.split('?')[0], requestId })
-    : appErr.toProblem({ instance: req.originalUrl.split('?')[0], requestId });
-  if (op?.errorBody === 'legacy' && problem.status < 500 && problem.status !== 429 && (!op.legacyErrorStatuses || op.legacyErrorStatuses.includes(problem.status))) {
+  const problem: Problem =
+    appErr.status >= 500 && appErr.status !== 503 && appErr.status !== 504 && appErr.status !== 502
+      ? buildProblem('internal_server_error', GENERIC_5XX_DETAIL, {
+          instance: req.originalUrl.split('?')[0],
+          requestId,
+        })
+      : appErr.toProblem({ instance: req.originalUrl.split('?')[0], requestId });
+  if (
+    op?.errorBody === 'legacy' &&
+    problem.status < 500 &&
+    problem.status !== 429 &&
+    (!op.legacyErrorStatuses || op.legacyErrorStatuses.includes(problem.status))
+  ) {
     res.status(problem.status).json({ details: problem.errors ?? null, error: problem.code, message: problem.detail });
     return;
   }
@@ -47,14 +57,22 @@ export function sendError(res: Response, req: Request, err: unknown, op?: AnyOpe
     res.setHeader('cache-control', 'no-store');
     res.setHeader('pragma', 'no-cache');
     // RFC 6749 §5.2: a request the token endpoint cannot read (wrong content type) is an invalid_request, status 400.
-    res.status(problem.status === 415 ? 400 : problem.status).json({ error: appErr.oauthError ?? oauthCode(problem.status), error_description: problem.detail });
+    res
+      .status(problem.status === 415 ? 400 : problem.status)
+      .json({ error: appErr.oauthError ?? oauthCode(problem.status), error_description: problem.detail });
     return;
   }
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
 }
 
 function oauthCode(status: number): string {
-  return status === 401 ? 'invalid_client' : status === 400 ? 'invalid_request' : status === 403 ? 'access_denied' : 'invalid_request';
+  return status === 401
+    ? 'invalid_client'
+    : status === 400
+      ? 'invalid_request'
+      : status === 403
+        ? 'access_denied'
+        : 'invalid_request';
 }
 
 export function errorMiddleware(err: unknown, req: Request, res: Response, _next: NextFunction): void {

@@ -40,7 +40,13 @@ export interface Idempotency {
   /** The request's key, when the operation takes one and the header is there (400 for a malformed key). */
   keyOf(op: AnyOperation, req: Request): string | undefined;
   /** Calls `send` at most once per key (see above); without a key just calls it. */
-  run(op: AnyOperation, req: Request, principal: Principal, key: string | undefined, send: () => Promise<WireReply>): Promise<WireReply>;
+  run(
+    op: AnyOperation,
+    req: Request,
+    principal: Principal,
+    key: string | undefined,
+    send: () => Promise<WireReply>,
+  ): Promise<WireReply>;
   /** Deletes every stored answer of the project's requests, and its index (safe to repeat). */
   eraseProject(scope: ProjectScope): Promise<number>;
   /** Deletes the stored answers of the project's requests that named the conversation (safe to repeat). */
@@ -121,7 +127,11 @@ function open(secret: Buffer, sealed: string): WireReply {
 }
 
 const unavailable = () =>
-  new AppError('service_unavailable', 'Requests with an Idempotency-Key cannot be served right now; try again shortly', { headers: { 'retry-after': '1' } });
+  new AppError(
+    'service_unavailable',
+    'Requests with an Idempotency-Key cannot be served right now; try again shortly',
+    { headers: { 'retry-after': '1' } },
+  );
 
 export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency {
   const prefix = opts.keyPrefix ?? 'idem:';
@@ -152,7 +162,9 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
     let cursor = '0';
     let erased = 0;
     do {
-      const [next, flat] = pattern ? await redis.zscan(index, cursor, 'MATCH', pattern, 'COUNT', ZSCAN_COUNT) : await redis.zscan(index, cursor, 'COUNT', ZSCAN_COUNT);
+      const [next, flat] = pattern
+        ? await redis.zscan(index, cursor, 'MATCH', pattern, 'COUNT', ZSCAN_COUNT)
+        : await redis.zscan(index, cursor, 'COUNT', ZSCAN_COUNT);
       const members = flat.filter((_, i) => i % 2 === 0);
       const keys = [...new Set(members.map((m) => prefix + m.split('|', 1)[0]!))];
       if (keys.length) erased += await redis.del(...keys);
@@ -169,7 +181,9 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
       if (value === undefined || !acceptsIdempotencyKey(op)) return undefined;
       if (typeof value !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(value)) {
         const detail = 'must be 1 to 255 visible ASCII characters (a UUID, for example)';
-        throw new AppError('bad_request', `The Idempotency-Key header ${detail}`, { errors: [{ pointer: '/headers/idempotency-key', detail }] });
+        throw new AppError('bad_request', `The Idempotency-Key header ${detail}`, {
+          errors: [{ pointer: '/headers/idempotency-key', detail }],
+        });
       }
       return value;
     },
@@ -183,19 +197,39 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
       const keyHash = sha256('key', tenant, key).toString('hex');
       const redisKey = prefix + keyHash;
       const project = projectOf(principal, req.params);
-      const members = project ? [keyHash, ...conversationIdsOf(req.body).map((c) => `${keyHash}|${conversationTag(c)}`)] : [];
+      const members = project
+        ? [keyHash, ...conversationIdsOf(req.body).map((c) => `${keyHash}|${conversationTag(c)}`)]
+        : [];
       const secret = sha256('seal', tenant, key);
-      const fingerprint = sha256(callerOf(principal), op.operationId, canonical(req.params), canonical(req.query), canonical(req.body)).toString('base64');
+      const fingerprint = sha256(
+        callerOf(principal),
+        op.operationId,
+        canonical(req.params),
+        canonical(req.query),
+        canonical(req.body),
+      ).toString('base64');
 
       let entry: Entry | null;
       let mine = false;
       try {
-        const claimed = await redis.set(redisKey, JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry), 'PX', inFlightMs, 'NX');
+        const claimed = await redis.set(
+          redisKey,
+          JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry),
+          'PX',
+          inFlightMs,
+          'NX',
+        );
         entry = claimed === 'OK' ? null : await read(redisKey);
         // Expired between the two commands: claim again (a second miss is answered as in flight).
         mine = claimed === 'OK';
         if (claimed !== 'OK' && entry === null) {
-          const again = await redis.set(redisKey, JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry), 'PX', inFlightMs, 'NX');
+          const again = await redis.set(
+            redisKey,
+            JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry),
+            'PX',
+            inFlightMs,
+            'NX',
+          );
           if (again !== 'OK') entry = { state: 'in-flight', fingerprint };
           else mine = true;
         }
@@ -210,10 +244,17 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
 
       if (entry) {
         if (entry.fingerprint !== fingerprint) {
-          throw new AppError('unprocessable_entity', 'This Idempotency-Key was already used for a different request; use a new key for a new request');
+          throw new AppError(
+            'unprocessable_entity',
+            'This Idempotency-Key was already used for a different request; use a new key for a new request',
+          );
         }
         if (entry.state === 'in-flight') {
-          throw new AppError('conflict', 'A request with this Idempotency-Key is still being processed; retry after it has been answered', { headers: { 'retry-after': '1' } });
+          throw new AppError(
+            'conflict',
+            'A request with this Idempotency-Key is still being processed; retry after it has been answered',
+            { headers: { 'retry-after': '1' } },
+          );
         }
         const stored = open(secret, entry.reply);
         return { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
@@ -229,10 +270,18 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
       }
       try {
         // An answer that comes back while its project is being erased is not kept (the erasure may have run already).
-        if ((!reply.ok && reply.problem.status >= 500) || (project && opts.isErasing?.(project))) await redis.del(redisKey);
+        if ((!reply.ok && reply.problem.status >= 500) || (project && opts.isErasing?.(project)))
+          await redis.del(redisKey);
         else {
           // The answer and its listing in one transaction: an answer is never kept without the index knowing it.
-          const tx = redis.multi().set(redisKey, JSON.stringify({ state: 'done', fingerprint, reply: seal(secret, reply) } satisfies Entry), 'PX', ttlMs);
+          const tx = redis
+            .multi()
+            .set(
+              redisKey,
+              JSON.stringify({ state: 'done', fingerprint, reply: seal(secret, reply) } satisfies Entry),
+              'PX',
+              ttlMs,
+            );
           await (project ? listInIndex(tx, project, members, Date.now() + ttlMs) : tx).exec();
         }
       } catch (err) {

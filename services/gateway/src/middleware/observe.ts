@@ -1,7 +1,16 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { AnyOperation } from '@platform/contracts';
 import { getLogger, runWithContext } from '@platform/logger';
-import { SpanKind, SpanStatusCode, context, contextFromHeaders, httpRequestDuration, httpRequestsTotal, trace, tracer } from '@platform/telemetry';
+import {
+  SpanKind,
+  SpanStatusCode,
+  context,
+  contextFromHeaders,
+  httpRequestDuration,
+  httpRequestsTotal,
+  trace,
+  tracer,
+} from '@platform/telemetry';
 
 const log = getLogger('gateway.http');
 
@@ -15,7 +24,14 @@ export function observe(listener: string) {
     const started = process.hrtime.bigint();
     const parent = contextFromHeaders(req.headers, context.active());
     const requestId = res.locals.requestId as string;
-    const span = tracer().startSpan(`${req.method} ${listener}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method, 'url.path': req.path, 'request.id': requestId } }, parent);
+    const span = tracer().startSpan(
+      `${req.method} ${listener}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': req.method, 'url.path': req.path, 'request.id': requestId },
+      },
+      parent,
+    );
     const active = trace.setSpan(parent, span);
     let done = false;
     const finish = () => {
@@ -36,8 +52,21 @@ export function observe(listener: string) {
       context.with(active, () =>
         runWithContext({ requestId, traceId: span.spanContext().traceId }, () =>
           status >= 500
-            ? log.warn({ method: req.method, path: req.path, operation, status, durationMs: Math.round(seconds * 1000) }, 'request answered with a server error')
-            : log.debug({ method: req.method, path: req.path, operation, status, durationMs: Math.round(seconds * 1000), headers: req.headers }, 'request'),
+            ? log.warn(
+                { method: req.method, path: req.path, operation, status, durationMs: Math.round(seconds * 1000) },
+                'request answered with a server error',
+              )
+            : log.debug(
+                {
+                  method: req.method,
+                  path: req.path,
+                  operation,
+                  status,
+                  durationMs: Math.round(seconds * 1000),
+                  headers: req.headers,
+                },
+                'request',
+              ),
         ),
       );
     };

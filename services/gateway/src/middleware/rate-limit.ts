@@ -42,7 +42,9 @@ for i, key in ipairs(KEYS) do
 end
 return out`;
 
-type HitsClient = Redis & { platformRateTally(numberOfKeys: number, ...args: Array<string | number>): Promise<number[]> };
+type HitsClient = Redis & {
+  platformRateTally(numberOfKeys: number, ...args: Array<string | number>): Promise<number[]>;
+};
 
 /** What one hit learned: whether it is within the limit, and the milliseconds its window has left. */
 interface Hit {
@@ -252,7 +254,8 @@ export function rateLimiter(redis: Redis, opts: RateLimitOptions) {
     onUnreachable: warnUnreachable,
   });
 
-  const limited = (what: string, msLeft: number) => tooManyRequests(msLeft, (retryAfter) => `Rate limit exceeded for this ${what}; retry after ${retryAfter} s`);
+  const limited = (what: string, msLeft: number) =>
+    tooManyRequests(msLeft, (retryAfter) => `Rate limit exceeded for this ${what}; retry after ${retryAfter} s`);
 
   return {
     async check(req: Request): Promise<void> {

@@ -14,14 +14,23 @@ const OWN_SITES = new Set(['same-origin', 'none']);
  * neither is not from a browser page (curl, scripts) and goes on. Bearer-authenticated requests are not affected: a
  * page cannot make the browser add an `Authorization` header on its own.
  */
-export function assertSameOriginCookieWrite(op: AnyOperation, principal: Principal, req: Request, baseUrl: string): void {
+export function assertSameOriginCookieWrite(
+  op: AnyOperation,
+  principal: Principal,
+  req: Request,
+  baseUrl: string,
+): void {
   if (SAFE_METHODS.has(op.method)) return;
   if ((principal.kind !== 'admin' && principal.kind !== 'user') || principal.via !== 'cookie') return;
   const site = req.headers['sec-fetch-site'];
   const origin = req.headers.origin;
-  const sameOrigin = typeof site === 'string' ? OWN_SITES.has(site) : origin === undefined || origin === originOf(baseUrl);
+  const sameOrigin =
+    typeof site === 'string' ? OWN_SITES.has(site) : origin === undefined || origin === originOf(baseUrl);
   if (!sameOrigin) {
-    throw new AppError('forbidden', 'Cross-origin requests that change something are refused with the session cookie: send them from the same origin, or with a bearer token');
+    throw new AppError(
+      'forbidden',
+      'Cross-origin requests that change something are refused with the session cookie: send them from the same origin, or with a bearer token',
+    );
   }
 }
 

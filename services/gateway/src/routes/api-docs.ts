@@ -62,9 +62,14 @@ export function mountApiDocs(app: Express): void {
   app.get('/docs/assets/init.js', (_req, res) => send(res, 'text/javascript; charset=utf-8', INIT, 'no-cache'));
   for (const [name, type] of Object.entries(ASSETS) as Array<[AssetName, string]>) {
     app.get(`/docs/assets/${name}`, (_req, res, next) => {
-      if (!assets.has(name)) assets.set(name, vendoredFile('swagger-ui-dist/package.json', name, log, 'the API reference at /docs cannot render'));
+      if (!assets.has(name))
+        assets.set(
+          name,
+          vendoredFile('swagger-ui-dist/package.json', name, log, 'the API reference at /docs cannot render'),
+        );
       const body = assets.get(name);
-      if (!body) return next(new AppError('service_unavailable', 'The API reference renderer is not installed on this gateway'));
+      if (!body)
+        return next(new AppError('service_unavailable', 'The API reference renderer is not installed on this gateway'));
       send(res, type, body, 'public, max-age=86400');
     });
   }

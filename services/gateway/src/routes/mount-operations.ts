@@ -61,9 +61,13 @@ function protocolOf(req: Request): string {
 
 /** 413; the connection is closed afterwards, so the rest of an oversized body is never read. */
 function tooLarge(limit: number): AppError {
-  return new AppError('payload_too_large', `The request body is larger than this operation accepts (at most ${limit} bytes)`, {
-    headers: { connection: 'close' },
-  });
+  return new AppError(
+    'payload_too_large',
+    `The request body is larger than this operation accepts (at most ${limit} bytes)`,
+    {
+      headers: { connection: 'close' },
+    },
+  );
 }
 
 /**
@@ -77,9 +81,11 @@ async function readJson(req: Request, limit: number): Promise<unknown> {
 /** Reads the body's bytes (at most `limit`), uncompressed and UTF-8. */
 async function readBytes(req: Request, limit: number): Promise<Buffer> {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
-  if (encoding !== 'identity') throw new AppError('unsupported_media_type', 'Send the body uncompressed (no Content-Encoding)');
+  if (encoding !== 'identity')
+    throw new AppError('unsupported_media_type', 'Send the body uncompressed (no Content-Encoding)');
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(req.headers['content-type'] ?? '')?.[2]?.toLowerCase();
-  if (charset && charset !== 'utf-8' && charset !== 'utf8') throw new AppError('unsupported_media_type', 'Send the body as UTF-8');
+  if (charset && charset !== 'utf-8' && charset !== 'utf8')
+    throw new AppError('unsupported_media_type', 'Send the body as UTF-8');
   let raw: Buffer;
   try {
     raw = await getRawBody(req, { length: req.headers['content-length'], limit });
@@ -108,15 +114,19 @@ function parseJsonBytes(raw: Buffer): unknown {
     // Prototype poisoning (`__proto__`, `constructor.prototype`) is refused, not silently dropped.
     body = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
-    if (/prototype/i.test((err as Error).message)) throw new AppError('bad_request', 'The request body must not contain __proto__ or constructor.prototype keys');
+    if (/prototype/i.test((err as Error).message))
+      throw new AppError('bad_request', 'The request body must not contain __proto__ or constructor.prototype keys');
     throw new AppError('bad_request', 'The request body is not valid JSON');
   }
   const shape = inspectJson(body, MAX_JSON_DEPTH);
-  if (shape.kind === 'too_deep') throw new AppError('bad_request', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (shape.kind === 'too_deep')
+    throw new AppError('bad_request', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   // NUL cannot be stored (PostgreSQL text refuses it) and has no use in any field: refused here, not a 500 later.
   if (shape.kind === 'nul') {
     const detail = 'must not contain NUL (\\u0000) characters';
-    throw new AppError('bad_request', `The request body ${detail}`, { errors: [{ pointer: shape.pointer, detail: `The value ${detail}` }] });
+    throw new AppError('bad_request', `The request body ${detail}`, {
+      errors: [{ pointer: shape.pointer, detail: `The value ${detail}` }],
+    });
   }
   return body;
 }
@@ -135,7 +145,12 @@ interface Place {
 function pointerOf(place: Place | undefined, last?: string): string {
   const keys = last === undefined ? [] : [last];
   for (let p = place; p; p = p.parent) keys.push(p.key);
-  return keys.length ? `/${keys.reverse().map((k) => k.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}` : '/';
+  return keys.length
+    ? `/${keys
+        .reverse()
+        .map((k) => k.replace(/~/g, '~0').replace(/\//g, '~1'))
+        .join('/')}`
+    : '/';
 }
 
 type Shape = { kind: 'ok' } | { kind: 'too_deep' } | { kind: 'nul'; pointer: string };
@@ -174,13 +189,17 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 function assertNoControlChars(req: Request): void {
   for (const [name, value] of Object.entries(req.params)) {
     if (typeof value === 'string' && CONTROL_CHARS.test(value)) {
-      throw new AppError('bad_request', `The path parameter ${name} must not contain control characters`, { errors: [{ pointer: `/params/${name}`, detail: 'must not contain control characters' }] });
+      throw new AppError('bad_request', `The path parameter ${name} must not contain control characters`, {
+        errors: [{ pointer: `/params/${name}`, detail: 'must not contain control characters' }],
+      });
     }
   }
   for (const [name, value] of Object.entries(req.query)) {
     const values = Array.isArray(value) ? value : [value];
     if (values.some((v) => typeof v === 'string' && CONTROL_CHARS.test(v))) {
-      throw new AppError('bad_request', `The query parameter ${name} must not contain control characters`, { errors: [{ pointer: `/query/${name}`, detail: 'must not contain control characters' }] });
+      throw new AppError('bad_request', `The query parameter ${name} must not contain control characters`, {
+        errors: [{ pointer: `/query/${name}`, detail: 'must not contain control characters' }],
+      });
     }
   }
 }
@@ -228,7 +247,9 @@ const ANONYMOUS_SESSION_OP = 'createAnonymousSession';
 function allowVerifiedOrigin(op: AnyOperation, principal: Principal, req: Request, res: Response): void {
   const origin = req.headers.origin;
   if (typeof origin !== 'string' || !op.path.startsWith('/run/')) return;
-  const verified = (principal.kind === 'run' && BROWSER_AUTH_METHODS.has(principal.authMethod)) || op.operationId === ANONYMOUS_SESSION_OP;
+  const verified =
+    (principal.kind === 'run' && BROWSER_AUTH_METHODS.has(principal.authMethod)) ||
+    op.operationId === ANONYMOUS_SESSION_OP;
   if (!verified) return;
   res.setHeader('access-control-allow-origin', origin);
   res.setHeader('access-control-expose-headers', 'x-request-id');
@@ -248,7 +269,10 @@ function mountRunPreflights(router: Router, operations: AnyOperation[]): void {
       if (typeof origin === 'string') {
         res.setHeader('access-control-allow-origin', origin);
         res.setHeader('access-control-allow-methods', [...methods].join(', '));
-        res.setHeader('access-control-allow-headers', 'authorization, content-type, x-app-id, x-challenge-solution, x-request-id');
+        res.setHeader(
+          'access-control-allow-headers',
+          'authorization, content-type, x-app-id, x-challenge-solution, x-request-id',
+        );
         res.setHeader('access-control-max-age', '600');
         res.append('vary', 'Origin');
       }
@@ -299,17 +323,32 @@ export function mountOperations(app: Pick<Router, 'use'>, operations: AnyOperati
         const baseUrl = opts.baseUrl ?? `${protocolOf(req)}://${req.get('host')}`;
         assertSameOriginCookieWrite(op, principal, req, baseUrl);
         if (takesBody) {
-          const hasBody = req.headers['content-length'] !== '0' && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
+          const hasBody =
+            req.headers['content-length'] !== '0' &&
+            (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
           if (hasBody) {
             const wantsForm = op.bodyType === 'form';
-            if (op.bodyType === 'raw' ? !isJson(req) && !req.is('application/x-www-form-urlencoded') : wantsForm ? !req.is('application/x-www-form-urlencoded') : !isJson(req)) {
-              throw new AppError('unsupported_media_type', `Send the body as ${wantsForm ? 'application/x-www-form-urlencoded' : 'application/json'}`);
+            if (
+              op.bodyType === 'raw'
+                ? !isJson(req) && !req.is('application/x-www-form-urlencoded')
+                : wantsForm
+                  ? !req.is('application/x-www-form-urlencoded')
+                  : !isJson(req)
+            ) {
+              throw new AppError(
+                'unsupported_media_type',
+                `Send the body as ${wantsForm ? 'application/x-www-form-urlencoded' : 'application/json'}`,
+              );
             }
             if (op.bodyType === 'raw') {
               rawBody = await readRaw(req, limit);
             } else if (parseForm) {
               await new Promise<void>((resolve, reject) =>
-                parseForm(req, res, (err?: unknown) => (err ? reject((err as { type?: string }).type === 'entity.too.large' ? tooLarge(limit) : err) : resolve())),
+                parseForm(req, res, (err?: unknown) =>
+                  err
+                    ? reject((err as { type?: string }).type === 'entity.too.large' ? tooLarge(limit) : err)
+                    : resolve(),
+                ),
               );
             } else {
               req.body = await readJson(req, limit);
@@ -396,7 +435,12 @@ function sendReply(res: Response, req: Request, op: AnyOperation, reply: WireRep
   }
   for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
   res.status(reply.status);
-  if (reply.status === 204 || (reply.body === undefined && reply.json === undefined) || reply.status === 302 || reply.status === 303) {
+  if (
+    reply.status === 204 ||
+    (reply.body === undefined && reply.json === undefined) ||
+    reply.status === 302 ||
+    reply.status === 303
+  ) {
     res.end();
     return;
   }

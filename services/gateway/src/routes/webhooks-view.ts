@@ -9,6 +9,10 @@ import { sendView } from './analytics-view';
  */
 export function mountWebhooksView(app: Express): void {
   app.get('/webhooks/view', (_req, res) => sendView(res, 'text/html; charset=utf-8', WEBHOOKS_VIEW_HTML, 'no-store'));
-  app.get('/webhooks/assets/view.js', (_req, res) => sendView(res, 'text/javascript; charset=utf-8', WEBHOOKS_VIEW_JS, 'no-cache'));
-  app.get('/webhooks/assets/view.css', (_req, res) => sendView(res, 'text/css; charset=utf-8', WEBHOOKS_VIEW_CSS, 'no-cache'));
+  app.get('/webhooks/assets/view.js', (_req, res) =>
+    sendView(res, 'text/javascript; charset=utf-8', WEBHOOKS_VIEW_JS, 'no-cache'),
+  );
+  app.get('/webhooks/assets/view.css', (_req, res) =>
+    sendView(res, 'text/css; charset=utf-8', WEBHOOKS_VIEW_CSS, 'no-cache'),
+  );
 }

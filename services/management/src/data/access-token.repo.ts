@@ -15,7 +15,15 @@ export interface StoredAccessToken {
 }
 
 export function toAccessToken(d: StoredAccessToken): AccessToken {
-  return { id: d._id, tenantId: d.tenantId, name: d.name, role: d.role, userId: d.userId, expiresAt: d.expiresAt ? d.expiresAt.toISOString() : null, createdAt: d.createdAt.toISOString() };
+  return {
+    id: d._id,
+    tenantId: d.tenantId,
+    name: d.name,
+    role: d.role,
+    userId: d.userId,
+    expiresAt: d.expiresAt ? d.expiresAt.toISOString() : null,
+    createdAt: d.createdAt.toISOString(),
+  };
 }
 
 export type AccessTokenRepo = ReturnType<typeof accessTokenRepo>;
@@ -29,7 +37,11 @@ export function accessTokenRepo(db: Connection) {
     },
     async listPage(tenantId: string, page: number, limit: number) {
       const [rows, total] = await Promise.all([
-        Model.find({ tenantId }, { tokenHash: 0 }).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find({ tenantId }, { tokenHash: 0 })
+          .sort({ createdAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments({ tenantId }),
       ]);
       return { rows: rows.map(toAccessToken), total };

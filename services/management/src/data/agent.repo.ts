@@ -23,7 +23,8 @@ export interface StoredAgent {
 
 const log = getLogger('management.agents');
 
-const revisionId = (scope: ProjectScope, agentId: string, revision: number) => `${scopedId(scope, agentId)}#${revision}`;
+const revisionId = (scope: ProjectScope, agentId: string, revision: number) =>
+  `${scopedId(scope, agentId)}#${revision}`;
 
 export type AgentRepo = ReturnType<typeof agentRepo>;
 
@@ -45,11 +46,18 @@ export function agentRepo(db: Connection, outbox: Outbox) {
    * written must fail on key n+1, not find it free and store a change behind n+2 (a deleted revision made exactly that
    * possible: one of 8 concurrent attaches answered 201 and was missing).
    */
-  const insertNext = async (current: StoredAgent, set: Partial<StoredAgent>, events: PendingEvent[]): Promise<StoredAgent | null> => {
+  const insertNext = async (
+    current: StoredAgent,
+    set: Partial<StoredAgent>,
+    events: PendingEvent[],
+  ): Promise<StoredAgent | null> => {
     const { _id, ...rest } = current;
     const written = await insertRevision({ ...rest, ...set, revision: current.revision + 1 }, events);
     if (!written) return null;
-    Model.updateMany({ ...scoped(current), id: current.id, revision: { $gt: 1, $lt: written.revision }, outboxPending: { $ne: true } }, { $set: { body: '', skillIds: [] } })
+    Model.updateMany(
+      { ...scoped(current), id: current.id, revision: { $gt: 1, $lt: written.revision }, outboxPending: { $ne: true } },
+      { $set: { body: '', skillIds: [] } },
+    )
       .exec()
       .catch((err: unknown) => log.warn({ err, agentId: current.id }, 'could not prune agent revisions'));
     return written;
@@ -57,11 +65,19 @@ export function agentRepo(db: Connection, outbox: Outbox) {
 
   /** Agents (`<tenant>:<project>:<id>`) whose latest revision is a tombstone, among the tombstones matching `filter`. */
   const deletedIds = async (filter: Record<string, unknown>): Promise<Set<string>> => {
-    const tombs = await Model.find({ ...filter, deleted: true }, { id: 1, tenantId: 1, projectId: 1, revision: 1 }).lean<Array<Pick<StoredAgent, 'id' | 'tenantId' | 'projectId' | 'revision'>>>();
+    const tombs = await Model.find(
+      { ...filter, deleted: true },
+      { id: 1, tenantId: 1, projectId: 1, revision: 1 },
+    ).lean<Array<Pick<StoredAgent, 'id' | 'tenantId' | 'projectId' | 'revision'>>>();
     const dead = new Set<string>();
     await Promise.all(
       tombs.map(async (t) => {
-        const newer = await Model.exists({ tenantId: t.tenantId, projectId: t.projectId, id: t.id, revision: { $gt: t.revision } });
+        const newer = await Model.exists({
+          tenantId: t.tenantId,
+          projectId: t.projectId,
+          id: t.id,
+          revision: { $gt: t.revision },
+        });
         if (!newer) dead.add(scopedId(t, t.id));
       }),
     );
@@ -83,7 +99,9 @@ export function agentRepo(db: Connection, outbox: Outbox) {
     },
     /** The latest revision, a tombstone included. */
     async latest(scope: ProjectScope, id: string): Promise<StoredAgent | null> {
-      return Model.findOne({ ...scoped(scope), id }, hidden).sort({ revision: -1 }).lean();
+      return Model.findOne({ ...scoped(scope), id }, hidden)
+        .sort({ revision: -1 })
+        .lean();
     },
     /** The latest revision of a live agent (null when it never existed or was deleted). */
     async findById(scope: ProjectScope, id: string): Promise<StoredAgent | null> {
@@ -91,7 +109,11 @@ export function agentRepo(db: Connection, outbox: Outbox) {
       return doc && !doc.deleted ? doc : null;
     },
     /** Writes the revision after `current`; null when another writer took that revision first. */
-    async replaceBody(current: StoredAgent, set: { body: string; skillIds: string[]; updatedAt: Date; changeId?: string }, events: PendingEvent[]): Promise<StoredAgent | null> {
+    async replaceBody(
+      current: StoredAgent,
+      set: { body: string; skillIds: string[]; updatedAt: Date; changeId?: string },
+      events: PendingEvent[],
+    ): Promise<StoredAgent | null> {
       return insertNext(current, { ...set, changeId: set.changeId ?? null }, events);
     },
     /**
@@ -99,7 +121,11 @@ export function agentRepo(db: Connection, outbox: Outbox) {
      * to be removed (`cascadePending`); null when another writer took that revision first.
      */
     async insertTombstone(current: StoredAgent, at: Date, events: PendingEvent[]): Promise<StoredAgent | null> {
-      return insertNext(current, { body: '{}', skillIds: [], updatedAt: at, changeId: null, deleted: true, cascadePending: true }, events);
+      return insertNext(
+        current,
+        { body: '{}', skillIds: [], updatedAt: at, changeId: null, deleted: true, cascadePending: true },
+        events,
+      );
     },
     /** The triggers and keys of a deleted agent are gone. */
     async cascadeDone(tombstone: StoredAgent): Promise<void> {
@@ -111,7 +137,10 @@ export function agentRepo(db: Connection, outbox: Outbox) {
     },
     /** A page of a project's agents (latest revisions), ordered by id, after `after` (internal: evals copies them). */
     async page(scope: ProjectScope, after: string | undefined, limit: number): Promise<StoredAgent[]> {
-      const ids = await Model.find({ ...scoped(scope), revision: 1, ...(after !== undefined ? { id: { $gt: after } } : {}) }, { id: 1 })
+      const ids = await Model.find(
+        { ...scoped(scope), revision: 1, ...(after !== undefined ? { id: { $gt: after } } : {}) },
+        { id: 1 },
+      )
         .sort({ id: 1 })
         .limit(limit)
         .lean<Array<Pick<StoredAgent, 'id'>>>();
@@ -124,7 +153,11 @@ export function agentRepo(db: Connection, outbox: Outbox) {
       const dead = [...(await deletedIds(scoped(scope)))].map((key) => key.slice(prefix.length));
       const q = { ...scoped(scope), revision: 1, ...(dead.length ? { id: { $nin: dead } } : {}) };
       const [ids, total] = await Promise.all([
-        Model.find(q, { id: 1 }).sort({ id: 1 }).skip((page - 1) * limit).limit(limit).lean<Array<Pick<StoredAgent, 'id'>>>(),
+        Model.find(q, { id: 1 })
+          .sort({ id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean<Array<Pick<StoredAgent, 'id'>>>(),
         Model.countDocuments(q),
       ]);
       const latest = await Promise.all(ids.map((r) => this.findById(scope, r.id)));
@@ -144,7 +177,9 @@ export function agentRepo(db: Connection, outbox: Outbox) {
     },
     /** Ids of the agents of a project whose latest revision has `skillId` attached to some sub-agent. */
     async usingSkill(scope: ProjectScope, skillId: string): Promise<string[]> {
-      const rows = await Model.find({ ...scoped(scope), skillIds: skillId }, { id: 1 }).limit(200).lean<Array<Pick<StoredAgent, 'id'>>>();
+      const rows = await Model.find({ ...scoped(scope), skillIds: skillId }, { id: 1 })
+        .limit(200)
+        .lean<Array<Pick<StoredAgent, 'id'>>>();
       const ids = [...new Set(rows.map((r) => r.id))];
       const latest = await Promise.all(ids.map((id) => this.findById(scope, id)));
       return latest.filter((d): d is StoredAgent => !!d && d.skillIds.includes(skillId)).map((d) => d.id);

@@ -39,7 +39,10 @@ const TOTAL_TTL_MS = 60_000;
  */
 function projectTotals(db: Connection) {
   const Totals = db.collection<{ _id: string; stamp?: string; n?: number; at?: Date }>('apiKeyTotals');
-  const ids = (scope: ProjectScope) => ({ stamp: `stamp:${scope.tenantId}:${scope.projectId}`, count: `count:${scope.tenantId}:${scope.projectId}` });
+  const ids = (scope: ProjectScope) => ({
+    stamp: `stamp:${scope.tenantId}:${scope.projectId}`,
+    count: `count:${scope.tenantId}:${scope.projectId}`,
+  });
   return {
     /** Project erasure: both documents go (their ids name the project, but they carry no tenantId field). */
     async forget(scope: ProjectScope): Promise<void> {
@@ -57,9 +60,20 @@ function projectTotals(db: Connection) {
       const id = ids(scope);
       const [stamp, cached] = await Promise.all([Totals.findOne({ _id: id.stamp }), Totals.findOne({ _id: id.count })]);
       const current = stamp?.stamp ?? null;
-      if (cached && typeof cached.n === 'number' && (cached.stamp ?? null) === current && cached.at && Date.now() - cached.at.getTime() < TOTAL_TTL_MS) return cached.n;
+      if (
+        cached &&
+        typeof cached.n === 'number' &&
+        (cached.stamp ?? null) === current &&
+        cached.at &&
+        Date.now() - cached.at.getTime() < TOTAL_TTL_MS
+      )
+        return cached.n;
       const n = await countNow();
-      await Totals.updateOne({ _id: id.count }, { $set: { n, stamp: current as string, at: new Date() } }, { upsert: true }).catch(() => undefined);
+      await Totals.updateOne(
+        { _id: id.count },
+        { $set: { n, stamp: current as string, at: new Date() } },
+        { upsert: true },
+      ).catch(() => undefined);
       return n;
     },
   };
@@ -120,7 +134,14 @@ function listCache(redis: Redis | undefined) {
     async changed(scope: ProjectScope): Promise<void> {
       dropProject(scope);
       if (!redis) return;
-      await redis.set(stampKey(scope), randomUUID()).catch((err) => log.warn({ err: (err as Error).message }, 'could not stamp a change of API keys; other replicas may list the old keys for up to 30 s'));
+      await redis
+        .set(stampKey(scope), randomUUID())
+        .catch((err) =>
+          log.warn(
+            { err: (err as Error).message },
+            'could not stamp a change of API keys; other replicas may list the old keys for up to 30 s',
+          ),
+        );
     },
   };
 }
@@ -142,7 +163,8 @@ export function apiKeyRepo(db: Connection, outbox: Outbox, redis?: Redis) {
       await Promise.all([cache.forget(scope), totals.forget(scope)]);
     },
     async insert(doc: ApiKeyDoc): Promise<ApiKey> {
-      if ((await writer.insert({ ...doc, live: true })) === 'duplicate') throw new Error(`API key ${doc._id} exists already`);
+      if ((await writer.insert({ ...doc, live: true })) === 'duplicate')
+        throw new Error(`API key ${doc._id} exists already`);
       await Promise.all([totals.changed(doc), cache.changed(doc)]);
       return toApiKey(doc);
     },
@@ -183,7 +205,12 @@ export function apiKeyRepo(db: Connection, outbox: Outbox, redis?: Redis) {
       const rows = await Model.find({ ...scoped(scope), ...live, agentId }, { _id: 1 }).lean<Array<{ _id: string }>>();
       return rows.map((r) => r._id);
     },
-    async update(scope: ProjectScope, id: string, set: Partial<ApiKeyDoc>, events: PendingEvent[]): Promise<ApiKey | null> {
+    async update(
+      scope: ProjectScope,
+      id: string,
+      set: Partial<ApiKeyDoc>,
+      events: PendingEvent[],
+    ): Promise<ApiKey | null> {
       const d = await writer.update({ _id: id, ...scoped(scope), ...live }, { $set: set }, events);
       if (d) await cache.changed(scope);
       return d ? toApiKey(d) : null;

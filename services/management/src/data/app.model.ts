@@ -32,7 +32,11 @@ schema.index({ tenantId: 1, projectId: 1, createdAt: -1, _id: 1 });
 schema.index({ tenantId: 1, type: 1, createdAt: -1, _id: 1 });
 
 // config, publicKeys and pendingEvents are Mixed paths (InferSchemaType types them as `any`); type is a plain String the code only ever writes an AppType to.
-export type AppDoc = StoredDoc<typeof schema, string, PendingEventsField & { type: AppType; config: StoredAppConfig; publicKeys: Record<string, StoredAppKey> }>;
+export type AppDoc = StoredDoc<
+  typeof schema,
+  string,
+  PendingEventsField & { type: AppType; config: StoredAppConfig; publicKeys: Record<string, StoredAppKey> }
+>;
 
 export function appModel(db: Connection): Model<AppDoc> {
   return db.models.App ?? db.model<AppDoc>('App', schema);
@@ -55,7 +59,10 @@ export interface StoredAppConfig {
 export const kidField = (kid: string) => Buffer.from(kid, 'utf8').toString('base64url');
 
 /** When each app last authenticated a request (written by run-auth reports, away from the app document). */
-const usageSchema = new mongoose.Schema({ _id: { type: String }, lastUsedAt: { type: Date, required: true } }, { collection: 'appUsage', versionKey: false });
+const usageSchema = new mongoose.Schema(
+  { _id: { type: String }, lastUsedAt: { type: Date, required: true } },
+  { collection: 'appUsage', versionKey: false },
+);
 
 export type AppUsageDoc = StoredDoc<typeof usageSchema>;
 

@@ -38,7 +38,12 @@ export function toApp(d: StoredApp, lastUsedAt: Date | null = null): App {
   const config: App['config'] = { type: d.config.type };
   if (d.type === 'web_client') {
     const wc = d.config.webClient ?? { allowAnonymous: false, allowedDomains: [], audience: null };
-    config.webClient = { allowAnonymous: wc.allowAnonymous, allowedDomains: wc.allowedDomains, audience: wc.audience ?? null, publicKeys: appKeys(d) };
+    config.webClient = {
+      allowAnonymous: wc.allowAnonymous,
+      allowedDomains: wc.allowedDomains,
+      audience: wc.audience ?? null,
+      publicKeys: appKeys(d),
+    };
   }
   if (d.type === 'support_copilot') config.supportCopilot = { audience: d.config.supportCopilot?.audience ?? null };
   return {
@@ -73,7 +78,13 @@ export function toAppForAuth(d: StoredApp): AppForAuth {
     config: {
       type: app.config.type,
       ...(app.config.webClient
-        ? { webClient: { allowAnonymous: app.config.webClient.allowAnonymous, allowedDomains: app.config.webClient.allowedDomains, audience: app.config.webClient.audience } }
+        ? {
+            webClient: {
+              allowAnonymous: app.config.webClient.allowAnonymous,
+              allowedDomains: app.config.webClient.allowedDomains,
+              audience: app.config.webClient.audience,
+            },
+          }
         : {}),
       ...(app.config.supportCopilot ? { supportCopilot: app.config.supportCopilot } : {}),
     },
@@ -120,7 +131,11 @@ export function appRepo(db: Connection, outbox: Outbox) {
     async list(scope: Scope, filter: { type?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...live, ...(filter.type ? { type: filter.type } : {}) };
       const [rows, total] = await Promise.all([
-        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q, hidden)
+          .sort({ createdAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
@@ -129,10 +144,18 @@ export function appRepo(db: Connection, outbox: Outbox) {
       return (await Model.findOne({ tenantId, ...live }, { _id: 1 }).lean()) !== null;
     },
     /** Writes a change only if nobody changed the app since `current` was read (null: lost the race, or gone). */
-    async update(current: StoredApp, change: { set: Record<string, unknown>; unset?: Record<string, 1> }, events: PendingEvent[]): Promise<StoredApp | null> {
+    async update(
+      current: StoredApp,
+      change: { set: Record<string, unknown>; unset?: Record<string, 1> },
+      events: PendingEvent[],
+    ): Promise<StoredApp | null> {
       const revision = current.revision + 1;
       const unset = change.unset && Object.keys(change.unset).length ? { $unset: change.unset } : {};
-      return writer.update({ _id: current._id, revision: current.revision }, { $set: { ...change.set, revision }, ...unset }, events);
+      return writer.update(
+        { _id: current._id, revision: current.revision },
+        { $set: { ...change.set, revision }, ...unset },
+        events,
+      );
     },
     async remove(current: StoredApp, events: PendingEvent[]): Promise<boolean> {
       const done = (await writer.remove({ _id: current._id, revision: current.revision }, events)) !== null;
@@ -140,7 +163,11 @@ export function appRepo(db: Connection, outbox: Outbox) {
       return done;
     },
     async touch(id: string, at: Date) {
-      await Usage.updateOne({ _id: id, $or: [{ lastUsedAt: { $lt: at } }, { lastUsedAt: { $exists: false } }] }, { $set: { lastUsedAt: at } }, { upsert: true }).catch((err: { code?: number }) => {
+      await Usage.updateOne(
+        { _id: id, $or: [{ lastUsedAt: { $lt: at } }, { lastUsedAt: { $exists: false } }] },
+        { $set: { lastUsedAt: at } },
+        { upsert: true },
+      ).catch((err: { code?: number }) => {
         if (err?.code !== 11000) throw err; // a newer time is already recorded
       });
     },

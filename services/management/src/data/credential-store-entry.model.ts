@@ -23,7 +23,8 @@ export function credentialStoreEntryModel(db: Connection): Model<CredentialStore
   return db.models.CredentialStoreEntry ?? db.model<CredentialStoreEntryDoc>('CredentialStoreEntry', schema);
 }
 
-export const credentialEntryId = (scope: ProjectScope, storeId: string, key: string) => sha256Hex(JSON.stringify([scope.tenantId, scope.projectId, storeId, key]));
+export const credentialEntryId = (scope: ProjectScope, storeId: string, key: string) =>
+  sha256Hex(JSON.stringify([scope.tenantId, scope.projectId, storeId, key]));
 
 const COLLECTION = 'credentialStoreEntries';
 

@@ -1,6 +1,10 @@
 import type { ProjectScope } from '@platform/contracts';
 import { isDuplicateKey, scoped, type Connection } from '@platform/mongo';
-import { credentialEntryId as entryId, credentialStoreEntryModel, type CredentialStoreEntryDoc } from './credential-store-entry.model';
+import {
+  credentialEntryId as entryId,
+  credentialStoreEntryModel,
+  type CredentialStoreEntryDoc,
+} from './credential-store-entry.model';
 export { credentialEntryBinding, credentialEntrySealed } from './credential-store-entry.model';
 
 export type CredentialStoreEntryRepo = ReturnType<typeof credentialStoreEntryRepo>;
@@ -10,11 +14,20 @@ export function credentialStoreEntryRepo(db: Connection) {
   return {
     model: Model,
     /** Writes (or replaces) the sealed value of a key; says whether the key was new. */
-    async put(scope: ProjectScope, storeId: string, key: string, sealed: string): Promise<{ created: boolean; doc: CredentialStoreEntryDoc }> {
+    async put(
+      scope: ProjectScope,
+      storeId: string,
+      key: string,
+      sealed: string,
+    ): Promise<{ created: boolean; doc: CredentialStoreEntryDoc }> {
       const _id = entryId(scope, storeId, key);
       const now = new Date();
       const write = () =>
-        Model.updateOne({ _id }, { $set: { sealed, updatedAt: now }, $setOnInsert: { ...scoped(scope), storeId, key, createdAt: now } }, { upsert: true });
+        Model.updateOne(
+          { _id },
+          { $set: { sealed, updatedAt: now }, $setOnInsert: { ...scoped(scope), storeId, key, createdAt: now } },
+          { upsert: true },
+        );
       // Two first writes of one key race on the insert: the loser retries as an update.
       const r = await write().catch((err: unknown) => {
         if (isDuplicateKey(err)) return write();

@@ -56,7 +56,11 @@ export function credentialRepo(db: Connection) {
     async list(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q)
+          .sort({ createdAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };

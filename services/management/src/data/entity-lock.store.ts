@@ -26,8 +26,14 @@ export function entityLock(redis: Redis): WithLock {
     try {
       await mutex.acquire();
     } catch (err) {
-      if (err instanceof TimeoutError) throw new AppError('service_unavailable', 'The resource is busy; try again shortly', { headers: { 'retry-after': '1' } });
-      throw new AppError('service_unavailable', 'The lock store is not reachable; try again shortly', { headers: { 'retry-after': '1' }, cause: err });
+      if (err instanceof TimeoutError)
+        throw new AppError('service_unavailable', 'The resource is busy; try again shortly', {
+          headers: { 'retry-after': '1' },
+        });
+      throw new AppError('service_unavailable', 'The lock store is not reachable; try again shortly', {
+        headers: { 'retry-after': '1' },
+        cause: err,
+      });
     }
     try {
       return await fn();

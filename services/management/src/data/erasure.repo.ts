@@ -1,6 +1,13 @@
 import type { Erasure, ErasureService, ProjectScope } from '@platform/contracts';
 import { eraseProjectDocuments, scoped, scopedId, unlessDuplicate, type Connection } from '@platform/mongo';
-import { ERASURE_PARTS_COLLECTION, ERASURES_COLLECTION, erasureModel, erasurePartModel, type ErasureDoc, type ErasurePartDoc } from './erasure.model';
+import {
+  ERASURE_PARTS_COLLECTION,
+  ERASURES_COLLECTION,
+  erasureModel,
+  erasurePartModel,
+  type ErasureDoc,
+  type ErasurePartDoc,
+} from './erasure.model';
 
 const isoOf = (d: Date | string) => new Date(d).toISOString();
 
@@ -13,7 +20,11 @@ export function toErasure(d: ErasureDoc, parts: ErasurePartDoc[]): Erasure {
     status: d.status,
     services: d.services.map((service) => {
       const at = doneAt.get(service);
-      return { service: service as ErasureService, state: at ? ('done' as const) : ('pending' as const), doneAt: at ? isoOf(at) : null };
+      return {
+        service: service as ErasureService,
+        state: at ? ('done' as const) : ('pending' as const),
+        doneAt: at ? isoOf(at) : null,
+      };
     }),
     createdAt: isoOf(d.createdAt),
     completedAt: d.completedAt ? isoOf(d.completedAt) : null,
@@ -25,13 +36,22 @@ export type ErasureRepo = ReturnType<typeof erasureRepo>;
 export function erasureRepo(db: Connection) {
   const Model = erasureModel(db);
   const Parts = erasurePartModel(db);
-  const withParts = async (d: ErasureDoc) => toErasure(d, await Parts.find({ ...scoped(d), erasureId: d.id }).lean<ErasurePartDoc[]>());
+  const withParts = async (d: ErasureDoc) =>
+    toErasure(d, await Parts.find({ ...scoped(d), erasureId: d.id }).lean<ErasurePartDoc[]>());
   return {
     /** Every document of the project in management's database, but the erasure records (what was erased, when). */
     async eraseProjectData(scope: ProjectScope): Promise<number> {
       return eraseProjectDocuments(db, scope, { keep: [ERASURES_COLLECTION, ERASURE_PARTS_COLLECTION] });
     },
-    async insert(scope: ProjectScope, job: { id: string; kind: 'conversation' | 'project'; conversationId: string | null; services: readonly ErasureService[] }): Promise<Erasure> {
+    async insert(
+      scope: ProjectScope,
+      job: {
+        id: string;
+        kind: 'conversation' | 'project';
+        conversationId: string | null;
+        services: readonly ErasureService[];
+      },
+    ): Promise<Erasure> {
       const doc: ErasureDoc = {
         _id: scopedId(scope, job.id),
         id: job.id,
@@ -51,7 +71,11 @@ export function erasureRepo(db: Connection) {
       return d ? withParts(d) : null;
     },
     /** The pending job of this kind (and conversation), if one is under way. */
-    async findPending(scope: ProjectScope, kind: 'conversation' | 'project', conversationId: string | null): Promise<Erasure | null> {
+    async findPending(
+      scope: ProjectScope,
+      kind: 'conversation' | 'project',
+      conversationId: string | null,
+    ): Promise<Erasure | null> {
       const d = await Model.findOne({ ...scoped(scope), kind, conversationId, status: 'pending' }).lean<ErasureDoc>();
       return d ? withParts(d) : null;
     },
@@ -60,7 +84,9 @@ export function erasureRepo(db: Connection) {
       const _id = scopedId(scope, id);
       const d = await Model.findOne({ _id }).lean<ErasureDoc>();
       if (!d) return null;
-      await unlessDuplicate(() => Parts.create({ _id: `${_id}:${service}`, ...scope, erasureId: id, service, doneAt: new Date() }));
+      await unlessDuplicate(() =>
+        Parts.create({ _id: `${_id}:${service}`, ...scope, erasureId: id, service, doneAt: new Date() }),
+      );
       const job = await withParts(d);
       if (d.status === 'pending' && job.services.every((s) => s.state === 'done')) {
         const completedAt = new Date();

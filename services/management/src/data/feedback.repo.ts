@@ -50,7 +50,10 @@ export function feedbackRepo(db: Connection, outbox: Outbox) {
   return {
     model: Model,
     /** One write: the record, with its events published once it is stored. Null when the id is taken. */
-    async insert(doc: Omit<StoredFeedback, '_id'>, events: (f: Feedback) => PendingEvent[]): Promise<StoredFeedback | null> {
+    async insert(
+      doc: Omit<StoredFeedback, '_id'>,
+      events: (f: Feedback) => PendingEvent[],
+    ): Promise<StoredFeedback | null> {
       const full: StoredFeedback = { _id: scopedId(doc, doc.id), ...doc };
       return (await writer.insert({ ...full }, events(toFeedback(full)))) === 'inserted' ? full : null;
     },
@@ -71,7 +74,11 @@ export function feedbackRepo(db: Connection, outbox: Outbox) {
         ...(Object.keys(createdAt).length ? { createdAt } : {}),
       };
       const [rows, total] = await Promise.all([
-        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q, hidden)
+          .sort({ createdAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };

@@ -36,9 +36,17 @@ export async function moveAppEvents(db: Connection): Promise<{ moved: number; dr
       const landed = !e.held || (e.revision === -1 ? app === null : app !== null && app.revision >= e.revision);
       const events = Object.values(e.pendingEvents ?? {});
       if (landed && events.length) {
-        const set = { ...Object.fromEntries(events.map((p) => [`pendingEvents.${p.id}`, p])), outboxPending: true, ...(app ? {} : { outboxDelete: true }) };
+        const set = {
+          ...Object.fromEntries(events.map((p) => [`pendingEvents.${p.id}`, p])),
+          outboxPending: true,
+          ...(app ? {} : { outboxDelete: true }),
+        };
         // A gone app's document is made again hidden (never read: every read filters on `outboxDelete`).
-        await Apps.collection.updateOne({ _id: e.appId as never }, { $set: set, $inc: { outboxSeq: 1 } }, { upsert: app === null });
+        await Apps.collection.updateOne(
+          { _id: e.appId as never },
+          { $set: set, $inc: { outboxSeq: 1 } },
+          { upsert: app === null },
+        );
         moved++;
       } else dropped++;
       await rows.deleteOne({ _id: e._id });
@@ -48,6 +56,9 @@ export async function moveAppEvents(db: Connection): Promise<{ moved: number; dr
 
 /** Keys stored before `live` existed get it (keys being revoked, `outboxDelete`, do not). */
 export async function markLiveApiKeys(db: Connection): Promise<number> {
-  const r = await apiKeyModel(db).collection.updateMany({ live: { $exists: false }, outboxDelete: { $ne: true } }, { $set: { live: true } });
+  const r = await apiKeyModel(db).collection.updateMany(
+    { live: { $exists: false }, outboxDelete: { $ne: true } },
+    { $set: { live: true } },
+  );
   return r.modifiedCount;
 }

@@ -69,7 +69,9 @@ export function sessionStore(redis: Redis, maxTtlSeconds: number) {
         else gone.push(id);
       });
       if (gone.length) await redis.hdel(indexKey(owner), ...gone);
-      return live.sort((a, b) => b.session.createdAt.localeCompare(a.session.createdAt) || a.session.id.localeCompare(b.session.id));
+      return live.sort(
+        (a, b) => b.session.createdAt.localeCompare(a.session.createdAt) || a.session.id.localeCompare(b.session.id),
+      );
     },
     removeAll,
   };

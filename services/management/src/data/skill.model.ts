@@ -1,4 +1,11 @@
-import { mongoose, scopedSchema, type Connection, type InferSchemaType, type Model, type StoredDoc } from '@platform/mongo';
+import {
+  mongoose,
+  scopedSchema,
+  type Connection,
+  type InferSchemaType,
+  type Model,
+  type StoredDoc,
+} from '@platform/mongo';
 
 const fileSchema = new mongoose.Schema(
   {
@@ -33,4 +40,3 @@ export type SkillDoc = StoredDoc<typeof schema, string, { files: SkillFileDoc[] 
 export function skillModel(db: Connection): Model<SkillDoc> {
   return db.models.Skill ?? db.model<SkillDoc>('Skill', schema);
 }
-

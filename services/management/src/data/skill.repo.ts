@@ -79,14 +79,22 @@ export function skillRepo(db: Connection) {
     async list(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
       const [rows, total] = await Promise.all([
-        Model.find(q, listFields).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q, listFields)
+          .sort({ createdAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
     },
     /** Writes the new state if the skill is still at `current.revision`; null otherwise. */
     async update(current: StoredSkill, set: Partial<StoredSkill>): Promise<StoredSkill | null> {
-      return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean();
+      return Model.findOneAndUpdate(
+        { _id: current._id, revision: current.revision },
+        { $set: { ...set, revision: current.revision + 1 } },
+        { new: true },
+      ).lean();
     },
     async remove(current: StoredSkill): Promise<boolean> {
       const r = await Model.deleteOne({ _id: current._id });

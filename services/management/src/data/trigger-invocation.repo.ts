@@ -31,7 +31,12 @@ export interface TriggerScope extends AgentPath {
   triggerId: string;
 }
 
-const scopeOf = (s: TriggerScope) => ({ tenantId: s.tenantId, projectId: s.projectId, agentId: s.agentId, triggerId: s.triggerId });
+const scopeOf = (s: TriggerScope) => ({
+  tenantId: s.tenantId,
+  projectId: s.projectId,
+  agentId: s.agentId,
+  triggerId: s.triggerId,
+});
 
 /** The `_id` of an invocation: by its id, or by the provider's delivery id (so a retry collides with the first call). */
 export function invocationKey(s: TriggerScope, by: { id: string } | { deliveryId: string }): string {
@@ -58,7 +63,11 @@ export function triggerInvocationRepo(db: Connection) {
     async list(s: TriggerScope, page: number, limit: number) {
       const q = scopeOf(s);
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ receivedAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<StoredTriggerInvocation[]>(),
+        Model.find(q)
+          .sort({ receivedAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean<StoredTriggerInvocation[]>(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
@@ -69,12 +78,18 @@ export function triggerInvocationRepo(db: Connection) {
     },
     /** Records that one request was published. */
     async markDispatched(key: string, index: number, at: Date): Promise<void> {
-      await Model.updateOne({ _id: key }, { $set: { [`dispatches.d${index}.state`]: 'dispatched', [`dispatches.d${index}.dispatchedAt`]: at } });
+      await Model.updateOne(
+        { _id: key },
+        { $set: { [`dispatches.d${index}.state`]: 'dispatched', [`dispatches.d${index}.dispatchedAt`]: at } },
+      );
     },
     /** Clears `dispatchPending` once every request is published (the filter names each one's state). */
     async markComplete(key: string, dispatches: StoredDispatch[], at: Date): Promise<void> {
       const allDone = Object.fromEntries(dispatches.map((d) => [`dispatches.d${d.index}.state`, 'dispatched']));
-      await Model.updateOne({ _id: key, dispatchPending: true, ...allDone }, { $unset: { dispatchPending: 1 }, $set: { completedAt: at } });
+      await Model.updateOne(
+        { _id: key, dispatchPending: true, ...allDone },
+        { $unset: { dispatchPending: 1 }, $set: { completedAt: at } },
+      );
     },
   };
 }

@@ -32,7 +32,11 @@ export interface StoredTrigger {
 }
 
 const triggerId = (scope: AgentPath, id: string) => `${scope.tenantId}:${scope.projectId}:${scope.agentId}:${id}`;
-const scopedToAgent = (scope: AgentPath) => ({ tenantId: scope.tenantId, projectId: scope.projectId, agentId: scope.agentId });
+const scopedToAgent = (scope: AgentPath) => ({
+  tenantId: scope.tenantId,
+  projectId: scope.projectId,
+  agentId: scope.agentId,
+});
 
 export type TriggerRepo = ReturnType<typeof triggerRepo>;
 
@@ -52,13 +56,21 @@ export function triggerRepo(db: Connection) {
     async list(scope: AgentPath, page: number, limit: number) {
       const q = scopedToAgent(scope);
       const [rows, total] = await Promise.all([
-        Model.find(q).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q)
+          .sort({ createdAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
     },
     /** Ids of the triggers of a project that use a credential as signing secret (at most `limit`). */
-    async usingCredential(scope: ProjectScope, credentialId: string, limit = 5): Promise<Array<{ agentId: string; id: string }>> {
+    async usingCredential(
+      scope: ProjectScope,
+      credentialId: string,
+      limit = 5,
+    ): Promise<Array<{ agentId: string; id: string }>> {
       return Model.find(
         { tenantId: scope.tenantId, projectId: scope.projectId, signingSecretCredentialReferenceId: credentialId },
         { _id: 0, agentId: 1, id: 1 },
@@ -68,7 +80,11 @@ export function triggerRepo(db: Connection) {
     },
     /** Applies `set` only if nobody changed the trigger since `current` was read (null otherwise). */
     async update(current: StoredTrigger, set: Partial<StoredTrigger>): Promise<StoredTrigger | null> {
-      return Model.findOneAndUpdate({ _id: current._id, revision: current.revision }, { $set: { ...set, revision: current.revision + 1 } }, { new: true }).lean();
+      return Model.findOneAndUpdate(
+        { _id: current._id, revision: current.revision },
+        { $set: { ...set, revision: current.revision + 1 } },
+        { new: true },
+      ).lean();
     },
     /** Deletes every trigger of an agent (the agent was deleted). */
     async removeAllOfAgent(scope: AgentPath): Promise<number> {

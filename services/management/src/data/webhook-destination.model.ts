@@ -1,5 +1,12 @@
 import { webhookSecretBinding } from '@platform/contracts';
-import { mongoose, scopedSchema, type Connection, type Model, type SealedFields, type StoredDoc } from '@platform/mongo';
+import {
+  mongoose,
+  scopedSchema,
+  type Connection,
+  type Model,
+  type SealedFields,
+  type StoredDoc,
+} from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /** `_id` is `<tenant>:<project>:<id>` (ids are unique per project). */
@@ -33,7 +40,11 @@ schema.index({ tenantId: 1, projectId: 1, agentIds: 1 });
 
 // headers and pendingEvents are Mixed paths (InferSchemaType types them as `any`); headers is the map, or its JSON
 // text when a header name cannot be a field name (`$…`, `a.b`).
-export type WebhookDestinationDoc = StoredDoc<typeof schema, string, PendingEventsField & { headers: Record<string, string> | string }>;
+export type WebhookDestinationDoc = StoredDoc<
+  typeof schema,
+  string,
+  PendingEventsField & { headers: Record<string, string> | string }
+>;
 
 export function webhookDestinationModel(db: Connection): Model<WebhookDestinationDoc> {
   return db.models.WebhookDestination ?? db.model<WebhookDestinationDoc>('WebhookDestination', schema);

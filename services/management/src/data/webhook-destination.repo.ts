@@ -57,7 +57,6 @@ export function toDispatchDestination(d: StoredWebhookDestination): DispatchDest
   };
 }
 
-
 export type WebhookDestinationRepo = ReturnType<typeof webhookDestinationRepo>;
 
 export function webhookDestinationRepo(db: Connection, outbox: Outbox) {
@@ -67,7 +66,10 @@ export function webhookDestinationRepo(db: Connection, outbox: Outbox) {
   return {
     model: Model,
     /** Null when the id is taken. */
-    async insert(doc: Omit<StoredWebhookDestination, '_id'>, events: (d: StoredWebhookDestination) => PendingEvent[]): Promise<StoredWebhookDestination | null> {
+    async insert(
+      doc: Omit<StoredWebhookDestination, '_id'>,
+      events: (d: StoredWebhookDestination) => PendingEvent[],
+    ): Promise<StoredWebhookDestination | null> {
       const full: StoredWebhookDestination = { _id: scopedId(doc, doc.id), ...doc };
       // Header names may start with `$` or hold a `.`: such a map is stored as JSON text.
       const outcome = await writer.insert({ ...full, headers: storedJson(full.headers) }, events(full));
@@ -79,16 +81,28 @@ export function webhookDestinationRepo(db: Connection, outbox: Outbox) {
     async list(scope: ProjectScope, filter: { agentId?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...live, ...(filter.agentId ? { agentIds: filter.agentId } : {}) };
       const [rows, total] = await Promise.all([
-        Model.find(q, hidden).sort({ createdAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean(),
+        Model.find(q, hidden)
+          .sort({ createdAt: -1, _id: 1 })
+          .skip((page - 1) * limit)
+          .limit(limit)
+          .lean(),
         Model.countDocuments(q),
       ]);
       return { rows, total };
     },
     /** Every destination of a project (for the dispatcher). */
     async allOfProject(scope: ProjectScope): Promise<StoredWebhookDestination[]> {
-      return Model.find({ ...scoped(scope), ...live }, hidden).limit(1000).lean();
+      return Model.find({ ...scoped(scope), ...live }, hidden)
+        .limit(1000)
+        .lean();
     },
-    async update(scope: ProjectScope, id: string, set: Partial<StoredWebhookDestination>, events: (d: StoredWebhookDestination) => PendingEvent[], current: StoredWebhookDestination) {
+    async update(
+      scope: ProjectScope,
+      id: string,
+      set: Partial<StoredWebhookDestination>,
+      events: (d: StoredWebhookDestination) => PendingEvent[],
+      current: StoredWebhookDestination,
+    ) {
       const next = { ...current, ...set, revision: current.revision + 1 };
       return writer.update(
         { _id: scopedId(scope, id), revision: current.revision },
@@ -96,7 +110,11 @@ export function webhookDestinationRepo(db: Connection, outbox: Outbox) {
         events(next),
       );
     },
-    async remove(scope: ProjectScope, id: string, events: (d: StoredWebhookDestination) => PendingEvent[]): Promise<boolean> {
+    async remove(
+      scope: ProjectScope,
+      id: string,
+      events: (d: StoredWebhookDestination) => PendingEvent[],
+    ): Promise<boolean> {
       const current = await this.findById(scope, id);
       if (!current) return false;
       return (await writer.remove({ _id: current._id }, events(current))) !== null;

@@ -55,7 +55,15 @@ export async function resolveBearer(deps: AccessDeps, token: string): Promise<Pr
   const doc = await deps.accessTokens.findForVerify(m[1]!);
   if (!doc || !safeEqual(doc.tokenHash, keyedHash(deps.pepper, token))) return null;
   if (doc.expiresAt && doc.expiresAt <= new Date()) return null;
-  return { kind: 'user', userId: doc.userId, tenantId: doc.tenantId, role: doc.role, via: 'bearer', accessTokenId: doc._id, expiresAt: doc.expiresAt?.toISOString() ?? null };
+  return {
+    kind: 'user',
+    userId: doc.userId,
+    tenantId: doc.tenantId,
+    role: doc.role,
+    via: 'bearer',
+    accessTokenId: doc._id,
+    expiresAt: doc.expiresAt?.toISOString() ?? null,
+  };
 }
 
 /** Whether the access token a session was made from still works (it was not revoked and has not expired). */
@@ -84,7 +92,8 @@ export async function resolveSession(deps: AccessDeps, session: string): Promise
 
 /** A new session for a management credential: it lasts `sessionTtlSeconds`, never past its access token's expiry. */
 export async function openSession(deps: AccessDeps, principal: Principal, meta: RequestMeta | undefined) {
-  if (principal.kind !== 'admin' && principal.kind !== 'user') throw new AppError('unauthorized', 'A management credential is required');
+  if (principal.kind !== 'admin' && principal.kind !== 'user')
+    throw new AppError('unauthorized', 'A management credential is required');
   const now = Date.now();
   const tokenExpiry = principal.kind === 'user' && principal.expiresAt ? Date.parse(principal.expiresAt) : Infinity;
   const ttlSeconds = Math.min(deps.sessionTtlSeconds, Math.floor((tokenExpiry - now) / 1000));
@@ -115,7 +124,10 @@ export async function closeSession(deps: AccessDeps, session: string) {
 function ownSessions(principal: Principal): { owner: string; mine: (s: StoredSession) => boolean } {
   if (principal.kind === 'admin') return { owner: ADMIN_SESSIONS, mine: (s) => s.principal.kind === 'admin' };
   if (principal.kind !== 'user') throw new AppError('forbidden', 'This credential cannot be used here');
-  return { owner: principal.tenantId, mine: (s) => s.principal.kind === 'user' && s.principal.userId === principal.userId };
+  return {
+    owner: principal.tenantId,
+    mine: (s) => s.principal.kind === 'user' && s.principal.userId === principal.userId,
+  };
 }
 
 function toSessionInfo(s: StoredSession, currentId: string | undefined): SessionInfo {
@@ -137,10 +149,20 @@ function toSessionInfo(s: StoredSession, currentId: string | undefined): Session
 }
 
 /** The sessions of an owner that `which` selects, as the API shows them, one page of them. */
-async function sessionsPage(deps: AccessDeps, owner: string, which: (s: StoredSession) => boolean, page: number, limit: number, currentCookie: string | undefined) {
+async function sessionsPage(
+  deps: AccessDeps,
+  owner: string,
+  which: (s: StoredSession) => boolean,
+  page: number,
+  limit: number,
+  currentCookie: string | undefined,
+) {
   const all = (await deps.sessions.listOf(owner)).filter((f) => which(f.session));
   const currentId = currentCookie ? sessionId(currentCookie) : undefined;
-  return { rows: all.slice((page - 1) * limit, page * limit).map((f) => toSessionInfo(f.session, currentId)), total: all.length };
+  return {
+    rows: all.slice((page - 1) * limit, page * limit).map((f) => toSessionInfo(f.session, currentId)),
+    total: all.length,
+  };
 }
 
 /** Ends the sessions of an owner that `which` selects; every gateway forgets them at once. Answers how many ended. */
@@ -151,30 +173,54 @@ async function endSessions(deps: AccessDeps, owner: string, which: (s: StoredSes
   return found.length;
 }
 
-export function listMySessionsPage(deps: AccessDeps, principal: Principal, page: number, limit: number, currentCookie: string | undefined) {
+export function listMySessionsPage(
+  deps: AccessDeps,
+  principal: Principal,
+  page: number,
+  limit: number,
+  currentCookie: string | undefined,
+) {
   const { owner, mine } = ownSessions(principal);
   return sessionsPage(deps, owner, mine, page, limit, currentCookie);
 }
 
 export async function endMySession(deps: AccessDeps, principal: Principal, id: string) {
   const { owner, mine } = ownSessions(principal);
-  if ((await endSessions(deps, owner, (s) => s.id === id && mine(s))) === 0) throw new AppError('not_found', 'Session not found');
+  if ((await endSessions(deps, owner, (s) => s.id === id && mine(s))) === 0)
+    throw new AppError('not_found', 'Session not found');
 }
 
-export function listTenantSessionsPage(deps: AccessDeps, tenantId: string, page: number, limit: number, currentCookie: string | undefined) {
+export function listTenantSessionsPage(
+  deps: AccessDeps,
+  tenantId: string,
+  page: number,
+  limit: number,
+  currentCookie: string | undefined,
+) {
   return sessionsPage(deps, tenantId, () => true, page, limit, currentCookie);
 }
 
 export function endTenantSessions(deps: AccessDeps, tenantId: string, userId: string | undefined) {
-  return endSessions(deps, tenantId, (s) => userId === undefined || (s.principal.kind === 'user' && s.principal.userId === userId));
+  return endSessions(
+    deps,
+    tenantId,
+    (s) => userId === undefined || (s.principal.kind === 'user' && s.principal.userId === userId),
+  );
 }
 
 export async function endTenantSession(deps: AccessDeps, tenantId: string, id: string) {
-  if ((await endSessions(deps, tenantId, (s) => s.id === id)) === 0) throw new AppError('not_found', 'Session not found');
+  if ((await endSessions(deps, tenantId, (s) => s.id === id)) === 0)
+    throw new AppError('not_found', 'Session not found');
 }
 
 /** A short-lived run-API token for the playground: HS256 JWT with tenant, project and agent claims. */
-export function issuePlaygroundToken(deps: AccessDeps, principal: Principal, tenantId: string, projectId: string, agentId: string) {
+export function issuePlaygroundToken(
+  deps: AccessDeps,
+  principal: Principal,
+  tenantId: string,
+  projectId: string,
+  agentId: string,
+) {
   const sub = principal.kind === 'user' ? principal.userId : 'admin';
   const expiresAt = new Date(Date.now() + deps.playgroundTtlSeconds * 1000);
   const apiKey = jwt.sign({ tid: tenantId, pid: projectId, agentId, type: 'playground' }, deps.playgroundKey, {
@@ -190,9 +236,18 @@ export function issuePlaygroundToken(deps: AccessDeps, principal: Principal, ten
 
 export function verifyPlaygroundToken(deps: AccessDeps, token: string) {
   try {
-    const claims = jwt.verify(token, deps.playgroundKey, { algorithms: ['HS256'], issuer: 'platform', audience: 'platform-run' }) as jwt.JwtPayload;
+    const claims = jwt.verify(token, deps.playgroundKey, {
+      algorithms: ['HS256'],
+      issuer: 'platform',
+      audience: 'platform-run',
+    }) as jwt.JwtPayload;
     if (claims.type !== 'playground') return null;
-    return { tenantId: String(claims.tid), projectId: String(claims.pid), agentId: String(claims.agentId), subject: String(claims.sub) };
+    return {
+      tenantId: String(claims.tid),
+      projectId: String(claims.pid),
+      agentId: String(claims.agentId),
+      subject: String(claims.sub),
+    };
   } catch {
     return null;
   }

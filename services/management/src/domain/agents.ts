@@ -112,7 +112,15 @@ export function agentSummary(doc: Pick<StoredAgent, 'id' | 'name'>, definition: 
 export function referenceErrors(agent: FullAgent): FieldError[] {
   const errors: FieldError[] = [];
   const err = (pointer: string, detail: string) => errors.push({ pointer, detail });
-  const maps = ['subAgents', 'externalAgents', 'functionTools', 'functions', 'teamAgents', 'tools', 'triggers'] as const;
+  const maps = [
+    'subAgents',
+    'externalAgents',
+    'functionTools',
+    'functions',
+    'teamAgents',
+    'tools',
+    'triggers',
+  ] as const;
   for (const m of maps) {
     for (const [key, entry] of Object.entries((agent[m] ?? {}) as Record<string, { id?: string }>)) {
       if (entry.id !== undefined && entry.id !== key) err(`/${m}/${key}/id`, `must equal its key "${key}"`);
@@ -126,7 +134,8 @@ export function referenceErrors(agent: FullAgent): FieldError[] {
     err('/contextConfigId', `must equal contextConfig.id ("${agent.contextConfig.id}")`);
   }
   for (const [key, fn] of Object.entries(agent.functionTools ?? {})) {
-    if (!has(agent.functions, fn.functionId)) err(`/functionTools/${key}/functionId`, `names function "${fn.functionId}", which the agent does not contain`);
+    if (!has(agent.functions, fn.functionId))
+      err(`/functionTools/${key}/functionId`, `names function "${fn.functionId}", which the agent does not contain`);
   }
   const relationIds = new Set<string>();
   for (const [key, sub] of Object.entries(subs)) {
@@ -143,30 +152,51 @@ export function referenceErrors(agent: FullAgent): FieldError[] {
     });
     (sub.canDelegateTo ?? []).forEach((id, i) => {
       if (!has(subs, id) && !has(agent.externalAgents, id) && !has(agent.teamAgents, id)) {
-        err(`${at}/canDelegateTo/${i}`, `names "${id}", which is none of the agent's sub-agents, external agents or team agents`);
+        err(
+          `${at}/canDelegateTo/${i}`,
+          `names "${id}", which is none of the agent's sub-agents, external agents or team agents`,
+        );
       }
     });
     (sub.canUse ?? []).forEach((use, i) => {
       if (!has(agent.tools, use.toolId) && !has(agent.functionTools, use.toolId)) {
-        err(`${at}/canUse/${i}/toolId`, `names tool "${use.toolId}", which is none of the agent's tools or function tools`);
+        err(
+          `${at}/canUse/${i}/toolId`,
+          `names tool "${use.toolId}", which is none of the agent's tools or function tools`,
+        );
       }
       if (use.agentToolRelationId) {
-        if (relationIds.has(use.agentToolRelationId)) err(`${at}/canUse/${i}/agentToolRelationId`, `"${use.agentToolRelationId}" is used twice`);
+        if (relationIds.has(use.agentToolRelationId))
+          err(`${at}/canUse/${i}/agentToolRelationId`, `"${use.agentToolRelationId}" is used twice`);
         relationIds.add(use.agentToolRelationId);
       }
     });
-    dupes((sub.canUse ?? []).map((u) => u.toolId), 'canUse');
+    dupes(
+      (sub.canUse ?? []).map((u) => u.toolId),
+      'canUse',
+    );
     dupes(sub.canDelegateTo, 'canDelegateTo');
     dupes(sub.canTransferTo, 'canTransferTo');
     dupes(sub.dataComponents, 'dataComponents');
     dupes(sub.artifactComponents, 'artifactComponents');
-    dupes((sub.skills ?? []).map((s) => s.id), 'skills');
+    dupes(
+      (sub.skills ?? []).map((s) => s.id),
+      'skills',
+    );
     const contract = sub.outputContract;
     (contract?.requireArtifact ?? []).forEach((id, i) => {
-      if (!(sub.artifactComponents ?? []).includes(id)) err(`${at}/outputContract/requireArtifact/${i}`, `names artifact component "${id}", which the sub-agent does not list`);
+      if (!(sub.artifactComponents ?? []).includes(id))
+        err(
+          `${at}/outputContract/requireArtifact/${i}`,
+          `names artifact component "${id}", which the sub-agent does not list`,
+        );
     });
     (contract?.requireComponent ?? []).forEach((id, i) => {
-      if (!(sub.dataComponents ?? []).includes(id)) err(`${at}/outputContract/requireComponent/${i}`, `names data component "${id}", which the sub-agent does not list`);
+      if (!(sub.dataComponents ?? []).includes(id))
+        err(
+          `${at}/outputContract/requireComponent/${i}`,
+          `names data component "${id}", which the sub-agent does not list`,
+        );
     });
   }
   return errors;
@@ -174,14 +204,38 @@ export function referenceErrors(agent: FullAgent): FieldError[] {
 
 /** Splits a definition into the stored definition and its attachment records. */
 export function splitDefinition(agent: FullAgent, now: string): AgentBody {
-  const relations: Relations = { externalAgents: [], skills: [], tools: [], dataComponents: [], artifactComponents: [], functionTools: [] };
+  const relations: Relations = {
+    externalAgents: [],
+    skills: [],
+    tools: [],
+    dataComponents: [],
+    artifactComponents: [],
+    functionTools: [],
+  };
   const subAgents: Record<string, SubAgent> = {};
   for (const [key, sub] of Object.entries(agent.subAgents)) {
-    const { canUse, skills, dataComponents, artifactComponents, canDelegateTo, createdAt: _c, updatedAt: _u, ...rest } = sub;
+    const {
+      canUse,
+      skills,
+      dataComponents,
+      artifactComponents,
+      canDelegateTo,
+      createdAt: _c,
+      updatedAt: _u,
+      ...rest
+    } = sub;
     const keptDelegates: string[] = [];
     for (const id of canDelegateTo ?? []) {
       if (has(agent.subAgents, id) || has(agent.teamAgents, id)) keptDelegates.push(id);
-      else relations.externalAgents.push({ id: randomId(16), subAgentId: key, externalAgentId: id, headers: null, createdAt: now, updatedAt: now });
+      else
+        relations.externalAgents.push({
+          id: randomId(16),
+          subAgentId: key,
+          externalAgentId: id,
+          headers: null,
+          createdAt: now,
+          updatedAt: now,
+        });
     }
     for (const use of canUse ?? []) {
       const id = use.agentToolRelationId ?? randomId(16);
@@ -197,14 +251,31 @@ export function splitDefinition(agent: FullAgent, now: string): AgentBody {
           updatedAt: now,
         });
       } else {
-        relations.functionTools.push({ id, subAgentId: key, functionToolId: use.toolId, toolPolicies: use.toolPolicies ?? null, createdAt: now, updatedAt: now });
+        relations.functionTools.push({
+          id,
+          subAgentId: key,
+          functionToolId: use.toolId,
+          toolPolicies: use.toolPolicies ?? null,
+          createdAt: now,
+          updatedAt: now,
+        });
       }
     }
     for (const [i, s] of (skills ?? []).entries()) {
-      relations.skills.push({ id: randomId(16), subAgentId: key, skillId: s.id, index: s.index ?? i, alwaysLoaded: s.alwaysLoaded ?? false, createdAt: now, updatedAt: now });
+      relations.skills.push({
+        id: randomId(16),
+        subAgentId: key,
+        skillId: s.id,
+        index: s.index ?? i,
+        alwaysLoaded: s.alwaysLoaded ?? false,
+        createdAt: now,
+        updatedAt: now,
+      });
     }
-    for (const c of dataComponents ?? []) relations.dataComponents.push({ id: randomId(16), subAgentId: key, componentId: c, createdAt: now });
-    for (const c of artifactComponents ?? []) relations.artifactComponents.push({ id: randomId(16), subAgentId: key, componentId: c, createdAt: now });
+    for (const c of dataComponents ?? [])
+      relations.dataComponents.push({ id: randomId(16), subAgentId: key, componentId: c, createdAt: now });
+    for (const c of artifactComponents ?? [])
+      relations.artifactComponents.push({ id: randomId(16), subAgentId: key, componentId: c, createdAt: now });
     subAgents[key] = { ...rest, ...(canDelegateTo ? { canDelegateTo: keptDelegates } : {}) };
   }
   const { createdAt: _c, updatedAt: _u, ...definition } = agent;
@@ -214,13 +285,23 @@ export function splitDefinition(agent: FullAgent, now: string): AgentBody {
 /** 422 naming every reference of a full definition that points at nothing (inside it, or at the project's skills). */
 async function assertReferencesExist(deps: AgentDeps, scope: ProjectScope, input: FullAgent): Promise<void> {
   const errors = referenceErrors(input);
-  const skillRefs = Object.entries(input.subAgents).flatMap(([key, sub]) => (sub.skills ?? []).map((s, i) => ({ id: s.id, pointer: `/subAgents/${key}/skills/${i}/id` })));
+  const skillRefs = Object.entries(input.subAgents).flatMap(([key, sub]) =>
+    (sub.skills ?? []).map((s, i) => ({ id: s.id, pointer: `/subAgents/${key}/skills/${i}/id` })),
+  );
   if (skillRefs.length) {
-    const known = new Set((await deps.skills.findMany(scope, [...new Set(skillRefs.map((s) => s.id))])).map((s) => s.id));
-    for (const ref of skillRefs) if (!known.has(ref.id)) errors.push({ pointer: ref.pointer, detail: `names skill "${ref.id}", which does not exist in this project` });
+    const known = new Set(
+      (await deps.skills.findMany(scope, [...new Set(skillRefs.map((s) => s.id))])).map((s) => s.id),
+    );
+    for (const ref of skillRefs)
+      if (!known.has(ref.id))
+        errors.push({ pointer: ref.pointer, detail: `names skill "${ref.id}", which does not exist in this project` });
   }
   if (errors.length) {
-    throw new AppError('unprocessable_entity', `The agent definition refers to things it does not contain (${errors[0]!.pointer}: ${errors[0]!.detail})`, { errors });
+    throw new AppError(
+      'unprocessable_entity',
+      `The agent definition refers to things it does not contain (${errors[0]!.pointer}: ${errors[0]!.detail})`,
+      { errors },
+    );
   }
 }
 
@@ -232,7 +313,7 @@ export async function addFullAgent(deps: AgentDeps, scope: ProjectScope, input: 
   const doc = await deps.agents.insert(
     {
       id: input.id,
-        tenantId: scope.tenantId,
+      tenantId: scope.tenantId,
       projectId: scope.projectId,
       name: input.name,
       body: JSON.stringify(body),
@@ -276,9 +357,17 @@ const WRITE_ATTEMPTS = 5;
  * event (outbox) and the `changeId`, so a retry of the same change finds it written and answers it. A replacement
  * with no precondition that loses the race is applied again on the fresh state (the last writer wins).
  */
-export async function replaceFullAgent(deps: AgentDeps, scope: ProjectScope, agentId: string, input: FullAgent, opts: ReplaceOptions = {}): Promise<VersionedAgent> {
+export async function replaceFullAgent(
+  deps: AgentDeps,
+  scope: ProjectScope,
+  agentId: string,
+  input: FullAgent,
+  opts: ReplaceOptions = {},
+): Promise<VersionedAgent> {
   if (input.id !== agentId) {
-    throw new AppError('unprocessable_entity', `The definition's id must be "${agentId}"`, { errors: [{ pointer: '/id', detail: `must equal "${agentId}"` }] });
+    throw new AppError('unprocessable_entity', `The definition's id must be "${agentId}"`, {
+      errors: [{ pointer: '/id', detail: `must equal "${agentId}"` }],
+    });
   }
   for (let attempt = 1; ; attempt++) {
     const current = await deps.agents.findById(scope, agentId);
@@ -296,14 +385,20 @@ export async function replaceFullAgent(deps: AgentDeps, scope: ProjectScope, age
       agent: agentSummary({ id: agentId, name: input.name }, body.definition),
       change: { kind: 'definition', action: 'replaced', branchName: opts.branchName ?? null },
     });
-    const set = { body: JSON.stringify(body), skillIds: skillIdsOf(body.relations), updatedAt: now, ...(opts.changeId ? { changeId: opts.changeId } : {}) };
+    const set = {
+      body: JSON.stringify(body),
+      skillIds: skillIdsOf(body.relations),
+      updatedAt: now,
+      ...(opts.changeId ? { changeId: opts.changeId } : {}),
+    };
     const written = await deps.agents.replaceBody({ ...current, name: input.name }, set, [event]);
     if (written) return { agent: renderAgent(written, body), etag: etagOf(written) };
     // Another writer took the next revision: the same change retried concurrently, or a real conflict.
     const now2 = opts.changeId ? await deps.agents.findById(scope, agentId) : null;
     if (now2 && now2.changeId === opts.changeId) return versioned(now2);
     if (hasPrecondition(opts.ifMatch)) throw staleVersion(agentId);
-    if (opts.expectedUpdatedAt !== undefined || attempt >= WRITE_ATTEMPTS) throw new AppError('conflict', `Agent "${agentId}" changed concurrently; retry`);
+    if (opts.expectedUpdatedAt !== undefined || attempt >= WRITE_ATTEMPTS)
+      throw new AppError('conflict', `Agent "${agentId}" changed concurrently; retry`);
   }
 }
 
@@ -312,12 +407,19 @@ export async function replaceFullAgent(deps: AgentDeps, scope: ProjectScope, age
  * and is deleted with the agent, or loses); `agent.deleted` is in its outbox. Then the agent's triggers and the API
  * keys bound to it are removed; a crash in between leaves the tombstone marked, and the sweep finishes the job.
  */
-export async function removeAgent(deps: AgentDeps & AgentCascadeDeps, scope: ProjectScope, agentId: string, ifMatch: string | undefined): Promise<void> {
+export async function removeAgent(
+  deps: AgentDeps & AgentCascadeDeps,
+  scope: ProjectScope,
+  agentId: string,
+  ifMatch: string | undefined,
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const current = await deps.agents.findById(scope, agentId);
     if (!current) throw agentNotFound(agentId);
     assertIfMatch(ifMatch, current);
-    const event = pendingEvent(agentDeleted, randomId(24), scope, { agent: agentSummary(current, readBody(current).definition) });
+    const event = pendingEvent(agentDeleted, randomId(24), scope, {
+      agent: agentSummary(current, readBody(current).definition),
+    });
     const tombstone = await deps.agents.insertTombstone(current, new Date(), [event]);
     if (tombstone) {
       await removeWhatNamedTheAgent(deps, tombstone);
@@ -368,7 +470,10 @@ function versioned(doc: StoredAgent): VersionedAgent {
 const hasPrecondition = (ifMatch: string | undefined) => ifMatch !== undefined && ifMatch.trim() !== '*';
 
 const staleVersion = (agentId: string) =>
-  new AppError('precondition_failed', `Agent "${agentId}" changed since the version named in If-Match; read it again (GET) and repeat the change on the current version`);
+  new AppError(
+    'precondition_failed',
+    `Agent "${agentId}" changed since the version named in If-Match; read it again (GET) and repeat the change on the current version`,
+  );
 
 /**
  * RFC 9110 §13.1.1: `*` matches any current version; otherwise one of the listed entity tags must equal the current
@@ -394,7 +499,12 @@ export async function listFullAgents(deps: AgentDeps, scope: ProjectScope, page:
 }
 
 /** The definitions of a project's agents, one page (internal: evals copies them onto an improvement branch). */
-export async function agentDefinitionsPage(deps: AgentDeps, scope: ProjectScope, after: string | undefined, limit: number) {
+export async function agentDefinitionsPage(
+  deps: AgentDeps,
+  scope: ProjectScope,
+  after: string | undefined,
+  limit: number,
+) {
   const docs = await deps.agents.page(scope, after, limit + 1);
   const agents = docs.slice(0, limit).map((d) => renderAgent(d));
   return { agents, next: docs.length > limit ? agents[agents.length - 1]!.id : null };

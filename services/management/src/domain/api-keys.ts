@@ -1,4 +1,13 @@
-import { apiKeyRevoked, pendingEvent, type AgentPath, type ApiKey, type ApiKeyCreate, type ApiKeyUpdate, type ProjectScope, type VerifiedApiKey } from '@platform/contracts';
+import {
+  apiKeyRevoked,
+  pendingEvent,
+  type AgentPath,
+  type ApiKey,
+  type ApiKeyCreate,
+  type ApiKeyUpdate,
+  type ProjectScope,
+  type VerifiedApiKey,
+} from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { keyedHash, randomId, randomSecret, safeEqual } from '@platform/secrets';
 import type { ApiKeyRepo } from '../data/api-key.repo';
@@ -16,7 +25,9 @@ export interface ApiKeyDeps {
 async function assertAgentExists(deps: ApiKeyDeps, scope: ProjectScope, agentId: string): Promise<void> {
   if (!(await deps.agentExists({ ...scope, agentId }))) {
     const detail = `no agent "${agentId}" in this project: create the agent before its keys`;
-    throw new AppError('unprocessable_entity', `The API key names an agent that does not exist (${agentId})`, { errors: [{ pointer: '/agentId', detail }] });
+    throw new AppError('unprocessable_entity', `The API key names an agent that does not exist (${agentId})`, {
+      errors: [{ pointer: '/agentId', detail }],
+    });
   }
 }
 
@@ -24,10 +35,16 @@ const KEY_PATTERN = /^sk_([0-9A-Za-z]{12})\.([A-Za-z0-9_-]{43})$/;
 const TOUCH_EVERY_MS = 60_000;
 
 /** `sk_<publicId>.<secret>`: publicId is 12 base62 chars (also the key's id), secret 256 random bits. */
-export async function issueApiKey(deps: ApiKeyDeps, scope: ProjectScope, input: ApiKeyCreate): Promise<{ apiKey: ApiKey; key: string }> {
+export async function issueApiKey(
+  deps: ApiKeyDeps,
+  scope: ProjectScope,
+  input: ApiKeyCreate,
+): Promise<{ apiKey: ApiKey; key: string }> {
   const now = new Date();
   if (input.expiresAt && new Date(input.expiresAt) <= now) {
-    throw new AppError('unprocessable_entity', 'expiresAt must be in the future', { errors: [{ pointer: '/expiresAt', detail: 'must be in the future' }] });
+    throw new AppError('unprocessable_entity', 'expiresAt must be in the future', {
+      errors: [{ pointer: '/expiresAt', detail: 'must be in the future' }],
+    });
   }
   await assertAgentExists(deps, scope, input.agentId);
   const publicId = randomId(12);
@@ -52,7 +69,12 @@ export async function issueApiKey(deps: ApiKeyDeps, scope: ProjectScope, input: 
  * After a key was bound to an agent: when the agent was deleted between the check and the write, its cascade may
  * have missed the key, so the key is revoked here and the request answered 422 (nothing is left bound to no agent).
  */
-async function revokeUnlessAgentExists(deps: ApiKeyDeps, scope: ProjectScope, id: string, agentId: string): Promise<void> {
+async function revokeUnlessAgentExists(
+  deps: ApiKeyDeps,
+  scope: ProjectScope,
+  id: string,
+  agentId: string,
+): Promise<void> {
   if (await deps.agentExists({ ...scope, agentId })) return;
   await revokeApiKey(deps, scope, id).catch((err: unknown) => {
     if (!(err instanceof AppError && err.code === 'not_found')) throw err;
@@ -66,7 +88,12 @@ export async function findApiKey(deps: ApiKeyDeps, scope: ProjectScope, id: stri
   return found;
 }
 
-export async function changeApiKey(deps: ApiKeyDeps, scope: ProjectScope, id: string, input: ApiKeyUpdate): Promise<ApiKey> {
+export async function changeApiKey(
+  deps: ApiKeyDeps,
+  scope: ProjectScope,
+  id: string,
+  input: ApiKeyUpdate,
+): Promise<ApiKey> {
   const set: Record<string, unknown> = { updatedAt: input.updatedAt ? new Date(input.updatedAt) : new Date() };
   if (input.name !== undefined) set.name = input.name;
   if (input.agentId !== undefined) {
@@ -75,7 +102,9 @@ export async function changeApiKey(deps: ApiKeyDeps, scope: ProjectScope, id: st
     set.agentId = input.agentId;
   }
   if (input.expiresAt !== undefined) set.expiresAt = input.expiresAt === null ? null : new Date(input.expiresAt);
-  const updated = await deps.apiKeys.update(scope, id, set, [pendingEvent(apiKeyRevoked, randomId(24), scope, { id, publicId: id })]);
+  const updated = await deps.apiKeys.update(scope, id, set, [
+    pendingEvent(apiKeyRevoked, randomId(24), scope, { id, publicId: id }),
+  ]);
   if (!updated) throw new AppError('not_found', 'API key not found');
   deps.announceRevoked({ apiKeyId: id });
   if (input.agentId !== undefined) await revokeUnlessAgentExists(deps, scope, id, input.agentId);
@@ -83,7 +112,9 @@ export async function changeApiKey(deps: ApiKeyDeps, scope: ProjectScope, id: st
 }
 
 export async function revokeApiKey(deps: ApiKeyDeps, scope: ProjectScope, id: string): Promise<void> {
-  const removed = await deps.apiKeys.remove(scope, id, [pendingEvent(apiKeyRevoked, randomId(24), scope, { id, publicId: id })]);
+  const removed = await deps.apiKeys.remove(scope, id, [
+    pendingEvent(apiKeyRevoked, randomId(24), scope, { id, publicId: id }),
+  ]);
   if (!removed) throw new AppError('not_found', 'API key not found');
   deps.announceRevoked({ apiKeyId: id });
 }
@@ -111,5 +142,11 @@ export async function verifyApiKey(deps: ApiKeyDeps, key: string): Promise<Verif
   if (!doc.lastUsedAt || now.getTime() - doc.lastUsedAt.getTime() > TOUCH_EVERY_MS) {
     void deps.apiKeys.touch(doc, doc._id, now).catch(() => undefined);
   }
-  return { id: doc._id, tenantId: doc.tenantId, projectId: doc.projectId, agentId: doc.agentId, expiresAt: doc.expiresAt ? doc.expiresAt.toISOString() : null };
+  return {
+    id: doc._id,
+    tenantId: doc.tenantId,
+    projectId: doc.projectId,
+    agentId: doc.agentId,
+    expiresAt: doc.expiresAt ? doc.expiresAt.toISOString() : null,
+  };
 }

@@ -15,7 +15,16 @@ import {
 } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import { appKeys, toApp, toAppForAuth, type AppRepo, kidField, type StoredApp, type StoredAppConfig, type StoredAppKey } from '../data/app.repo';
+import {
+  appKeys,
+  toApp,
+  toAppForAuth,
+  type AppRepo,
+  kidField,
+  type StoredApp,
+  type StoredAppConfig,
+  type StoredAppKey,
+} from '../data/app.repo';
 import { normalizePublicKey } from './app-keys';
 
 export interface AppDeps {
@@ -38,9 +47,16 @@ function checkedKeys(input: AppPublicKeyCreate[] | undefined, now: Date): Record
   const out: Record<string, StoredAppKey> = {};
   for (const [i, k] of (input ?? []).entries()) {
     if (out[kidField(k.kid)]) {
-      throw new AppError('conflict', `A public key with kid "${k.kid}" is given twice`, { errors: [{ pointer: `/config/webClient/publicKeys/${i}/kid`, detail: 'must be unique' }] });
+      throw new AppError('conflict', `A public key with kid "${k.kid}" is given twice`, {
+        errors: [{ pointer: `/config/webClient/publicKeys/${i}/kid`, detail: 'must be unique' }],
+      });
     }
-    out[kidField(k.kid)] = { kid: k.kid, algorithm: k.algorithm, publicKey: normalizePublicKey(k.algorithm, k.publicKey), addedAt: now };
+    out[kidField(k.kid)] = {
+      kid: k.kid,
+      algorithm: k.algorithm,
+      publicKey: normalizePublicKey(k.algorithm, k.publicKey),
+      addedAt: now,
+    };
   }
   return out;
 }
@@ -50,9 +66,14 @@ export async function addApp(deps: AppDeps, scope: ProjectScope, input: AppCreat
   const config: StoredAppConfig = { type: input.type };
   if (input.type === 'web_client' && input.config.webClient) {
     const wc = input.config.webClient;
-    config.webClient = { allowAnonymous: wc.allowAnonymous ?? false, allowedDomains: wc.allowedDomains, audience: wc.audience ?? null };
+    config.webClient = {
+      allowAnonymous: wc.allowAnonymous ?? false,
+      allowedDomains: wc.allowedDomains,
+      audience: wc.audience ?? null,
+    };
   }
-  if (input.type === 'support_copilot') config.supportCopilot = { audience: input.config.supportCopilot?.audience ?? null };
+  if (input.type === 'support_copilot')
+    config.supportCopilot = { audience: input.config.supportCopilot?.audience ?? null };
   const doc: StoredApp = {
     _id: `app_${randomId(16)}`,
     ...scope,
@@ -99,9 +120,13 @@ async function mutate(
     const set = { ...c.set, updatedAt: new Date() };
     const plain = Object.fromEntries(Object.entries(set).filter(([k]) => !k.includes('.')));
     const next: StoredApp = { ...doc, ...(plain as Partial<StoredApp>), publicKeys: { ...doc.publicKeys } };
-    for (const [path, value] of Object.entries(set)) if (path.startsWith('publicKeys.')) next.publicKeys[path.slice(11)] = value as unknown as StoredAppKey;
-    for (const path of Object.keys(c.unset ?? {})) if (path.startsWith('publicKeys.')) delete next.publicKeys[path.slice(11)];
-    const saved = await deps.apps.update(doc, { set, unset: c.unset }, [pendingEvent(appUpdated, randomId(24), scope, { app: toApp(next) })]);
+    for (const [path, value] of Object.entries(set))
+      if (path.startsWith('publicKeys.')) next.publicKeys[path.slice(11)] = value as unknown as StoredAppKey;
+    for (const path of Object.keys(c.unset ?? {}))
+      if (path.startsWith('publicKeys.')) delete next.publicKeys[path.slice(11)];
+    const saved = await deps.apps.update(doc, { set, unset: c.unset }, [
+      pendingEvent(appUpdated, randomId(24), scope, { app: toApp(next) }),
+    ]);
     if (saved) {
       deps.announceChanged({ appId, revision: saved.revision, app: toAppForAuth(saved) });
       return saved;
@@ -119,21 +144,32 @@ export async function changeApp(deps: AppDeps, scope: ProjectScope, appId: strin
     const cfg = input.config;
     if (cfg) {
       if (cfg.type !== undefined && cfg.type !== doc.type) {
-        throw new AppError('unprocessable_entity', 'config.type must equal the app type (the type of an app cannot change)', { errors: [{ pointer: '/config/type', detail: `must be ${doc.type}` }] });
+        throw new AppError(
+          'unprocessable_entity',
+          'config.type must equal the app type (the type of an app cannot change)',
+          { errors: [{ pointer: '/config/type', detail: `must be ${doc.type}` }] },
+        );
       }
       if (cfg.webClient) {
-        if (doc.type !== 'web_client') throw new AppError('unprocessable_entity', 'webClient applies to web_client apps only', { errors: [{ pointer: '/config/webClient', detail: 'not a web_client app' }] });
+        if (doc.type !== 'web_client')
+          throw new AppError('unprocessable_entity', 'webClient applies to web_client apps only', {
+            errors: [{ pointer: '/config/webClient', detail: 'not a web_client app' }],
+          });
         const wc = doc.config.webClient ?? { allowAnonymous: false, allowedDomains: [], audience: null };
         set.config = { ...doc.config, ...(set.config as object | undefined) };
         (set.config as StoredAppConfig).webClient = {
           allowAnonymous: cfg.webClient.allowAnonymous ?? wc.allowAnonymous,
           allowedDomains: cfg.webClient.allowedDomains ?? wc.allowedDomains,
-          audience: cfg.webClient.audience !== undefined ? cfg.webClient.audience : wc.audience ?? null,
+          audience: cfg.webClient.audience !== undefined ? cfg.webClient.audience : (wc.audience ?? null),
         };
       }
       if (cfg.supportCopilot) {
-        if (doc.type !== 'support_copilot') throw new AppError('unprocessable_entity', 'supportCopilot applies to support_copilot apps only', { errors: [{ pointer: '/config/supportCopilot', detail: 'not a support_copilot app' }] });
-        if (cfg.supportCopilot.audience !== undefined) set.config = { ...doc.config, supportCopilot: { audience: cfg.supportCopilot.audience } };
+        if (doc.type !== 'support_copilot')
+          throw new AppError('unprocessable_entity', 'supportCopilot applies to support_copilot apps only', {
+            errors: [{ pointer: '/config/supportCopilot', detail: 'not a support_copilot app' }],
+          });
+        if (cfg.supportCopilot.audience !== undefined)
+          set.config = { ...doc.config, supportCopilot: { audience: cfg.supportCopilot.audience } };
       }
     }
     return { set };
@@ -153,13 +189,22 @@ export async function listAppKeysOf(deps: AppDeps, scope: ProjectScope, appId: s
   return appKeys(await current(deps, scope, appId));
 }
 
-export async function addAppKeyTo(deps: AppDeps, scope: ProjectScope, appId: string, input: AppPublicKeyCreate): Promise<AppPublicKey> {
+export async function addAppKeyTo(
+  deps: AppDeps,
+  scope: ProjectScope,
+  appId: string,
+  input: AppPublicKeyCreate,
+): Promise<AppPublicKey> {
   const publicKey = normalizePublicKey(input.algorithm, input.publicKey);
   const field = kidField(input.kid);
   const key: StoredAppKey = { kid: input.kid, algorithm: input.algorithm, publicKey, addedAt: new Date() };
   await mutate(deps, scope, appId, (doc) => {
-    if (doc.publicKeys?.[field]) throw new AppError('conflict', `The app already has a public key with kid "${input.kid}"`, { errors: [{ pointer: '/kid', detail: 'must be unique per app' }] });
-    if (Object.keys(doc.publicKeys ?? {}).length >= MAX_KEYS) throw new AppError('unprocessable_entity', `An app holds at most ${MAX_KEYS} public keys; remove one first`);
+    if (doc.publicKeys?.[field])
+      throw new AppError('conflict', `The app already has a public key with kid "${input.kid}"`, {
+        errors: [{ pointer: '/kid', detail: 'must be unique per app' }],
+      });
+    if (Object.keys(doc.publicKeys ?? {}).length >= MAX_KEYS)
+      throw new AppError('unprocessable_entity', `An app holds at most ${MAX_KEYS} public keys; remove one first`);
     return { set: { [`publicKeys.${field}`]: key } };
   });
   return { kid: key.kid, algorithm: key.algorithm, publicKey, addedAt: key.addedAt.toISOString() };

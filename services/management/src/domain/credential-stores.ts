@@ -1,4 +1,10 @@
-import type { CredentialStore, CredentialStoreEntry, CredentialStoreEntryCreate, CredentialType, ProjectScope } from '@platform/contracts';
+import type {
+  CredentialStore,
+  CredentialStoreEntry,
+  CredentialStoreEntryCreate,
+  CredentialType,
+  ProjectScope,
+} from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import type { SecretBox } from '@platform/secrets';
 import { iso } from '@platform/contracts';
@@ -58,14 +64,23 @@ export async function putStoreEntry(
 ): Promise<{ created: boolean; entry: CredentialStoreEntry }> {
   const store = knownStore(storeId);
   if (!store) throw new AppError('not_found', `Credential store '${storeId}' not found`);
-  if (!store.available) throw new AppError('unprocessable_entity', `Credential store '${storeId}' is not available: ${store.reason}`);
-  const sealed = deps.box.seal(JSON.stringify({ value: input.value, metadata: input.metadata ?? {} }), credentialEntryBinding(scope, storeId, input.key));
+  if (!store.available)
+    throw new AppError('unprocessable_entity', `Credential store '${storeId}' is not available: ${store.reason}`);
+  const sealed = deps.box.seal(
+    JSON.stringify({ value: input.value, metadata: input.metadata ?? {} }),
+    credentialEntryBinding(scope, storeId, input.key),
+  );
   const { created, doc } = await deps.entries.put(scope, storeId, input.key, sealed);
   return { created, entry: { key: doc.key, storeId: doc.storeId, createdAt: iso(doc.createdAt)! } };
 }
 
 /** Removes a key from a store we hold (the memory store); other stores hold nothing here. */
-export async function dropStoreEntry(deps: CredentialStoreDeps, scope: ProjectScope, storeId: string, key: string): Promise<void> {
+export async function dropStoreEntry(
+  deps: CredentialStoreDeps,
+  scope: ProjectScope,
+  storeId: string,
+  key: string,
+): Promise<void> {
   if (knownStore(storeId)?.type !== 'memory') return;
   await deps.entries.remove(scope, storeId, key);
 }

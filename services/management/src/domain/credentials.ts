@@ -17,14 +17,24 @@ const notFound = () => new AppError('not_found', 'Credential not found');
 function assertStoreMatchesType(storeId: string, type: string): void {
   const storeType = storeTypeOf(storeId);
   if (storeType && storeType !== type) {
-    throw unprocessable([{ pointer: '/type', detail: `credential store '${storeId}' is a ${storeType} store, so type must be ${storeType}` }]);
+    throw unprocessable([
+      {
+        pointer: '/type',
+        detail: `credential store '${storeId}' is a ${storeType} store, so type must be ${storeType}`,
+      },
+    ]);
   }
 }
 
 export const principalUserId = (p: Principal): string | null => (p.kind === 'user' ? p.userId : null);
 
 /** What identifies a credential's content (for the identical-retry check). */
-function content(d: Pick<StoredCredential, 'name' | 'type' | 'credentialStoreId' | 'createdBy' | 'toolId' | 'userId' | 'retrievalParamsJson'>): string {
+function content(
+  d: Pick<
+    StoredCredential,
+    'name' | 'type' | 'credentialStoreId' | 'createdBy' | 'toolId' | 'userId' | 'retrievalParamsJson'
+  >,
+): string {
   return canonicalJson({
     name: d.name,
     type: d.type,
@@ -40,7 +50,12 @@ function content(d: Pick<StoredCredential, 'name' | 'type' | 'credentialStoreId'
  * Creates a credential reference. Repeating a create with the same id and identical content answers with the
  * stored record (`created: false`, 200); the same id with other content is a 409.
  */
-export async function addCredential(deps: CredentialDeps, scope: ProjectScope, input: CredentialCreate, principal: Principal): Promise<{ created: boolean; credential: Credential }> {
+export async function addCredential(
+  deps: CredentialDeps,
+  scope: ProjectScope,
+  input: CredentialCreate,
+  principal: Principal,
+): Promise<{ created: boolean; credential: Credential }> {
   assertStoreMatchesType(input.credentialStoreId, input.type);
   const now = new Date();
   const doc: Omit<StoredCredential, '_id'> = {
@@ -75,8 +90,14 @@ export async function listCredentialsPage(deps: CredentialDeps, scope: ProjectSc
   return { rows: rows.map(toCredential), total };
 }
 
-export async function changeCredential(deps: CredentialDeps, scope: ProjectScope, id: string, input: CredentialUpdate): Promise<Credential> {
-  if (input.id !== undefined && input.id !== id) throw unprocessable([{ pointer: '/id', detail: 'ids cannot be changed; create a new credential instead' }]);
+export async function changeCredential(
+  deps: CredentialDeps,
+  scope: ProjectScope,
+  id: string,
+  input: CredentialUpdate,
+): Promise<Credential> {
+  if (input.id !== undefined && input.id !== id)
+    throw unprocessable([{ pointer: '/id', detail: 'ids cannot be changed; create a new credential instead' }]);
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.credentials.findById(scope, id);
     if (!current) throw notFound();
@@ -87,7 +108,8 @@ export async function changeCredential(deps: CredentialDeps, scope: ProjectScope
     if (input.createdBy !== undefined) set.createdBy = input.createdBy;
     if (input.toolId !== undefined) set.toolId = input.toolId;
     if (input.userId !== undefined) set.userId = input.userId;
-    if (input.retrievalParams !== undefined) set.retrievalParamsJson = input.retrievalParams ? JSON.stringify(input.retrievalParams) : null;
+    if (input.retrievalParams !== undefined)
+      set.retrievalParamsJson = input.retrievalParams ? JSON.stringify(input.retrievalParams) : null;
     assertStoreMatchesType(set.credentialStoreId ?? current.credentialStoreId, set.type ?? current.type);
     const updated = await deps.credentials.update(current, set);
     if (updated) return toCredential(updated);
@@ -102,9 +124,14 @@ export async function removeCredential(deps: CredentialDeps, scope: ProjectScope
   const users = await deps.triggers.usingCredential(scope, id);
   if (users.length) {
     const list = users.map((t) => `${t.agentId}/${t.id}`).join(', ');
-    throw new AppError('conflict', `The credential is the signing secret of trigger(s) ${list}; change or delete them first`);
+    throw new AppError(
+      'conflict',
+      `The credential is the signing secret of trigger(s) ${list}; change or delete them first`,
+    );
   }
   if (!(await deps.credentials.remove(scope, id))) throw notFound();
-  const key = current.retrievalParamsJson ? (JSON.parse(current.retrievalParamsJson) as { key?: unknown }).key : undefined;
+  const key = current.retrievalParamsJson
+    ? (JSON.parse(current.retrievalParamsJson) as { key?: unknown }).key
+    : undefined;
   if (typeof key === 'string') await dropStoreEntry(deps, scope, current.credentialStoreId, key);
 }

@@ -29,18 +29,34 @@ async function publishJob(deps: ErasureDeps, scope: ProjectScope, job: Erasure):
     conversationId: job.conversationId,
     services: job.services.map((s) => s.service),
   };
-  await deps.pub.publish(erasureSubject(scope.tenantId), request, `erasure-${scope.tenantId}-${scope.projectId}-${job.id}`);
+  await deps.pub.publish(
+    erasureSubject(scope.tenantId),
+    request,
+    `erasure-${scope.tenantId}-${scope.projectId}-${job.id}`,
+  );
 }
 
-async function startErasure(deps: ErasureDeps, scope: ProjectScope, kind: 'conversation' | 'project', conversationId: string | null, services: readonly ErasureService[]) {
-  const job = (await deps.erasures.findPending(scope, kind, conversationId)) ?? (await deps.erasures.insert(scope, { id: `er_${randomId(16)}`, kind, conversationId, services }));
+async function startErasure(
+  deps: ErasureDeps,
+  scope: ProjectScope,
+  kind: 'conversation' | 'project',
+  conversationId: string | null,
+  services: readonly ErasureService[],
+) {
+  const job =
+    (await deps.erasures.findPending(scope, kind, conversationId)) ??
+    (await deps.erasures.insert(scope, { id: `er_${randomId(16)}`, kind, conversationId, services }));
   if (kind === 'project') await deps.markErasing(scope, true);
   await publishJob(deps, scope, job);
   return job;
 }
 
 /** Starts (or answers the pending) erasure of a conversation: run events, analytics events, feedback, evaluation results. */
-export async function startConversationErasure(deps: ErasureDeps, scope: ProjectScope, conversationId: string): Promise<Erasure> {
+export async function startConversationErasure(
+  deps: ErasureDeps,
+  scope: ProjectScope,
+  conversationId: string,
+): Promise<Erasure> {
   return startErasure(deps, scope, 'conversation', conversationId, CONVERSATION_ERASURE_SERVICES);
 }
 
@@ -56,7 +72,12 @@ export async function findErasure(deps: ErasureDeps, scope: ProjectScope, id: st
 }
 
 /** Records a service's part as done; once every part is, a project is writable again. */
-export async function recordErasurePart(deps: ErasureDeps, scope: ProjectScope, id: string, service: ErasureService): Promise<Erasure> {
+export async function recordErasurePart(
+  deps: ErasureDeps,
+  scope: ProjectScope,
+  id: string,
+  service: ErasureService,
+): Promise<Erasure> {
   const job = await deps.erasures.markDone(scope, id, service);
   if (!job) throw new AppError('not_found', 'Erasure not found');
   if (job.kind === 'project' && job.status === 'done') await deps.markErasing(scope, false);

@@ -33,7 +33,9 @@ async function store(deps: FeedbackDeps, scope: ProjectScope, input: FeedbackCre
     createdAt: now,
     updatedAt: now,
   };
-  const saved = await deps.feedback.insert(doc, (feedback) => [pendingEvent(feedbackCreated, randomId(24), scope, { feedback })]);
+  const saved = await deps.feedback.insert(doc, (feedback) => [
+    pendingEvent(feedbackCreated, randomId(24), scope, { feedback }),
+  ]);
   return saved && toFeedback(saved);
 }
 
@@ -55,22 +57,39 @@ export interface BulkFailure {
  * Checks every item on its own; stores the valid ones (each with its own event) and reports the others by index.
  * When nothing could be stored the whole request is a 422 listing every problem.
  */
-export async function addFeedbackBulk(deps: FeedbackDeps, scope: ProjectScope, items: unknown[]): Promise<{ data: Feedback[]; errors: Array<Omit<BulkFailure, 'errors'>> }> {
+export async function addFeedbackBulk(
+  deps: FeedbackDeps,
+  scope: ProjectScope,
+  items: unknown[],
+): Promise<{ data: Feedback[]; errors: Array<Omit<BulkFailure, 'errors'>> }> {
   const failures: BulkFailure[] = [];
   const valid: Array<{ index: number; input: FeedbackCreate }> = [];
   const idsInRequest = new Set<string>();
   items.forEach((item, index) => {
-    const conversationId = typeof (item as { conversationId?: unknown })?.conversationId === 'string' ? (item as { conversationId: string }).conversationId : null;
+    const conversationId =
+      typeof (item as { conversationId?: unknown })?.conversationId === 'string'
+        ? (item as { conversationId: string }).conversationId
+        : null;
     const parsed = FeedbackCreate.safeParse(item);
     if (!parsed.success) {
       const errors = zodFieldErrors(parsed.error, `/${index}`);
-      failures.push({ index, conversationId, message: errors.map((e) => `${e.pointer.slice(`/${index}`.length) || '/'}: ${e.detail}`).join('; '), errors });
+      failures.push({
+        index,
+        conversationId,
+        message: errors.map((e) => `${e.pointer.slice(`/${index}`.length) || '/'}: ${e.detail}`).join('; '),
+        errors,
+      });
       return;
     }
     const id = parsed.data.id;
     if (id !== undefined && idsInRequest.has(id)) {
       const detail = `id "${id}" appears more than once in this request`;
-      failures.push({ index, conversationId, message: `/id: ${detail}`, errors: [{ pointer: `/${index}/id`, detail }] });
+      failures.push({
+        index,
+        conversationId,
+        message: `/id: ${detail}`,
+        errors: [{ pointer: `/${index}/id`, detail }],
+      });
       return;
     }
     if (id !== undefined) idsInRequest.add(id);
@@ -84,11 +103,21 @@ export async function addFeedbackBulk(deps: FeedbackDeps, scope: ProjectScope, i
         const feedback = await store(deps, scope, input);
         if (feedback) return { index, feedback };
         const detail = idTaken(input.id!);
-        failures.push({ index, conversationId: input.conversationId, message: `/id: ${detail}`, errors: [{ pointer: `/${index}/id`, detail }] });
+        failures.push({
+          index,
+          conversationId: input.conversationId,
+          message: `/id: ${detail}`,
+          errors: [{ pointer: `/${index}/id`, detail }],
+        });
       } catch (err) {
         unexpected ??= err;
         const detail = 'could not be stored right now; send this item again';
-        failures.push({ index, conversationId: input.conversationId, message: detail, errors: [{ pointer: `/${index}`, detail }] });
+        failures.push({
+          index,
+          conversationId: input.conversationId,
+          message: detail,
+          errors: [{ pointer: `/${index}`, detail }],
+        });
       }
       return null;
     }),
@@ -98,7 +127,9 @@ export async function addFeedbackBulk(deps: FeedbackDeps, scope: ProjectScope, i
   // Nothing stored because the database failed: that is the server's problem (5xx), not the items'.
   if (!data.length && unexpected) throw unexpected;
   if (!data.length) {
-    throw new AppError('unprocessable_entity', `No feedback item was stored: ${failures.length} item(s) are invalid`, { errors: failures.flatMap((f) => f.errors) });
+    throw new AppError('unprocessable_entity', `No feedback item was stored: ${failures.length} item(s) are invalid`, {
+      errors: failures.flatMap((f) => f.errors),
+    });
   }
   return { data, errors: failures.map(({ errors: _errors, ...f }) => f) };
 }
@@ -110,7 +141,11 @@ export async function findFeedback(deps: FeedbackDeps, scope: ProjectScope, id: 
 }
 
 /** The records with these ids (unknown ones left out), in the order asked. */
-export async function findFeedbackByIds(deps: FeedbackDeps, scope: ProjectScope, ids: readonly string[]): Promise<Feedback[]> {
+export async function findFeedbackByIds(
+  deps: FeedbackDeps,
+  scope: ProjectScope,
+  ids: readonly string[],
+): Promise<Feedback[]> {
   const found = await Promise.all([...new Set(ids)].map((id) => deps.feedback.findById(scope, id)));
   return found.flatMap((doc) => (doc ? [toFeedback(doc)] : []));
 }
@@ -121,7 +156,12 @@ export async function listFeedbackPage(deps: FeedbackDeps, scope: ProjectScope, 
   return { rows: rows.map(toFeedback), total };
 }
 
-export async function changeFeedback(deps: FeedbackDeps, scope: ProjectScope, id: string, input: FeedbackUpdate): Promise<Feedback> {
+export async function changeFeedback(
+  deps: FeedbackDeps,
+  scope: ProjectScope,
+  id: string,
+  input: FeedbackUpdate,
+): Promise<Feedback> {
   if (input.type === undefined && input.details === undefined) return findFeedback(deps, scope, id);
   const set: Partial<StoredFeedback> = { updatedAt: new Date() };
   if (input.type !== undefined) set.type = input.type;

@@ -11,15 +11,30 @@ export const MAX_SCHEMA_BYTES = 100_000;
 
 const DIALECTS: Array<{ match: RegExp; name: string; make: () => AnyAjv }> = [
   { match: /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/, name: 'draft-07', make: () => new Ajv(options) },
-  { match: /^https:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/, name: '2019-09', make: () => new Ajv2019(options) },
-  { match: /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/, name: '2020-12', make: () => new Ajv2020(options) },
+  {
+    match: /^https:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/,
+    name: '2019-09',
+    make: () => new Ajv2019(options),
+  },
+  {
+    match: /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/,
+    name: '2020-12',
+    make: () => new Ajv2020(options),
+  },
 ];
 
 /**
  * Strict about the schema itself (unknown keywords and unknown formats are errors, so typos show), lenient about
  * type combinations. References are never fetched: only `$ref`s inside the schema resolve.
  */
-const options = { allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, logger: false as const };
+const options = {
+  allErrors: true,
+  strict: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  logger: false as const,
+};
 
 const instances = new Map<string, AnyAjv>();
 /** One instance per dialect and use: schema checks add and remove schemas, input validation keeps them compiled. */
@@ -35,11 +50,15 @@ function ajvFor(dialect: (typeof DIALECTS)[number], use: 'check' | 'validate' = 
 
 function dedupe(errors: FieldError[]): FieldError[] {
   const seen = new Set<string>();
-  return errors.filter((e) => (seen.has(e.pointer + e.detail) ? false : (seen.add(e.pointer + e.detail), true))).slice(0, 20);
+  return errors
+    .filter((e) => (seen.has(e.pointer + e.detail) ? false : (seen.add(e.pointer + e.detail), true)))
+    .slice(0, 20);
 }
 
 function metaSchemaErrors(errors: ErrorObject[] | null | undefined, pointer: string): FieldError[] {
-  return dedupe((errors ?? []).map((e) => ({ pointer: pointer + e.instancePath, detail: e.message ?? 'is not valid JSON Schema' })));
+  return dedupe(
+    (errors ?? []).map((e) => ({ pointer: pointer + e.instancePath, detail: e.message ?? 'is not valid JSON Schema' })),
+  );
 }
 
 /**
@@ -47,11 +66,21 @@ function metaSchemaErrors(errors: ErrorObject[] | null | undefined, pointer: str
  * 2020-12). Returns the problems, each with a JSON pointer under `pointer`; empty when it compiles.
  */
 export function jsonSchemaProblems(schema: Record<string, unknown>, pointer: string): FieldError[] {
-  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) return [{ pointer, detail: `must be at most ${MAX_SCHEMA_BYTES} bytes of JSON` }];
+  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES)
+    return [{ pointer, detail: `must be at most ${MAX_SCHEMA_BYTES} bytes of JSON` }];
   const declared = schema.$schema;
-  const dialect = declared === undefined ? DIALECTS[0]! : DIALECTS.find((d) => typeof declared === 'string' && d.match.test(declared));
+  const dialect =
+    declared === undefined
+      ? DIALECTS[0]!
+      : DIALECTS.find((d) => typeof declared === 'string' && d.match.test(declared));
   if (!dialect) {
-    return [{ pointer: `${pointer}/$schema`, detail: 'must be draft-07, 2019-09 or 2020-12 (http://json-schema.org/draft-07/schema#, https://json-schema.org/draft/2019-09/schema, https://json-schema.org/draft/2020-12/schema)' }];
+    return [
+      {
+        pointer: `${pointer}/$schema`,
+        detail:
+          'must be draft-07, 2019-09 or 2020-12 (http://json-schema.org/draft-07/schema#, https://json-schema.org/draft/2019-09/schema, https://json-schema.org/draft/2020-12/schema)',
+      },
+    ];
   }
   const ajv = ajvFor(dialect);
   if (!ajv.validateSchema(schema)) return metaSchemaErrors(ajv.errors, pointer);
@@ -98,7 +127,10 @@ export function renderTemplate(template: string, input: unknown): string {
   return template.replace(PLACEHOLDER, (_m, path: string) => {
     let node: unknown = input;
     for (const segment of path.split('.')) {
-      node = node !== null && typeof node === 'object' && Object.hasOwn(node, segment) ? (node as Record<string, unknown>)[segment] : undefined;
+      node =
+        node !== null && typeof node === 'object' && Object.hasOwn(node, segment)
+          ? (node as Record<string, unknown>)[segment]
+          : undefined;
     }
     if (node === undefined || node === null) return '';
     return typeof node === 'string' ? node : JSON.stringify(node);
@@ -118,7 +150,10 @@ export function valueProblems(schema: Record<string, unknown>, value: unknown): 
   let validate = compiled.get(text);
   if (!validate) {
     const declared = schema.$schema;
-    const dialect = declared === undefined ? DIALECTS[0]! : (DIALECTS.find((d) => typeof declared === 'string' && d.match.test(declared)) ?? DIALECTS[0]!);
+    const dialect =
+      declared === undefined
+        ? DIALECTS[0]!
+        : (DIALECTS.find((d) => typeof declared === 'string' && d.match.test(declared)) ?? DIALECTS[0]!);
     const ajv = ajvFor(dialect, 'validate');
     validate = ajv.compile(schema);
     if (compiled.size >= MAX_COMPILED) {
@@ -132,7 +167,10 @@ export function valueProblems(schema: Record<string, unknown>, value: unknown): 
   return dedupe(
     (validate.errors ?? []).map((e) => {
       const missing = e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
-      const pointer = missing === undefined ? e.instancePath : `${e.instancePath}/${missing.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      const pointer =
+        missing === undefined
+          ? e.instancePath
+          : `${e.instancePath}/${missing.replace(/~/g, '~0').replace(/\//g, '~1')}`;
       return { pointer: pointer || '/', detail: e.message ?? 'is not valid' };
     }),
   );

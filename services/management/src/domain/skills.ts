@@ -26,7 +26,11 @@ export interface Manifest {
 
 const notFound = (id: string) => new AppError('not_found', `Skill "${id}" not found`);
 
-function invalidManifest(pointer: string, detail: string, code: 'bad_request' | 'unprocessable_entity' = 'bad_request') {
+function invalidManifest(
+  pointer: string,
+  detail: string,
+  code: 'bad_request' | 'unprocessable_entity' = 'bad_request',
+) {
   return new AppError(code, `${SKILL_MANIFEST} is invalid (${pointer}: ${detail})`, { errors: [{ pointer, detail }] });
 }
 
@@ -40,11 +44,15 @@ export function readManifest(text: string, pointer: string): Manifest {
   } catch (err) {
     throw invalidManifest(pointer, `front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw invalidManifest(pointer, 'front matter must be a YAML mapping');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw invalidManifest(pointer, 'front matter must be a YAML mapping');
   const fm = data as Record<string, unknown>;
   const name = fm.name;
   if (typeof name !== 'string' || name.length < 1 || name.length > 64 || !SKILL_NAME.test(name)) {
-    throw invalidManifest(pointer, 'front matter "name" is required: 1 to 64 lowercase letters, digits and single inner hyphens');
+    throw invalidManifest(
+      pointer,
+      'front matter "name" is required: 1 to 64 lowercase letters, digits and single inner hyphens',
+    );
   }
   const description = fm.description;
   if (typeof description !== 'string' || description.trim().length < 1 || description.length > 1024) {
@@ -52,10 +60,12 @@ export function readManifest(text: string, pointer: string): Manifest {
   }
   let metadata: Record<string, string> | null = null;
   if (fm.metadata !== undefined && fm.metadata !== null) {
-    if (typeof fm.metadata !== 'object' || Array.isArray(fm.metadata)) throw invalidManifest(pointer, 'front matter "metadata" must be a mapping of string to string');
+    if (typeof fm.metadata !== 'object' || Array.isArray(fm.metadata))
+      throw invalidManifest(pointer, 'front matter "metadata" must be a mapping of string to string');
     metadata = {};
     for (const [k, v] of Object.entries(fm.metadata as Record<string, unknown>)) {
-      if (typeof v !== 'string') throw invalidManifest(pointer, `front matter "metadata.${k}" must be a string (quote it)`);
+      if (typeof v !== 'string')
+        throw invalidManifest(pointer, `front matter "metadata.${k}" must be a string (quote it)`);
       metadata[k] = v;
     }
   }
@@ -78,7 +88,13 @@ export async function addSkill(deps: SkillDeps, scope: ProjectScope, input: Skil
     description: manifest.description,
     content: manifest.content,
     metadata: manifest.metadata ? JSON.stringify(manifest.metadata) : null,
-    files: input.files.map((f) => ({ id: randomId(16), filePath: f.filePath, content: f.content, createdAt: now, updatedAt: now })),
+    files: input.files.map((f) => ({
+      id: randomId(16),
+      filePath: f.filePath,
+      content: f.content,
+      createdAt: now,
+      updatedAt: now,
+    })),
     revision: 1,
     createdAt: now,
     updatedAt: now,
@@ -112,24 +128,42 @@ async function writeSkillChange(deps: SkillDeps, scope: ProjectScope, id: string
     const files = new Map<string, StoredSkillFile>(current.files.map((f) => [f.filePath, f]));
     (input.removeFilePaths ?? []).forEach((p, i) => {
       if (!files.delete(p)) {
-        throw new AppError('unprocessable_entity', `The skill has no file "${p}"`, { errors: [{ pointer: `/removeFilePaths/${i}`, detail: `the skill has no file "${p}"` }] });
+        throw new AppError('unprocessable_entity', `The skill has no file "${p}"`, {
+          errors: [{ pointer: `/removeFilePaths/${i}`, detail: `the skill has no file "${p}"` }],
+        });
       }
     });
     for (const f of input.files ?? []) {
       const old = files.get(f.filePath);
-      files.set(f.filePath, { id: old?.id ?? randomId(16), filePath: f.filePath, content: f.content, createdAt: old?.createdAt ?? now, updatedAt: now });
+      files.set(f.filePath, {
+        id: old?.id ?? randomId(16),
+        filePath: f.filePath,
+        content: f.content,
+        createdAt: old?.createdAt ?? now,
+        updatedAt: now,
+      });
     }
     if (files.size > MAX_SKILL_FILES) {
-      throw new AppError('unprocessable_entity', `A skill holds at most ${MAX_SKILL_FILES} files`, { errors: [{ pointer: '/files', detail: `a skill holds at most ${MAX_SKILL_FILES} files` }] });
+      throw new AppError('unprocessable_entity', `A skill holds at most ${MAX_SKILL_FILES} files`, {
+        errors: [{ pointer: '/files', detail: `a skill holds at most ${MAX_SKILL_FILES} files` }],
+      });
     }
     const set: Partial<StoredSkill> = { files: [...files.values()], updatedAt: now };
     const manifest = manifestOf(input.files ?? []);
     if (manifest) {
       if (manifest.name !== current.id) {
         const i = input.files!.findIndex((f) => f.filePath === SKILL_MANIFEST);
-        throw invalidManifest(`/files/${i}/content`, `front matter "name" must stay "${current.id}" (a skill cannot be renamed)`, 'unprocessable_entity');
+        throw invalidManifest(
+          `/files/${i}/content`,
+          `front matter "name" must stay "${current.id}" (a skill cannot be renamed)`,
+          'unprocessable_entity',
+        );
       }
-      Object.assign(set, { description: manifest.description, content: manifest.content, metadata: manifest.metadata ? JSON.stringify(manifest.metadata) : null });
+      Object.assign(set, {
+        description: manifest.description,
+        content: manifest.content,
+        metadata: manifest.metadata ? JSON.stringify(manifest.metadata) : null,
+      });
     }
     const saved = await deps.skills.update(current, set);
     if (saved) return toSkillWithFiles(saved);
@@ -146,7 +180,10 @@ async function removeUnusedSkill(deps: SkillDeps, scope: ProjectScope, id: strin
   if (!current) throw notFound(id);
   const users = await deps.agents.usingSkill(scope, id);
   if (users.length) {
-    throw new AppError('conflict', `Skill "${id}" is attached to sub-agents of agent(s) ${users.map((u) => `"${u}"`).join(', ')}; detach it first`);
+    throw new AppError(
+      'conflict',
+      `Skill "${id}" is attached to sub-agents of agent(s) ${users.map((u) => `"${u}"`).join(', ')}; detach it first`,
+    );
   }
   const removed = await deps.skills.remove(current);
   if (!removed) throw notFound(id);

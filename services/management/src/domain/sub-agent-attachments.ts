@@ -13,7 +13,18 @@ import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
 import type { StoredAgent } from '../data/agent.repo';
 import { toSkill } from '../data/skill.repo';
-import { agentNotFound, agentSummary, has, skillLockKey, readBody, skillIdsOf, type AgentBody, type AgentDeps, type ComponentLink, type Relations } from './agents';
+import {
+  agentNotFound,
+  agentSummary,
+  has,
+  skillLockKey,
+  readBody,
+  skillIdsOf,
+  type AgentBody,
+  type AgentDeps,
+  type ComponentLink,
+  type Relations,
+} from './agents';
 
 type Kind = 'external-agent' | 'skill' | 'tool' | 'data-component' | 'artifact-component' | 'function-tool';
 interface Change {
@@ -24,7 +35,8 @@ interface Change {
   relationId: string;
 }
 
-const subAgentNotFound = (subAgentId: string, agentId: string) => new AppError('not_found', `Sub-agent "${subAgentId}" not found in agent "${agentId}"`);
+const subAgentNotFound = (subAgentId: string, agentId: string) =>
+  new AppError('not_found', `Sub-agent "${subAgentId}" not found in agent "${agentId}"`);
 const conflict = (detail: string) => new AppError('conflict', detail);
 
 async function load(deps: AgentDeps, scope: AgentPath): Promise<{ doc: StoredAgent; body: AgentBody }> {
@@ -46,9 +58,13 @@ async function loadForSubAgent(deps: AgentDeps, scope: AgentPath & { subAgentId:
 
 function assertAgentIdMatches(bodyAgentId: string, scope: AgentPath) {
   if (bodyAgentId !== scope.agentId) {
-    throw new AppError('bad_request', `Request body is invalid (/agentId: must equal the agent of the path, "${scope.agentId}")`, {
-      errors: [{ pointer: '/agentId', detail: `must equal the agent of the path, "${scope.agentId}"` }],
-    });
+    throw new AppError(
+      'bad_request',
+      `Request body is invalid (/agentId: must equal the agent of the path, "${scope.agentId}")`,
+      {
+        errors: [{ pointer: '/agentId', detail: `must equal the agent of the path, "${scope.agentId}"` }],
+      },
+    );
   }
 }
 
@@ -56,14 +72,20 @@ function assertAgentIdMatches(bodyAgentId: string, scope: AgentPath) {
  * Applies `change` to the latest revision's relations and inserts the next revision (retried from a fresh read when
  * another writer took that revision first). `change` validates against the state it is given and throws AppErrors.
  */
-async function mutate<T>(deps: AgentDeps, scope: AgentPath, change: (body: AgentBody, now: string) => { result: T; event: Change }): Promise<T> {
+async function mutate<T>(
+  deps: AgentDeps,
+  scope: AgentPath,
+  change: (body: AgentBody, now: string) => { result: T; event: Change },
+): Promise<T> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const { doc, body } = await load(deps, scope);
     const now = new Date();
     const { result, event } = change(body, now.toISOString());
-    const written = await deps.agents.replaceBody(doc, { body: JSON.stringify(body), skillIds: skillIdsOf(body.relations), updatedAt: now }, [
-      pendingEvent(agentUpdated, randomId(24), scope, { agent: agentSummary(doc, body.definition), change: event }),
-    ]);
+    const written = await deps.agents.replaceBody(
+      doc,
+      { body: JSON.stringify(body), skillIds: skillIdsOf(body.relations), updatedAt: now },
+      [pendingEvent(agentUpdated, randomId(24), scope, { agent: agentSummary(doc, body.definition), change: event })],
+    );
     if (written) return result;
   }
   throw conflict('The agent changed concurrently; retry');
@@ -89,16 +111,27 @@ function assertExternalAgentDefined(body: AgentBody, scope: AgentPath, externalA
   }
 }
 
-export async function listExternalAgentRelationsPage(deps: AgentDeps, scope: ExtScope, q: { page: number; limit: number }) {
+export async function listExternalAgentRelationsPage(
+  deps: AgentDeps,
+  scope: ExtScope,
+  q: { page: number; limit: number },
+) {
   const { body } = await loadForSubAgent(deps, scope);
-  return page(body.relations.externalAgents.filter((r) => r.subAgentId === scope.subAgentId), q);
+  return page(
+    body.relations.externalAgents.filter((r) => r.subAgentId === scope.subAgentId),
+    q,
+  );
 }
 
 export async function addExternalAgentRelation(deps: AgentDeps, scope: ExtScope, input: ExternalAgentRelationCreate) {
   return mutate(deps, scope, (body, now) => {
     assertSubAgent(body, scope, scope.subAgentId);
     assertExternalAgentDefined(body, scope, input.externalAgentId);
-    if (body.relations.externalAgents.some((r) => r.subAgentId === scope.subAgentId && r.externalAgentId === input.externalAgentId)) {
+    if (
+      body.relations.externalAgents.some(
+        (r) => r.subAgentId === scope.subAgentId && r.externalAgentId === input.externalAgentId,
+      )
+    ) {
       throw conflict(`External agent "${input.externalAgentId}" is already related to sub-agent "${scope.subAgentId}"`);
     }
     const rel = {
@@ -110,7 +143,16 @@ export async function addExternalAgentRelation(deps: AgentDeps, scope: ExtScope,
       updatedAt: input.updatedAt ?? now,
     };
     body.relations.externalAgents.push(rel);
-    return { result: rel, event: { kind: 'external-agent', action: 'attached', subAgentId: rel.subAgentId, targetId: rel.externalAgentId, relationId: rel.id } };
+    return {
+      result: rel,
+      event: {
+        kind: 'external-agent',
+        action: 'attached',
+        subAgentId: rel.subAgentId,
+        targetId: rel.externalAgentId,
+        relationId: rel.id,
+      },
+    };
   });
 }
 
@@ -119,13 +161,19 @@ export async function findExternalAgentRelation(deps: AgentDeps, scope: ExtScope
   return findExternal(body.relations, scope, id);
 }
 
-export async function changeExternalAgentRelation(deps: AgentDeps, scope: ExtScope, id: string, input: ExternalAgentRelationUpdate) {
+export async function changeExternalAgentRelation(
+  deps: AgentDeps,
+  scope: ExtScope,
+  id: string,
+  input: ExternalAgentRelationUpdate,
+) {
   return mutate(deps, scope, (body, now) => {
     assertSubAgent(body, scope, scope.subAgentId);
     const rel = findExternal(body.relations, scope, id);
     const next = { ...rel };
     if (input.id !== undefined && input.id !== rel.id) {
-      if (body.relations.externalAgents.some((r) => r.id === input.id)) throw conflict(`An external agent relation with id "${input.id}" already exists`);
+      if (body.relations.externalAgents.some((r) => r.id === input.id))
+        throw conflict(`An external agent relation with id "${input.id}" already exists`);
       next.id = input.id;
     }
     if (input.subAgentId !== undefined) {
@@ -139,11 +187,24 @@ export async function changeExternalAgentRelation(deps: AgentDeps, scope: ExtSco
     if (input.headers !== undefined) next.headers = input.headers;
     if (input.createdAt !== undefined) next.createdAt = input.createdAt;
     next.updatedAt = input.updatedAt ?? now;
-    if (body.relations.externalAgents.some((r) => r !== rel && r.subAgentId === next.subAgentId && r.externalAgentId === next.externalAgentId)) {
+    if (
+      body.relations.externalAgents.some(
+        (r) => r !== rel && r.subAgentId === next.subAgentId && r.externalAgentId === next.externalAgentId,
+      )
+    ) {
       throw conflict(`External agent "${next.externalAgentId}" is already related to sub-agent "${next.subAgentId}"`);
     }
     Object.assign(rel, next);
-    return { result: rel, event: { kind: 'external-agent', action: 'updated', subAgentId: rel.subAgentId, targetId: rel.externalAgentId, relationId: rel.id } };
+    return {
+      result: rel,
+      event: {
+        kind: 'external-agent',
+        action: 'updated',
+        subAgentId: rel.subAgentId,
+        targetId: rel.externalAgentId,
+        relationId: rel.id,
+      },
+    };
   });
 }
 
@@ -154,7 +215,13 @@ export async function removeExternalAgentRelation(deps: AgentDeps, scope: ExtSco
     body.relations.externalAgents = body.relations.externalAgents.filter((r) => r !== rel);
     return {
       result: { message: 'External agent relation removed', removed: true },
-      event: { kind: 'external-agent', action: 'detached', subAgentId: rel.subAgentId, targetId: rel.externalAgentId, relationId: rel.id },
+      event: {
+        kind: 'external-agent',
+        action: 'detached',
+        subAgentId: rel.subAgentId,
+        targetId: rel.externalAgentId,
+        relationId: rel.id,
+      },
     };
   });
 }
@@ -187,18 +254,38 @@ function attachExistingSkill(deps: AgentDeps, scope: AgentPath, input: SubAgentS
       updatedAt: now,
     };
     body.relations.skills.push(rel);
-    return { result: rel, event: { kind: 'skill', action: 'attached', subAgentId: rel.subAgentId, targetId: rel.skillId, relationId: rel.id } };
+    return {
+      result: rel,
+      event: {
+        kind: 'skill',
+        action: 'attached',
+        subAgentId: rel.subAgentId,
+        targetId: rel.skillId,
+        relationId: rel.id,
+      },
+    };
   });
 }
 
 export async function subAgentSkills(deps: AgentDeps, scope: ExtScope) {
   const { body } = await loadForSubAgent(deps, scope);
-  const links = body.relations.skills.filter((r) => r.subAgentId === scope.subAgentId).sort((a, b) => a.index - b.index || a.createdAt.localeCompare(b.createdAt));
-  const skills = new Map((await deps.skills.findMany(scope, links.map((l) => l.skillId))).map((s) => [s.id, toSkill(s)]));
+  const links = body.relations.skills
+    .filter((r) => r.subAgentId === scope.subAgentId)
+    .sort((a, b) => a.index - b.index || a.createdAt.localeCompare(b.createdAt));
+  const skills = new Map(
+    (
+      await deps.skills.findMany(
+        scope,
+        links.map((l) => l.skillId),
+      )
+    ).map((s) => [s.id, toSkill(s)]),
+  );
   return links.flatMap((l) => {
     const skill = skills.get(l.skillId);
     // A skill deleted while attached (a narrow race) is left out rather than shown half.
-    return skill ? [{ ...skill, alwaysLoaded: l.alwaysLoaded, index: l.index, subAgentId: l.subAgentId, subAgentSkillId: l.id }] : [];
+    return skill
+      ? [{ ...skill, alwaysLoaded: l.alwaysLoaded, index: l.index, subAgentId: l.subAgentId, subAgentSkillId: l.id }]
+      : [];
   });
 }
 
@@ -206,9 +293,19 @@ export async function detachSkill(deps: AgentDeps, scope: ExtScope & { skillId: 
   await mutate(deps, scope, (body) => {
     assertSubAgent(body, scope, scope.subAgentId);
     const rel = body.relations.skills.find((r) => r.subAgentId === scope.subAgentId && r.skillId === scope.skillId);
-    if (!rel) throw new AppError('not_found', `Skill "${scope.skillId}" is not attached to sub-agent "${scope.subAgentId}"`);
+    if (!rel)
+      throw new AppError('not_found', `Skill "${scope.skillId}" is not attached to sub-agent "${scope.subAgentId}"`);
     body.relations.skills = body.relations.skills.filter((r) => r !== rel);
-    return { result: undefined, event: { kind: 'skill', action: 'detached', subAgentId: rel.subAgentId, targetId: rel.skillId, relationId: rel.id } };
+    return {
+      result: undefined,
+      event: {
+        kind: 'skill',
+        action: 'detached',
+        subAgentId: rel.subAgentId,
+        targetId: rel.skillId,
+        relationId: rel.id,
+      },
+    };
   });
 }
 
@@ -221,12 +318,19 @@ function findToolRelation(rel: Relations, id: string) {
 }
 
 function assertToolDefined(body: AgentBody, scope: AgentPath, toolId: string) {
-  if (!has(body.definition.tools, toolId)) throw new AppError('not_found', `Tool "${toolId}" is not defined in agent "${scope.agentId}"`);
+  if (!has(body.definition.tools, toolId))
+    throw new AppError('not_found', `Tool "${toolId}" is not defined in agent "${scope.agentId}"`);
 }
 
-export async function listToolRelationsPage(deps: AgentDeps, scope: AgentPath, q: { page: number; limit: number; subAgentId?: string; toolId?: string }) {
+export async function listToolRelationsPage(
+  deps: AgentDeps,
+  scope: AgentPath,
+  q: { page: number; limit: number; subAgentId?: string; toolId?: string },
+) {
   const { body } = await load(deps, scope);
-  const rows = body.relations.tools.filter((r) => (!q.subAgentId || r.subAgentId === q.subAgentId) && (!q.toolId || r.toolId === q.toolId));
+  const rows = body.relations.tools.filter(
+    (r) => (!q.subAgentId || r.subAgentId === q.subAgentId) && (!q.toolId || r.toolId === q.toolId),
+  );
   return page(rows, q);
 }
 
@@ -234,7 +338,8 @@ export async function addToolRelation(deps: AgentDeps, scope: AgentPath, input: 
   return mutate(deps, scope, (body, now) => {
     assertSubAgent(body, scope, input.subAgentId);
     assertToolDefined(body, scope, input.toolId);
-    if (body.relations.tools.some((r) => r.id === input.id)) throw conflict(`A tool relation with id "${input.id}" already exists`);
+    if (body.relations.tools.some((r) => r.id === input.id))
+      throw conflict(`A tool relation with id "${input.id}" already exists`);
     if (body.relations.tools.some((r) => r.subAgentId === input.subAgentId && r.toolId === input.toolId)) {
       throw conflict(`Sub-agent "${input.subAgentId}" already uses tool "${input.toolId}"`);
     }
@@ -249,7 +354,10 @@ export async function addToolRelation(deps: AgentDeps, scope: AgentPath, input: 
       updatedAt: input.updatedAt ?? now,
     };
     body.relations.tools.push(rel);
-    return { result: rel, event: { kind: 'tool', action: 'attached', subAgentId: rel.subAgentId, targetId: rel.toolId, relationId: rel.id } };
+    return {
+      result: rel,
+      event: { kind: 'tool', action: 'attached', subAgentId: rel.subAgentId, targetId: rel.toolId, relationId: rel.id },
+    };
   });
 }
 
@@ -258,12 +366,18 @@ export async function getToolRelation(deps: AgentDeps, scope: AgentPath, id: str
   return findToolRelation(body.relations, id);
 }
 
-export async function changeToolRelation(deps: AgentDeps, scope: AgentPath, id: string, input: SubAgentToolRelationUpdate) {
+export async function changeToolRelation(
+  deps: AgentDeps,
+  scope: AgentPath,
+  id: string,
+  input: SubAgentToolRelationUpdate,
+) {
   return mutate(deps, scope, (body, now) => {
     const rel = findToolRelation(body.relations, id);
     const next = { ...rel };
     if (input.id !== undefined && input.id !== rel.id) {
-      if (body.relations.tools.some((r) => r.id === input.id)) throw conflict(`A tool relation with id "${input.id}" already exists`);
+      if (body.relations.tools.some((r) => r.id === input.id))
+        throw conflict(`A tool relation with id "${input.id}" already exists`);
       next.id = input.id;
     }
     if (input.subAgentId !== undefined) {
@@ -283,7 +397,10 @@ export async function changeToolRelation(deps: AgentDeps, scope: AgentPath, id: 
       throw conflict(`Sub-agent "${next.subAgentId}" already uses tool "${next.toolId}"`);
     }
     Object.assign(rel, next);
-    return { result: rel, event: { kind: 'tool', action: 'updated', subAgentId: rel.subAgentId, targetId: rel.toolId, relationId: rel.id } };
+    return {
+      result: rel,
+      event: { kind: 'tool', action: 'updated', subAgentId: rel.subAgentId, targetId: rel.toolId, relationId: rel.id },
+    };
   });
 }
 
@@ -291,7 +408,10 @@ export async function removeToolRelation(deps: AgentDeps, scope: AgentPath, id: 
   await mutate(deps, scope, (body) => {
     const rel = findToolRelation(body.relations, id);
     body.relations.tools = body.relations.tools.filter((r) => r !== rel);
-    return { result: undefined, event: { kind: 'tool', action: 'detached', subAgentId: rel.subAgentId, targetId: rel.toolId, relationId: rel.id } };
+    return {
+      result: undefined,
+      event: { kind: 'tool', action: 'detached', subAgentId: rel.subAgentId, targetId: rel.toolId, relationId: rel.id },
+    };
   });
 }
 
@@ -301,49 +421,101 @@ type ComponentKind = 'dataComponents' | 'artifactComponents';
 const componentLabel = { dataComponents: 'Data component', artifactComponents: 'Artifact component' } as const;
 const componentEvent = { dataComponents: 'data-component', artifactComponents: 'artifact-component' } as const;
 
-export async function attachComponent(deps: AgentDeps, kind: ComponentKind, scope: AgentPath, input: { agentId: string; subAgentId: string; componentId: string }) {
+export async function attachComponent(
+  deps: AgentDeps,
+  kind: ComponentKind,
+  scope: AgentPath,
+  input: { agentId: string; subAgentId: string; componentId: string },
+) {
   assertAgentIdMatches(input.agentId, scope);
   return mutate(deps, scope, (body, now) => {
     assertSubAgent(body, scope, input.subAgentId);
     const links = body.relations[kind];
     if (links.some((l) => l.subAgentId === input.subAgentId && l.componentId === input.componentId)) {
-      throw conflict(`${componentLabel[kind]} "${input.componentId}" is already attached to sub-agent "${input.subAgentId}"`);
+      throw conflict(
+        `${componentLabel[kind]} "${input.componentId}" is already attached to sub-agent "${input.subAgentId}"`,
+      );
     }
-    const link: ComponentLink = { id: randomId(16), subAgentId: input.subAgentId, componentId: input.componentId, createdAt: now };
+    const link: ComponentLink = {
+      id: randomId(16),
+      subAgentId: input.subAgentId,
+      componentId: input.componentId,
+      createdAt: now,
+    };
     links.push(link);
-    return { result: link, event: { kind: componentEvent[kind], action: 'attached', subAgentId: link.subAgentId, targetId: link.componentId, relationId: link.id } };
+    return {
+      result: link,
+      event: {
+        kind: componentEvent[kind],
+        action: 'attached',
+        subAgentId: link.subAgentId,
+        targetId: link.componentId,
+        relationId: link.id,
+      },
+    };
   });
 }
 
 /** Components have no record of their own here: the listing shows the id and the attachment's times, the rest null. */
-export async function subAgentComponents(deps: AgentDeps, kind: ComponentKind, scope: ExtScope): Promise<ComponentRecord[]> {
+export async function subAgentComponents(
+  deps: AgentDeps,
+  kind: ComponentKind,
+  scope: ExtScope,
+): Promise<ComponentRecord[]> {
   const { body } = await loadForSubAgent(deps, scope);
   return body.relations[kind]
     .filter((l) => l.subAgentId === scope.subAgentId)
-    .map((l) => ({ id: l.componentId, name: null, description: null, props: null, render: null, createdAt: l.createdAt, updatedAt: l.createdAt }));
+    .map((l) => ({
+      id: l.componentId,
+      name: null,
+      description: null,
+      props: null,
+      render: null,
+      createdAt: l.createdAt,
+      updatedAt: l.createdAt,
+    }));
 }
 
 export async function detachComponent(deps: AgentDeps, kind: ComponentKind, scope: ExtScope, componentId: string) {
   return mutate(deps, scope, (body) => {
     assertSubAgent(body, scope, scope.subAgentId);
     const link = body.relations[kind].find((l) => l.subAgentId === scope.subAgentId && l.componentId === componentId);
-    if (!link) throw new AppError('not_found', `${componentLabel[kind]} "${componentId}" is not attached to sub-agent "${scope.subAgentId}"`);
+    if (!link)
+      throw new AppError(
+        'not_found',
+        `${componentLabel[kind]} "${componentId}" is not attached to sub-agent "${scope.subAgentId}"`,
+      );
     body.relations[kind] = body.relations[kind].filter((l) => l !== link);
     return {
       result: { message: `${componentLabel[kind]} removed from sub-agent`, removed: true },
-      event: { kind: componentEvent[kind], action: 'detached', subAgentId: link.subAgentId, targetId: link.componentId, relationId: link.id },
+      event: {
+        kind: componentEvent[kind],
+        action: 'detached',
+        subAgentId: link.subAgentId,
+        targetId: link.componentId,
+        relationId: link.id,
+      },
     };
   });
 }
 
 export async function componentAttached(deps: AgentDeps, kind: ComponentKind, scope: ExtScope, componentId: string) {
   const { body } = await loadForSubAgent(deps, scope);
-  return { exists: body.relations[kind].some((l) => l.subAgentId === scope.subAgentId && l.componentId === componentId) };
+  return {
+    exists: body.relations[kind].some((l) => l.subAgentId === scope.subAgentId && l.componentId === componentId),
+  };
 }
 
-export async function subAgentsOfComponent(deps: AgentDeps, kind: ComponentKind, scope: AgentPath, componentId: string) {
+export async function subAgentsOfComponent(
+  deps: AgentDeps,
+  kind: ComponentKind,
+  scope: AgentPath,
+  componentId: string,
+) {
   const { body } = await load(deps, scope);
-  return body.relations[kind].filter((l) => l.componentId === componentId).map((l) => ({ createdAt: l.createdAt, subAgentId: l.subAgentId }));
+  return body.relations[kind]
+    .filter((l) => l.componentId === componentId)
+    .map((l) => ({ createdAt: l.createdAt, subAgentId: l.subAgentId }));
 }
 
 // ---- Function tools --------------------------------------------------------------------------------------------
@@ -351,25 +523,54 @@ export async function subAgentsOfComponent(deps: AgentDeps, kind: ComponentKind,
 export async function attachFunctionTool(
   deps: AgentDeps,
   scope: AgentPath,
-  input: { functionToolId: string; subAgentId: string; toolPolicies?: Record<string, { needsApproval?: boolean }> | null },
+  input: {
+    functionToolId: string;
+    subAgentId: string;
+    toolPolicies?: Record<string, { needsApproval?: boolean }> | null;
+  },
 ) {
   return mutate(deps, scope, (body, now) => {
     assertSubAgent(body, scope, input.subAgentId);
     if (!has(body.definition.functionTools, input.functionToolId)) {
-      throw new AppError('not_found', `Function tool "${input.functionToolId}" is not defined in agent "${scope.agentId}"`);
+      throw new AppError(
+        'not_found',
+        `Function tool "${input.functionToolId}" is not defined in agent "${scope.agentId}"`,
+      );
     }
-    if (body.relations.functionTools.some((r) => r.subAgentId === input.subAgentId && r.functionToolId === input.functionToolId)) {
+    if (
+      body.relations.functionTools.some(
+        (r) => r.subAgentId === input.subAgentId && r.functionToolId === input.functionToolId,
+      )
+    ) {
       throw conflict(`Function tool "${input.functionToolId}" is already attached to sub-agent "${input.subAgentId}"`);
     }
-    const rel = { id: randomId(16), subAgentId: input.subAgentId, functionToolId: input.functionToolId, toolPolicies: input.toolPolicies ?? null, createdAt: now, updatedAt: now };
+    const rel = {
+      id: randomId(16),
+      subAgentId: input.subAgentId,
+      functionToolId: input.functionToolId,
+      toolPolicies: input.toolPolicies ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
     body.relations.functionTools.push(rel);
-    return { result: rel, event: { kind: 'function-tool', action: 'attached', subAgentId: rel.subAgentId, targetId: rel.functionToolId, relationId: rel.id } };
+    return {
+      result: rel,
+      event: {
+        kind: 'function-tool',
+        action: 'attached',
+        subAgentId: rel.subAgentId,
+        targetId: rel.functionToolId,
+        relationId: rel.id,
+      },
+    };
   });
 }
 
 export async function subAgentsOfFunctionTool(deps: AgentDeps, scope: AgentPath, functionToolId: string) {
   const { body } = await load(deps, scope);
-  return body.relations.functionTools.filter((r) => r.functionToolId === functionToolId).map((r) => ({ createdAt: r.createdAt, subAgentId: r.subAgentId }));
+  return body.relations.functionTools
+    .filter((r) => r.functionToolId === functionToolId)
+    .map((r) => ({ createdAt: r.createdAt, subAgentId: r.subAgentId }));
 }
 
 export async function subAgentFunctionToolsPage(deps: AgentDeps, scope: ExtScope, q: { page: number; limit: number }) {
@@ -396,17 +597,33 @@ export async function subAgentFunctionToolsPage(deps: AgentDeps, scope: ExtScope
 export async function detachFunctionTool(deps: AgentDeps, scope: ExtScope, functionToolId: string) {
   return mutate(deps, scope, (body) => {
     assertSubAgent(body, scope, scope.subAgentId);
-    const rel = body.relations.functionTools.find((r) => r.subAgentId === scope.subAgentId && r.functionToolId === functionToolId);
-    if (!rel) throw new AppError('not_found', `Function tool "${functionToolId}" is not attached to sub-agent "${scope.subAgentId}"`);
+    const rel = body.relations.functionTools.find(
+      (r) => r.subAgentId === scope.subAgentId && r.functionToolId === functionToolId,
+    );
+    if (!rel)
+      throw new AppError(
+        'not_found',
+        `Function tool "${functionToolId}" is not attached to sub-agent "${scope.subAgentId}"`,
+      );
     body.relations.functionTools = body.relations.functionTools.filter((r) => r !== rel);
     return {
       result: { message: 'Function tool removed from sub-agent', removed: true },
-      event: { kind: 'function-tool', action: 'detached', subAgentId: rel.subAgentId, targetId: rel.functionToolId, relationId: rel.id },
+      event: {
+        kind: 'function-tool',
+        action: 'detached',
+        subAgentId: rel.subAgentId,
+        targetId: rel.functionToolId,
+        relationId: rel.id,
+      },
     };
   });
 }
 
 export async function functionToolAttachedTo(deps: AgentDeps, scope: ExtScope, functionToolId: string) {
   const { body } = await loadForSubAgent(deps, scope);
-  return { exists: body.relations.functionTools.some((r) => r.subAgentId === scope.subAgentId && r.functionToolId === functionToolId) };
+  return {
+    exists: body.relations.functionTools.some(
+      (r) => r.subAgentId === scope.subAgentId && r.functionToolId === functionToolId,
+    ),
+  };
 }

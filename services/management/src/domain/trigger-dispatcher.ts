@@ -68,7 +68,10 @@ export function triggerDispatcher(repo: TriggerInvocationRepo, pub: Publisher, o
 
   const sweep = async (): Promise<number> => {
     const docs = await repo.withPendingDispatches();
-    for (const doc of docs) await publishDue(doc).catch((err) => log.warn({ err, invocationId: doc.id }, 'trigger dispatch failed; the sweep will retry'));
+    for (const doc of docs)
+      await publishDue(doc).catch((err) =>
+        log.warn({ err, invocationId: doc.id }, 'trigger dispatch failed; the sweep will retry'),
+      );
     return docs.length;
   };
 
@@ -85,7 +88,9 @@ export function triggerDispatcher(repo: TriggerInvocationRepo, pub: Publisher, o
         if (stopped || wait > opts.sweepMs * 3) continue;
         const timer = setTimeout(() => {
           timers.delete(timer);
-          publishStored(doc._id).catch((err) => log.warn({ err, invocationId: doc.id }, 'trigger dispatch failed; the sweep will retry'));
+          publishStored(doc._id).catch((err) =>
+            log.warn({ err, invocationId: doc.id }, 'trigger dispatch failed; the sweep will retry'),
+          );
         }, wait);
         timer.unref();
         timers.add(timer);

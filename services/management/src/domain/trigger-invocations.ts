@@ -1,4 +1,11 @@
-import { iso, TRIGGER_BODY_LIMIT_BYTES, type AgentPath, type SignatureVerification, type TriggerInvocation, type TriggerInvocationVerdicts } from '@platform/contracts';
+import {
+  iso,
+  TRIGGER_BODY_LIMIT_BYTES,
+  type AgentPath,
+  type SignatureVerification,
+  type TriggerInvocation,
+  type TriggerInvocationVerdicts,
+} from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId, SealedValueError, type SecretBox } from '@platform/secrets';
 import { getLogger } from '@platform/logger';
@@ -6,10 +13,23 @@ import { renderTemplate, valueProblems } from './json-schema';
 import type { CredentialRepo } from '../data/credential.repo';
 import { type CredentialStoreEntryRepo, credentialEntrySealed } from '../data/credential-store-entry.repo';
 import type { StoredTrigger, TriggerRepo } from '../data/trigger.repo';
-import { type StoredDispatch, type StoredTriggerInvocation, invocationKey, type TriggerInvocationRepo, type TriggerScope } from '../data/trigger-invocation.repo';
+import {
+  type StoredDispatch,
+  type StoredTriggerInvocation,
+  invocationKey,
+  type TriggerInvocationRepo,
+  type TriggerScope,
+} from '../data/trigger-invocation.repo';
 import type { TriggerRateStore } from '../data/trigger-rate.store';
 import { dispatchesOf, type TriggerDispatcher } from './trigger-dispatcher';
-import { checkAuthentication, checkInput, checkSignature, headerOf, transformInput, type WebhookCall } from './webhook-checks';
+import {
+  checkAuthentication,
+  checkInput,
+  checkSignature,
+  headerOf,
+  transformInput,
+  type WebhookCall,
+} from './webhook-checks';
 
 const log = getLogger('management.trigger-invocations');
 
@@ -36,18 +56,31 @@ function runAsUsers(t: StoredTrigger): Array<string | null> {
   return users.length ? users : [null];
 }
 
-function plannedDispatches(id: string, users: Array<string | null>, delayMs: number, start: Date): Record<string, StoredDispatch> {
+function plannedDispatches(
+  id: string,
+  users: Array<string | null>,
+  delayMs: number,
+  start: Date,
+): Record<string, StoredDispatch> {
   return Object.fromEntries(
     users.map((userId, index) => [
       `d${index}`,
-      { index, userId, state: 'pending' as const, eventId: `${id}-${index}`, dueAt: new Date(start.getTime() + index * delayMs), dispatchedAt: null },
+      {
+        index,
+        userId,
+        state: 'pending' as const,
+        eventId: `${id}-${index}`,
+        dueAt: new Date(start.getTime() + index * delayMs),
+        dispatchedAt: null,
+      },
     ]),
   );
 }
 
 export function toTriggerInvocation(d: StoredTriggerInvocation): TriggerInvocation {
   const dispatches = dispatchesOf(d);
-  const status = d.status === 'rejected' ? 'rejected' : dispatches.every((x) => x.state === 'dispatched') ? 'dispatched' : 'pending';
+  const status =
+    d.status === 'rejected' ? 'rejected' : dispatches.every((x) => x.state === 'dispatched') ? 'dispatched' : 'pending';
   return {
     id: d.id,
     triggerId: d.triggerId,
@@ -60,16 +93,34 @@ export function toTriggerInvocation(d: StoredTriggerInvocation): TriggerInvocati
     message: d.message ?? null,
     input: parseJson(d.inputJson),
     bodyBytes: d.bodyBytes,
-    dispatches: dispatches.map((x) => ({ userId: x.userId, state: x.state, eventId: x.eventId, dueAt: iso(x.dueAt)!, dispatchedAt: iso(x.dispatchedAt) ?? null })),
+    dispatches: dispatches.map((x) => ({
+      userId: x.userId,
+      state: x.state,
+      eventId: x.eventId,
+      dueAt: iso(x.dueAt)!,
+      dispatchedAt: iso(x.dispatchedAt) ?? null,
+    })),
     receivedAt: iso(d.receivedAt)!,
     // From the requests themselves: `dispatchPending` and the stored completedAt are cleared in a later write.
-    completedAt: status === 'dispatched' && dispatches.length ? new Date(Math.max(...dispatches.map((x) => new Date(x.dispatchedAt!).getTime()))).toISOString() : null,
+    completedAt:
+      status === 'dispatched' && dispatches.length
+        ? new Date(Math.max(...dispatches.map((x) => new Date(x.dispatchedAt!).getTime()))).toISOString()
+        : null,
   };
 }
 
 /** The signing secret: the value the trigger's credential names in the memory store (`retrievalParams.key`). */
-async function signingSecret(deps: TriggerInvocationDeps, scope: AgentPath, credentialId: string | null | undefined): Promise<string> {
-  const unavailable = () => new AppError('service_unavailable', "The trigger's signing secret cannot be read; its owner must fix the credential", { headers: { 'retry-after': '60' } });
+async function signingSecret(
+  deps: TriggerInvocationDeps,
+  scope: AgentPath,
+  credentialId: string | null | undefined,
+): Promise<string> {
+  const unavailable = () =>
+    new AppError(
+      'service_unavailable',
+      "The trigger's signing secret cannot be read; its owner must fix the credential",
+      { headers: { 'retry-after': '60' } },
+    );
   if (!credentialId) throw unavailable();
   const credential = await deps.credentials.findById(scope, credentialId);
   const key = parseJson<{ key?: unknown }>(credential?.retrievalParamsJson)?.key;
@@ -101,7 +152,11 @@ async function admitCall(deps: TriggerInvocationDeps, t: StoredTrigger): Promise
   }
   if (hit.count > limit) {
     const retryAfter = Math.max(1, Math.ceil(hit.msLeft / 1000));
-    throw new AppError('too_many_requests', `This trigger accepts at most ${limit} calls a minute; retry after ${retryAfter} s`, { headers: { 'retry-after': String(retryAfter) } });
+    throw new AppError(
+      'too_many_requests',
+      `This trigger accepts at most ${limit} calls a minute; retry after ${retryAfter} s`,
+      { headers: { 'retry-after': String(retryAfter) } },
+    );
   }
 }
 
@@ -109,7 +164,10 @@ async function admitCall(deps: TriggerInvocationDeps, t: StoredTrigger): Promise
 function admitBody(t: StoredTrigger, call: WebhookCall): void {
   const limit = t.bodyLimitBytes ?? TRIGGER_BODY_LIMIT_BYTES;
   if (call.rawBody.length > limit) {
-    throw new AppError('payload_too_large', `This trigger accepts bodies of at most ${limit} bytes; this one has ${call.rawBody.length}`);
+    throw new AppError(
+      'payload_too_large',
+      `This trigger accepts bodies of at most ${limit} bytes; this one has ${call.rawBody.length}`,
+    );
   }
 }
 
@@ -123,15 +181,33 @@ interface Accepted {
  * schema in that order, each verdict recorded. A call that fails a check is stored as `rejected` (with the answer the
  * caller got) and answered with that problem. An accepted call is stored with all its requests before the 202.
  */
-export async function acceptWebhookCall(deps: TriggerInvocationDeps, scope: AgentPath & { id: string }, call: WebhookCall): Promise<Accepted> {
+export async function acceptWebhookCall(
+  deps: TriggerInvocationDeps,
+  scope: AgentPath & { id: string },
+  call: WebhookCall,
+): Promise<Accepted> {
   const trigger = await deps.triggers.findById(scope, scope.id);
   if (!trigger || !trigger.enabled) throw triggerNotFound();
   await admitCall(deps, trigger);
   admitBody(trigger, call);
-  const ts: TriggerScope = { tenantId: scope.tenantId, projectId: scope.projectId, agentId: scope.agentId, triggerId: trigger.id };
+  const ts: TriggerScope = {
+    tenantId: scope.tenantId,
+    projectId: scope.projectId,
+    agentId: scope.agentId,
+    triggerId: trigger.id,
+  };
   const verdicts: TriggerInvocationVerdicts = { authentication: 'skipped', signature: 'skipped', schema: 'skipped' };
   const receivedAt = new Date();
-  const base = { tenantId: ts.tenantId, projectId: ts.projectId, agentId: ts.agentId, triggerId: ts.triggerId, bodyBytes: call.rawBody.length, rerunOf: null, receivedAt, completedAt: null };
+  const base = {
+    tenantId: ts.tenantId,
+    projectId: ts.projectId,
+    agentId: ts.agentId,
+    triggerId: ts.triggerId,
+    bodyBytes: call.rawBody.length,
+    rerunOf: null,
+    receivedAt,
+    completedAt: null,
+  };
 
   const check = async (verdict: keyof TriggerInvocationVerdicts, run: () => void | Promise<void>) => {
     try {
@@ -157,7 +233,8 @@ export async function acceptWebhookCall(deps: TriggerInvocationDeps, scope: Agen
     }
   };
 
-  if (trigger.authentication?.headers.length) await check('authentication', () => checkAuthentication(call, trigger.authentication!.headers, deps.pepper));
+  if (trigger.authentication?.headers.length)
+    await check('authentication', () => checkAuthentication(call, trigger.authentication!.headers, deps.pepper));
   const spec = parseJson<SignatureVerification>(trigger.signatureVerificationJson);
   if (spec) {
     const secret = await signingSecret(deps, scope, trigger.signingSecretCredentialReferenceId);
@@ -171,7 +248,9 @@ export async function acceptWebhookCall(deps: TriggerInvocationDeps, scope: Agen
     input = transformInput(body, parseJson(trigger.outputTransformJson));
   });
   if (!schema) verdicts.schema = 'skipped';
-  const message = trigger.messageTemplate ? renderTemplate(trigger.messageTemplate, input) : JSON.stringify(input ?? null);
+  const message = trigger.messageTemplate
+    ? renderTemplate(trigger.messageTemplate, input)
+    : JSON.stringify(input ?? null);
 
   const deliveryId = deliveryIdOf(trigger, call);
   const id = randomId(16);
@@ -211,19 +290,30 @@ async function existingTrigger(deps: TriggerInvocationDeps, scope: AgentPath, id
   return trigger;
 }
 
-export async function listInvocationsPage(deps: TriggerInvocationDeps, scope: AgentPath & { id: string }, page: number, limit: number) {
+export async function listInvocationsPage(
+  deps: TriggerInvocationDeps,
+  scope: AgentPath & { id: string },
+  page: number,
+  limit: number,
+) {
   await existingTrigger(deps, scope, scope.id);
   const { rows, total } = await deps.invocations.list({ ...scope, triggerId: scope.id }, page, limit);
   return { rows: rows.map(toTriggerInvocation), total };
 }
 
-async function storedInvocation(deps: TriggerInvocationDeps, scope: AgentPath & { id: string; invocationId: string }): Promise<StoredTriggerInvocation> {
+async function storedInvocation(
+  deps: TriggerInvocationDeps,
+  scope: AgentPath & { id: string; invocationId: string },
+): Promise<StoredTriggerInvocation> {
   const found = await deps.invocations.findById({ ...scope, triggerId: scope.id }, scope.invocationId);
   if (!found) throw new AppError('not_found', 'Trigger invocation not found');
   return found;
 }
 
-export async function findInvocation(deps: TriggerInvocationDeps, scope: AgentPath & { id: string; invocationId: string }): Promise<TriggerInvocation> {
+export async function findInvocation(
+  deps: TriggerInvocationDeps,
+  scope: AgentPath & { id: string; invocationId: string },
+): Promise<TriggerInvocation> {
   await existingTrigger(deps, scope, scope.id);
   return toTriggerInvocation(await storedInvocation(deps, scope));
 }
@@ -232,10 +322,14 @@ export async function findInvocation(deps: TriggerInvocationDeps, scope: AgentPa
  * A new invocation with the input and message of an accepted one (the checks are not run again: the original
  * passed them), dispatched to the trigger's current run-as users with its current dispatchDelayMs.
  */
-export async function rerunInvocation(deps: TriggerInvocationDeps, scope: AgentPath & { id: string; invocationId: string }): Promise<TriggerInvocation> {
+export async function rerunInvocation(
+  deps: TriggerInvocationDeps,
+  scope: AgentPath & { id: string; invocationId: string },
+): Promise<TriggerInvocation> {
   const trigger = await existingTrigger(deps, scope, scope.id);
   const original = await storedInvocation(deps, scope);
-  if (original.status === 'rejected') throw new AppError('conflict', 'A rejected invocation cannot be rerun: nothing was accepted');
+  if (original.status === 'rejected')
+    throw new AppError('conflict', 'A rejected invocation cannot be rerun: nothing was accepted');
   if (!trigger.enabled) throw new AppError('conflict', 'The trigger is disabled; enable it to rerun its invocations');
   const ts: TriggerScope = { ...scope, triggerId: trigger.id };
   const id = randomId(16);

@@ -33,11 +33,15 @@ export interface TriggerContext {
 }
 
 const notFound = () => new AppError('not_found', 'Trigger not found');
-const agentNotFound = (agentId: string) => new AppError('not_found', `Agent "${agentId}" not found: create the agent before its triggers`);
+const agentNotFound = (agentId: string) =>
+  new AppError('not_found', `Agent "${agentId}" not found: create the agent before its triggers`);
 
 const parseJson = <T>(text: string | null | undefined): T | null => (text ? (JSON.parse(text) as T) : null);
 
-export function webhookUrl(baseUrl: string | undefined, d: Pick<StoredTrigger, 'tenantId' | 'projectId' | 'agentId' | 'id'>): string {
+export function webhookUrl(
+  baseUrl: string | undefined,
+  d: Pick<StoredTrigger, 'tenantId' | 'projectId' | 'agentId' | 'id'>,
+): string {
   const base = (baseUrl ?? '').replace(/\/+$/, '');
   const seg = encodeURIComponent;
   return `${base}/run/tenants/${seg(d.tenantId)}/projects/${seg(d.projectId)}/agents/${seg(d.agentId)}/triggers/${seg(d.id)}`;
@@ -76,11 +80,18 @@ async function assertConsistent(deps: TriggerDeps, scope: AgentPath, state: Trig
   if (state.inputSchema) errors.push(...jsonSchemaProblems(state.inputSchema, '/inputSchema'));
   errors.push(...transformProblems(state.outputTransform));
   if (state.signatureVerification && !state.signingSecretCredentialReferenceId) {
-    errors.push({ pointer: '/signingSecretCredentialReferenceId', detail: 'signatureVerification needs a signing secret: name the credential that holds it' });
+    errors.push({
+      pointer: '/signingSecretCredentialReferenceId',
+      detail: 'signatureVerification needs a signing secret: name the credential that holds it',
+    });
   }
   if (state.signingSecretCredentialReferenceId && state.signingSecretChanged) {
     const found = await deps.credentials.findById(scope, state.signingSecretCredentialReferenceId);
-    if (!found) errors.push({ pointer: '/signingSecretCredentialReferenceId', detail: `no credential "${state.signingSecretCredentialReferenceId}" in this project` });
+    if (!found)
+      errors.push({
+        pointer: '/signingSecretCredentialReferenceId',
+        detail: `no credential "${state.signingSecretCredentialReferenceId}" in this project`,
+      });
   }
   if (errors.length) throw unprocessable(errors);
 }
@@ -91,7 +102,9 @@ async function assertConsistent(deps: TriggerDeps, scope: AgentPath, state: Trig
  */
 function unmarkedTimestamp(spec: SignatureVerification | null): string | undefined {
   if (!spec || spec.signedComponents.some((c) => c.timestamp)) return undefined;
-  const found = spec.signedComponents.find((c) => c.source !== 'literal' && (/timestamp/i.test(c.key ?? '') || /(^|[^A-Za-z])t=/.test(c.regex ?? '')));
+  const found = spec.signedComponents.find(
+    (c) => c.source !== 'literal' && (/timestamp/i.test(c.key ?? '') || /(^|[^A-Za-z])t=/.test(c.regex ?? '')),
+  );
   return found ? `${found.source} ${found.key ?? ''}`.trim() : undefined;
 }
 
@@ -101,7 +114,9 @@ function warningsOf(state: TriggerState): string | undefined {
   if (state.messageTemplate && state.inputSchema) {
     const unknown = undeclaredPlaceholders(state.messageTemplate, state.inputSchema);
     if (unknown.length) {
-      warnings.push(`messageTemplate uses placeholders that inputSchema.properties does not declare: ${unknown.map((n) => `{{${n}}}`).join(', ')}`);
+      warnings.push(
+        `messageTemplate uses placeholders that inputSchema.properties does not declare: ${unknown.map((n) => `{{${n}}}`).join(', ')}`,
+      );
     }
   }
   const algorithm = state.signatureVerification?.algorithm;
@@ -110,10 +125,14 @@ function warningsOf(state: TriggerState): string | undefined {
   }
   const unmarked = unmarkedTimestamp(state.signatureVerification);
   if (unmarked) {
-    warnings.push(`signatureVerification signs what looks like a timestamp (${unmarked}) but no signed component is marked \`timestamp: true\`: an old signed call can be replayed`);
+    warnings.push(
+      `signatureVerification signs what looks like a timestamp (${unmarked}) but no signed component is marked \`timestamp: true\`: an old signed call can be replayed`,
+    );
   }
   if (state.userCount > 0 && !state.hasAuthentication && !state.signatureVerification) {
-    warnings.push('the trigger runs as users but has neither authentication nor signatureVerification: anyone who knows its webhookUrl can run it');
+    warnings.push(
+      'the trigger runs as users but has neither authentication nor signatureVerification: anyone who knows its webhookUrl can run it',
+    );
   }
   return warnings.length ? warnings.join('; ') : undefined;
 }
@@ -142,9 +161,17 @@ function stateOf(d: Omit<StoredTrigger, '_id'>, signingSecretChanged: boolean): 
   };
 }
 
-const hashHeader = (pepper: string, h: { name: string; value: string }): StoredAuthHeader => ({ name: h.name, valueHash: keyedHash(pepper, h.value) });
+const hashHeader = (pepper: string, h: { name: string; value: string }): StoredAuthHeader => ({
+  name: h.name,
+  valueHash: keyedHash(pepper, h.value),
+});
 
-export async function addTrigger(deps: TriggerDeps, scope: AgentPath, input: TriggerCreate, ctx: TriggerContext): Promise<{ trigger: Trigger; warning?: string }> {
+export async function addTrigger(
+  deps: TriggerDeps,
+  scope: AgentPath,
+  input: TriggerCreate,
+  ctx: TriggerContext,
+): Promise<{ trigger: Trigger; warning?: string }> {
   const now = new Date();
   const headers = input.authentication?.headers ?? [];
   const doc: Omit<StoredTrigger, '_id'> = {
@@ -186,26 +213,44 @@ export async function addTrigger(deps: TriggerDeps, scope: AgentPath, input: Tri
   return { trigger: toTrigger(saved, ctx.baseUrl), warning: warningsOf(state) };
 }
 
-export async function findTrigger(deps: TriggerDeps, scope: AgentPath, id: string, ctx: TriggerContext): Promise<Trigger> {
+export async function findTrigger(
+  deps: TriggerDeps,
+  scope: AgentPath,
+  id: string,
+  ctx: TriggerContext,
+): Promise<Trigger> {
   const doc = await deps.triggers.findById(scope, id);
   if (!doc) throw notFound();
   return toTrigger(doc, ctx.baseUrl);
 }
 
-export async function listTriggersPage(deps: TriggerDeps, scope: AgentPath, page: number, limit: number, ctx: TriggerContext) {
+export async function listTriggersPage(
+  deps: TriggerDeps,
+  scope: AgentPath,
+  page: number,
+  limit: number,
+  ctx: TriggerContext,
+) {
   const { rows, total } = await deps.triggers.list(scope, page, limit);
   return { rows: rows.map((d) => toTrigger(d, ctx.baseUrl)), total };
 }
 
 /** New stored authentication from an update: fresh values are hashed, `keepExisting` keeps the stored hash. */
-function nextAuthentication(pepper: string, current: StoredTrigger, input: NonNullable<TriggerUpdate['authentication']>): StoredTrigger['authentication'] {
+function nextAuthentication(
+  pepper: string,
+  current: StoredTrigger,
+  input: NonNullable<TriggerUpdate['authentication']>,
+): StoredTrigger['authentication'] {
   const errors: FieldError[] = [];
   const stored = new Map((current.authentication?.headers ?? []).map((h) => [h.name.toLowerCase(), h]));
   const headers = input.headers.flatMap((h, i): StoredAuthHeader[] => {
     if (h.value !== undefined) return [hashHeader(pepper, { name: h.name, value: h.value })];
     const kept = stored.get(h.name.toLowerCase());
     if (!kept) {
-      errors.push({ pointer: `/authentication/headers/${i}/keepExisting`, detail: `there is no stored header "${h.name}" to keep; send its value` });
+      errors.push({
+        pointer: `/authentication/headers/${i}/keepExisting`,
+        detail: `there is no stored header "${h.name}" to keep; send its value`,
+      });
       return [];
     }
     return [{ name: h.name, valueHash: kept.valueHash }];
@@ -214,8 +259,15 @@ function nextAuthentication(pepper: string, current: StoredTrigger, input: NonNu
   return headers.length ? { headers } : null;
 }
 
-export async function changeTrigger(deps: TriggerDeps, scope: AgentPath, id: string, input: TriggerUpdate, ctx: TriggerContext): Promise<{ trigger: Trigger; warning?: string }> {
-  if (input.id !== undefined && input.id !== id) throw unprocessable([{ pointer: '/id', detail: 'ids cannot be changed; create a new trigger instead' }]);
+export async function changeTrigger(
+  deps: TriggerDeps,
+  scope: AgentPath,
+  id: string,
+  input: TriggerUpdate,
+  ctx: TriggerContext,
+): Promise<{ trigger: Trigger; warning?: string }> {
+  if (input.id !== undefined && input.id !== id)
+    throw unprocessable([{ pointer: '/id', detail: 'ids cannot be changed; create a new trigger instead' }]);
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.triggers.findById(scope, id);
     if (!current) throw notFound();
@@ -225,15 +277,20 @@ export async function changeTrigger(deps: TriggerDeps, scope: AgentPath, id: str
     if (input.enabled !== undefined) set.enabled = input.enabled;
     if (input.dispatchDelayMs !== undefined) set.dispatchDelayMs = input.dispatchDelayMs;
     if (input.messageTemplate !== undefined) set.messageTemplate = input.messageTemplate;
-    if (input.inputSchema !== undefined) set.inputSchemaJson = input.inputSchema ? JSON.stringify(input.inputSchema) : null;
-    if (input.outputTransform !== undefined) set.outputTransformJson = input.outputTransform ? JSON.stringify(input.outputTransform) : null;
+    if (input.inputSchema !== undefined)
+      set.inputSchemaJson = input.inputSchema ? JSON.stringify(input.inputSchema) : null;
+    if (input.outputTransform !== undefined)
+      set.outputTransformJson = input.outputTransform ? JSON.stringify(input.outputTransform) : null;
     if (input.runAsUserId !== undefined) set.runAsUserId = input.runAsUserId;
     if (input.runAsUserIds !== undefined) set.runAsUserIds = [...new Set(input.runAsUserIds)];
     if (input.createdBy !== undefined) set.createdBy = input.createdBy;
     if (input.createdAt !== undefined) set.createdAt = new Date(input.createdAt);
-    if (input.authentication !== undefined) set.authentication = input.authentication ? nextAuthentication(deps.pepper, current, input.authentication) : null;
-    if (input.signingSecretCredentialReferenceId !== undefined) set.signingSecretCredentialReferenceId = input.signingSecretCredentialReferenceId;
-    if (input.signatureVerification !== undefined) set.signatureVerificationJson = input.signatureVerification ? JSON.stringify(input.signatureVerification) : null;
+    if (input.authentication !== undefined)
+      set.authentication = input.authentication ? nextAuthentication(deps.pepper, current, input.authentication) : null;
+    if (input.signingSecretCredentialReferenceId !== undefined)
+      set.signingSecretCredentialReferenceId = input.signingSecretCredentialReferenceId;
+    if (input.signatureVerification !== undefined)
+      set.signatureVerificationJson = input.signatureVerification ? JSON.stringify(input.signatureVerification) : null;
     if (input.deliveryIdHeader !== undefined) set.deliveryIdHeader = input.deliveryIdHeader;
     if (input.rateLimitPerMinute !== undefined) set.rateLimitPerMinute = input.rateLimitPerMinute;
     if (input.bodyLimitBytes !== undefined) set.bodyLimitBytes = input.bodyLimitBytes;

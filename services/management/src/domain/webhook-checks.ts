@@ -106,7 +106,8 @@ function signedBytes(call: WebhookCall, spec: SignatureVerification): { bytes: B
       part = extracted === undefined ? undefined : text(extracted);
     }
     if (part === undefined) {
-      if (c.required) throw signatureMissing(`signed component ${i} (${c.source}${c.key ? ` ${c.key}` : ''}) is missing`);
+      if (c.required)
+        throw signatureMissing(`signed component ${i} (${c.source}${c.key ? ` ${c.key}` : ''}) is missing`);
       return;
     }
     if (c.timestamp) timestamp = part.toString('utf8');
@@ -124,11 +125,14 @@ function signedBytes(call: WebhookCall, spec: SignatureVerification): { bytes: B
 function checkTimestamp(spec: SignatureVerification, timestamp: string | undefined, now: number): void {
   if (!spec.signedComponents.some((c) => c.timestamp)) return;
   if (timestamp === undefined) throw signatureMissing('the signed timestamp is missing');
-  if (!/^\d{1,12}$/.test(timestamp.trim())) throw signatureMissing('the signed timestamp is not a Unix time in seconds');
+  if (!/^\d{1,12}$/.test(timestamp.trim()))
+    throw signatureMissing('the signed timestamp is not a Unix time in seconds');
   const tolerance = spec.validation.timestampToleranceSeconds ?? DEFAULT_TIMESTAMP_TOLERANCE_SECONDS;
   const age = Math.round(now / 1000) - Number(timestamp.trim());
   if (Math.abs(age) > tolerance) {
-    throw signatureMissing(`the signed timestamp is ${Math.abs(age)} s ${age >= 0 ? 'old' : 'in the future'}; at most ${tolerance} s are accepted`);
+    throw signatureMissing(
+      `the signed timestamp is ${Math.abs(age)} s ${age >= 0 ? 'old' : 'in the future'}; at most ${tolerance} s are accepted`,
+    );
   }
 }
 
@@ -156,7 +160,10 @@ export function checkInput(problems: FieldError[]): void {
  * `outputTransform`: `jmespath` (if any) picks from the input, then `objectTransformation` (if any) builds an object
  * whose every key is a JMESPath into that result (null where nothing is found). A failing expression is 422.
  */
-export function transformInput(input: unknown, transform: { jmespath?: string; objectTransformation?: Record<string, string> } | null): unknown {
+export function transformInput(
+  input: unknown,
+  transform: { jmespath?: string; objectTransformation?: Record<string, string> } | null,
+): unknown {
   if (!transform) return input;
   const search = (value: unknown, expression: string, pointer: string): unknown => {
     try {
@@ -168,13 +175,20 @@ export function transformInput(input: unknown, transform: { jmespath?: string; o
   let out = transform.jmespath ? search(input, transform.jmespath, '/outputTransform/jmespath') : input;
   if (transform.objectTransformation) {
     const from = out;
-    out = Object.fromEntries(Object.entries(transform.objectTransformation).map(([k, expr]) => [k, search(from, expr, `/outputTransform/objectTransformation/${k}`)]));
+    out = Object.fromEntries(
+      Object.entries(transform.objectTransformation).map(([k, expr]) => [
+        k,
+        search(from, expr, `/outputTransform/objectTransformation/${k}`),
+      ]),
+    );
   }
   return out;
 }
 
 /** JMESPath expressions that do not compile, as problems of the trigger definition. */
-export function transformProblems(transform: { jmespath?: string; objectTransformation?: Record<string, string> } | null | undefined): FieldError[] {
+export function transformProblems(
+  transform: { jmespath?: string; objectTransformation?: Record<string, string> } | null | undefined,
+): FieldError[] {
   if (!transform) return [];
   const errors: FieldError[] = [];
   const check = (expression: string, pointer: string) => {
@@ -185,6 +199,7 @@ export function transformProblems(transform: { jmespath?: string; objectTransfor
     }
   };
   if (transform.jmespath) check(transform.jmespath, '/outputTransform/jmespath');
-  for (const [k, expr] of Object.entries(transform.objectTransformation ?? {})) check(expr, `/outputTransform/objectTransformation/${k}`);
+  for (const [k, expr] of Object.entries(transform.objectTransformation ?? {}))
+    check(expr, `/outputTransform/objectTransformation/${k}`);
   return errors;
 }

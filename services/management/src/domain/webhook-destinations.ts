@@ -13,7 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { checkUrl } from '@platform/address-safety';
 import { AppError } from '@platform/problems';
 import { randomId, type SecretBox } from '@platform/secrets';
-import { type WebhookDestinationRepo, toDispatchDestination, toWebhookDestination, type StoredWebhookDestination } from '../data/webhook-destination.repo';
+import {
+  type WebhookDestinationRepo,
+  toDispatchDestination,
+  toWebhookDestination,
+  type StoredWebhookDestination,
+} from '../data/webhook-destination.repo';
 
 export interface WebhookDestinationDeps {
   destinations: WebhookDestinationRepo;
@@ -41,12 +46,19 @@ function newSigningSecret(): string {
 export function assertDeliverableUrl(url: string, allowLoopback: boolean): void {
   const v = checkUrl(url, { allowLoopback });
   const reject = (detail: string) =>
-    new AppError('unprocessable_entity', `The webhook URL is not deliverable: ${detail}`, { errors: [{ pointer: '/url', detail }] });
+    new AppError('unprocessable_entity', `The webhook URL is not deliverable: ${detail}`, {
+      errors: [{ pointer: '/url', detail }],
+    });
   if (v.kind === 'invalid') throw reject(v.reason);
-  if (v.kind === 'literal' && !v.verdict.allowed) throw reject(`${v.verdict.reason}; webhooks go only to public addresses`);
+  if (v.kind === 'literal' && !v.verdict.allowed)
+    throw reject(`${v.verdict.reason}; webhooks go only to public addresses`);
 }
 
-export async function addWebhookDestination(deps: WebhookDestinationDeps, scope: ProjectScope, input: WebhookDestinationCreate) {
+export async function addWebhookDestination(
+  deps: WebhookDestinationDeps,
+  scope: ProjectScope,
+  input: WebhookDestinationCreate,
+) {
   if (input.url) assertDeliverableUrl(input.url, deps.allowLoopback);
   const now = new Date();
   const id = input.id ?? randomId(16);
@@ -85,30 +97,59 @@ export async function findWebhookDestination(deps: WebhookDestinationDeps, scope
   return toWebhookDestination(doc);
 }
 
-export async function changeWebhookDestination(deps: WebhookDestinationDeps, scope: ProjectScope, id: string, input: WebhookDestinationUpdate) {
+export async function changeWebhookDestination(
+  deps: WebhookDestinationDeps,
+  scope: ProjectScope,
+  id: string,
+  input: WebhookDestinationUpdate,
+) {
   if (typeof input.url === 'string') assertDeliverableUrl(input.url, deps.allowLoopback);
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.destinations.findById(scope, id);
     if (!current) throw notFound();
     const set: Partial<StoredWebhookDestination> = { updatedAt: new Date() };
-    for (const key of ['name', 'description', 'enabled', 'eventTypes', 'agentIds', 'evaluatorIds', 'headers'] as const) {
+    for (const key of [
+      'name',
+      'description',
+      'enabled',
+      'eventTypes',
+      'agentIds',
+      'evaluatorIds',
+      'headers',
+    ] as const) {
       if (input[key] !== undefined) (set as Record<string, unknown>)[key] = input[key];
     }
     // A user switching it on or off clears the reason delivery gave for turning it off.
     if (input.enabled !== undefined) set.disabledReason = null;
     // Exactly one target must remain: setting one clears the other.
     if (typeof input.url === 'string') Object.assign(set, { url: input.url, chatappChannelId: null });
-    if (typeof input.chatappChannelId === 'string') Object.assign(set, { chatappChannelId: input.chatappChannelId, url: null });
+    if (typeof input.chatappChannelId === 'string')
+      Object.assign(set, { chatappChannelId: input.chatappChannelId, url: null });
     const nextUrl = set.url !== undefined ? set.url : input.url === null ? null : current.url;
-    const nextChannel = set.chatappChannelId !== undefined ? set.chatappChannelId : input.chatappChannelId === null ? null : current.chatappChannelId;
+    const nextChannel =
+      set.chatappChannelId !== undefined
+        ? set.chatappChannelId
+        : input.chatappChannelId === null
+          ? null
+          : current.chatappChannelId;
     if (!nextUrl && !nextChannel) {
-      throw new AppError('unprocessable_entity', 'A webhook destination needs exactly one of url and chatappChannelId', {
-        errors: [{ pointer: '/url', detail: 'give exactly one of url and chatappChannelId' }],
-      });
+      throw new AppError(
+        'unprocessable_entity',
+        'A webhook destination needs exactly one of url and chatappChannelId',
+        {
+          errors: [{ pointer: '/url', detail: 'give exactly one of url and chatappChannelId' }],
+        },
+      );
     }
     set.url = nextUrl;
     set.chatappChannelId = nextChannel;
-    const updated = await deps.destinations.update(scope, id, set, (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })], current);
+    const updated = await deps.destinations.update(
+      scope,
+      id,
+      set,
+      (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })],
+      current,
+    );
     if (!updated) continue;
     deps.announceChanged(scope);
     return toWebhookDestination(updated);
@@ -117,7 +158,12 @@ export async function changeWebhookDestination(deps: WebhookDestinationDeps, sco
 }
 
 /** A new signing secret, shown once; the previous one keeps signing (next to it) for the grace period. */
-export async function rotateWebhookDestinationSecret(deps: WebhookDestinationDeps, scope: ProjectScope, id: string, graceSeconds = deps.secretGraceSeconds) {
+export async function rotateWebhookDestinationSecret(
+  deps: WebhookDestinationDeps,
+  scope: ProjectScope,
+  id: string,
+  graceSeconds = deps.secretGraceSeconds,
+) {
   const secret = newSigningSecret();
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.destinations.findById(scope, id);
@@ -132,7 +178,13 @@ export async function rotateWebhookDestinationSecret(deps: WebhookDestinationDep
       previousSecretExpiresAt,
       updatedAt: now,
     };
-    const updated = await deps.destinations.update(scope, id, set, (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })], current);
+    const updated = await deps.destinations.update(
+      scope,
+      id,
+      set,
+      (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })],
+      current,
+    );
     if (!updated) continue;
     deps.announceChanged(scope);
     return { id, secret, previousSecretExpiresAt: previousSecretExpiresAt?.toISOString() ?? null };
@@ -144,13 +196,24 @@ export async function rotateWebhookDestinationSecret(deps: WebhookDestinationDep
  * Delivery turned the destination off (410 Gone, or failing for days). Idempotent: a destination already off
  * keeps its state, a deleted one is answered `false`.
  */
-export async function disableWebhookDestinationForDelivery(deps: WebhookDestinationDeps, scope: ProjectScope, id: string, reason: string): Promise<boolean> {
+export async function disableWebhookDestinationForDelivery(
+  deps: WebhookDestinationDeps,
+  scope: ProjectScope,
+  id: string,
+  reason: string,
+): Promise<boolean> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const current = await deps.destinations.findById(scope, id);
     if (!current) return false;
     if (!current.enabled) return true;
     const set: Partial<StoredWebhookDestination> = { enabled: false, disabledReason: reason, updatedAt: new Date() };
-    const updated = await deps.destinations.update(scope, id, set, (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })], current);
+    const updated = await deps.destinations.update(
+      scope,
+      id,
+      set,
+      (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })],
+      current,
+    );
     if (!updated) continue;
     deps.announceChanged(scope);
     return true;
@@ -159,17 +222,26 @@ export async function disableWebhookDestinationForDelivery(deps: WebhookDestinat
 }
 
 export async function removeWebhookDestination(deps: WebhookDestinationDeps, scope: ProjectScope, id: string) {
-  const removed = await deps.destinations.remove(scope, id, () => [pendingEvent(webhookDestinationDeleted, randomId(24), scope, { id })]);
+  const removed = await deps.destinations.remove(scope, id, () => [
+    pendingEvent(webhookDestinationDeleted, randomId(24), scope, { id }),
+  ]);
   if (!removed) throw notFound();
   deps.announceChanged(scope);
 }
 
-export async function listWebhookDestinationsPage(deps: WebhookDestinationDeps, scope: ProjectScope, q: { page: number; limit: number; agentId?: string }) {
+export async function listWebhookDestinationsPage(
+  deps: WebhookDestinationDeps,
+  scope: ProjectScope,
+  q: { page: number; limit: number; agentId?: string },
+) {
   const { rows, total } = await deps.destinations.list(scope, { agentId: q.agentId }, q.page, q.limit);
   return { rows: rows.map(toWebhookDestination), total };
 }
 
 /** Every destination of a project, with its sealed secrets, for the webhook dispatcher. */
-export async function listDestinationsForDispatch(deps: WebhookDestinationDeps, scope: ProjectScope): Promise<DispatchDestination[]> {
+export async function listDestinationsForDispatch(
+  deps: WebhookDestinationDeps,
+  scope: ProjectScope,
+): Promise<DispatchDestination[]> {
   return (await deps.destinations.allOfProject(scope)).map(toDispatchDestination);
 }

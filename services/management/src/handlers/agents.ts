@@ -45,7 +45,9 @@ export function registerAgentHandlers(bus: ServiceBus, deps: AgentDeps & AgentCa
     return reply(200, { data: agent }, { etag });
   });
   bus.handle(replaceAgent, async ({ params, body }, ctx) => {
-    const { agent, etag } = await replaceFullAgent(deps, projectOf(params), params.agentId, body, { ifMatch: ctx.meta.headers?.['if-match'] });
+    const { agent, etag } = await replaceFullAgent(deps, projectOf(params), params.agentId, body, {
+      ifMatch: ctx.meta.headers?.['if-match'],
+    });
     return reply(200, { data: agent }, { etag });
   });
   bus.handle(deleteAgent, async ({ params }, ctx) => {
@@ -78,6 +80,8 @@ export function registerAgentHandlers(bus: ServiceBus, deps: AgentDeps & AgentCa
   /** Internal (evals copying a project onto an improvement branch): the full definitions, a page at a time. */
   bus.serveInternal(listAgentDefinitions, async (req) => {
     const scope = ProjectPath.safeParse(req);
-    return scope.success ? agentDefinitionsPage(deps, { tenantId: req.tenantId, projectId: req.projectId }, req.after, req.limit) : { agents: [], next: null };
+    return scope.success
+      ? agentDefinitionsPage(deps, { tenantId: req.tenantId, projectId: req.projectId }, req.after, req.limit)
+      : { agents: [], next: null };
   });
 }

@@ -14,12 +14,27 @@ import {
 } from '@platform/contracts';
 import { reply, type ServiceBus, subscribeNotice } from '@platform/bus';
 import { getLogger } from '@platform/logger';
-import { addApp, addAppKeyTo, callerRole, changeApp, findApp, findAppForAuth, listAppKeysOf, removeApp, removeAppKey, type AppDeps } from '../domain/apps';
+import {
+  addApp,
+  addAppKeyTo,
+  callerRole,
+  changeApp,
+  findApp,
+  findAppForAuth,
+  listAppKeysOf,
+  removeApp,
+  removeAppKey,
+  type AppDeps,
+} from '../domain/apps';
 
 const log = getLogger('management.apps');
 
 export function registerAppHandlers(bus: ServiceBus, deps: AppDeps) {
-  const list = async (scope: { tenantId: string; projectId?: string }, query: { page: number; limit: number; type?: string }, principal: Parameters<typeof callerRole>[0]) => {
+  const list = async (
+    scope: { tenantId: string; projectId?: string },
+    query: { page: number; limit: number; type?: string },
+    principal: Parameters<typeof callerRole>[0],
+  ) => {
     const [{ rows, total }, tenantHasAnyApps] = await Promise.all([
       deps.apps.list(scope, { type: query.type }, query.page, query.limit),
       deps.apps.tenantHasAny(scope.tenantId),
@@ -31,7 +46,9 @@ export function registerAppHandlers(bus: ServiceBus, deps: AppDeps) {
       tenantHasAnyApps,
     };
   };
-  bus.handle(listTenantApps, async ({ params, query }, ctx) => list({ tenantId: params.tenantId }, query, ctx.principal));
+  bus.handle(listTenantApps, async ({ params, query }, ctx) =>
+    list({ tenantId: params.tenantId }, query, ctx.principal),
+  );
   bus.handle(listApps, async ({ params, query }, ctx) => list(params, query, ctx.principal));
   bus.handle(createApp, async ({ params, body }) => ({ data: { app: await addApp(deps, params, body) } }));
   bus.handle(getApp, async ({ params }) => ({ data: await findApp(deps, params, params.appId) }));

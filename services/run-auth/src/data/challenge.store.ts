@@ -6,7 +6,12 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
  * so each solution verifies once (the DEL that returns 1 wins, on every replica).
  */
 export function challengeStore(redis: Redis, limit: { points: number; windowSeconds: number }) {
-  const limiter = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'rl-challenge', points: limit.points, duration: limit.windowSeconds });
+  const limiter = new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: 'rl-challenge',
+    points: limit.points,
+    duration: limit.windowSeconds,
+  });
   return {
     async remember(challenge: string, ttlSeconds: number): Promise<void> {
       await redis.set(`challenge:${challenge}`, '1', 'EX', ttlSeconds);

@@ -23,9 +23,12 @@ export async function startAnonymousSession(
 ) {
   const app = await deps.apps.get(appId);
   if (!app || !app.enabled) throw new AppError('not_found', 'App not found or disabled');
-  if (app.type !== 'web_client') throw new AppError('bad_request', 'Anonymous sessions are only available for web_client apps');
-  if (!app.config.webClient?.allowAnonymous) throw new AppError('unauthorized', 'This app does not allow anonymous access');
-  if (!originAllowed(req.origin, app.config.webClient.allowedDomains)) throw new AppError('forbidden', 'Origin not allowed');
+  if (app.type !== 'web_client')
+    throw new AppError('bad_request', 'Anonymous sessions are only available for web_client apps');
+  if (!app.config.webClient?.allowAnonymous)
+    throw new AppError('unauthorized', 'This app does not allow anonymous access');
+  if (!originAllowed(req.origin, app.config.webClient.allowedDomains))
+    throw new AppError('forbidden', 'Origin not allowed');
   if (deps.requireChallenge) await requireSolvedChallenge(deps.challenge, appId, req.solution);
   const previous = req.bearer ? await deps.anonymous.verify(req.bearer, appId) : null;
   const keep = previous && previous.tid === app.tenantId && previous.pid === app.projectId ? previous.sub : undefined;

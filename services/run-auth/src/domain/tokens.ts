@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { decodeProtectedHeader, importSPKI, jwtVerify, SignJWT, errors as joseErrors, type JWTPayload, type KeyLike } from 'jose';
+import {
+  decodeProtectedHeader,
+  importSPKI,
+  jwtVerify,
+  SignJWT,
+  errors as joseErrors,
+  type JWTPayload,
+  type KeyLike,
+} from 'jose';
 import type { AppForAuth } from '@platform/contracts';
 
 export const ANON_ISSUER = 'platform';
@@ -32,8 +40,18 @@ export function anonymousTokens(secret: string, ttlSeconds: number) {
     /** The claims of a valid anonymous token of `appId`, else null (bad signature, other algorithm, expired, other app). */
     async verify(token: string, appId: string): Promise<AnonymousClaims | null> {
       try {
-        const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer: ANON_ISSUER, requiredClaims: ['sub', 'exp'] });
-        if (payload.type !== ANON_TYPE || payload.app !== appId || typeof payload.tid !== 'string' || typeof payload.pid !== 'string') return null;
+        const { payload } = await jwtVerify(token, key, {
+          algorithms: ['HS256'],
+          issuer: ANON_ISSUER,
+          requiredClaims: ['sub', 'exp'],
+        });
+        if (
+          payload.type !== ANON_TYPE ||
+          payload.app !== appId ||
+          typeof payload.tid !== 'string' ||
+          typeof payload.pid !== 'string'
+        )
+          return null;
         return { sub: payload.sub!, tid: payload.tid, pid: payload.pid, app: appId, exp: payload.exp! };
       } catch {
         return null;
@@ -94,13 +112,18 @@ export async function verifyAppJwt(
     // as from iat: a far-future iat would otherwise make any exp pass the lifetime rule.
     const now = Math.floor(Date.now() / 1000);
     if (payload.iat! > now + opts.clockToleranceSeconds) return { ok: false, reason: 'future' };
-    if (payload.exp! - payload.iat! > opts.maxLifetimeSeconds || payload.exp! - now > opts.maxLifetimeSeconds + opts.clockToleranceSeconds) return { ok: false, reason: 'lifetime' };
+    if (
+      payload.exp! - payload.iat! > opts.maxLifetimeSeconds ||
+      payload.exp! - now > opts.maxLifetimeSeconds + opts.clockToleranceSeconds
+    )
+      return { ok: false, reason: 'lifetime' };
     const custom = Object.fromEntries(Object.entries(payload).filter(([k]) => !REGISTERED.has(k)));
     if (JSON.stringify(custom).length > 1024) return { ok: false, reason: 'claims' };
     return { ok: true, claims: payload };
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) return { ok: false, reason: 'expired' };
-    if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud') return { ok: false, reason: 'audience' };
+    if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud')
+      return { ok: false, reason: 'audience' };
     return { ok: false, reason: 'invalid' };
   }
 }

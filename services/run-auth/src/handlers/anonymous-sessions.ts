@@ -6,6 +6,10 @@ export function registerAnonymousSessionHandlers(bus: ServiceBus, deps: Anonymou
   bus.handle(createAnonymousSession, async ({ params }, ctx) => {
     const auth = ctx.meta.headers?.authorization;
     const bearer = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1] : undefined;
-    return startAnonymousSession(deps, params.appId, { origin: ctx.meta.origin, bearer, solution: ctx.meta.headers?.[CHALLENGE_SOLUTION_HEADER] });
+    return startAnonymousSession(deps, params.appId, {
+      origin: ctx.meta.origin,
+      bearer,
+      solution: ctx.meta.headers?.[CHALLENGE_SOLUTION_HEADER],
+    });
   });
 }

@@ -19,7 +19,10 @@ export interface HttpSenderOptions {
  */
 export function httpSender(opts: HttpSenderOptions) {
   const agent = new Agent({
-    connect: { lookup: vettedLookup(opts.policy, { overrides: opts.hostOverrides }) as never, timeout: opts.connectTimeoutMs },
+    connect: {
+      lookup: vettedLookup(opts.policy, { overrides: opts.hostOverrides }) as never,
+      timeout: opts.connectTimeoutMs,
+    },
     headersTimeout: opts.timeoutMs,
     bodyTimeout: opts.timeoutMs,
     keepAliveTimeout: 4_000,
@@ -31,9 +34,14 @@ export function httpSender(opts: HttpSenderOptions) {
     const timeoutMs = p.timeoutMs ?? opts.timeoutMs;
     const result = (r: Omit<SendResult, 'durationMs'>): SendResult => ({ ...r, durationMs: Date.now() - started });
     const target = checkUrl(p.url, opts.policy);
-    if (target.kind === 'invalid') return result({ kind: 'refused', statusCode: null, error: `refused: ${target.reason}` });
+    if (target.kind === 'invalid')
+      return result({ kind: 'refused', statusCode: null, error: `refused: ${target.reason}` });
     if (target.kind === 'literal' && !target.verdict.allowed) {
-      return result({ kind: 'refused', statusCode: null, error: `refused before connecting: ${target.verdict.reason}` });
+      return result({
+        kind: 'refused',
+        statusCode: null,
+        error: `refused before connecting: ${target.verdict.reason}`,
+      });
     }
     try {
       const res = await request(p.url, {
@@ -58,9 +66,15 @@ export function httpSender(opts: HttpSenderOptions) {
             ? `the receiver answered ${res.statusCode} (a redirect); redirects are not followed`
             : `the receiver answered ${res.statusCode}`;
       }
-      return result({ kind, statusCode: res.statusCode, error, retryAfterMs: kind === 'retryable' ? parseRetryAfter(header('retry-after')) : undefined });
+      return result({
+        kind,
+        statusCode: res.statusCode,
+        error,
+        retryAfterMs: kind === 'retryable' ? parseRetryAfter(header('retry-after')) : undefined,
+      });
     } catch (err) {
-      if (isAddressRefused(err)) return result({ kind: 'refused', statusCode: null, error: `refused before connecting: ${refusal(err)}` });
+      if (isAddressRefused(err))
+        return result({ kind: 'refused', statusCode: null, error: `refused before connecting: ${refusal(err)}` });
       return result({ kind: 'retryable', statusCode: null, error: describeNetworkError(err, timeoutMs) });
     }
   };
@@ -69,7 +83,11 @@ export function httpSender(opts: HttpSenderOptions) {
 }
 
 function refusal(err: unknown): string {
-  for (let e = err as { message?: string; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) {
+  for (
+    let e = err as { message?: string; cause?: unknown } | undefined, i = 0;
+    e && i < 5;
+    e = e.cause as typeof e, i++
+  ) {
     if ((e as { code?: string }).code === 'EADDRREFUSED_POLICY') return e.message ?? 'unsafe address';
   }
   return (err as Error).message;
@@ -102,7 +120,8 @@ function describeNetworkError(err: unknown, timeoutMs: number): string {
   ) {
     return `timed out after ${timeoutMs} ms`;
   }
-  if (err instanceof undiciErrors.ConnectTimeoutError || e.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timed out while connecting';
+  if (err instanceof undiciErrors.ConnectTimeoutError || e.code === 'UND_ERR_CONNECT_TIMEOUT')
+    return 'timed out while connecting';
   const code = e.code ?? e.cause?.code;
   const message = e.message || e.cause?.message || 'network error';
   return code ? `network error ${code}: ${message}` : `network error: ${message}`;

@@ -58,7 +58,9 @@ export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlM
     for await (const s of nc.status()) if (s.type === 'reconnect') cache.clear();
   })().catch(() => undefined);
   const fetchList = (scope: ProjectScope) =>
-    bus.callInternal(listDestinationsForDispatch, { tenantId: scope.tenantId, projectId: scope.projectId }).then((r) => r.destinations);
+    bus
+      .callInternal(listDestinationsForDispatch, { tenantId: scope.tenantId, projectId: scope.projectId })
+      .then((r) => r.destinations);
   /** Fetches a project's list into a new entry; a failed fetch leaves no entry behind (the next lookup asks again). */
   const load = (key: string, scope: ProjectScope): CacheEntry => {
     const entry: CacheEntry = { at: Date.now(), value: fetchList(scope) };
@@ -82,7 +84,8 @@ export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlM
     const at = Date.now();
     fetchList(scope).then(
       (list) => {
-        if (cache.get(key) === stale) cache.set(key, { at, value: Promise.resolve(list), enabled: list.some((d) => d.enabled) });
+        if (cache.get(key) === stale)
+          cache.set(key, { at, value: Promise.resolve(list), enabled: list.some((d) => d.enabled) });
       },
       () => {
         if (cache.get(key) === stale) cache.delete(key);
@@ -127,6 +130,11 @@ export function managementDestinations(bus: ServiceBus, nc: NatsConnection, ttlM
 /** Tells management to turn a destination off, with the reason users will see as `disabledReason`. */
 export function managementDisabler(bus: ServiceBus) {
   return async (scope: ProjectScope, id: string, reason: string): Promise<void> => {
-    await bus.callInternal(disableDestinationForDelivery, { tenantId: scope.tenantId, projectId: scope.projectId, id, reason });
+    await bus.callInternal(disableDestinationForDelivery, {
+      tenantId: scope.tenantId,
+      projectId: scope.projectId,
+      id,
+      reason,
+    });
   };
 }

@@ -30,7 +30,13 @@ export function retryQueue(pub: Publisher, partition: string): RetryQueue {
  */
 export function consumeJobs(
   nc: NatsConnection,
-  opts: { partition: string; concurrency: number; ackWaitMs: number; nakDelayMs: number; work: (job: DeliveryJob) => Promise<void | { laterMs: number }> },
+  opts: {
+    partition: string;
+    concurrency: number;
+    ackWaitMs: number;
+    nakDelayMs: number;
+    work: (job: DeliveryJob) => Promise<void | { laterMs: number }>;
+  },
 ): Promise<RunningConsumer> {
   return consumeDurable<DeliveryJob>(nc, {
     stream: WEBHOOK_JOBS_STREAM,

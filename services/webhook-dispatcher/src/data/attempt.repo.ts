@@ -51,7 +51,15 @@ function toDelivery(latest: StoredAttempt, attempts: StoredAttempt[]): WebhookDe
     nextAttemptAt: latest.status === 'pending' ? (iso(latest.nextAttemptAt) ?? null) : null,
     lastStatusCode: latest.statusCode ?? null,
     lastError: latest.error ?? null,
-    attempts: tried.map((a) => ({ attempt: a.attempt, at: iso(a.at)!, statusCode: a.statusCode ?? null, ok: a.ok, error: a.error ?? null, durationMs: a.durationMs, manual: a.manual === true })),
+    attempts: tried.map((a) => ({
+      attempt: a.attempt,
+      at: iso(a.at)!,
+      statusCode: a.statusCode ?? null,
+      ok: a.ok,
+      error: a.error ?? null,
+      durationMs: a.durationMs,
+      manual: a.manual === true,
+    })),
     createdAt: iso(latest.deliveryCreatedAt)!,
     updatedAt: iso(latest.at)!,
   };
@@ -59,7 +67,8 @@ function toDelivery(latest: StoredAttempt, attempts: StoredAttempt[]): WebhookDe
 
 /** Rows of one delivery in the order they were written: a cancel row of attempt n comes after the attempt row n, a
  * manual cancel row n + 1 after both. */
-const byOrder = (a: StoredAttempt, b: StoredAttempt) => a.attempt - b.attempt || (a.kind === 'cancel' ? 1 : 0) - (b.kind === 'cancel' ? 1 : 0);
+const byOrder = (a: StoredAttempt, b: StoredAttempt) =>
+  a.attempt - b.attempt || (a.kind === 'cancel' ? 1 : 0) - (b.kind === 'cancel' ? 1 : 0);
 
 /**
  * The row that says what the delivery is now: the last one flagged latest (a new row is flagged before its
@@ -84,7 +93,12 @@ export function attemptRepo(db: Connection, outbox: Outbox, partition: string) {
      * records again: the row already recorded is left as it is and the previous flag is dropped.
      */
     async record(row: AttemptRow, previous?: string): Promise<InsertOutcome> {
-      const outcome = await writer.insert({ ...row, _id: attemptRowId(row.deliveryId, row.attempt, row.kind), partition, latest: true });
+      const outcome = await writer.insert({
+        ...row,
+        _id: attemptRowId(row.deliveryId, row.attempt, row.kind),
+        partition,
+        latest: true,
+      });
       if (previous) await Model.updateOne({ _id: previous, latest: true }, { $unset: { latest: 1 } });
       return outcome;
     },
@@ -105,27 +119,53 @@ export function attemptRepo(db: Connection, outbox: Outbox, partition: string) {
      * the latest row and still has the status it was read with. Answers whether this call made the change.
      */
     async markQueued(row: StoredAttempt, now = new Date()): Promise<boolean> {
-      const r = await Model.updateOne({ _id: row._id, latest: true, status: row.status }, { $set: { status: 'pending', nextAttemptAt: now } });
+      const r = await Model.updateOne(
+        { _id: row._id, latest: true, status: row.status },
+        { $set: { status: 'pending', nextAttemptAt: now } },
+      );
       return r.modifiedCount === 1;
     },
 
     /** Takes a mark back (the job could not be queued): the row says what it said before. */
     async unmarkQueued(row: StoredAttempt): Promise<void> {
-      await Model.updateOne({ _id: row._id, latest: true, status: 'pending' }, { $set: { status: row.status, nextAttemptAt: row.nextAttemptAt ?? null } });
+      await Model.updateOne(
+        { _id: row._id, latest: true, status: 'pending' },
+        { $set: { status: row.status, nextAttemptAt: row.nextAttemptAt ?? null } },
+      );
     },
 
     /**
      * Latest rows (with bodies) of a destination's deliveries that have one status and were created in [since, until):
      * an equality on the indexed fields narrows the rows, the time range is checked on those.
      */
-    async latestWithStatus(scope: ProjectScope, destinationId: string, status: StoredAttempt['status'], since: Date, until: Date, limit: number): Promise<StoredAttempt[]> {
-      return Model.find({ partition, ...scoped(scope), destinationId, latest: true, status, deliveryCreatedAt: { $gte: since, $lt: until } })
+    async latestWithStatus(
+      scope: ProjectScope,
+      destinationId: string,
+      status: StoredAttempt['status'],
+      since: Date,
+      until: Date,
+      limit: number,
+    ): Promise<StoredAttempt[]> {
+      return Model.find({
+        partition,
+        ...scoped(scope),
+        destinationId,
+        latest: true,
+        status,
+        deliveryCreatedAt: { $gte: since, $lt: until },
+      })
         .limit(limit)
         .lean();
     },
 
     /** Deliveries of a destination, newest first, each with its attempts. */
-    async list(scope: ProjectScope, destinationId: string, filter: { status?: string; eventType?: string; runEventId?: string }, page: number, limit: number): Promise<{ rows: WebhookDelivery[]; total: number }> {
+    async list(
+      scope: ProjectScope,
+      destinationId: string,
+      filter: { status?: string; eventType?: string; runEventId?: string },
+      page: number,
+      limit: number,
+    ): Promise<{ rows: WebhookDelivery[]; total: number }> {
       const q = {
         partition,
         ...scoped(scope),
@@ -135,15 +175,26 @@ export function attemptRepo(db: Connection, outbox: Outbox, partition: string) {
         ...(filter.eventType ? { eventType: filter.eventType } : {}),
         ...(filter.runEventId ? { runEventId: filter.runEventId } : {}),
       };
-      const found = await Model.find(q, { body: 0 }).sort({ deliveryCreatedAt: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean();
+      const found = await Model.find(q, { body: 0 })
+        .sort({ deliveryCreatedAt: -1, _id: 1 })
+        .skip((page - 1) * limit)
+        .limit(limit)
+        .lean();
       // One entry per delivery: while a new row is being recorded its predecessor is flagged too (see `record`).
       const seen = new Set<string>();
       const latest = found.filter((l) => !seen.has(l.deliveryId) && seen.add(l.deliveryId));
       // A short page tells the total; only a full one (or an empty page past the end) needs a count.
       const total =
-        latest.length > 0 && latest.length < limit ? (page - 1) * limit + latest.length : latest.length === 0 && page === 1 ? 0 : await Model.countDocuments(q);
+        latest.length > 0 && latest.length < limit
+          ? (page - 1) * limit + latest.length
+          : latest.length === 0 && page === 1
+            ? 0
+            : await Model.countDocuments(q);
       if (!latest.length) return { rows: [], total };
-      const all = await Model.find({ partition, ...scoped(scope), destinationId, deliveryId: { $in: latest.map((l) => l.deliveryId) } }, { body: 0 }).lean();
+      const all = await Model.find(
+        { partition, ...scoped(scope), destinationId, deliveryId: { $in: latest.map((l) => l.deliveryId) } },
+        { body: 0 },
+      ).lean();
       const byDelivery = new Map<string, StoredAttempt[]>();
       for (const a of all) byDelivery.set(a.deliveryId, [...(byDelivery.get(a.deliveryId) ?? []), a]);
       return {

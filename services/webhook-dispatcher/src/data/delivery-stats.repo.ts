@@ -32,12 +32,19 @@ export function deliveryStatsRepo(db: Connection, partition: string, opts: { flu
     for (const [id, p] of pending) if (projectOf(p.key) === projectOf(scope)) pending.delete(id);
     await flushing;
   };
-  const docId = (k: DestinationKey, hour: Date) => `${partition}:${scopedId(k, k.destinationId)}:${hour.toISOString().slice(0, 13)}`;
+  const docId = (k: DestinationKey, hour: Date) =>
+    `${partition}:${scopedId(k, k.destinationId)}:${hour.toISOString().slice(0, 13)}`;
 
   const write = async (id: string, p: Pending) => {
     const update = {
       $inc: p.inc,
-      $setOnInsert: { partition, tenantId: p.key.tenantId, projectId: p.key.projectId, destinationId: p.key.destinationId, hour: p.hour },
+      $setOnInsert: {
+        partition,
+        tenantId: p.key.tenantId,
+        projectId: p.key.projectId,
+        destinationId: p.key.destinationId,
+        hour: p.hour,
+      },
     };
     try {
       await Model.updateOne({ _id: id }, update, { upsert: true });
@@ -91,13 +98,23 @@ export function deliveryStatsRepo(db: Connection, partition: string, opts: { flu
     },
 
     /** The destination's slots of the last `ms` (start time → counters). */
-    async slots(k: DestinationKey, ms: number, now = Date.now()): Promise<Array<{ start: number; counters: Record<string, any> }>> {
-      const docs = await Model.find({ partition, tenantId: k.tenantId, projectId: k.projectId, destinationId: k.destinationId }).lean();
+    async slots(
+      k: DestinationKey,
+      ms: number,
+      now = Date.now(),
+    ): Promise<Array<{ start: number; counters: Record<string, any> }>> {
+      const docs = await Model.find({
+        partition,
+        tenantId: k.tenantId,
+        projectId: k.projectId,
+        destinationId: k.destinationId,
+      }).lean();
       const out: Array<{ start: number; counters: Record<string, any> }> = [];
       for (const d of docs) {
         const hour = new Date(d.hour).getTime();
         if (hour + HOUR_MS <= now - ms) continue;
-        for (const [slot, counters] of Object.entries(d.s ?? {})) out.push({ start: hour + Number(slot) * SLOT_MS, counters });
+        for (const [slot, counters] of Object.entries(d.s ?? {}))
+          out.push({ start: hour + Number(slot) * SLOT_MS, counters });
       }
       return out;
     },

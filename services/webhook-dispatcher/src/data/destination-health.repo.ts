@@ -9,13 +9,21 @@ export type DestinationHealthRepo = ReturnType<typeof destinationHealthRepo>;
 export function destinationHealthRepo(db: Connection, partition: string) {
   const Model = destinationHealthModel(db);
   const idOf = (k: DestinationKey) => `${partition}:${scopedId(k, k.destinationId)}`;
-  const base = (k: DestinationKey) => ({ partition, tenantId: k.tenantId, projectId: k.projectId, destinationId: k.destinationId });
+  const base = (k: DestinationKey) => ({
+    partition,
+    tenantId: k.tenantId,
+    projectId: k.projectId,
+    destinationId: k.destinationId,
+  });
   return {
     model: Model,
 
     /** A success ends the failing streak. */
     async noteSuccess(k: DestinationKey): Promise<void> {
-      await Model.updateOne({ _id: idOf(k), failingSince: { $ne: null } }, { $set: { failingSince: null, updatedAt: new Date() } });
+      await Model.updateOne(
+        { _id: idOf(k), failingSince: { $ne: null } },
+        { $set: { failingSince: null, updatedAt: new Date() } },
+      );
     },
 
     /** A failure starts a streak if none is running; answers since when the destination has been failing. */
@@ -24,7 +32,13 @@ export function destinationHealthRepo(db: Connection, partition: string) {
       if (found?.failingSince) return new Date(found.failingSince);
       if (!found) {
         try {
-          await Model.create({ _id: idOf(k), ...base(k), failingSince: now, pendingDisableReason: null, updatedAt: now });
+          await Model.create({
+            _id: idOf(k),
+            ...base(k),
+            failingSince: now,
+            pendingDisableReason: null,
+            updatedAt: now,
+          });
           return now;
         } catch (err) {
           if (!isDuplicateKey(err)) throw err;
@@ -45,12 +59,22 @@ export function destinationHealthRepo(db: Connection, partition: string) {
     },
 
     async disableDone(k: DestinationKey, reason: string): Promise<void> {
-      await Model.updateOne({ _id: idOf(k), pendingDisableReason: reason }, { $set: { pendingDisableReason: null, updatedAt: new Date() } });
+      await Model.updateOne(
+        { _id: idOf(k), pendingDisableReason: reason },
+        { $set: { pendingDisableReason: null, updatedAt: new Date() } },
+      );
     },
 
     async pendingDisables(limit = 100): Promise<Array<DestinationKey & { reason: string }>> {
-      const docs = await Model.find({ partition, pendingDisableReason: { $ne: null } }).limit(limit).lean();
-      return docs.map((d) => ({ tenantId: d.tenantId, projectId: d.projectId, destinationId: d.destinationId, reason: d.pendingDisableReason! }));
+      const docs = await Model.find({ partition, pendingDisableReason: { $ne: null } })
+        .limit(limit)
+        .lean();
+      return docs.map((d) => ({
+        tenantId: d.tenantId,
+        projectId: d.projectId,
+        destinationId: d.destinationId,
+        reason: d.pendingDisableReason!,
+      }));
     },
   };
 }

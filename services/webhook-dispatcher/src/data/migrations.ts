@@ -26,15 +26,24 @@ export interface LegacyPending {
  * drops a repeat of) and then marked `handedOver`, so an upgrade loses no accepted delivery and a second run hands
  * over nothing. Returns how many were handed over.
  */
-export async function handOverLegacyDeliveries(db: Connection, schedule: (d: LegacyPending) => Promise<void>): Promise<number> {
+export async function handOverLegacyDeliveries(
+  db: Connection,
+  schedule: (d: LegacyPending) => Promise<void>,
+): Promise<number> {
   const collection = db.collection('deliveries');
   let moved = 0;
   for (;;) {
-    const batch = (await collection.find({ status: 'pending' }, { projection: { attempts: 0 } }).limit(200).toArray()) as unknown as LegacyPending[];
+    const batch = (await collection
+      .find({ status: 'pending' }, { projection: { attempts: 0 } })
+      .limit(200)
+      .toArray()) as unknown as LegacyPending[];
     if (!batch.length) return moved;
     for (const d of batch) {
       await schedule(d);
-      await collection.updateOne({ _id: d._id as never, status: 'pending' }, { $set: { status: 'handedOver', updatedAt: new Date() } });
+      await collection.updateOne(
+        { _id: d._id as never, status: 'pending' },
+        { $set: { status: 'handedOver', updatedAt: new Date() } },
+      );
       moved++;
     }
   }

@@ -1,4 +1,12 @@
-import { pendingEvent, webhookDeliveryFailed, webhookDeliverySucceeded, type DispatchDestination, type EventEnvelope, type PendingEvent, type ProjectScope } from '@platform/contracts';
+import {
+  pendingEvent,
+  webhookDeliveryFailed,
+  webhookDeliverySucceeded,
+  type DispatchDestination,
+  type EventEnvelope,
+  type PendingEvent,
+  type ProjectScope,
+} from '@platform/contracts';
 import { getLogger } from '@platform/logger';
 import { AppError } from '@platform/problems';
 import { randomId, SealedValueError, sha256Hex } from '@platform/secrets';
@@ -41,11 +49,17 @@ export function deliveryId(scope: ProjectScope, eventId: string, destinationId: 
  * message is acknowledged only after they are worked (recorded, or queued for later), so an event is never lost
  * between the stream and the delivery log; a redelivered event gives the same jobs (same `webhook-id`).
  */
-export async function eventDeliveryJobs(deps: DeliveryDeps, env: EventEnvelope<unknown>, traceparent?: string): Promise<DeliveryJob[]> {
+export async function eventDeliveryJobs(
+  deps: DeliveryDeps,
+  env: EventEnvelope<unknown>,
+  traceparent?: string,
+): Promise<DeliveryJob[]> {
   const routed = routeEvent(env);
   if (!routed) return [];
   const scope = { tenantId: env.tenantId, projectId: env.projectId };
-  const targets = (await deps.destinations.forProject(scope)).filter((d) => matches(d, routed.type, routed.agentId, routed.evaluatorId));
+  const targets = (await deps.destinations.forProject(scope)).filter((d) =>
+    matches(d, routed.type, routed.agentId, routed.evaluatorId),
+  );
   if (!targets.length) return [];
   const body = JSON.stringify(routed.envelope);
   const createdAt = new Date().toISOString();
@@ -63,7 +77,15 @@ export async function eventDeliveryJobs(deps: DeliveryDeps, env: EventEnvelope<u
   }));
 }
 
-const OUR_HEADERS = new Set(['content-type', 'user-agent', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'host', 'content-length']);
+const OUR_HEADERS = new Set([
+  'content-type',
+  'user-agent',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+  'host',
+  'content-length',
+]);
 
 /** The destination's own headers first; ours (content type, agent, Standard Webhooks) win over them. */
 function requestHeaders(custom: Record<string, string>, signed: Record<string, string>): Record<string, string> {
@@ -92,7 +114,12 @@ export function chatText(envelope: WebhookEnvelope, destinationName: string): st
 }
 
 /** Sends one attempt of a delivery to its destination, by HTTP (signed) or through the chat app. */
-export async function sendOnce(deps: DeliveryDeps, dest: DispatchDestination, d: Pick<DeliveryJob, 'id' | 'body' | 'tenantId' | 'projectId'>, timeoutMs?: number): Promise<SendResult> {
+export async function sendOnce(
+  deps: DeliveryDeps,
+  dest: DispatchDestination,
+  d: Pick<DeliveryJob, 'id' | 'body' | 'tenantId' | 'projectId'>,
+  timeoutMs?: number,
+): Promise<SendResult> {
   if (dest.url) {
     let secrets: string[];
     try {
@@ -105,17 +132,35 @@ export async function sendOnce(deps: DeliveryDeps, dest: DispatchDestination, d:
       const kind = err.reason === 'unknown_key' || err.reason === 'no_key_opens' ? 'retryable' : 'permanent';
       return { kind, statusCode: null, durationMs: 0, error: `the signing secret could not be opened: ${err.message}` };
     }
-    return deps.transports.http({ url: dest.url, headers: requestHeaders(dest.headers, signedHeaders(d.id, d.body, secrets)), body: d.body, timeoutMs });
+    return deps.transports.http({
+      url: dest.url,
+      headers: requestHeaders(dest.headers, signedHeaders(d.id, d.body, secrets)),
+      body: d.body,
+      timeoutMs,
+    });
   }
   if (dest.chatappChannelId) {
     const envelope = JSON.parse(d.body) as WebhookEnvelope;
-    return deps.transports.chat({ tenantId: d.tenantId, projectId: d.projectId, channelId: dest.chatappChannelId, text: chatText(envelope, dest.name), payload: envelope });
+    return deps.transports.chat({
+      tenantId: d.tenantId,
+      projectId: d.projectId,
+      channelId: dest.chatappChannelId,
+      text: chatText(envelope, dest.name),
+      payload: envelope,
+    });
   }
-  return { kind: 'permanent', statusCode: null, durationMs: 0, error: 'the destination has neither url nor chatappChannelId' };
+  return {
+    kind: 'permanent',
+    statusCode: null,
+    durationMs: 0,
+    error: 'the destination has neither url nor chatappChannelId',
+  };
 }
 
 /** What became of one job. */
-export type DeliveryRun = { outcome: 'attempted'; result: SendResult; status: DeliveryStatus; nextAttemptAt: Date | null } | { outcome: 'cancelled'; reason: string };
+export type DeliveryRun =
+  | { outcome: 'attempted'; result: SendResult; status: DeliveryStatus; nextAttemptAt: Date | null }
+  | { outcome: 'cancelled'; reason: string };
 
 /** The run event id of a job; a job queued before jobs carried it has it only in its body. */
 function runEventIdOf(job: Pick<DeliveryJob, 'runEventId' | 'eventType' | 'body'>): string | null {
@@ -143,7 +188,8 @@ const rowOf = (job: DeliveryJob) => ({
 });
 
 /** The row this attempt follows in the delivery's log (none for a first attempt). */
-const previousRow = (job: DeliveryJob) => job.previous ?? (job.attempt > 1 ? attemptRowId(job.id, job.attempt - 1) : undefined);
+const previousRow = (job: DeliveryJob) =>
+  job.previous ?? (job.attempt > 1 ? attemptRowId(job.id, job.attempt - 1) : undefined);
 
 /**
  * Works one job: checks the destination is still there and enabled, sends, records the attempt and its consequence
@@ -153,16 +199,33 @@ const previousRow = (job: DeliveryJob) => job.previous ?? (job.attempt > 1 ? att
  * `sent` is called as soon as the receiver has answered (or the attempt ended without an answer).
  * A failure to reach management or the database rejects: the job's message is handed back and tried again.
  */
-export async function runDelivery(deps: DeliveryDeps, job: DeliveryJob, sent: () => void = () => undefined): Promise<DeliveryRun> {
+export async function runDelivery(
+  deps: DeliveryDeps,
+  job: DeliveryJob,
+  sent: () => void = () => undefined,
+): Promise<DeliveryRun> {
   const scope = { tenantId: job.tenantId, projectId: job.projectId };
   const dest = await deps.destinations.find(scope, job.destinationId);
   if (!dest || !dest.enabled) {
     sent();
-    const reason = !dest ? 'cancelled: the destination was deleted' : `cancelled: the destination is disabled${dest.disabledReason ? ` (${dest.disabledReason})` : ''}`;
+    const reason = !dest
+      ? 'cancelled: the destination was deleted'
+      : `cancelled: the destination is disabled${dest.disabledReason ? ` (${dest.disabledReason})` : ''}`;
     // A manual attempt follows the delivery's last row (maybe a cancel row of attempt - 1): its cancel row is its own.
     const attempted = job.manual ? job.attempt : job.attempt - 1;
     await deps.attempts.record(
-      { ...rowOf(job), kind: 'cancel', attempt: attempted, at: new Date(), statusCode: null, ok: false, error: reason, durationMs: 0, status: 'cancelled', nextAttemptAt: null },
+      {
+        ...rowOf(job),
+        kind: 'cancel',
+        attempt: attempted,
+        at: new Date(),
+        statusCode: null,
+        ok: false,
+        error: reason,
+        durationMs: 0,
+        status: 'cancelled',
+        nextAttemptAt: null,
+      },
       previousRow(job),
     );
     log.info({ deliveryId: job.id, destinationId: job.destinationId }, reason);
@@ -176,13 +239,41 @@ export async function runDelivery(deps: DeliveryDeps, job: DeliveryJob, sent: ()
   const delay = result.kind === 'retryable' ? nextRetryDelay(deps.retry, attempt, result.retryAfterMs) : null;
   const status: DeliveryStatus = result.kind === 'delivered' ? 'delivered' : delay !== null ? 'pending' : 'failed';
   const nextAttemptAt = delay !== null ? new Date(Date.now() + delay) : null;
-  const error = result.error && result.kind === 'retryable' && delay === null ? `${result.error}; no attempts left` : result.error;
-  const row: AttemptRow = { ...rowOf(job), kind: 'attempt', attempt, at, statusCode: result.statusCode, ok: result.kind === 'delivered', error, durationMs: result.durationMs, status, nextAttemptAt };
+  const error =
+    result.error && result.kind === 'retryable' && delay === null ? `${result.error}; no attempts left` : result.error;
+  const row: AttemptRow = {
+    ...rowOf(job),
+    kind: 'attempt',
+    attempt,
+    at,
+    statusCode: result.statusCode,
+    ok: result.kind === 'delivered',
+    error,
+    durationMs: result.durationMs,
+    status,
+    nextAttemptAt,
+  };
   await deps.attempts.record(row, previousRow(job));
-  if (nextAttemptAt) await deps.retries.schedule({ ...job, attempt: attempt + 1, dueAt: nextAttemptAt.toISOString(), manual: undefined, previous: undefined });
+  if (nextAttemptAt)
+    await deps.retries.schedule({
+      ...job,
+      attempt: attempt + 1,
+      dueAt: nextAttemptAt.toISOString(),
+      manual: undefined,
+      previous: undefined,
+    });
   else await deps.publish(outcomeEvents(job, status, row));
   log.info(
-    { deliveryId: job.id, destinationId: job.destinationId, eventType: job.eventType, attempt, statusCode: result.statusCode, outcome: result.kind, durationMs: result.durationMs, nextAttemptAt },
+    {
+      deliveryId: job.id,
+      destinationId: job.destinationId,
+      eventType: job.eventType,
+      attempt,
+      statusCode: result.statusCode,
+      outcome: result.kind,
+      durationMs: result.durationMs,
+      nextAttemptAt,
+    },
     'delivery attempt',
   );
   await keepHealth(deps, { ...scope, destinationId: dest.id }, result, error);
@@ -205,17 +296,34 @@ function outcomeEvents(job: DeliveryJob, status: DeliveryStatus, last: AttemptRo
     attemptCount: last.attempt,
     lastStatusCode: last.statusCode,
     lastError: last.error,
-    lastAttempt: { attempt: last.attempt, at: last.at.toISOString(), statusCode: last.statusCode, ok: last.ok, error: last.error, durationMs: last.durationMs },
+    lastAttempt: {
+      attempt: last.attempt,
+      at: last.at.toISOString(),
+      statusCode: last.statusCode,
+      ok: last.ok,
+      error: last.error,
+      durationMs: last.durationMs,
+    },
   };
   const id = sha256Hex(`${def.name}:${job.id}`).slice(0, 40);
-  return [{ ...pendingEvent(def, id, { tenantId: job.tenantId, projectId: job.projectId }, { delivery }), ...(job.traceparent ? { traceparent: job.traceparent } : {}) }];
+  return [
+    {
+      ...pendingEvent(def, id, { tenantId: job.tenantId, projectId: job.projectId }, { delivery }),
+      ...(job.traceparent ? { traceparent: job.traceparent } : {}),
+    },
+  ];
 }
 
 /** Destinations seen succeeding lately, so a busy healthy destination costs no health write per delivery. */
 const knownHealthy = new Map<string, number>();
 const HEALTHY_MEMORY_MS = 60_000;
 
-async function keepHealth(deps: DeliveryDeps, key: DestinationKey, result: SendResult, error: string | null): Promise<void> {
+async function keepHealth(
+  deps: DeliveryDeps,
+  key: DestinationKey,
+  result: SendResult,
+  error: string | null,
+): Promise<void> {
   const id = `${key.tenantId}\u0000${key.projectId}\u0000${key.destinationId}`;
   try {
     if (result.kind === 'delivered') {
@@ -233,7 +341,11 @@ async function keepHealth(deps: DeliveryDeps, key: DestinationKey, result: SendR
     }
     const since = await deps.health.noteFailure(key, now);
     if (now.getTime() - since.getTime() >= deps.disableAfterFailingMs) {
-      await disable(deps, key, `deliveries have failed since ${since.toISOString()} without a success (last: ${error ?? 'unknown error'})`);
+      await disable(
+        deps,
+        key,
+        `deliveries have failed since ${since.toISOString()} without a success (last: ${error ?? 'unknown error'})`,
+      );
     }
   } catch (err) {
     log.warn({ err: (err as Error).message, destinationId: key.destinationId }, 'could not update destination health');
@@ -243,7 +355,10 @@ async function keepHealth(deps: DeliveryDeps, key: DestinationKey, result: SendR
 /** Records the wish first (it survives a crash), then asks management; the worker retries unconfirmed ones. */
 async function disable(deps: DeliveryDeps, key: DestinationKey, reason: string): Promise<void> {
   await deps.health.requestDisable(key, reason);
-  log.warn({ destinationId: key.destinationId, tenantId: key.tenantId, projectId: key.projectId, reason }, 'disabling webhook destination');
+  log.warn(
+    { destinationId: key.destinationId, tenantId: key.tenantId, projectId: key.projectId, reason },
+    'disabling webhook destination',
+  );
   await confirmDisable(deps, { ...key, reason });
 }
 
@@ -253,7 +368,10 @@ export async function confirmDisable(deps: DeliveryDeps, p: DestinationKey & { r
     await deps.health.disableDone(p, p.reason);
     deps.destinations.invalidate(p);
   } catch (err) {
-    log.warn({ err: (err as Error).message, destinationId: p.destinationId }, 'management did not confirm disabling; will retry');
+    log.warn(
+      { err: (err as Error).message, destinationId: p.destinationId },
+      'management did not confirm disabling; will retry',
+    );
   }
 }
 
@@ -268,15 +386,53 @@ export async function sendTestDelivery(deps: DeliveryDeps, scope: ProjectScope, 
     tenantId: scope.tenantId,
     projectId: scope.projectId,
     agentId: null,
-    data: { test: { id: testId, destinationId, message: 'A test delivery: if you can read this, the destination works.' } },
+    data: {
+      test: { id: testId, destinationId, message: 'A test delivery: if you can read this, the destination works.' },
+    },
   };
   const at = new Date();
-  const job: DeliveryJob = { id: deliveryId(scope, testId, destinationId), tenantId: scope.tenantId, projectId: scope.projectId, destinationId, eventId: testId, eventType: 'test', body: JSON.stringify(envelope), createdAt: at.toISOString(), attempt: 1 };
+  const job: DeliveryJob = {
+    id: deliveryId(scope, testId, destinationId),
+    tenantId: scope.tenantId,
+    projectId: scope.projectId,
+    destinationId,
+    eventId: testId,
+    eventType: 'test',
+    body: JSON.stringify(envelope),
+    createdAt: at.toISOString(),
+    attempt: 1,
+  };
   const result = await sendOnce(deps, dest, job, deps.testTimeoutMs);
   const ok = result.kind === 'delivered';
-  await deps.attempts.record({ ...rowOf(job), kind: 'attempt', attempt: 1, at, statusCode: result.statusCode, ok, error: result.error, durationMs: result.durationMs, status: ok ? 'delivered' : 'failed', nextAttemptAt: null });
-  log.info({ deliveryId: job.id, destinationId, statusCode: result.statusCode, outcome: result.kind, durationMs: result.durationMs }, 'test delivery');
-  return { success: ok, deliveryId: job.id, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
+  await deps.attempts.record({
+    ...rowOf(job),
+    kind: 'attempt',
+    attempt: 1,
+    at,
+    statusCode: result.statusCode,
+    ok,
+    error: result.error,
+    durationMs: result.durationMs,
+    status: ok ? 'delivered' : 'failed',
+    nextAttemptAt: null,
+  });
+  log.info(
+    {
+      deliveryId: job.id,
+      destinationId,
+      statusCode: result.statusCode,
+      outcome: result.kind,
+      durationMs: result.durationMs,
+    },
+    'test delivery',
+  );
+  return {
+    success: ok,
+    deliveryId: job.id,
+    statusCode: result.statusCode,
+    error: result.error,
+    durationMs: result.durationMs,
+  };
 }
 
 /** The delivery log of a destination (404 when the destination does not exist in the project). */
@@ -288,5 +444,11 @@ export async function listDestinationDeliveries(
 ) {
   const dest = await deps.destinations.find(scope, destinationId);
   if (!dest) throw new AppError('not_found', 'Webhook destination not found');
-  return deps.attempts.list(scope, destinationId, { status: q.status, eventType: q.eventType, runEventId: q.runEventId }, q.page, q.limit);
+  return deps.attempts.list(
+    scope,
+    destinationId,
+    { status: q.status, eventType: q.eventType, runEventId: q.runEventId },
+    q.page,
+    q.limit,
+  );
 }

@@ -28,7 +28,8 @@ async function enabledDestination(deps: DeliveryDeps, scope: ProjectScope, desti
   return dest;
 }
 
-const disabled = () => new AppError('conflict', 'The destination is disabled: enable it first, then send deliveries again');
+const disabled = () =>
+  new AppError('conflict', 'The destination is disabled: enable it first, then send deliveries again');
 
 /**
  * Queues one more attempt of a delivery, marked manual, with its `webhook-id` (the body is the one stored on its row;
@@ -53,7 +54,12 @@ async function queueManualAttempt(deps: ManualDeliveryDeps, latest: StoredAttemp
     manual: true,
     previous: latest._id,
   };
-  const moved = { key: { ...scope, destinationId: latest.destinationId }, createdAt: new Date(latest.deliveryCreatedAt), from: latest.status, to: 'pending' as const };
+  const moved = {
+    key: { ...scope, destinationId: latest.destinationId },
+    createdAt: new Date(latest.deliveryCreatedAt),
+    from: latest.status,
+    to: 'pending' as const,
+  };
   // Marked before the job exists: no attempt can be recorded on the row while it is being marked (FerretDB v1 writes a
   // whole document per update, so two updates of one row at once could lose one).
   if (!(await deps.attempts.markQueued(latest))) return false;
@@ -64,18 +70,29 @@ async function queueManualAttempt(deps: ManualDeliveryDeps, latest: StoredAttemp
     throw err;
   }
   deps.stats.note(moved);
-  log.info({ deliveryId: latest.deliveryId, destinationId: latest.destinationId, attempt: job.attempt }, 'manual attempt queued');
+  log.info(
+    { deliveryId: latest.deliveryId, destinationId: latest.destinationId, attempt: job.attempt },
+    'manual attempt queued',
+  );
   return true;
 }
 
 /** `POST …/deliveries/{deliveryId}/redeliver`. */
-export async function redeliver(deps: ManualDeliveryDeps, scope: ProjectScope, destinationId: string, deliveryId: string): Promise<WebhookDelivery> {
+export async function redeliver(
+  deps: ManualDeliveryDeps,
+  scope: ProjectScope,
+  destinationId: string,
+  deliveryId: string,
+): Promise<WebhookDelivery> {
   const dest = await enabledDestination(deps, scope, destinationId);
   const latest = latestRow(await deps.attempts.rowsOf(scope, destinationId, deliveryId));
   if (!latest) throw new AppError('not_found', 'Webhook delivery not found');
   const pending = () => new AppError('conflict', 'The delivery is pending: an attempt is already scheduled');
   // A pending delivery waits for its attempt; one overdue by far lost its job (a crash between mark and publish).
-  const stale = latest.status === 'pending' && latest.nextAttemptAt && Date.now() - new Date(latest.nextAttemptAt).getTime() > STALE_PENDING_MS;
+  const stale =
+    latest.status === 'pending' &&
+    latest.nextAttemptAt &&
+    Date.now() - new Date(latest.nextAttemptAt).getTime() > STALE_PENDING_MS;
   if (latest.status === 'pending' && !stale) throw pending();
   if (!dest.enabled) throw disabled();
   if (!(await queueManualAttempt(deps, latest))) throw pending();
@@ -117,12 +134,19 @@ export async function recoverDeliveries(
     }
     if (more) break;
   }
-  log.info({ destinationId, since: since.toISOString(), until: until.toISOString(), scheduled, more }, 'deliveries recovered');
+  log.info(
+    { destinationId, since: since.toISOString(), until: until.toISOString(), scheduled, more },
+    'deliveries recovered',
+  );
   return { scheduled, more };
 }
 
 /** `GET …/stats`: from the destination's counters, never from the log. */
-export async function destinationStats(deps: ManualDeliveryDeps, scope: ProjectScope, destinationId: string): Promise<WebhookStats> {
+export async function destinationStats(
+  deps: ManualDeliveryDeps,
+  scope: ProjectScope,
+  destinationId: string,
+): Promise<WebhookStats> {
   await enabledDestination(deps, scope, destinationId);
   return summarize(destinationId, await deps.statsSlots({ ...scope, destinationId }, WEEK_MS));
 }

@@ -26,7 +26,12 @@ export function maxAttempts(policy: RetryPolicy): number {
  * When to try again after `attemptsMade` attempts, or null when the schedule is used up. A receiver's
  * `Retry-After` can push the retry later (never beyond the longest step of the schedule).
  */
-export function nextRetryDelay(policy: RetryPolicy, attemptsMade: number, retryAfterMs?: number, random: () => number = Math.random): number | null {
+export function nextRetryDelay(
+  policy: RetryPolicy,
+  attemptsMade: number,
+  retryAfterMs?: number,
+  random: () => number = Math.random,
+): number | null {
   const base = policy.scheduleMs[attemptsMade - 1];
   if (base === undefined) return null;
   const spread = base * policy.jitter * (2 * random() - 1);

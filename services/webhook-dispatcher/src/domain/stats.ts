@@ -60,7 +60,8 @@ export function slotIncrements(change: StatsChange): Array<{ at: Date; inc: Reco
     if (change.to) inc[change.to] = 1;
     out.push({ at: change.createdAt, inc });
   }
-  if (change.attempt) out.push({ at: change.attempt.at, inc: { attempts: 1, [`h.${durationBucket(change.attempt.durationMs)}`]: 1 } });
+  if (change.attempt)
+    out.push({ at: change.attempt.at, inc: { attempts: 1, [`h.${durationBucket(change.attempt.durationMs)}`]: 1 } });
   return out;
 }
 
@@ -85,7 +86,11 @@ export function quantile(hist: number[], q: number): number | null {
 type Window = WebhookStats['lastHour'];
 
 /** Sums slots (start time → counters) into the hour, day and week before `now`. */
-export function summarize(destinationId: string, slots: Array<{ start: number; counters: SlotCounters }>, now = Date.now()): WebhookStats {
+export function summarize(
+  destinationId: string,
+  slots: Array<{ start: number; counters: SlotCounters }>,
+  now = Date.now(),
+): WebhookStats {
   const window = (ms: number): Window => {
     const counts = { delivered: 0, failed: 0, pending: 0, cancelled: 0 };
     const hist = new Array<number>(DURATION_BOUNDS_MS.length + 1).fill(0);

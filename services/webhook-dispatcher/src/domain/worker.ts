@@ -9,7 +9,10 @@ const log = getLogger('webhook-dispatcher.worker');
 const attempts = () => counter('webhook_attempts_total', 'Webhook delivery attempts, by outcome', ['outcome']);
 /** Deliveries put back to wait because their destination already had its cap of attempts in flight. */
 const capWaits = () =>
-  counter('webhook_destination_cap_waits_total', 'Deliveries put back to wait because their destination had WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION attempts in flight');
+  counter(
+    'webhook_destination_cap_waits_total',
+    'Deliveries put back to wait because their destination had WEBHOOK_MAX_IN_FLIGHT_PER_DESTINATION attempts in flight',
+  );
 
 export interface WorkerOptions {
   /** Attempts in flight at once in this process. */
@@ -67,7 +70,9 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
    */
   const lineLimit = (key: string) => {
     const at = progress.get(key);
-    return at !== undefined && Date.now() - at < opts.capWaitMs ? Math.max(opts.perDestination, opts.concurrency) : opts.perDestination;
+    return at !== undefined && Date.now() - at < opts.capWaitMs
+      ? Math.max(opts.perDestination, opts.concurrency)
+      : opts.perDestination;
   };
 
   /**
@@ -136,12 +141,20 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
     };
     await slot();
     const parent = job.traceparent ? contextFromHeaders({ traceparent: job.traceparent }) : undefined;
-    const done = inSpan('webhook delivery', { kind: SpanKind.PRODUCER, parent, attributes: { 'webhook.delivery_id': job.id, 'webhook.attempt': job.attempt } }, async (span) => {
-      const run = await runDelivery(deps, job, freeDestination);
-      const outcome = run.outcome === 'attempted' ? run.result.kind : run.outcome;
-      attempts().inc({ outcome });
-      span.setAttribute('webhook.outcome', outcome);
-    }).finally(() => {
+    const done = inSpan(
+      'webhook delivery',
+      {
+        kind: SpanKind.PRODUCER,
+        parent,
+        attributes: { 'webhook.delivery_id': job.id, 'webhook.attempt': job.attempt },
+      },
+      async (span) => {
+        const run = await runDelivery(deps, job, freeDestination);
+        const outcome = run.outcome === 'attempted' ? run.result.kind : run.outcome;
+        attempts().inc({ outcome });
+        span.setAttribute('webhook.outcome', outcome);
+      },
+    ).finally(() => {
       freeDestination();
       freeSlot();
     });
@@ -192,7 +205,8 @@ export function deliveryWorker(deps: DeliveryDeps, opts: WorkerOptions) {
     async stop(graceMs = 15_000): Promise<void> {
       stopping = true;
       clearInterval(timer);
-      if (running.size) await Promise.race([Promise.allSettled([...running]), new Promise((r) => setTimeout(r, graceMs).unref())]);
+      if (running.size)
+        await Promise.race([Promise.allSettled([...running]), new Promise((r) => setTimeout(r, graceMs).unref())]);
     },
   };
 }

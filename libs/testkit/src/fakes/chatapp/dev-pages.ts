@@ -9,7 +9,12 @@ export interface DevPagesOptions {
   /** Base URL of the gateway, for the commands the pages suggest. */
   gatewayUrl: string;
   /** Plays our bot side: completes a link session for a chat user (the local stack calls the chatapp service). */
-  completeLinkSession?(input: { sessionToken: string; chatappTeamId: string; chatappUserId: string; chatappUsername?: string }): Promise<unknown>;
+  completeLinkSession?(input: {
+    sessionToken: string;
+    chatappTeamId: string;
+    chatappUserId: string;
+    chatappUsername?: string;
+  }): Promise<unknown>;
 }
 
 type Page = (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> | void;
@@ -24,7 +29,12 @@ export function devPage(state: FakeState, dev: DevPagesOptions, url: URL, method
   if (route === 'GET /local/link') {
     return (_req, res) => {
       const token = url.searchParams.get('token') ?? '';
-      sendPage(res, 200, 'Link your chat account', `<p>Stand-in for the management UI's link page. A signed-in platform user completes the link with:</p><pre>${html(curl('POST', '/work-apps/chatapp/users/link/verify-token', { token, userId: 'local-user' }))}</pre>`);
+      sendPage(
+        res,
+        200,
+        'Link your chat account',
+        `<p>Stand-in for the management UI's link page. A signed-in platform user completes the link with:</p><pre>${html(curl('POST', '/work-apps/chatapp/users/link/verify-token', { token, userId: 'local-user' }))}</pre>`,
+      );
     };
   }
   if (route === 'GET /app_redirect') return (_req, res) => chatUserForm(state, url, res);
@@ -36,7 +46,9 @@ type Curl = (m: string, path: string, json?: unknown) => string;
 
 function overview(state: FakeState, curl: Curl, res: http.ServerResponse) {
   const team = (t: TeamState) => {
-    const channels = t.channels.map((c) => `<li><code>${html(c.id)}</code> #${html(c.name)}${c.isPrivate ? ' (private)' : ''}</li>`).join('');
+    const channels = t.channels
+      .map((c) => `<li><code>${html(c.id)}</code> #${html(c.name)}${c.isPrivate ? ' (private)' : ''}</li>`)
+      .join('');
     const messages =
       t.messages
         .slice(-20)
@@ -47,7 +59,12 @@ function overview(state: FakeState, curl: Curl, res: http.ServerResponse) {
     return `<h2>${html(t.teamName)} <code>${html(t.teamId)}</code>${installed ? ' (app installed)' : ''}</h2><p>Channels:</p><ul>${channels}</ul><p>Latest messages posted by the app:</p><ul>${messages}</ul>`;
   };
   const mint = curl('POST', '/work-apps/chatapp/install-links', { tenantId: 'acme', projectId: 'demo' });
-  sendPage(res, 200, 'Chat workspaces', `<p>Install the app: mint an install link with <code>${html(mint)}</code> and open its <code>data.url</code></p>${[...state.teams.values()].map(team).join('')}`);
+  sendPage(
+    res,
+    200,
+    'Chat workspaces',
+    `<p>Install the app: mint an install link with <code>${html(mint)}</code> and open its <code>data.url</code></p>${[...state.teams.values()].map(team).join('')}`,
+  );
 }
 
 function installResult(url: URL, curl: Curl, res: http.ServerResponse) {
@@ -57,12 +74,19 @@ function installResult(url: URL, curl: Curl, res: http.ServerResponse) {
   const next = teamId
     ? `<p>Next, route a channel to an agent:</p><pre>${html(curl('PUT', `/work-apps/chatapp/workspaces/${teamId}/channels/CSUPPORT01/settings`, route))}</pre><p>See the workspaces and messages at <a href="/">the chat product's overview</a>.</p>`
     : '';
-  sendPage(res, 200, url.searchParams.get('success') === 'true' ? 'Installed' : 'Not installed', `<p>Stand-in for the management UI's result page. The platform sent:</p><ul>${rows}</ul>${next}`);
+  sendPage(
+    res,
+    200,
+    url.searchParams.get('success') === 'true' ? 'Installed' : 'Not installed',
+    `<p>Stand-in for the management UI's result page. The platform sent:</p><ul>${rows}</ul>${next}`,
+  );
 }
 
 function chatUserForm(state: FakeState, url: URL, res: http.ServerResponse) {
   const session = url.searchParams.get('session') ?? '';
-  const options = [...state.teams.values()].map((t) => `<option value="${html(t.teamId)}">${html(t.teamName)}</option>`).join('');
+  const options = [...state.teams.values()]
+    .map((t) => `<option value="${html(t.teamId)}">${html(t.teamName)}</option>`)
+    .join('');
   sendPage(
     res,
     200,
@@ -77,6 +101,16 @@ async function completeLink(dev: DevPagesOptions, req: http.IncomingMessage, res
     sendPage(res, 501, 'Not available', '<p>Nobody plays the bot side here.</p>');
     return;
   }
-  const result = await dev.completeLinkSession({ sessionToken: form.session ?? '', chatappTeamId: form.team ?? '', chatappUserId: form.user ?? '', chatappUsername: form.username || undefined });
-  sendPage(res, 200, 'Link answered', `<p>The chatapp service answered:</p><pre>${html(JSON.stringify(result, null, 2))}</pre>`);
+  const result = await dev.completeLinkSession({
+    sessionToken: form.session ?? '',
+    chatappTeamId: form.team ?? '',
+    chatappUserId: form.user ?? '',
+    chatappUsername: form.username || undefined,
+  });
+  sendPage(
+    res,
+    200,
+    'Link answered',
+    `<p>The chatapp service answered:</p><pre>${html(JSON.stringify(result, null, 2))}</pre>`,
+  );
 }

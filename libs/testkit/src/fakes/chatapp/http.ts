@@ -13,7 +13,9 @@ export async function readBody(req: http.IncomingMessage): Promise<Record<string
   const type = String(req.headers['content-type'] ?? '');
   if (type.includes('application/json')) {
     const parsed = JSON.parse(raw) as Record<string, unknown>;
-    return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+    return Object.fromEntries(
+      Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+    );
   }
   return Object.fromEntries(new URLSearchParams(raw));
 }

@@ -54,7 +54,11 @@ export class FakeState {
   /** Writes teams with their tokens and messages (stateFile), after every change. */
   save() {
     if (!this.stateFile) return;
-    const out = [...this.teams.values()].map(({ calls: _c, failures: _f, tokens, messages, ...t }) => ({ ...t, tokens: [...tokens], messages: messages.slice(-200) }));
+    const out = [...this.teams.values()].map(({ calls: _c, failures: _f, tokens, messages, ...t }) => ({
+      ...t,
+      tokens: [...tokens],
+      messages: messages.slice(-200),
+    }));
     writeFileSync(this.stateFile, JSON.stringify(out, null, 2));
   }
 

@@ -31,7 +31,16 @@ export async function webApi(state: FakeState, method: string, req: http.Incomin
   if (failure(team, method, res)) return;
   const call: Call = { state, team, grant, method, params, res };
   const family = method.slice(0, method.indexOf('.'));
-  const handled = family === 'auth' ? authMethods(call) : family === 'conversations' ? conversationMethods(call) : family === 'chat' ? chatMethods(call) : family === 'users' ? userMethods(call) : false;
+  const handled =
+    family === 'auth'
+      ? authMethods(call)
+      : family === 'conversations'
+        ? conversationMethods(call)
+        : family === 'chat'
+          ? chatMethods(call)
+          : family === 'users'
+            ? userMethods(call)
+            : false;
   if (!handled) send(res, 200, { ok: false, error: 'unknown_method' });
 }
 
@@ -52,7 +61,12 @@ function oauthAccess(state: FakeState, params: Params, recorded: Params, res: ht
   team.tokens.set(botToken, { revoked: false, scopes });
   state.save();
   const first = team.channels[0];
-  const webhook = { channel: `#${first?.name ?? 'general'}`, channel_id: first?.id ?? 'C0', configuration_url: 'http://fake/config', url: `http://fake/hooks/${randomUpper(8)}` };
+  const webhook = {
+    channel: `#${first?.name ?? 'general'}`,
+    channel_id: first?.id ?? 'C0',
+    configuration_url: 'http://fake/config',
+    url: `http://fake/hooks/${randomUpper(8)}`,
+  };
   return send(res, 200, {
     ok: true,
     app_id: 'AFAKEAPP',
@@ -70,7 +84,16 @@ function oauthAccess(state: FakeState, params: Params, recorded: Params, res: ht
 
 function authMethods({ state, team, grant, method, res }: Call): boolean {
   if (method === 'auth.test') {
-    const body = { ok: true, url: `https://${team.domain}.chat.test/`, team: team.teamName, user: 'agents-bot', team_id: team.teamId, user_id: 'UBOT', bot_id: 'BFAKEBOT', is_enterprise_install: false };
+    const body = {
+      ok: true,
+      url: `https://${team.domain}.chat.test/`,
+      team: team.teamName,
+      user: 'agents-bot',
+      team_id: team.teamId,
+      user_id: 'UBOT',
+      bot_id: 'BFAKEBOT',
+      is_enterprise_install: false,
+    };
     send(res, 200, body, { 'x-oauth-scopes': grant.scopes.join(',') });
     return true;
   }
@@ -97,7 +120,9 @@ const wire = (c: FakeChannel) => ({
 function conversationMethods({ team, method, params, res }: Call): boolean {
   if (method === 'conversations.list') {
     const types = (params.types ?? 'public_channel').split(',');
-    const all = team.channels.filter((c) => (c.isPrivate ? types.includes('private_channel') : types.includes('public_channel')));
+    const all = team.channels.filter((c) =>
+      c.isPrivate ? types.includes('private_channel') : types.includes('public_channel'),
+    );
     const limit = Math.max(1, Math.min(1000, Number(params.limit ?? 100)));
     const offset = params.cursor ? Number(Buffer.from(params.cursor, 'base64').toString().replace('offset:', '')) : 0;
     if (!Number.isInteger(offset) || offset < 0) {
@@ -120,7 +145,8 @@ function conversationMethods({ team, method, params, res }: Call): boolean {
 function chatMethods({ state, team, method, params, res }: Call): boolean {
   if (method !== 'chat.postMessage') return false;
   const target = params.channel;
-  if (!target || (!team.channels.some((c) => c.id === target) && !/^U[A-Z0-9]+$/.test(target))) send(res, 200, { ok: false, error: 'channel_not_found' });
+  if (!target || (!team.channels.some((c) => c.id === target) && !/^U[A-Z0-9]+$/.test(target)))
+    send(res, 200, { ok: false, error: 'channel_not_found' });
   else if (!params.text && !params.blocks) send(res, 200, { ok: false, error: 'no_text' });
   else {
     const ts = state.nextTs();
@@ -135,6 +161,16 @@ function userMethods({ team, method, params, res }: Call): boolean {
   if (method !== 'users.info') return false;
   const id = params.user ?? '';
   if (!/^U[A-Z0-9]+$/.test(id)) send(res, 200, { ok: false, error: 'user_not_found' });
-  else send(res, 200, { ok: true, user: { id, team_id: team.teamId, name: id.toLowerCase(), real_name: id, profile: { display_name: id, email: `${id.toLowerCase()}@chat.test` } } });
+  else
+    send(res, 200, {
+      ok: true,
+      user: {
+        id,
+        team_id: team.teamId,
+        name: id.toLowerCase(),
+        real_name: id,
+        profile: { display_name: id, email: `${id.toLowerCase()}@chat.test` },
+      },
+    });
   return true;
 }
