@@ -3,7 +3,7 @@
 set -euo pipefail
 source "$(dirname "$0")/prepare.sh"
 bash scripts/infra.sh up
-echo "[test] pnpm check: typecheck, lint, import boundaries, OpenAPI/AsyncAPI snapshots, config table"
+echo "[test] pnpm check: typecheck, lint, format, import boundaries, subjects, service list, OpenAPI/AsyncAPI snapshots, config table, NATS permissions, bench tables"
 pnpm check
 # The analytics view test drives headless Chromium (Debian package; playwright's own browser download is not used).
 if ! command -v chromium >/dev/null 2>&1; then
