@@ -73,6 +73,21 @@ export function embeddedRelay(model: Model<any>, deps: RelayDeps) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   const clearing = new Set<Promise<void>>();
+  /**
+   * Documents this process has handed to `flush` and not yet cleared (or failed to publish): the sweep leaves them to
+   * it, or a core subscriber would see their events twice (JetStream itself drops the repeat).
+   */
+  const inHand = new Map<string, number>();
+  const take = (docs: OutboxDoc[]) => {
+    for (const d of docs) inHand.set(d._id, (inHand.get(d._id) ?? 0) + 1);
+  };
+  const letGo = (docs: OutboxDoc[]) => {
+    for (const d of docs) {
+      const n = (inHand.get(d._id) ?? 1) - 1;
+      if (n > 0) inHand.set(d._id, n);
+      else inHand.delete(d._id);
+    }
+  };
 
   const publish = async (docs: OutboxDoc[]) => {
     const removed = docs.filter((d) => d.outboxDelete && d.outboxBatch);
@@ -101,12 +116,16 @@ export function embeddedRelay(model: Model<any>, deps: RelayDeps) {
         await publish(batch);
       } catch (err) {
         log.warn({ err, count: batch.length }, 'outbox publish failed; the sweep will retry');
+        letGo(batch);
         continue;
       }
       while (clearing.size >= MAX_CLEARS) await Promise.race(clearing);
       const job: Promise<void> = clearLocked(batch)
         .catch((err) => log.warn({ err, count: batch.length }, 'outbox clear failed; the sweep will retry'))
-        .finally(() => clearing.delete(job));
+        .finally(() => {
+          clearing.delete(job);
+          letGo(batch);
+        });
       clearing.add(job);
     }
   };
@@ -114,6 +133,7 @@ export function embeddedRelay(model: Model<any>, deps: RelayDeps) {
   return {
     /** Publishes the events of a document just written, then clears them (batched, after the reply). */
     flush(doc: OutboxDoc): void {
+      take([doc]);
       queue.push(doc);
       if (timer) return;
       timer = setTimeout(() => {
@@ -125,12 +145,13 @@ export function embeddedRelay(model: Model<any>, deps: RelayDeps) {
     async sweep(projection: Record<string, 1> | undefined): Promise<number> {
       let total = 0;
       for (let round = 0; round < 100; round++) {
-        const docs = (await model.find({ outboxPending: true }, projection).limit(BATCH).lean()) as OutboxDoc[];
+        const found = (await model.find({ outboxPending: true }, projection).limit(BATCH).lean()) as OutboxDoc[];
+        const docs = found.filter((d) => !inHand.has(d._id));
         if (!docs.length) break;
         await publish(docs);
         await clearLocked(docs);
         total += docs.length;
-        if (docs.length < BATCH) break;
+        if (found.length < BATCH) break;
       }
       return total;
     },

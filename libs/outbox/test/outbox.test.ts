@@ -240,6 +240,43 @@ test('when a document is removed just after its insert was published, then a sub
   expect(seen.filter((id) => id === created.id || id === removed.id)).toEqual([created.id, removed.id]);
 });
 
+test('when the sweep runs while an update is being published, then it leaves that document to its writer', async () => {
+  const Rows = aModel();
+  await anOutbox(live).of(Rows).insert({ _id: 's', n: 1 });
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let publishing = () => {};
+  const started = new Promise<void>((resolve) => {
+    publishing = resolve;
+  });
+  // A publisher that is slow for this document's event: the sweep starts while it is under way.
+  const slow: Publisher = {
+    publish: (...a) => live.publish(...a),
+    publishPending: async (events) => {
+      publishing();
+      await held;
+      return live.publishPending(events);
+    },
+  };
+  const outbox = anOutbox(slow);
+  const seen: string[] = [];
+  const sub = nc.subscribe(subject, { callback: (_err, m) => seen.push(m.headers?.get('Nats-Msg-Id') ?? '') });
+  await nc.flush();
+  const changed = anEvent();
+  await outbox.of(Rows).update({ _id: 's' }, { $set: { n: 2 } }, [changed]);
+  await started;
+  const swept = outbox.sweep(0);
+  release();
+  await expect(swept).resolves.toBe(0);
+  await outbox.flush();
+  await nc.flush();
+  sub.unsubscribe();
+  expect(seen.filter((id) => id === changed.id)).toEqual([changed.id]);
+  expect((await Rows.findById('s').lean())?.outboxPending).toBeUndefined();
+});
+
 test('when a writer has nothing queued, then flush returns at once', async () => {
   await expect(anOutbox(live).flush()).resolves.toBeUndefined();
 });
