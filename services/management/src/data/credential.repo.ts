@@ -1,5 +1,13 @@
 import type { Credential, CredentialType, ProjectScope } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
+import {
+  iso,
+  scoped,
+  scopedId,
+  type Connection,
+  countedPage,
+  insertUnlessTaken,
+  updateAtRevision,
+} from '@platform/mongo';
 import { credentialModel } from './credential.model';
 
 /** A credential as the domain sees it: a plain object (the model's document type stays in data/). */
@@ -48,30 +56,18 @@ export function credentialRepo(db: Connection) {
     /** Null when the id is taken. */
     async insert(doc: Omit<StoredCredential, '_id'>): Promise<StoredCredential | null> {
       const full: StoredCredential = { _id: scopedId(doc, doc.id), ...doc };
-      return (await unlessDuplicate(() => Model.create(full))) ? full : null;
+      return insertUnlessTaken(Model, full);
     },
     async findById(scope: ProjectScope, id: string): Promise<StoredCredential | null> {
       return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
     },
     async list(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
-      const [rows, total] = await Promise.all([
-        Model.find(q)
-          .sort({ createdAt: -1, _id: 1 })
-          .skip((page - 1) * limit)
-          .limit(limit)
-          .lean(),
-        Model.countDocuments(q),
-      ]);
-      return { rows, total };
+      return countedPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 } }, page, limit);
     },
     /** Applies `set` only if nobody changed the credential since `current` was read (null otherwise). */
     async update(current: StoredCredential, set: Partial<StoredCredential>): Promise<StoredCredential | null> {
-      return Model.findOneAndUpdate(
-        { _id: current._id, revision: current.revision },
-        { $set: { ...set, revision: current.revision + 1 } },
-        { new: true },
-      ).lean();
+      return updateAtRevision(Model, current, set);
     },
     async remove(scope: ProjectScope, id: string): Promise<boolean> {
       const r = await Model.deleteOne({ _id: scopedId(scope, id), ...scoped(scope) });

@@ -1,5 +1,13 @@
 import type { ProjectScope, Skill, SkillWithFiles } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
+import {
+  iso,
+  scoped,
+  scopedId,
+  type Connection,
+  countedPage,
+  insertUnlessTaken,
+  updateAtRevision,
+} from '@platform/mongo';
 import { skillModel } from './skill.model';
 
 /** A skill as the domain sees it: a plain object (the model's document type stays in data/). */
@@ -66,7 +74,7 @@ export function skillRepo(db: Connection) {
     /** Null when the id is taken. */
     async insert(doc: Omit<StoredSkill, '_id'>): Promise<StoredSkill | null> {
       const full: StoredSkill = { _id: scopedId(doc, doc.id), ...doc };
-      return (await unlessDuplicate(() => Model.create(full))) ? full : null;
+      return insertUnlessTaken(Model, full);
     },
     async findById(scope: ProjectScope, id: string): Promise<StoredSkill | null> {
       return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
@@ -78,23 +86,11 @@ export function skillRepo(db: Connection) {
     },
     async list(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
-      const [rows, total] = await Promise.all([
-        Model.find(q, listFields)
-          .sort({ createdAt: -1, _id: 1 })
-          .skip((page - 1) * limit)
-          .limit(limit)
-          .lean(),
-        Model.countDocuments(q),
-      ]);
-      return { rows, total };
+      return countedPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 }, projection: listFields }, page, limit);
     },
     /** Writes the new state if the skill is still at `current.revision`; null otherwise. */
     async update(current: StoredSkill, set: Partial<StoredSkill>): Promise<StoredSkill | null> {
-      return Model.findOneAndUpdate(
-        { _id: current._id, revision: current.revision },
-        { $set: { ...set, revision: current.revision + 1 } },
-        { new: true },
-      ).lean();
+      return updateAtRevision(Model, current, set);
     },
     async remove(current: StoredSkill): Promise<boolean> {
       const r = await Model.deleteOne({ _id: current._id });
