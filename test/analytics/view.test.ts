@@ -1,10 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { adminClient, anAnalyticsKey, aProject, client, projectPath, repoRoot, testStack } from '@platform/testkit';
+import { anAnalyticsKey, aProject, client, projectPath, repoRoot } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { expectSignInAsked, fetchStrictPage, signedInContext, useBrowser } from '../support/browser';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const browser = useBrowser();
 
 interface ChartData {

@@ -1,6 +1,5 @@
 import { randomId } from '@platform/secrets';
 import {
-  adminClient,
   anApiKey,
   anApp,
   aProject,
@@ -8,16 +7,14 @@ import {
   http,
   projectPath,
   startGatewayProcess,
-  testStack,
   type GatewayProcess,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 /*
  * JWT algorithm confusion (HMAC with the public key), alg none, expired, wrong audience and unknown kid are proved in
  * test/run/auth.test.ts ("app credentials (client JWTs)"); this file covers what sits around them in the gateway.
  */
-const stack = testStack();
-const admin = adminClient(stack);
 const FAILURES = 5;
 const CREDENTIAL_FAILURES = 3;
 // Two gateways sharing the lockout's counters (one Redis prefix), like replicas behind a load balancer.

@@ -1,6 +1,5 @@
 import { CONVERSATION_ERASURE_SERVICES } from '@platform/contracts';
 import {
-  adminClient,
   anAnalyticsKey,
   anApiKey,
   aProject,
@@ -13,15 +12,12 @@ import {
   rowsOfProject,
   startReceiver,
   testDbPrefix,
-  testStack,
   type Client,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { expectProblem } from '../support/expect-problem';
 import { anEvaluator, evalsPath, finishedRun, resultsOf, runsPath } from '../support/evals';
 import { CHAT, fake, withChatAgents } from '../support/chatapp';
-
-const stack = testStack();
-const admin = adminClient(stack);
 
 type Project = { tenantId: string; projectId: string };
 

@@ -1,17 +1,8 @@
-import {
-  adminClient,
-  aProject,
-  aProjectWithAgents,
-  aTenantToken,
-  client,
-  projectPath,
-  testStack,
-} from '@platform/testkit';
+import { aProject, aProjectWithAgents, aTenantToken, client, projectPath } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { serviceDatabase } from '../support/connections';
 import { expectProblem } from '../support/expect-problem';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const db = serviceDatabase(stack, 'management');
 
 const agentPath = (p: { tenantId: string; projectId: string }, agentId = 'agent-1') =>

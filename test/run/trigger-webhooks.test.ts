@@ -3,7 +3,6 @@ import type { NatsConnection } from 'nats';
 import { eventFilter, triggerInvoked } from '@platform/contracts';
 import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
 import {
-  adminClient,
   aProject,
   aProjectWithAgents,
   aTenantToken,
@@ -13,16 +12,14 @@ import {
   http,
   projectPath,
   startReceiver,
-  testStack,
   uniqueId,
   withDatabase,
   type Receiver,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { expectProblem } from '../support/expect-problem';
 import { createDestination } from '../support/webhooks';
 
-const stack = testStack();
-const admin = adminClient(stack);
 type Project = { tenantId: string; projectId: string };
 
 const SECRET = 'whsec_test_0123456789abcdef';

@@ -1,15 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
-import {
-  adminClient,
-  aProject,
-  aTenantToken,
-  http as request,
-  projectPath,
-  startGatewayProcess,
-  testStack,
-} from '@platform/testkit';
+import { aProject, aTenantToken, http as request, projectPath, startGatewayProcess } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { useBrowser } from '../support/browser';
 import { createDestination } from '../support/webhooks';
 
@@ -18,8 +11,6 @@ import { createDestination } from '../support/webhooks';
  * site (another port of 127.0.0.1: the browser sends the cookie along) cannot make a signed-in user's browser change
  * anything; the gateway's own pages still can.
  */
-const stack = testStack();
-const admin = adminClient(stack);
 
 const browser = useBrowser();
 let attacker: http.Server;

@@ -1,6 +1,5 @@
 import { allOperations, type AnyOperation } from '@platform/contracts';
 import {
-  adminClient,
   anAnalyticsKey,
   anApiKey,
   anApp,
@@ -13,16 +12,14 @@ import {
   eventually,
   http,
   projectPath,
-  testStack,
   withDatabase,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 /**
  * Generated from the operation declarations: every operation under a tenant path is tried with another tenant's
  * credentials on tenant A's records. A new operation is covered without writing a test.
  */
-const stack = testStack();
-const admin = adminClient(stack);
 
 const tenantOps = allOperations.filter((op) => op.path.includes('{tenantId}') && (op.listener ?? 'main') === 'main');
 const readOps = tenantOps.filter((op) => op.method === 'get');

@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  adminClient,
   aProject,
   anApiKey,
   client,
@@ -9,14 +8,12 @@ import {
   projectPath,
   repoRoot,
   startReceiver,
-  testStack,
   type Receiver,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { expectSignInAsked, fetchStrictPage, signedInContext, useBrowser } from '../support/browser';
 import { createDestination, eventuallyLogged } from '../support/webhooks';
 
-const stack = testStack();
-const admin = adminClient(stack);
 /** Screenshots for docs/webhooks.md (copied from here by hand when the page changes). */
 const SHOTS = join(repoRoot, '.infra', 'screenshots');
 
