@@ -52,7 +52,6 @@ export function credentialRepo(db: Connection) {
   const Model = credentialModel(db);
   return {
     model: Model,
-    /** Throws a duplicate-key error when the id is taken in the project. */
     /** Null when the id is taken. */
     async insert(doc: Omit<StoredCredential, '_id'>): Promise<StoredCredential | null> {
       const full: StoredCredential = { _id: scopedId(doc, doc.id), ...doc };
@@ -62,8 +61,7 @@ export function credentialRepo(db: Connection) {
       return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
     },
     async list(scope: ProjectScope, page: number, limit: number) {
-      const q = scoped(scope);
-      return countedPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 } }, page, limit);
+      return countedPage(Model, { filter: scoped(scope), sort: { createdAt: -1, _id: 1 } }, page, limit);
     },
     /** Applies `set` only if nobody changed the credential since `current` was read (null otherwise). */
     async update(current: StoredCredential, set: Partial<StoredCredential>): Promise<StoredCredential | null> {

@@ -85,8 +85,12 @@ export function skillRepo(db: Connection) {
       return Model.find({ _id: { $in: ids.map((id) => scopedId(scope, id)) }, ...scoped(scope) }, listFields).lean();
     },
     async list(scope: ProjectScope, page: number, limit: number) {
-      const q = scoped(scope);
-      return countedPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 }, projection: listFields }, page, limit);
+      return countedPage(
+        Model,
+        { filter: scoped(scope), sort: { createdAt: -1, _id: 1 }, projection: listFields },
+        page,
+        limit,
+      );
     },
     /** Writes the new state if the skill is still at `current.revision`; null otherwise. */
     async update(current: StoredSkill, set: Partial<StoredSkill>): Promise<StoredSkill | null> {
