@@ -1,5 +1,6 @@
 import { CONVERSATION_ERASURE_SERVICES } from '@platform/contracts';
 import {
+  aMemoryCredential,
   anAnalyticsKey,
   anApiKey,
   aProject,
@@ -197,17 +198,7 @@ describe('erasure of a project', () => {
       const { run: keyOfErased } = await twoConversations(p);
       await twoConversations(other);
       await receiver.waitFor(() => true, 2);
-      expect(
-        (
-          await admin.post(`${P}/credentials`, {
-            id: 'cred-1',
-            name: 'token',
-            type: 'memory',
-            credentialStoreId: 'memory-default',
-            retrievalParams: { key: 'k' },
-          })
-        ).status,
-      ).toBe(201);
+      await aMemoryCredential(admin, p, { id: 'cred-1', name: 'token', retrievalParams: { key: 'k' } });
       // chatapp: a workspace installed for the project, and a channel routed to one of its agents.
       await withChatAgents(p);
       const team = await fake.createTeam({ channels: [{ id: 'CSUPPORT1', name: 'support', memberCount: 3 }] });

@@ -1,5 +1,6 @@
 import { allOperations, type AnyOperation } from '@platform/contracts';
 import {
+  aMemoryCredential,
   anAnalyticsKey,
   anApiKey,
   anApp,
@@ -85,17 +86,7 @@ beforeAll(async () => {
   ids.agentId = agent.id;
   ids.subAgentId = 'router';
   ids.skillId = ids['id:skills'] = (await aStoredSkill(admin, A)).id;
-  expect(
-    (
-      await admin.post(`${P}/credentials`, {
-        id: 'cred-1',
-        name: 'token',
-        type: 'memory',
-        credentialStoreId: 'memory-default',
-        retrievalParams: { key: 'k' },
-      })
-    ).status,
-  ).toBe(201);
+  await aMemoryCredential(admin, A, { id: 'cred-1', name: 'token', retrievalParams: { key: 'k' } });
   ids['id:credentials'] = 'cred-1';
   ids['id:credential-stores'] = 'memory-default';
   expect((await admin.post(`${P}/agents/${agent.id}/triggers`, { id: 'nightly', name: 'Nightly' })).status).toBe(201);
