@@ -1,9 +1,11 @@
 import type { Model } from 'mongoose';
 import { unlessDuplicate } from './errors';
+import { scoped, scopedId } from './scope';
 
 /*
  * The reads and writes most repositories make on their records, written once: a counted page of a list, an insert
- * that reports a taken id, and a write conditional on the record's `revision`.
+ * that reports a taken id, a write conditional on the record's `revision`, and the three together for a project's
+ * records (`projectRecords`).
  */
 
 export interface CountedPageQuery {
@@ -56,4 +58,33 @@ export async function updateAtRevision<T, D extends { _id: string; revision: num
       { new: true },
     )
     .lean<D>();
+}
+
+/** What `projectRecords` needs of a record: keyed in its project by `id`, versioned by `revision`. */
+interface ProjectRecord {
+  _id: string;
+  id: string;
+  tenantId: string;
+  projectId: string;
+  revision: number;
+}
+
+/**
+ * The reads and writes of a collection of a project's records stored under `<tenant>:<project>:<id>` (`scopedId`)
+ * with a `revision`: `insert` (null when the id is taken in the project), `findById` and `update` (at the revision the
+ * caller read; null when it moved on). `D` is the record as the domain sees it.
+ */
+export function projectRecords<T, D extends ProjectRecord>(model: Model<T>) {
+  return {
+    async insert(doc: Omit<D, '_id'>): Promise<D | null> {
+      const key = doc as unknown as Omit<ProjectRecord, '_id'>;
+      return insertUnlessTaken(model, { _id: scopedId(key, key.id), ...doc } as unknown as D);
+    },
+    async findById(scope: { tenantId: string; projectId: string }, id: string): Promise<D | null> {
+      return model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean<D>();
+    },
+    async update(current: D, set: Partial<D>): Promise<D | null> {
+      return updateAtRevision(model, current, set);
+    },
+  };
 }

@@ -1,14 +1,6 @@
 import type { Credential, CredentialType, ProjectScope } from '@platform/contracts';
-import {
-  iso,
-  scoped,
-  scopedId,
-  type Connection,
-  countedPage,
-  insertUnlessTaken,
-  updateAtRevision,
-} from '@platform/mongo';
-import { credentialModel } from './credential.model';
+import { iso, scoped, scopedId, type Connection, countedPage, projectRecords } from '@platform/mongo';
+import { credentialModel, type CredentialDoc } from './credential.model';
 
 /** A credential as the domain sees it: a plain object (the model's document type stays in data/). */
 export interface StoredCredential {
@@ -50,22 +42,13 @@ export type CredentialRepo = ReturnType<typeof credentialRepo>;
 
 export function credentialRepo(db: Connection) {
   const Model = credentialModel(db);
+  /** insert (null when the id is taken), findById, and update at the revision read (null when it moved on). */
+  const records = projectRecords<CredentialDoc, StoredCredential>(Model);
   return {
     model: Model,
-    /** Null when the id is taken. */
-    async insert(doc: Omit<StoredCredential, '_id'>): Promise<StoredCredential | null> {
-      const full: StoredCredential = { _id: scopedId(doc, doc.id), ...doc };
-      return insertUnlessTaken(Model, full);
-    },
-    async findById(scope: ProjectScope, id: string): Promise<StoredCredential | null> {
-      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
-    },
+    ...records,
     async list(scope: ProjectScope, page: number, limit: number) {
       return countedPage(Model, { filter: scoped(scope), sort: { createdAt: -1, _id: 1 } }, page, limit);
-    },
-    /** Applies `set` only if nobody changed the credential since `current` was read (null otherwise). */
-    async update(current: StoredCredential, set: Partial<StoredCredential>): Promise<StoredCredential | null> {
-      return updateAtRevision(Model, current, set);
     },
     async remove(scope: ProjectScope, id: string): Promise<boolean> {
       const r = await Model.deleteOne({ _id: scopedId(scope, id), ...scoped(scope) });

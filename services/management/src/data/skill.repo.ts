@@ -1,14 +1,6 @@
 import type { ProjectScope, Skill, SkillWithFiles } from '@platform/contracts';
-import {
-  iso,
-  scoped,
-  scopedId,
-  type Connection,
-  countedPage,
-  insertUnlessTaken,
-  updateAtRevision,
-} from '@platform/mongo';
-import { skillModel } from './skill.model';
+import { iso, scoped, scopedId, type Connection, countedPage, projectRecords } from '@platform/mongo';
+import { skillModel, type SkillDoc } from './skill.model';
 
 /** A skill as the domain sees it: a plain object (the model's document type stays in data/). */
 export interface StoredSkill {
@@ -68,17 +60,12 @@ export type SkillRepo = ReturnType<typeof skillRepo>;
  */
 export function skillRepo(db: Connection) {
   const Model = skillModel(db);
+  /** insert (null when the id is taken), findById, and update at the revision read (null when it moved on). */
+  const records = projectRecords<SkillDoc, StoredSkill>(Model);
   const listFields = { files: 0 };
   return {
     model: Model,
-    /** Null when the id is taken. */
-    async insert(doc: Omit<StoredSkill, '_id'>): Promise<StoredSkill | null> {
-      const full: StoredSkill = { _id: scopedId(doc, doc.id), ...doc };
-      return insertUnlessTaken(Model, full);
-    },
-    async findById(scope: ProjectScope, id: string): Promise<StoredSkill | null> {
-      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
-    },
+    ...records,
     /** Skills by id, without files (for sub-agent listings). */
     async findMany(scope: ProjectScope, ids: string[]): Promise<StoredSkill[]> {
       if (!ids.length) return [];
@@ -91,10 +78,6 @@ export function skillRepo(db: Connection) {
         page,
         limit,
       );
-    },
-    /** Writes the new state if the skill is still at `current.revision`; null otherwise. */
-    async update(current: StoredSkill, set: Partial<StoredSkill>): Promise<StoredSkill | null> {
-      return updateAtRevision(Model, current, set);
     },
     async remove(current: StoredSkill): Promise<boolean> {
       const r = await Model.deleteOne({ _id: current._id });
