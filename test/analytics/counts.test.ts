@@ -1,7 +1,5 @@
-import { adminClient, anAnalyticsKey, aProject, client, projectPath, testStack } from '@platform/testkit';
-
-const stack = testStack();
-const admin = adminClient(stack);
+import { anAnalyticsKey, aProject, client, projectPath } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 /** Posts events at fixed times and returns the project. */
 async function aProjectWithEvents(events: Array<Record<string, unknown>>) {

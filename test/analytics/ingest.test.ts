@@ -1,17 +1,7 @@
 import http from 'node:http';
-import {
-  adminClient,
-  anAnalyticsKey,
-  anApiKey,
-  aProject,
-  client,
-  projectPath,
-  testStack,
-  uniqueId,
-} from '@platform/testkit';
+import { anAnalyticsKey, anApiKey, aProject, client, projectPath, uniqueId } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const TWO_MB = 2 * 1024 * 1024;
 
 /** A key for a fresh project, and a client of the analytics base URL that sends it. */

@@ -1,16 +1,5 @@
-import {
-  adminClient,
-  anAnalyticsKey,
-  aProject,
-  aTenantToken,
-  client,
-  eventually,
-  projectPath,
-  testStack,
-} from '@platform/testkit';
-
-const stack = testStack();
-const admin = adminClient(stack);
+import { anAnalyticsKey, aProject, aTenantToken, client, eventually, projectPath } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 describe('analytics keys', () => {
   test('when a key is issued, then its value is shown once and the record can be read back, listed and deleted', async () => {

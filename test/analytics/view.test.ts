@@ -1,46 +1,10 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import { adminClient, anAnalyticsKey, aProject, client, projectPath, repoRoot, testStack } from '@platform/testkit';
+import { anAnalyticsKey, aProject, client, projectPath, repoRoot } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
+import { expectSignInAsked, fetchStrictPage, signedInContext, useBrowser } from '../support/browser';
 
-const stack = testStack();
-const admin = adminClient(stack);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-let browser: Browser;
-
-beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-});
-afterAll(async () => {
-  await browser?.close();
-});
-
-/** A browser context signed in with a management session cookie (POST /manage/auth/session). */
-async function signedInContext() {
-  const res = await fetch(`${stack.gatewayUrl}/manage/auth/session`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.adminToken}` },
-  });
-  expect(res.status).toBe(201);
-  const [pair] = (res.headers.get('set-cookie') ?? '').split(';');
-  const eq = pair!.indexOf('=');
-  const context = await browser.newContext();
-  await context.addCookies([{ name: pair!.slice(0, eq), value: pair!.slice(eq + 1), url: stack.gatewayUrl }]);
-  return context;
-}
+const browser = useBrowser();
 
 interface ChartData {
   labels: string[];
@@ -71,7 +35,7 @@ describe('analytics view', () => {
     expect(api.status).toBe(200);
     expect(api.body.data.total).toBe(6);
 
-    const context = await signedInContext();
+    const context = await signedInContext(browser(), stack);
     const page = await context.newPage();
     const failed: string[] = [];
     page.on('requestfailed', (r) => failed.push(r.url()));
@@ -119,21 +83,15 @@ describe('analytics view', () => {
 
   test('when the visitor is not signed in, then the page says so instead of drawing a chart', async () => {
     const p = aProject();
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(`${stack.gatewayUrl}/analytics/view?tenantId=${p.tenantId}&projectId=${p.projectId}`);
-    await page.waitForSelector('#analytics[data-state="error"]');
-    expect(await page.textContent('#status')).toMatch(/^401 Unauthorized: .*Sign in/);
-    await context.close();
+    await expectSignInAsked(
+      browser(),
+      `${stack.gatewayUrl}/analytics/view?tenantId=${p.tenantId}&projectId=${p.projectId}`,
+      '#analytics',
+    );
   });
 
   test('when the page and its script are fetched, then they are served with a strict content security policy and no CDN', async () => {
-    const page = await fetch(`${stack.gatewayUrl}/analytics/view`);
-    expect(page.status).toBe(200);
-    expect(page.headers.get('content-type')).toMatch(/text\/html/);
-    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'/);
-    const html = await page.text();
-    expect(html).not.toMatch(/https?:\/\//);
+    await fetchStrictPage(`${stack.gatewayUrl}/analytics/view`, /default-src 'none'; script-src 'self'/);
     const lib = await fetch(`${stack.gatewayUrl}/analytics/assets/chart.umd.min.js`);
     expect(lib.status).toBe(200);
     expect(lib.headers.get('content-type')).toMatch(/javascript/);

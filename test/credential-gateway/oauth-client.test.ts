@@ -1,9 +1,8 @@
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { anApp, aProject, adminClient, http, testStack } from '@platform/testkit';
+import { anApp, aProject, http } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
 const ISSUER = 'urn:platform:credential-gateway';

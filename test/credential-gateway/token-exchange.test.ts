@@ -5,17 +5,14 @@ import {
   anAppKey,
   aProject,
   aTenantToken,
-  adminClient,
   client,
   http,
   projectPath,
   signAppJwt,
-  testStack,
   type HttpResult,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const ORIGIN = 'https://app.example.com';
 const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';

@@ -1,9 +1,7 @@
-import { adminClient, aProject, aStoredAgent, testStack } from '@platform/testkit';
+import { aProject, aStoredAgent } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { expectProblem } from '../support/expect-problem';
 import { aConversation, aFeedback, improvementsPath } from '../support/evals';
-
-const stack = testStack();
-const admin = adminClient(stack);
 
 /** The shared stack has no LLM endpoint configured: branches are made, the assistant says it is not configured. */
 describe('improvements without an assistant', () => {

@@ -1,4 +1,5 @@
-import { adminClient, aProject, testStack } from '@platform/testkit';
+import { aProject } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { expectProblem } from '../support/expect-problem';
 import { aConversation, anEvaluator, evalsPath, evaluatorsPath, finishedRun, resultsOf } from '../support/evals';
 
@@ -6,8 +7,6 @@ import { aConversation, anEvaluator, evalsPath, evaluatorsPath, finishedRun, res
  * One tenant's regular expression cannot stall every tenant's evaluations (issue 54, finding 4): patterns run on a
  * linear-time engine (RE2), and what it cannot run is refused when the evaluator is created.
  */
-const stack = testStack();
-const admin = adminClient(stack);
 
 describe('evaluator regular expressions', () => {
   test("when a tenant evaluates with the catastrophic pattern ^(a+)+$, then its run completes with a result and another tenant's evaluation started meanwhile completes too", async () => {

@@ -1,10 +1,9 @@
-import { adminClient, aProject, startReceiver, testStack, type Receiver } from '@platform/testkit';
+import { aProject, startReceiver, type Receiver } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { expectProblem } from '../support/expect-problem';
 import { aConversation, aFeedback, anEvaluator, evalsPath, finishedRun, resultsOf, runsPath } from '../support/evals';
 import { createDestination, signatureValid } from '../support/webhooks';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const receivers: Receiver[] = [];
 afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));

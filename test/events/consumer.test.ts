@@ -1,7 +1,7 @@
 import { publisher } from '@platform/bus';
 import { PLATFORM_EVENTS_STREAM, eventCreated, eventSubject, pendingEvent, type RunEvent } from '@platform/contracts';
 import type { EventOf } from '@platform/consumer';
-import { aProject, eventually, testStack, uniqueId } from '@platform/testkit';
+import { aProject, aRunEvent, eventually, testStack, uniqueId } from '@platform/testkit';
 import { adminNats } from '../support/connections';
 
 /** libs/consumer against the test stack's NATS: the typed durable consumer internal services build on. */
@@ -9,24 +9,6 @@ const stack = testStack();
 const nats = adminNats(stack);
 
 const durable = () => uniqueId('consumer-test').replace(/\./g, '_');
-
-function aRunEvent(p: { tenantId: string; projectId: string }, id = uniqueId('e')): RunEvent {
-  const now = new Date().toISOString();
-  return {
-    id,
-    ...p,
-    type: 'page.viewed',
-    agentId: null,
-    conversationId: null,
-    messageId: null,
-    properties: null,
-    userProperties: null,
-    metadata: null,
-    serverMetadata: { authMethod: 'api_key' },
-    createdAt: now,
-    updatedAt: now,
-  };
-}
 
 async function publishCreated(p: { tenantId: string; projectId: string }, event = aRunEvent(p)) {
   const e = pendingEvent(eventCreated, uniqueId('id'), p, { event, dispatch: false });

@@ -1,23 +1,12 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
 import { allOperations } from '@platform/contracts';
 import { repoRoot, testStack } from '@platform/testkit';
+import { useBrowser } from '../support/browser';
 
 const stack = testStack();
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
-let browser: Browser;
+const browser = useBrowser();
 
 /** The few browser globals the page functions below use (the test project compiles without the DOM lib). */
 interface PageElement {
@@ -37,18 +26,9 @@ interface PageWindow {
   };
 }
 
-beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-});
-afterAll(async () => {
-  await browser?.close();
-});
-
 describe('API reference at /docs', () => {
   test('when /docs is opened in a browser, then the operations of the OpenAPI document are listed, rendered from assets the gateway serves itself', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await browser().newPage({ viewport: { width: 1280, height: 900 } });
     const requests: string[] = [];
     const errors: string[] = [];
     page.on('request', (r) => requests.push(r.url()));

@@ -1,6 +1,5 @@
 import { randomId } from '@platform/secrets';
 import {
-  adminClient,
   anApiKey,
   anApp,
   aProject,
@@ -8,16 +7,14 @@ import {
   http,
   projectPath,
   startGatewayProcess,
-  testStack,
   type GatewayProcess,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 /*
  * JWT algorithm confusion (HMAC with the public key), alg none, expired, wrong audience and unknown kid are proved in
  * test/run/auth.test.ts ("app credentials (client JWTs)"); this file covers what sits around them in the gateway.
  */
-const stack = testStack();
-const admin = adminClient(stack);
 const FAILURES = 5;
 const CREDENTIAL_FAILURES = 3;
 // Two gateways sharing the lockout's counters (one Redis prefix), like replicas behind a load balancer.
@@ -55,15 +52,24 @@ async function lockOut(url: string, ip: string): Promise<number[]> {
   return statuses;
 }
 
+/**
+ * A client that works: a project's tenant token (`good`, and `unused`, one it has not presented yet), behind a fresh
+ * client address (`ip`), reading the project's API keys (`path`) through the first gateway with 200.
+ */
+async function aWorkingClient() {
+  const p = aProject();
+  const good = await aTenantToken(admin, p.tenantId);
+  const unused = await aTenantToken(admin, p.tenantId);
+  const ip = anAddress();
+  const path = `${projectPath(p)}/api-keys`;
+  expect((await http('GET', `${gw.url}${path}`, { token: good, headers: from(ip) })).status).toBe(200);
+  return { p, good, unused, ip, path };
+}
+
 describe('failed authentications from one client address', () => {
   test('when an address fails to authenticate again and again, then credentials it presents that no gateway verified get 429 without being checked, while a verified one keeps working, on both gateways', async () => {
-    const p = aProject();
-    const good = await aTenantToken(admin, p.tenantId);
-    const unused = await aTenantToken(admin, p.tenantId);
-    const ip = anAddress();
-    const path = `${projectPath(p)}/api-keys`;
     // The good client behind the shared address has been working all along (through the first gateway).
-    expect((await http('GET', `${gw.url}${path}`, { token: good, headers: from(ip) })).status).toBe(200);
+    const { good, unused, ip, path } = await aWorkingClient();
 
     // A misconfigured client behind the same address retries stale keys: 401 up to the limit, then 429.
     expect(await lockOut(`${gw.url}${path}`, ip)).toEqual([...Array(FAILURES).fill(401), 429]);
@@ -128,12 +134,7 @@ describe('failed authentications from one client address', () => {
 
 describe('failed authentications with one credential', () => {
   test('when one client retries a stale key, and sends a good token to operations of another scheme, again and again, then only those are refused: its address stays open to new credentials and the good token keeps working', async () => {
-    const p = aProject();
-    const good = await aTenantToken(admin, p.tenantId);
-    const unused = await aTenantToken(admin, p.tenantId);
-    const ip = anAddress();
-    const path = `${projectPath(p)}/api-keys`;
-    expect((await http('GET', `${gw.url}${path}`, { token: good, headers: from(ip) })).status).toBe(200);
+    const { good, unused, ip, path } = await aWorkingClient();
     const stale: number[] = [];
     const wrongScheme: number[] = [];
     for (let i = 0; i < FAILURES * 2; i++) {

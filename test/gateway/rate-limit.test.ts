@@ -1,17 +1,7 @@
 import { randomId } from '@platform/secrets';
-import {
-  adminClient,
-  anApiKey,
-  aProject,
-  freePort,
-  http,
-  startGatewayProcess,
-  testStack,
-  type GatewayProcess,
-} from '@platform/testkit';
+import { anApiKey, aProject, freePort, http, startGatewayProcess, type GatewayProcess } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const PER_CREDENTIAL = 6;
 const PER_IP = 8;
 let a: GatewayProcess;

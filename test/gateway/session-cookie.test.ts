@@ -1,7 +1,6 @@
-import { adminClient, anApp, aProject, aTenantToken, http, projectPath, testStack } from '@platform/testkit';
+import { anApp, aProject, aTenantToken, http, projectPath } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const cookieName = `${stack.env.SESSION_COOKIE_PREFIX ?? 'platform'}.session_token`;
 
 async function aSession(bearer: string) {

@@ -1,8 +1,7 @@
-import { adminClient, aProject, eventually, http, projectPath, testStack } from '@platform/testkit';
+import { aProject, eventually, http, projectPath } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 /** Sessions end with the access token they were made from; users and tenant owners can list and end them. */
-const stack = testStack();
-const admin = adminClient(stack);
 
 async function aToken(tenantId: string, body: Record<string, unknown> = {}) {
   const res = await admin.post(`/manage/tenants/${tenantId}/access-tokens`, {

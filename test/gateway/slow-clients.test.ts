@@ -1,23 +1,20 @@
 import { connect, type Socket } from 'node:net';
 import {
-  adminClient,
   anApiKey,
   aProject,
   eventually,
   http,
   startGatewayProcess,
-  testStack,
   withDatabase,
   type GatewayProcess,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 /**
  * Slow clients (slowloris: headers or a body trickled a byte at a time) cannot hold the gateway: HEADERS_TIMEOUT_MS
  * and REQUEST_TIMEOUT_MS cut them off with a 408 problem answer, and other clients are served meanwhile. A gateway
  * process of its own with short timeouts (1 s for headers, 2 s for a whole request).
  */
-const stack = testStack();
-const admin = adminClient(stack);
 let gw: GatewayProcess;
 
 beforeAll(async () => {

@@ -1,7 +1,6 @@
 import { agentDeleted, agentUpdated, eventFilter, replaceAgentDefinition } from '@platform/contracts';
 import type { EventOf } from '@platform/consumer';
 import {
-  adminClient,
   aFullAgent,
   anApiKey,
   aProject,
@@ -13,16 +12,14 @@ import {
   internalRequest,
   projectPath,
   startReceiver,
-  testStack,
   uniqueId,
   type Receiver,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { adminNats } from '../support/connections';
 import { createDestination } from '../support/webhooks';
 
 /** GET P/agents, GET|PUT|DELETE PA: agents a user can read, change and delete, with ETag / If-Match. */
-const stack = testStack();
-const admin = adminClient(stack);
 
 type P = { tenantId: string; projectId: string };
 const pa = (p: P, agentId: string) => `${projectPath(p)}/agents/${agentId}`;
@@ -38,6 +35,16 @@ afterAll(async () => {
 });
 
 /** The agent's current version, read through GET PA. */
+/** Attaches the data component `chart` to the agent's sub-agent `writer` (answered 201). */
+async function attachChart(p: P, agentId: string): Promise<void> {
+  const res = await admin.post(`${pa(p, agentId)}/sub-agent-data-components`, {
+    agentId,
+    dataComponentId: 'chart',
+    subAgentId: 'writer',
+  });
+  expect(res.status).toBe(201);
+}
+
 async function etagOf(p: P, agentId: string): Promise<string> {
   const res = await admin.get(pa(p, agentId));
   expect(res.status).toBe(200);
@@ -61,15 +68,7 @@ describe('GET PA and GET P/agents', () => {
   test('when an agent has attachments, then GET PA shows them in the sub-agents, as the create answer does', async () => {
     const p = aProject();
     const agent = await aStoredAgent(admin, p);
-    expect(
-      (
-        await admin.post(`${pa(p, agent.id)}/sub-agent-data-components`, {
-          agentId: agent.id,
-          dataComponentId: 'chart',
-          subAgentId: 'writer',
-        })
-      ).status,
-    ).toBe(201);
+    await attachChart(p, agent.id);
     const res = await admin.get(pa(p, agent.id));
     expect(res.body.data.subAgents.writer.dataComponents).toEqual(['chart']);
   });
@@ -246,15 +245,7 @@ describe('PUT PA (replace the whole definition)', () => {
     const p = aProject();
     const agent = await aStoredAgent(admin, p);
     const seen = await etagOf(p, agent.id);
-    expect(
-      (
-        await admin.post(`${pa(p, agent.id)}/sub-agent-data-components`, {
-          agentId: agent.id,
-          dataComponentId: 'chart',
-          subAgentId: 'writer',
-        })
-      ).status,
-    ).toBe(201);
+    await attachChart(p, agent.id);
     expect(await etagOf(p, agent.id)).not.toBe(seen);
     expect((await admin.put(pa(p, agent.id), aFullAgent({ id: agent.id }), ifMatch(seen))).status).toBe(412);
     expect((await admin.get(pa(p, agent.id))).body.data.subAgents.writer.dataComponents).toEqual(['chart']);
@@ -297,15 +288,7 @@ describe('DELETE PA', () => {
     const agent = await aStoredAgent(admin, p);
     const bystander = await aStoredAgent(admin, p);
     const base = pa(p, agent.id);
-    expect(
-      (
-        await admin.post(`${base}/sub-agent-data-components`, {
-          agentId: agent.id,
-          dataComponentId: 'chart',
-          subAgentId: 'writer',
-        })
-      ).status,
-    ).toBe(201);
+    await attachChart(p, agent.id);
     expect((await admin.post(`${base}/triggers`, { id: 'nightly', name: 'Nightly' })).status).toBe(201);
     expect((await admin.post(`${pa(p, bystander.id)}/triggers`, { id: 'nightly', name: 'Nightly' })).status).toBe(201);
     const { key, apiKey } = await anApiKey(admin, p, { agentId: agent.id });
@@ -374,15 +357,7 @@ describe('DELETE PA', () => {
   test("when a deleted agent's id is used again, then the new agent starts clean: no old triggers, keys or attachments", async () => {
     const p = aProject();
     const agent = await aStoredAgent(admin, p, { id: 'reused' });
-    expect(
-      (
-        await admin.post(`${pa(p, agent.id)}/sub-agent-data-components`, {
-          agentId: agent.id,
-          dataComponentId: 'chart',
-          subAgentId: 'writer',
-        })
-      ).status,
-    ).toBe(201);
+    await attachChart(p, agent.id);
     expect((await admin.post(`${pa(p, agent.id)}/triggers`, { id: 'nightly', name: 'Nightly' })).status).toBe(201);
     const oldEtag = await etagOf(p, agent.id);
     expect((await admin.delete(pa(p, agent.id))).status).toBe(204);

@@ -1,5 +1,4 @@
 import {
-  adminClient,
   aFullAgent,
   aProject,
   aStoredAgent,
@@ -10,8 +9,8 @@ import {
   eventually,
   internalRequest,
   projectPath,
-  testStack,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import {
   agentCreated,
   allOperations,
@@ -21,8 +20,6 @@ import {
   lookupAgent,
 } from '@platform/contracts';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const anonymous = client(stack.gatewayUrl);
 
 const lookup = (p: { tenantId: string; projectId: string }, agentId: string) =>
@@ -73,6 +70,17 @@ describe('POST P/agent (create a full agent)', () => {
   test('when the definition carries every nested part, then each is stored and returned', async () => {
     const p = aProject();
     const skill = await aStoredSkill(admin, p);
+    // The router's tools: sent, and expected back as sent.
+    const canUse = [
+      {
+        toolId: 'search',
+        agentToolRelationId: 'rel-search',
+        headers: { 'X-Team': 'support' },
+        toolPolicies: { find: { needsApproval: true } },
+        toolSelection: ['find'],
+      },
+      { toolId: 'sum', agentToolRelationId: 'rel-sum' },
+    ];
     const input = aFullAgent({
       contextConfigId: 'ctx-1',
       contextConfig: {
@@ -123,16 +131,7 @@ describe('POST P/agent (create a full agent)', () => {
           conversationHistoryConfig: { mode: 'full', limit: 10 },
           canDelegateTo: ['writer', 'billing', 'sales'],
           canTransferTo: ['writer'],
-          canUse: [
-            {
-              toolId: 'search',
-              agentToolRelationId: 'rel-search',
-              headers: { 'X-Team': 'support' },
-              toolPolicies: { find: { needsApproval: true } },
-              toolSelection: ['find'],
-            },
-            { toolId: 'sum', agentToolRelationId: 'rel-sum' },
-          ],
+          canUse,
           dataComponents: ['chart'],
           artifactComponents: ['doc'],
           skills: [{ id: skill.id, index: 0, alwaysLoaded: true }],
@@ -156,16 +155,7 @@ describe('POST P/agent (create a full agent)', () => {
     expect(subAgents.router).toMatchObject({
       ...inSubs.router,
       canDelegateTo: expect.arrayContaining(['writer', 'billing', 'sales']),
-      canUse: [
-        {
-          toolId: 'search',
-          agentToolRelationId: 'rel-search',
-          headers: { 'X-Team': 'support' },
-          toolPolicies: { find: { needsApproval: true } },
-          toolSelection: ['find'],
-        },
-        { toolId: 'sum', agentToolRelationId: 'rel-sum' },
-      ],
+      canUse,
     });
     const def = await definition(p, input.id);
     expect(def.body).toEqual(res.body.data);

@@ -1,7 +1,6 @@
 import { ProblemError } from '@platform/client';
 import {
   adminApi,
-  adminClient,
   aProject,
   aProjectWithAgents,
   anApiKey,
@@ -10,12 +9,10 @@ import {
   eventually,
   http,
   projectPath,
-  testStack,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { problemOf } from '../support/expect-problem';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const api = adminApi(stack);
 
 function expectProblem(res: { status: number; contentType: string; body: any }, status: number) {

@@ -5,17 +5,14 @@ import {
   anApp,
   aProject,
   aTenantToken,
-  adminClient,
   client,
   eventually,
   projectPath,
   requestSubject,
-  testStack,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { adminNats } from '../support/connections';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const nats = adminNats(stack);
 
 async function appForAuth(appId: string) {

@@ -1,5 +1,4 @@
 import {
-  adminClient,
   aFullAgent,
   aProject,
   aStoredAgent,
@@ -10,12 +9,10 @@ import {
   eventually,
   internalRequest,
   projectPath,
-  testStack,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { agentUpdated, eventFilter, getAgentDefinition } from '@platform/contracts';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const anonymous = client(stack.gatewayUrl);
 
 type P = { tenantId: string; projectId: string };

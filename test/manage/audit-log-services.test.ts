@@ -2,7 +2,6 @@ import type { NatsConnection } from 'nats';
 import { auditRecorded } from '@platform/contracts';
 import { subscribe, type EventOf } from '@platform/consumer';
 import {
-  adminClient,
   aProject,
   aTenantToken,
   client,
@@ -10,10 +9,10 @@ import {
   eventually,
   projectPath,
   startReceiver,
-  testStack,
   uniqueId,
   type Receiver,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { evalsPath, evaluatorsPath, improvementsPath } from '../support/evals';
 import { createDestination } from '../support/webhooks';
 
@@ -22,8 +21,6 @@ import { createDestination } from '../support/webhooks';
  * recorded by the service that made them and appear in the tenant's audit log like management's own
  * (docs/security.md, "Audit log").
  */
-const stack = testStack();
-const admin = adminClient(stack);
 let receiver: Receiver;
 
 beforeAll(async () => {

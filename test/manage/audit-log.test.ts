@@ -1,7 +1,6 @@
 import { auditRecorded } from '@platform/contracts';
 import type { EventOf } from '@platform/consumer';
 import {
-  adminClient,
   aProject,
   aProjectWithAgents,
   aTenantToken,
@@ -9,13 +8,11 @@ import {
   eventually,
   http,
   projectPath,
-  testStack,
   uniqueId,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { adminNats } from '../support/connections';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const nats = adminNats(stack);
 
 const auditPath = (tenantId: string, query = '') => `/manage/tenants/${tenantId}/audit-log${query}`;

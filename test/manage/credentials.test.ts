@@ -1,9 +1,8 @@
-import { adminClient, aProject, aTenantToken, client, projectPath, testStack } from '@platform/testkit';
+import { aProject, aTenantToken, client, projectPath } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { serviceDatabase } from '../support/connections';
 import { expectProblem } from '../support/expect-problem';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const db = serviceDatabase(stack, 'management');
 
 const aCredential = (overrides: Record<string, unknown> = {}) => ({

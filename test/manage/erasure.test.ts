@@ -1,6 +1,6 @@
 import { CONVERSATION_ERASURE_SERVICES } from '@platform/contracts';
 import {
-  adminClient,
+  aMemoryCredential,
   anAnalyticsKey,
   anApiKey,
   aProject,
@@ -13,15 +13,12 @@ import {
   rowsOfProject,
   startReceiver,
   testDbPrefix,
-  testStack,
   type Client,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { expectProblem } from '../support/expect-problem';
 import { anEvaluator, evalsPath, finishedRun, resultsOf, runsPath } from '../support/evals';
 import { CHAT, fake, withChatAgents } from '../support/chatapp';
-
-const stack = testStack();
-const admin = adminClient(stack);
 
 type Project = { tenantId: string; projectId: string };
 
@@ -201,17 +198,7 @@ describe('erasure of a project', () => {
       const { run: keyOfErased } = await twoConversations(p);
       await twoConversations(other);
       await receiver.waitFor(() => true, 2);
-      expect(
-        (
-          await admin.post(`${P}/credentials`, {
-            id: 'cred-1',
-            name: 'token',
-            type: 'memory',
-            credentialStoreId: 'memory-default',
-            retrievalParams: { key: 'k' },
-          })
-        ).status,
-      ).toBe(201);
+      await aMemoryCredential(admin, p, { id: 'cred-1', name: 'token', retrievalParams: { key: 'k' } });
       // chatapp: a workspace installed for the project, and a channel routed to one of its agents.
       await withChatAgents(p);
       const team = await fake.createTeam({ channels: [{ id: 'CSUPPORT1', name: 'support', memberCount: 3 }] });

@@ -6,12 +6,11 @@ import {
   PLATFORM_EVENTS_STREAM,
   type EventEnvelope,
 } from '@platform/contracts';
-import { adminClient, aProject, aTenantToken, client, eventually, projectPath, testStack } from '@platform/testkit';
+import { aProject, aTenantToken, client, eventually, projectPath } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { adminNats } from '../support/connections';
 import { expectProblem } from '../support/expect-problem';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const nats = adminNats(stack);
 
 async function feedbackCount(p: { tenantId: string; projectId: string }) {

@@ -1,5 +1,4 @@
 import {
-  adminClient,
   aProject,
   aSkillInput,
   aStoredSkill,
@@ -7,11 +6,9 @@ import {
   client,
   projectPath,
   skillManifest,
-  testStack,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const anonymous = client(stack.gatewayUrl);
 
 type P = { tenantId: string; projectId: string };

@@ -1,17 +1,8 @@
-import {
-  adminClient,
-  aProject,
-  aProjectWithAgents,
-  aTenantToken,
-  client,
-  projectPath,
-  testStack,
-} from '@platform/testkit';
+import { aMemoryCredential, aProject, aProjectWithAgents, aTenantToken, client, projectPath } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { serviceDatabase } from '../support/connections';
 import { expectProblem } from '../support/expect-problem';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const db = serviceDatabase(stack, 'management');
 
 const agentPath = (p: { tenantId: string; projectId: string }, agentId = 'agent-1') =>
@@ -20,13 +11,7 @@ const agentPath = (p: { tenantId: string; projectId: string }, agentId = 'agent-
 /** A project with a signing-secret credential `signing` (so signature verification can be set). */
 async function aProjectWithSigningSecret() {
   const p = await aProjectWithAgents(admin, 'agent-1', 'agent-2');
-  const res = await admin.post(`${projectPath(p)}/credentials`, {
-    id: 'signing',
-    name: 'signing secret',
-    type: 'memory',
-    credentialStoreId: 'memory-default',
-  });
-  expect(res.status).toBe(201);
+  await aMemoryCredential(admin, p, { id: 'signing', name: 'signing secret' });
   return p;
 }
 

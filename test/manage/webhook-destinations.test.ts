@@ -1,8 +1,7 @@
-import { adminApi, adminClient, aProject, aTenantToken, testStack } from '@platform/testkit';
+import { adminApi, aProject, aTenantToken } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { problemOf } from '../support/expect-problem';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const api = adminApi(stack);
 const valid = { name: 'hook', url: 'https://example.com/hook', eventTypes: ['event.created' as const] };
 

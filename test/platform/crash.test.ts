@@ -1,5 +1,5 @@
-import { aProject, anApiKey, client, eventually, projectPath, withDatabase } from '@platform/testkit';
-import { eventPathStack } from '../support/webhooks';
+import { aProject, anApiKey, client, eventually, withDatabase } from '@platform/testkit';
+import { createDestination, eventPathStack } from '../support/webhooks';
 
 /**
  * A stack of its own (private NATS, the services on the event path) so its processes can be killed
@@ -25,15 +25,7 @@ test('when events-ingest and then webhook-dispatcher are SIGKILLed while 1,000 e
   const admin = stack.admin;
   const p = aProject();
   const { key } = await anApiKey(admin, p, { agentId: 'crash-agent' });
-  expect(
-    (
-      await admin.post(`${projectPath(p)}/webhook-destinations`, {
-        name: 'r',
-        url: receiver.url,
-        eventTypes: ['event.created'],
-      })
-    ).status,
-  ).toBe(201);
+  await createDestination(admin, p, { name: 'r', url: receiver.url, eventTypes: ['event.created'] });
   const run = client(stack.gatewayUrl, key);
 
   const TOTAL = 1000;

@@ -18,6 +18,7 @@ import {
   type Receiver,
 } from '@platform/testkit';
 import { sample, scrape } from '../support/metrics';
+import { createDestination } from '../support/webhooks';
 
 /**
  * A stack of its own: debug logs, spans exported to a local OTLP receiver, a health listener per process, and a
@@ -59,15 +60,7 @@ describe('traces', () => {
     const admin = stack.admin;
     const p = aProject();
     const { key } = await anApiKey(admin, p, { agentId: 'trace-agent' });
-    expect(
-      (
-        await admin.post(`${projectPath(p)}/webhook-destinations`, {
-          name: 'r',
-          url: receiver.url,
-          eventTypes: ['event.created'],
-        })
-      ).status,
-    ).toBe(201);
+    await createDestination(admin, p, { name: 'r', url: receiver.url, eventTypes: ['event.created'] });
 
     const requestId = `req_trace_${Date.now().toString(36)}`;
     const res = await client(stack.gatewayUrl, key).post(
@@ -179,15 +172,7 @@ describe('metrics', () => {
     expect((await http('GET', `${stack.gatewayUrl}/ping`)).status).toBe(200);
     const p = aProject();
     const { key } = await anApiKey(admin, p, { agentId: 'metrics-agent' });
-    expect(
-      (
-        await admin.post(`${projectPath(p)}/webhook-destinations`, {
-          name: 'r',
-          url: receiver.url,
-          eventTypes: ['event.created'],
-        })
-      ).status,
-    ).toBe(201);
+    await createDestination(admin, p, { name: 'r', url: receiver.url, eventTypes: ['event.created'] });
     expect(
       (await client(stack.gatewayUrl, key).post('/run/v1/events', { id: 'metrics-1', type: 'metrics.tested' })).status,
     ).toBe(201);

@@ -13,6 +13,7 @@ import {
   type Receiver,
 } from '@platform/testkit';
 import { sample, scrape } from '../support/metrics';
+import { createDestination } from '../support/webhooks';
 
 /**
  * A stack of its own with two replicas each of management and webhook-dispatcher, and two gateways, so replicas can be
@@ -130,16 +131,7 @@ test('when events are posted, then each is delivered exactly once to each destin
   const { key } = await anApiKey(admin, p, { agentId: 'replica-agent' });
   const [a, b] = [await startReceiver(), await startReceiver()];
   try {
-    for (const r of [a, b])
-      expect(
-        (
-          await admin.post(`${projectPath(p)}/webhook-destinations`, {
-            name: 'r',
-            url: r.url,
-            eventTypes: ['event.created'],
-          })
-        ).status,
-      ).toBe(201);
+    for (const r of [a, b]) await createDestination(admin, p, { name: 'r', url: r.url, eventTypes: ['event.created'] });
     const deliveredAttempts = async (healthUrl?: string) =>
       sample(await scrape(healthUrl), 'webhook_attempts_total', { outcome: 'delivered' }) ?? 0;
     const before = await Promise.all(replicas('webhook-dispatcher').map((d) => deliveredAttempts(d.healthUrl)));

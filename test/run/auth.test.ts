@@ -4,18 +4,15 @@ import {
   anApp,
   anAppKey,
   aProject,
-  adminClient,
   eventually,
   http,
   projectPath,
   signAppJwt,
   startReceiver,
-  testStack,
   type Receiver,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const ORIGIN = 'https://app.example.com';
 let receiver: Receiver;
 

@@ -1,7 +1,6 @@
-import { anApp, aProject, adminClient, http, solveChallenge, testStack } from '@platform/testkit';
+import { anApp, aProject, http, solveChallenge } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const ORIGIN = 'https://app.example.com';
 
 const get = (path: string, headers: Record<string, string> = { origin: ORIGIN }) =>

@@ -3,20 +3,16 @@ import { subscribe, type EventOf } from '@platform/consumer';
 import { expectProblem } from '../support/expect-problem';
 import {
   connectAs,
-  adminClient,
   aProject,
   anApiKey,
   client,
   eventually,
   http,
   requestSubject,
-  testStack,
   uniqueId,
   withDatabase,
 } from '@platform/testkit';
-
-const stack = testStack();
-const admin = adminClient(stack);
+import { admin, stack } from '../support/stack';
 
 async function runClient(agentId = 'agent-1') {
   const p = aProject();

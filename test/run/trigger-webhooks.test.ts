@@ -3,7 +3,7 @@ import type { NatsConnection } from 'nats';
 import { eventFilter, triggerInvoked } from '@platform/contracts';
 import { subscribe, type EventOf, type Subscription } from '@platform/consumer';
 import {
-  adminClient,
+  aMemoryCredential,
   aProject,
   aProjectWithAgents,
   aTenantToken,
@@ -13,16 +13,14 @@ import {
   http,
   projectPath,
   startReceiver,
-  testStack,
   uniqueId,
   withDatabase,
   type Receiver,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { expectProblem } from '../support/expect-problem';
 import { createDestination } from '../support/webhooks';
 
-const stack = testStack();
-const admin = adminClient(stack);
 type Project = { tenantId: string; projectId: string };
 
 const SECRET = 'whsec_test_0123456789abcdef';
@@ -38,17 +36,7 @@ async function aProjectWithSigningSecret(): Promise<Project> {
     (await admin.post(`${P}/credential-stores/memory-default/credentials`, { key: 'signing-key', value: SECRET }))
       .status,
   ).toBe(201);
-  expect(
-    (
-      await admin.post(`${P}/credentials`, {
-        id: 'signing',
-        name: 'signing secret',
-        type: 'memory',
-        credentialStoreId: 'memory-default',
-        retrievalParams: { key: 'signing-key' },
-      })
-    ).status,
-  ).toBe(201);
+  await aMemoryCredential(admin, p, { id: 'signing', name: 'signing secret', retrievalParams: { key: 'signing-key' } });
   return p;
 }
 

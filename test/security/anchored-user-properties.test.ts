@@ -1,12 +1,11 @@
-import { adminClient, anApiKey, anApp, aProject, client, http, testStack, withDatabase } from '@platform/testkit';
+import { anApiKey, anApp, aProject, client, http, withDatabase } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 /**
  * End-user data through anchors (issue 54, finding 5): an anonymous session (anyone can get one) that anchors an
  * event to another user's conversation or message is never answered that user's userProperties; what is stored still
  * follows the spec's resolution rule.
  */
-const stack = testStack();
-const admin = adminClient(stack);
 const ORIGIN = 'https://app.example.com';
 const alice = { userId: 'alice', email: 'alice@example.com' };
 

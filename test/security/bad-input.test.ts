@@ -1,24 +1,13 @@
 import { connect } from 'node:net';
 import { allOperations, type AnyOperation } from '@platform/contracts';
-import {
-  adminClient,
-  anAnalyticsKey,
-  anApiKey,
-  aProject,
-  http,
-  rowsOfTenant,
-  type HttpResult,
-  testStack,
-  uniqueId,
-} from '@platform/testkit';
+import { anAnalyticsKey, anApiKey, aProject, http, rowsOfTenant, type HttpResult, uniqueId } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 /**
  * A corpus of hostile bodies through every operation that takes a JSON body (generated from the declarations):
  * each case gets a 4xx error (problem+json, or the operation's declared legacy/OAuth shape), nothing is stored,
  * nothing answers 5xx, and the gateway stays up.
  */
-const stack = testStack();
-const admin = adminClient(stack);
 const ONE_MB = 1024 * 1024;
 const TWO_MB = 2 * ONE_MB;
 

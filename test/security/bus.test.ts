@@ -13,7 +13,7 @@ import {
   readReply,
 } from '@platform/bus';
 import { subscribe, type Subscription } from '@platform/consumer';
-import { createAccessToken, eventCreated, pendingEvent, verifyApiKey, type RunEvent } from '@platform/contracts';
+import { createAccessToken, eventCreated, pendingEvent, verifyApiKey } from '@platform/contracts';
 import { writeCredentialSet } from '@platform/nats-auth';
 import {
   adminApi,
@@ -26,6 +26,7 @@ import {
   startNatsServer,
   testStack,
   uniqueId,
+  aRunEvent,
 } from '@platform/testkit';
 
 /**
@@ -76,24 +77,6 @@ function violations(nc: NatsConnection): string[] {
     }
   })();
   return seen;
-}
-
-function aRunEvent(p: { tenantId: string; projectId: string }): RunEvent {
-  const now = new Date().toISOString();
-  return {
-    id: uniqueId('e'),
-    ...p,
-    type: 'page.viewed',
-    agentId: null,
-    conversationId: null,
-    messageId: null,
-    properties: null,
-    userProperties: null,
-    metadata: null,
-    serverMetadata: { authMethod: 'api_key' },
-    createdAt: now,
-    updatedAt: now,
-  };
 }
 
 const wire = (principal: unknown, body: unknown, params: unknown) =>

@@ -1,16 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import {
-  adminClient,
-  aProject,
-  aTenantToken,
-  http as request,
-  projectPath,
-  startGatewayProcess,
-  testStack,
-} from '@platform/testkit';
+import type { Page } from 'playwright-core';
+import { aProject, aTenantToken, http as request, projectPath, startGatewayProcess } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
+import { useBrowser } from '../support/browser';
 import { createDestination } from '../support/webhooks';
 
 /**
@@ -18,28 +11,12 @@ import { createDestination } from '../support/webhooks';
  * site (another port of 127.0.0.1: the browser sends the cookie along) cannot make a signed-in user's browser change
  * anything; the gateway's own pages still can.
  */
-const stack = testStack();
-const admin = adminClient(stack);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
-let browser: Browser;
+const browser = useBrowser();
 let attacker: http.Server;
 let attackerUrl = '';
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   // The other origin: an empty page on another port.
   attacker = http.createServer((_req, res) =>
     res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>elsewhere</title>'),
@@ -48,13 +25,12 @@ beforeAll(async () => {
   attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await browser?.close();
   if (attacker) await new Promise((r) => attacker.close(r));
 });
 
 /** A browser page on the gateway's origin, signed in the way a browser is: the session call's Set-Cookie. */
 async function signedInPage(token: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
+  const page = await (await browser().newContext()).newPage();
   await page.goto(`${stack.gatewayUrl}/healthz`);
   const status = await page.evaluate(
     async (bearer) =>

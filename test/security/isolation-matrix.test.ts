@@ -1,6 +1,6 @@
 import { allOperations, type AnyOperation } from '@platform/contracts';
 import {
-  adminClient,
+  aMemoryCredential,
   anAnalyticsKey,
   anApiKey,
   anApp,
@@ -13,16 +13,14 @@ import {
   eventually,
   http,
   projectPath,
-  testStack,
   withDatabase,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 /**
  * Generated from the operation declarations: every operation under a tenant path is tried with another tenant's
  * credentials on tenant A's records. A new operation is covered without writing a test.
  */
-const stack = testStack();
-const admin = adminClient(stack);
 
 const tenantOps = allOperations.filter((op) => op.path.includes('{tenantId}') && (op.listener ?? 'main') === 'main');
 const readOps = tenantOps.filter((op) => op.method === 'get');
@@ -88,17 +86,7 @@ beforeAll(async () => {
   ids.agentId = agent.id;
   ids.subAgentId = 'router';
   ids.skillId = ids['id:skills'] = (await aStoredSkill(admin, A)).id;
-  expect(
-    (
-      await admin.post(`${P}/credentials`, {
-        id: 'cred-1',
-        name: 'token',
-        type: 'memory',
-        credentialStoreId: 'memory-default',
-        retrievalParams: { key: 'k' },
-      })
-    ).status,
-  ).toBe(201);
+  await aMemoryCredential(admin, A, { id: 'cred-1', name: 'token', retrievalParams: { key: 'k' } });
   ids['id:credentials'] = 'cred-1';
   ids['id:credential-stores'] = 'memory-default';
   expect((await admin.post(`${P}/agents/${agent.id}/triggers`, { id: 'nightly', name: 'Nightly' })).status).toBe(201);

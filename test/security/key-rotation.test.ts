@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { BackendServiceName } from '@platform/contracts';
 import { randomSecret } from '@platform/secrets';
 import {
+  aMemoryCredential,
   anAgentNamed,
   aProject,
   chatappFake,
@@ -194,17 +195,11 @@ test('when the sealing key is rotated (A; then B,A and pnpm secrets:reencrypt; t
       })
     ).status,
   ).toBe(201);
-  expect(
-    (
-      await s.admin.post(`${P}/credentials`, {
-        id: 'signing',
-        name: 'signing secret',
-        type: 'memory',
-        credentialStoreId: 'memory-default',
-        retrievalParams: { key: 'signing-key' },
-      })
-    ).status,
-  ).toBe(201);
+  await aMemoryCredential(s.admin, p, {
+    id: 'signing',
+    name: 'signing secret',
+    retrievalParams: { key: 'signing-key' },
+  });
   await anAgentNamed(s.admin, p, 'agent-1');
   const trigger = await s.admin.post(`${P}/agents/agent-1/triggers`, {
     name: 'hook',

@@ -1,13 +1,5 @@
-import {
-  adminClient,
-  aProject,
-  eventually,
-  projectPath,
-  startReceiver,
-  testStack,
-  withDatabase,
-  type Receiver,
-} from '@platform/testkit';
+import { aProject, eventually, projectPath, startReceiver, withDatabase, type Receiver } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { anInstalledWorkspace, fake } from '../support/chatapp';
 import { createDestination, signatureValid } from '../support/webhooks';
 
@@ -17,8 +9,6 @@ import { createDestination, signatureValid } from '../support/webhooks';
  * record to another and have the platform use it there. The test plays that person: it copies a sealed value onto
  * another record in the service's database, then uses the record through the gateway.
  */
-const stack = testStack();
-const admin = adminClient(stack);
 const mongoUrl = stack.env.MONGO_URL!;
 let receiver: Receiver;
 

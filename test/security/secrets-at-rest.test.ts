@@ -1,17 +1,5 @@
-import {
-  adminClient,
-  anAnalyticsKey,
-  anApiKey,
-  anApp,
-  aProject,
-  http,
-  projectPath,
-  rowsOfTenant,
-  testStack,
-} from '@platform/testkit';
-
-const stack = testStack();
-const admin = adminClient(stack);
+import { anAnalyticsKey, anApiKey, anApp, aProject, http, projectPath, rowsOfTenant } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 
 /** The secret and its long pieces (the part after a `sk_`/`whsec_`/`ak_` prefix or a `.` separator). */
 function needles(secret: string): string[] {

@@ -13,7 +13,7 @@ import {
 import { connectMongo, type Connection } from '../../libs/mongo/src';
 import { Outbox } from '../../libs/outbox/src';
 import { randomId } from '@platform/secrets';
-import { connectAs, natsEnv, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { aRunEvent, connectAs, natsEnv, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { runEventRepo } from '../../services/events-ingest/src/data/run-event.repo';
 import { runEventEvents } from '../../services/events-ingest/src/domain/run-events';
 import { appRepo } from '../../services/management/src/data/app.repo';
@@ -88,21 +88,16 @@ async function inStream(stream: string, ids: string[]): Promise<number[]> {
 const tenantId = `t-${randomId(6).toLowerCase()}`;
 const scope = { tenantId, projectId: 'p1' };
 const createdAt = new Date('2026-11-01T10:00:00.000Z');
-const storedEvent = (id: string, over: Partial<RunEvent> = {}): RunEvent => ({
-  id,
-  ...scope,
-  type: 'x',
-  agentId: null,
-  conversationId: null,
-  messageId: null,
-  properties: null,
-  userProperties: null,
-  metadata: null,
-  serverMetadata: { authMethod: 'apiKey' },
-  createdAt: createdAt.toISOString(),
-  updatedAt: createdAt.toISOString(),
-  ...over,
-});
+const storedEvent = (id: string, over: Partial<RunEvent> = {}): RunEvent =>
+  aRunEvent({
+    id,
+    ...scope,
+    type: 'x',
+    serverMetadata: { authMethod: 'apiKey' },
+    createdAt: createdAt.toISOString(),
+    updatedAt: createdAt.toISOString(),
+    ...over,
+  });
 const rowId = (id: string) => `${tenantId}:p1:${id}`;
 /** The event.created a release that stored it in its row had there (same id as the one the row rebuilds). */
 const createdOf = (e: RunEvent, dispatch: boolean): PendingEvent => runEventEvents(e, dispatch)[0]!;

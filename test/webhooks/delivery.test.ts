@@ -1,15 +1,6 @@
 import { conversationCreated, evaluationFailed, feedbackCreated } from '@platform/contracts';
-import {
-  adminClient,
-  aProject,
-  anApiKey,
-  client,
-  eventually,
-  projectPath,
-  startReceiver,
-  testStack,
-  type Receiver,
-} from '@platform/testkit';
+import { aProject, anApiKey, client, eventually, projectPath, startReceiver, type Receiver } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import {
   createDestination,
   deliveryLog,
@@ -19,8 +10,6 @@ import {
   verifyDelivery,
 } from '../support/webhooks';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const receivers: Receiver[] = [];
 let events: Awaited<ReturnType<typeof eventPublisher>>;
 

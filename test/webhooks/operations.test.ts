@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  adminClient,
   aProject,
   anApiKey,
   aTenantToken,
@@ -9,13 +8,11 @@ import {
   eventually,
   projectPath,
   startReceiver,
-  testStack,
   type Receiver,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
 import { createDestination, deliveryLog, eventuallyLogged, signatureValid } from '../support/webhooks';
 
-const stack = testStack();
-const admin = adminClient(stack);
 const closers: Array<() => Promise<void>> = [];
 
 afterAll(async () => {

@@ -1,8 +1,6 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
 import {
-  adminClient,
   aProject,
   anApiKey,
   client,
@@ -10,54 +8,24 @@ import {
   projectPath,
   repoRoot,
   startReceiver,
-  testStack,
   type Receiver,
 } from '@platform/testkit';
+import { admin, stack } from '../support/stack';
+import { expectSignInAsked, fetchStrictPage, signedInContext, useBrowser } from '../support/browser';
 import { createDestination, eventuallyLogged } from '../support/webhooks';
 
-const stack = testStack();
-const admin = adminClient(stack);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** Screenshots for docs/webhooks.md (copied from here by hand when the page changes). */
 const SHOTS = join(repoRoot, '.infra', 'screenshots');
 
-let browser: Browser;
+const browser = useBrowser();
 const receivers: Receiver[] = [];
 
-beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test.sh installs it (apt-get install -y chromium)`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+beforeAll(() => {
   mkdirSync(SHOTS, { recursive: true });
 });
 afterAll(async () => {
-  await browser?.close();
   await Promise.all(receivers.map((r) => r.close()));
 });
-
-/** A browser context signed in with a management session cookie (POST /manage/auth/session). */
-async function signedInContext() {
-  const res = await fetch(`${stack.gatewayUrl}/manage/auth/session`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.adminToken}` },
-  });
-  expect(res.status).toBe(201);
-  const [pair] = (res.headers.get('set-cookie') ?? '').split(';');
-  const eq = pair!.indexOf('=');
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  await context.addCookies([{ name: pair!.slice(0, eq), value: pair!.slice(eq + 1), url: stack.gatewayUrl }]);
-  return context;
-}
 
 async function statsShow(
   p: { tenantId: string; projectId: string },
@@ -101,7 +69,7 @@ describe('webhooks view', () => {
 
     // The counters are written every few seconds: the page shows what they say when it loads.
     await statsShow(p, dest.id, { delivered: 1, failed: 1 });
-    const context = await signedInContext();
+    const context = await signedInContext(browser(), stack, { viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
     const failedRequests: string[] = [];
     const consoleErrors: string[] = [];
@@ -180,23 +148,18 @@ describe('webhooks view', () => {
 
   test('when the visitor is not signed in, then the page says so', async () => {
     const p = aProject();
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(`${stack.gatewayUrl}/webhooks/view?tenantId=${p.tenantId}&projectId=${p.projectId}`);
-    await page.waitForSelector('#webhooks[data-state="error"]');
-    expect(await page.textContent('#status')).toMatch(/^401 Unauthorized: .*Sign in/);
-    await context.close();
+    await expectSignInAsked(
+      browser(),
+      `${stack.gatewayUrl}/webhooks/view?tenantId=${p.tenantId}&projectId=${p.projectId}`,
+      '#webhooks',
+    );
   });
 
   test('when the page and its assets are fetched, then they carry a strict content security policy and no inline script', async () => {
-    const page = await fetch(`${stack.gatewayUrl}/webhooks/view`);
-    expect(page.status).toBe(200);
-    expect(page.headers.get('content-type')).toMatch(/text\/html/);
-    expect(page.headers.get('content-security-policy')).toMatch(
+    const html = await fetchStrictPage(
+      `${stack.gatewayUrl}/webhooks/view`,
       /default-src 'none'; script-src 'self'; style-src 'self'/,
     );
-    const html = await page.text();
-    expect(html).not.toMatch(/https?:\/\//);
     // Every script has a src (none inline), and no element has an inline event handler or style.
     expect(html.match(/<script[^>]*>/g)).toEqual(['<script src="/webhooks/assets/view.js" defer>']);
     expect(html).not.toMatch(/\son[a-z]+=|\sstyle=/i);

@@ -79,6 +79,24 @@ export async function aStoredSkill(admin: Client, p: { tenantId: string; project
   return res.body.data as { id: string } & Record<string, any>;
 }
 
+/**
+ * Creates a credential of the built-in memory store (`memory-default`) in the project; `fields` gives its id, name
+ * and, where the test reads the secret, its retrieval parameters.
+ */
+export async function aMemoryCredential(
+  admin: Client,
+  p: { tenantId: string; projectId: string },
+  fields: { id: string; name: string; retrievalParams?: Record<string, unknown> },
+) {
+  const res = await admin.post(`${projectPath(p)}/credentials`, {
+    ...fields,
+    type: 'memory',
+    credentialStoreId: 'memory-default',
+  });
+  if (res.status !== 201) throw new Error(`creating a credential failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data as { id: string } & Record<string, any>;
+}
+
 /** Calls an internal NATS subject of the test stack the way services do, returning the wire reply. */
 export function internalRequest(
   subject: string,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { RunEvent } from '@platform/contracts';
 import { randomId } from '@platform/secrets';
 import { client, type Client } from './http';
 import { repoRoot } from './infra';
@@ -27,6 +28,28 @@ export function adminClient(info: Pick<TestStackInfo, 'gatewayUrl' | 'adminToken
 
 export function uniqueId(prefix: string): string {
   return `${prefix}-${randomId(10).toLowerCase()}`;
+}
+
+/**
+ * A run event as events-ingest stores it, for tests that write or publish one themselves: a `page.viewed` with every
+ * optional field null, created now under a fresh id; `over` names the project and what the test needs otherwise.
+ */
+export function aRunEvent(over: Partial<RunEvent> & { tenantId: string; projectId: string }): RunEvent {
+  const now = new Date().toISOString();
+  return {
+    id: uniqueId('e'),
+    type: 'page.viewed',
+    agentId: null,
+    conversationId: null,
+    messageId: null,
+    properties: null,
+    userProperties: null,
+    metadata: null,
+    serverMetadata: { authMethod: 'api_key' },
+    createdAt: now,
+    updatedAt: now,
+    ...over,
+  };
 }
 
 /** A fresh tenant and project, unique to the calling test. */

@@ -4,7 +4,7 @@ import { connectMongo, type Connection } from '@platform/mongo';
 import { Outbox } from '@platform/outbox';
 import { randomId } from '@platform/secrets';
 import { context, initTracing, trace } from '@platform/telemetry';
-import { connectAs, eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { aRunEvent, connectAs, eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { runEventRepo } from '../src/data/run-event.repo';
 import { runEventEvents } from '../src/domain/run-events';
 
@@ -122,17 +122,7 @@ test('when the sweep republishes events, then an event written under a sampled t
   const tenantId = `t-${randomId(6).toLowerCase()}`;
   const now = new Date();
   const doc = (id: string) => ({
-    id,
-    tenantId,
-    projectId: 'p1',
-    type: 'x',
-    agentId: null,
-    conversationId: null,
-    messageId: null,
-    properties: null,
-    userProperties: null,
-    metadata: null,
-    serverMetadata: { authMethod: 'apiKey' },
+    ...aRunEvent({ id, tenantId, projectId: 'p1', type: 'x', serverMetadata: { authMethod: 'apiKey' } }),
     createdAt: now,
     updatedAt: now,
   });

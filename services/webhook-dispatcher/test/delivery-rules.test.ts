@@ -8,6 +8,7 @@ import {
   conversationToolError,
   type DispatchDestination,
 } from '@platform/contracts';
+import { aRunEvent } from '@platform/testkit';
 import { classifyStatus, maxAttempts, nextRetryDelay, parseRetryAfter } from '../src/domain/retry-policy';
 import { signedHeaders } from '../src/domain/signing';
 import { matches, signingSecrets } from '../src/domain/destinations';
@@ -113,21 +114,14 @@ describe('signing', () => {
 });
 
 describe('routing', () => {
-  const runEvent = {
+  const runEvent = aRunEvent({
     id: 'e1',
     tenantId: 't1',
     projectId: 'p1',
-    type: 'page.viewed',
     agentId: 'a1',
-    conversationId: null,
-    messageId: null,
-    properties: null,
-    userProperties: null,
-    metadata: null,
-    serverMetadata: { authMethod: 'api_key' },
     createdAt: '2026-01-01T00:00:00.000Z',
     updatedAt: '2026-01-01T00:00:00.000Z',
-  };
+  });
 
   test('when an event.created may be dispatched, then the envelope carries the event and its agent scope', () => {
     const r = routeEvent(

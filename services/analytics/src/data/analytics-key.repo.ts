@@ -1,5 +1,5 @@
 import type { AnalyticsKey, ProjectScope } from '@platform/contracts';
-import { iso, scoped, type Connection } from '@platform/mongo';
+import { iso, scoped, type Connection, countedPage } from '@platform/mongo';
 import { analyticsKeyModel, type AnalyticsKeyDoc } from './analytics-key.model';
 
 export function toAnalyticsKey(d: AnalyticsKeyDoc): AnalyticsKey {
@@ -36,14 +36,12 @@ export function analyticsKeyRepo(db: Connection) {
     },
     async list(scope: ProjectScope, filter: { integrationId?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...(filter.integrationId ? { integrationId: filter.integrationId } : {}) };
-      const [rows, total] = await Promise.all([
-        Model.find(q, hidden)
-          .sort({ createdAt: -1, _id: 1 })
-          .skip((page - 1) * limit)
-          .limit(limit)
-          .lean(),
-        Model.countDocuments(q),
-      ]);
+      const { rows, total } = await countedPage(
+        Model,
+        { filter: q, sort: { createdAt: -1, _id: 1 }, projection: hidden },
+        page,
+        limit,
+      );
       return { rows: rows.map(toAnalyticsKey), total };
     },
     async remove(scope: ProjectScope, id: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 import type { AccessToken } from '@platform/contracts';
-import type { Connection } from '@platform/mongo';
+import { countedPage, type Connection } from '@platform/mongo';
 import { accessTokenModel } from './access-token.model';
 
 /** A tenant access token as the domain sees it: a plain object (the model's document type stays in data/). */
@@ -36,14 +36,12 @@ export function accessTokenRepo(db: Connection) {
       await Model.create(doc);
     },
     async listPage(tenantId: string, page: number, limit: number) {
-      const [rows, total] = await Promise.all([
-        Model.find({ tenantId }, { tokenHash: 0 })
-          .sort({ createdAt: -1, _id: 1 })
-          .skip((page - 1) * limit)
-          .limit(limit)
-          .lean(),
-        Model.countDocuments({ tenantId }),
-      ]);
+      const { rows, total } = await countedPage(
+        Model,
+        { filter: { tenantId }, sort: { createdAt: -1, _id: 1 }, projection: { tokenHash: 0 } },
+        page,
+        limit,
+      );
       return { rows: rows.map(toAccessToken), total };
     },
     /** True when the token existed (in this tenant) and is gone now. */

@@ -1,6 +1,6 @@
 import type { Credential, CredentialType, ProjectScope } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
-import { credentialModel } from './credential.model';
+import { iso, scoped, scopedId, type Connection, countedPage, projectRecords } from '@platform/mongo';
+import { credentialModel, type CredentialDoc } from './credential.model';
 
 /** A credential as the domain sees it: a plain object (the model's document type stays in data/). */
 export interface StoredCredential {
@@ -42,36 +42,13 @@ export type CredentialRepo = ReturnType<typeof credentialRepo>;
 
 export function credentialRepo(db: Connection) {
   const Model = credentialModel(db);
+  /** insert (null when the id is taken), findById, and update at the revision read (null when it moved on). */
+  const records = projectRecords<CredentialDoc, StoredCredential>(Model);
   return {
     model: Model,
-    /** Throws a duplicate-key error when the id is taken in the project. */
-    /** Null when the id is taken. */
-    async insert(doc: Omit<StoredCredential, '_id'>): Promise<StoredCredential | null> {
-      const full: StoredCredential = { _id: scopedId(doc, doc.id), ...doc };
-      return (await unlessDuplicate(() => Model.create(full))) ? full : null;
-    },
-    async findById(scope: ProjectScope, id: string): Promise<StoredCredential | null> {
-      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
-    },
+    ...records,
     async list(scope: ProjectScope, page: number, limit: number) {
-      const q = scoped(scope);
-      const [rows, total] = await Promise.all([
-        Model.find(q)
-          .sort({ createdAt: -1, _id: 1 })
-          .skip((page - 1) * limit)
-          .limit(limit)
-          .lean(),
-        Model.countDocuments(q),
-      ]);
-      return { rows, total };
-    },
-    /** Applies `set` only if nobody changed the credential since `current` was read (null otherwise). */
-    async update(current: StoredCredential, set: Partial<StoredCredential>): Promise<StoredCredential | null> {
-      return Model.findOneAndUpdate(
-        { _id: current._id, revision: current.revision },
-        { $set: { ...set, revision: current.revision + 1 } },
-        { new: true },
-      ).lean();
+      return countedPage(Model, { filter: scoped(scope), sort: { createdAt: -1, _id: 1 } }, page, limit);
     },
     async remove(scope: ProjectScope, id: string): Promise<boolean> {
       const r = await Model.deleteOne({ _id: scopedId(scope, id), ...scoped(scope) });

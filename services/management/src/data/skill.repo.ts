@@ -1,6 +1,6 @@
 import type { ProjectScope, Skill, SkillWithFiles } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection, unlessDuplicate } from '@platform/mongo';
-import { skillModel } from './skill.model';
+import { iso, scoped, scopedId, type Connection, countedPage, projectRecords } from '@platform/mongo';
+import { skillModel, type SkillDoc } from './skill.model';
 
 /** A skill as the domain sees it: a plain object (the model's document type stays in data/). */
 export interface StoredSkill {
@@ -60,41 +60,24 @@ export type SkillRepo = ReturnType<typeof skillRepo>;
  */
 export function skillRepo(db: Connection) {
   const Model = skillModel(db);
+  /** insert (null when the id is taken), findById, and update at the revision read (null when it moved on). */
+  const records = projectRecords<SkillDoc, StoredSkill>(Model);
   const listFields = { files: 0 };
   return {
     model: Model,
-    /** Null when the id is taken. */
-    async insert(doc: Omit<StoredSkill, '_id'>): Promise<StoredSkill | null> {
-      const full: StoredSkill = { _id: scopedId(doc, doc.id), ...doc };
-      return (await unlessDuplicate(() => Model.create(full))) ? full : null;
-    },
-    async findById(scope: ProjectScope, id: string): Promise<StoredSkill | null> {
-      return Model.findOne({ _id: scopedId(scope, id), ...scoped(scope) }).lean();
-    },
+    ...records,
     /** Skills by id, without files (for sub-agent listings). */
     async findMany(scope: ProjectScope, ids: string[]): Promise<StoredSkill[]> {
       if (!ids.length) return [];
       return Model.find({ _id: { $in: ids.map((id) => scopedId(scope, id)) }, ...scoped(scope) }, listFields).lean();
     },
     async list(scope: ProjectScope, page: number, limit: number) {
-      const q = scoped(scope);
-      const [rows, total] = await Promise.all([
-        Model.find(q, listFields)
-          .sort({ createdAt: -1, _id: 1 })
-          .skip((page - 1) * limit)
-          .limit(limit)
-          .lean(),
-        Model.countDocuments(q),
-      ]);
-      return { rows, total };
-    },
-    /** Writes the new state if the skill is still at `current.revision`; null otherwise. */
-    async update(current: StoredSkill, set: Partial<StoredSkill>): Promise<StoredSkill | null> {
-      return Model.findOneAndUpdate(
-        { _id: current._id, revision: current.revision },
-        { $set: { ...set, revision: current.revision + 1 } },
-        { new: true },
-      ).lean();
+      return countedPage(
+        Model,
+        { filter: scoped(scope), sort: { createdAt: -1, _id: 1 }, projection: listFields },
+        page,
+        limit,
+      );
     },
     async remove(current: StoredSkill): Promise<boolean> {
       const r = await Model.deleteOne({ _id: current._id });

@@ -1,7 +1,7 @@
 import type { AgentPath } from '@platform/contracts';
-import { unlessDuplicate, type Connection } from '@platform/mongo';
+import { unlessDuplicate, type Connection, countedPage } from '@platform/mongo';
 import { sha256Hex } from '@platform/secrets';
-import { triggerInvocationModel, type StoredDispatch } from './trigger-invocation.model';
+import { triggerInvocationModel, type StoredDispatch, type TriggerInvocationDoc } from './trigger-invocation.model';
 export type { StoredDispatch } from './trigger-invocation.model';
 
 /** One call of a trigger as the domain sees it: a plain object (the model's document type stays in data/). */
@@ -62,15 +62,12 @@ export function triggerInvocationRepo(db: Connection) {
     },
     async list(s: TriggerScope, page: number, limit: number) {
       const q = scopeOf(s);
-      const [rows, total] = await Promise.all([
-        Model.find(q)
-          .sort({ receivedAt: -1, _id: 1 })
-          .skip((page - 1) * limit)
-          .limit(limit)
-          .lean<StoredTriggerInvocation[]>(),
-        Model.countDocuments(q),
-      ]);
-      return { rows, total };
+      return countedPage<TriggerInvocationDoc, StoredTriggerInvocation>(
+        Model,
+        { filter: q, sort: { receivedAt: -1, _id: 1 } },
+        page,
+        limit,
+      );
     },
     /** Invocations with requests not yet on JetStream (at most 500; `dispatchPending` is an equality every server serves). */
     async withPendingDispatches(): Promise<StoredTriggerInvocation[]> {

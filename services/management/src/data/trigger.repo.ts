@@ -1,5 +1,5 @@
 import type { AgentPath, ProjectScope } from '@platform/contracts';
-import { unlessDuplicate, type Connection } from '@platform/mongo';
+import { type Connection, countedPage, insertUnlessTaken, updateAtRevision } from '@platform/mongo';
 import { triggerModel, type StoredAuthHeader } from './trigger.model';
 export type { StoredAuthHeader };
 
@@ -48,22 +48,14 @@ export function triggerRepo(db: Connection) {
     /** Null when the id is taken. */
     async insert(doc: Omit<StoredTrigger, '_id'>): Promise<StoredTrigger | null> {
       const full: StoredTrigger = { _id: triggerId(doc, doc.id), ...doc };
-      return (await unlessDuplicate(() => Model.create(full))) ? full : null;
+      return insertUnlessTaken(Model, full);
     },
     async findById(scope: AgentPath, id: string): Promise<StoredTrigger | null> {
       return Model.findOne({ _id: triggerId(scope, id), ...scopedToAgent(scope) }).lean();
     },
     async list(scope: AgentPath, page: number, limit: number) {
       const q = scopedToAgent(scope);
-      const [rows, total] = await Promise.all([
-        Model.find(q)
-          .sort({ createdAt: -1, _id: 1 })
-          .skip((page - 1) * limit)
-          .limit(limit)
-          .lean(),
-        Model.countDocuments(q),
-      ]);
-      return { rows, total };
+      return countedPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 } }, page, limit);
     },
     /** Ids of the triggers of a project that use a credential as signing secret (at most `limit`). */
     async usingCredential(
@@ -80,11 +72,7 @@ export function triggerRepo(db: Connection) {
     },
     /** Applies `set` only if nobody changed the trigger since `current` was read (null otherwise). */
     async update(current: StoredTrigger, set: Partial<StoredTrigger>): Promise<StoredTrigger | null> {
-      return Model.findOneAndUpdate(
-        { _id: current._id, revision: current.revision },
-        { $set: { ...set, revision: current.revision + 1 } },
-        { new: true },
-      ).lean();
+      return updateAtRevision(Model, current, set);
     },
     /** Deletes every trigger of an agent (the agent was deleted). */
     async removeAllOfAgent(scope: AgentPath): Promise<number> {

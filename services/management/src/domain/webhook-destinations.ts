@@ -143,18 +143,33 @@ export async function changeWebhookDestination(
     }
     set.url = nextUrl;
     set.chatappChannelId = nextChannel;
-    const updated = await deps.destinations.update(
-      scope,
-      id,
-      set,
-      (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })],
-      current,
-    );
+    const updated = await writeChange(deps, scope, id, set, current);
     if (!updated) continue;
-    deps.announceChanged(scope);
     return toWebhookDestination(updated);
   }
   throw new AppError('conflict', 'The webhook destination changed concurrently; retry');
+}
+
+/**
+ * Writes `set` over `current` (read at its revision) with the `webhook_destination.updated` event of the result, and
+ * tells the gateway the project's destinations changed; null when another write came first (the caller reads again).
+ */
+async function writeChange(
+  deps: WebhookDestinationDeps,
+  scope: ProjectScope,
+  id: string,
+  set: Partial<StoredWebhookDestination>,
+  current: StoredWebhookDestination,
+): Promise<StoredWebhookDestination | null> {
+  const updated = await deps.destinations.update(
+    scope,
+    id,
+    set,
+    (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })],
+    current,
+  );
+  if (updated) deps.announceChanged(scope);
+  return updated;
 }
 
 /** A new signing secret, shown once; the previous one keeps signing (next to it) for the grace period. */
@@ -178,15 +193,8 @@ export async function rotateWebhookDestinationSecret(
       previousSecretExpiresAt,
       updatedAt: now,
     };
-    const updated = await deps.destinations.update(
-      scope,
-      id,
-      set,
-      (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })],
-      current,
-    );
+    const updated = await writeChange(deps, scope, id, set, current);
     if (!updated) continue;
-    deps.announceChanged(scope);
     return { id, secret, previousSecretExpiresAt: previousSecretExpiresAt?.toISOString() ?? null };
   }
   throw new AppError('conflict', 'The webhook destination changed concurrently; retry');
@@ -207,15 +215,8 @@ export async function disableWebhookDestinationForDelivery(
     if (!current) return false;
     if (!current.enabled) return true;
     const set: Partial<StoredWebhookDestination> = { enabled: false, disabledReason: reason, updatedAt: new Date() };
-    const updated = await deps.destinations.update(
-      scope,
-      id,
-      set,
-      (d) => [pendingEvent(webhookDestinationUpdated, randomId(24), scope, { destination: toWebhookDestination(d) })],
-      current,
-    );
+    const updated = await writeChange(deps, scope, id, set, current);
     if (!updated) continue;
-    deps.announceChanged(scope);
     return true;
   }
   throw new AppError('conflict', 'The webhook destination changed concurrently; retry');
