@@ -211,27 +211,21 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
 
       let entry: Entry | null;
       let mine = false;
-      try {
-        const claimed = await redis.set(
+      const claim = async () =>
+        (await redis.set(
           redisKey,
           JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry),
           'PX',
           inFlightMs,
           'NX',
-        );
-        entry = claimed === 'OK' ? null : await read(redisKey);
+        )) === 'OK';
+      try {
+        mine = await claim();
+        entry = mine ? null : await read(redisKey);
         // Expired between the two commands: claim again (a second miss is answered as in flight).
-        mine = claimed === 'OK';
-        if (claimed !== 'OK' && entry === null) {
-          const again = await redis.set(
-            redisKey,
-            JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry),
-            'PX',
-            inFlightMs,
-            'NX',
-          );
-          if (again !== 'OK') entry = { state: 'in-flight', fingerprint };
-          else mine = true;
+        if (!mine && entry === null) {
+          mine = await claim();
+          if (!mine) entry = { state: 'in-flight', fingerprint };
         }
         // Only the request that claimed the key lists it (another project's request with the same key gets 422).
         if (mine && project) await listInIndex(redis.multi(), project, members, Date.now() + inFlightMs).exec();
