@@ -1,5 +1,5 @@
 import type { AuditEntry, PendingEvent } from '@platform/contracts';
-import { deleteTogether, iso, type Connection, countedPage } from '@platform/mongo';
+import { deleteTogether, iso, type Connection, listPage } from '@platform/mongo';
 import type { Outbox } from '@platform/outbox';
 import { auditEntryModel, auditIntentModel, type AuditEntryDoc } from './entry.model';
 
@@ -141,7 +141,7 @@ export function auditLogRepo(db: Connection, outbox: Outbox, eventOf: AuditEvent
         ...(filter.outcome ? { outcome: filter.outcome } : {}),
         ...(Object.keys(at).length ? { at } : {}),
       };
-      const { rows, total } = await countedPage(
+      const { rows, total } = await listPage(
         Model,
         { filter: q, sort: { at: -1, _id: 1 }, projection: hidden },
         page,

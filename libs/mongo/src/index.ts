@@ -6,8 +6,15 @@ import mongoose from 'mongoose';
 
 export { connectMongo, countWrites, ensureIndexes, mongoReady, retireIndexes, type MongoOptions } from './connection';
 export { cachedLookup, databaseLookup, type CachedLookupOptions, type LookupFunction } from './lookup';
-export { scoped, scopedId, listPage, type ListPageOptions } from './scope';
-export { countedPage, insertUnlessTaken, projectRecords, updateAtRevision, type CountedPageQuery } from './records';
+export { scoped, scopedId } from './scope';
+export {
+  insertUnlessTaken,
+  listPage,
+  projectRecords,
+  updateAtRevision,
+  type ListPageOptions,
+  type PageQuery,
+} from './records';
 export { scopedSchema, type ScopedSchemaOptions } from './scoped-schema';
 /** Repositories format stored times with the wire's helper. */
 export { iso } from '@platform/contracts';

@@ -3,38 +3,47 @@ import { unlessDuplicate } from './errors';
 import { scoped, scopedId } from './scope';
 
 /*
- * The reads and writes most repositories make on their records, written once: a counted page of a list, an insert
+ * The reads and writes most repositories make on their records, written once: a page of a list and its total, an insert
  * that reports a taken id, a write conditional on the record's `revision`, and the three together for a project's
  * records (`projectRecords`).
  */
 
-export interface CountedPageQuery {
+/** What a page lists: the records `filter` matches, in `sort`'s order, with `projection` (fields left out or kept). */
+export interface PageQuery {
   filter: Record<string, unknown>;
   sort: Record<string, 1 | -1>;
-  /** Fields to leave out (or keep), as in `find`. */
   projection?: Record<string, number>;
 }
 
+export interface ListPageOptions {
+  /**
+   * Read up to this many rows from the page's start (not only `limit`): when fewer come back, they tell the total
+   * and no count is needed. Worth it where the server sorts every matching row anyway (FerretDB sorts and limits in
+   * Go after reading all of them), so the extra rows cost only their transfer.
+   */
+  readAhead?: number;
+  /** The total when the rows read do not tell it (default: `countDocuments(filter)`). */
+  total?: () => Promise<number>;
+}
+
 /**
- * One page of a sorted list and the total of the list, read by a find and a count sent together (the count always
- * runs; `listPage` in scope.ts spares it where the rows tell the total).
+ * One page of a sorted list and the list's total, the way every list of the platform is read. The total is counted
+ * only when the rows read do not tell it: a short read (every page of a small list, and the last page of any) already
+ * tells it exactly, so most list calls are one query.
  */
-export async function countedPage<T, R = T>(
+export async function listPage<T, R = T>(
   model: Model<T>,
-  query: CountedPageQuery,
+  query: PageQuery,
   page: number,
   limit: number,
+  opts: ListPageOptions = {},
 ): Promise<{ rows: R[]; total: number }> {
-  const [rows, total] = await Promise.all([
-    model
-      .find(query.filter, query.projection)
-      .sort(query.sort)
-      .skip((page - 1) * limit)
-      .limit(limit)
-      .lean<R[]>(),
-    model.countDocuments(query.filter),
-  ]);
-  return { rows, total };
+  const skip = (page - 1) * limit;
+  const ahead = Math.max(limit, opts.readAhead ?? limit);
+  const read = await model.find(query.filter, query.projection).sort(query.sort).skip(skip).limit(ahead).lean<R[]>();
+  const rows = read.length > limit ? read.slice(0, limit) : read;
+  if (read.length < ahead && (read.length > 0 || page === 1)) return { rows, total: skip + read.length };
+  return { rows, total: await (opts.total ?? (() => model.countDocuments(query.filter)))() };
 }
 
 /** Inserts `doc` (its `_id` already set); null when the `_id` is taken. */

@@ -1,5 +1,5 @@
 import type { AnalyticsKey, ProjectScope } from '@platform/contracts';
-import { iso, scoped, type Connection, countedPage } from '@platform/mongo';
+import { iso, scoped, type Connection, listPage } from '@platform/mongo';
 import { analyticsKeyModel, type AnalyticsKeyDoc } from './analytics-key.model';
 
 export function toAnalyticsKey(d: AnalyticsKeyDoc): AnalyticsKey {
@@ -36,7 +36,7 @@ export function analyticsKeyRepo(db: Connection) {
     },
     async list(scope: ProjectScope, filter: { integrationId?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...(filter.integrationId ? { integrationId: filter.integrationId } : {}) };
-      const { rows, total } = await countedPage(
+      const { rows, total } = await listPage(
         Model,
         { filter: q, sort: { createdAt: -1, _id: 1 }, projection: hidden },
         page,

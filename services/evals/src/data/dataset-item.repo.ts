@@ -1,5 +1,5 @@
 import type { DatasetItem, ProjectScope } from '@platform/contracts';
-import { iso, scoped, type Connection, unlessDuplicate, countedPage } from '@platform/mongo';
+import { iso, scoped, type Connection, unlessDuplicate, listPage } from '@platform/mongo';
 import { datasetItemModel, type DatasetItemDoc } from './dataset-item.model';
 
 export const datasetItemKey = (scope: ProjectScope, datasetId: string, id: string) =>
@@ -35,7 +35,7 @@ export function datasetItemRepo(db: Connection) {
     },
     async list(scope: ProjectScope, datasetId: string, page: number, limit: number) {
       const q = { ...scoped(scope), datasetId };
-      const { rows, total } = await countedPage(Model, { filter: q, sort: { createdAt: 1, _id: 1 } }, page, limit);
+      const { rows, total } = await listPage(Model, { filter: q, sort: { createdAt: 1, _id: 1 } }, page, limit);
       return { rows: rows.map(toDatasetItem), total };
     },
     async update(

@@ -1,5 +1,5 @@
 import type { EvaluationResult, EvaluationRun, PendingEvent, ProjectScope } from '@platform/contracts';
-import { iso, isDuplicateKey, scoped, scopedId, type Connection, countedPage } from '@platform/mongo';
+import { iso, isDuplicateKey, scoped, scopedId, type Connection, listPage } from '@platform/mongo';
 import type { Outbox } from '@platform/outbox';
 import { evaluationRunModel, evaluationRunStartModel, type EvaluationRunDoc } from './evaluation-run.model';
 import { evaluationResultModel, type EvaluationResultDoc } from './evaluation-result.model';
@@ -106,7 +106,7 @@ export function evaluationRepo(db: Connection, outbox: Outbox) {
     },
     async listRuns(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
-      const { rows, total } = await countedPage(
+      const { rows, total } = await listPage(
         Runs,
         { filter: q, sort: { createdAt: -1, _id: 1 }, projection: hidden },
         page,

@@ -1,5 +1,5 @@
 import type { Evaluator, EvaluatorKind, ProjectScope } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection, unlessDuplicate, countedPage } from '@platform/mongo';
+import { iso, scoped, scopedId, type Connection, unlessDuplicate, listPage } from '@platform/mongo';
 import { evaluatorModel, type EvaluatorDoc } from './evaluator.model';
 
 export function toEvaluator(d: EvaluatorDoc): Evaluator {
@@ -43,7 +43,7 @@ export function evaluatorRepo(db: Connection) {
     },
     async list(scope: ProjectScope, page: number, limit: number) {
       const q = scoped(scope);
-      const { rows, total } = await countedPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 } }, page, limit);
+      const { rows, total } = await listPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 } }, page, limit);
       return { rows: rows.map(toEvaluator), total };
     },
     async update(

@@ -1,5 +1,5 @@
 import type { AccessToken } from '@platform/contracts';
-import { countedPage, type Connection } from '@platform/mongo';
+import { listPage, type Connection } from '@platform/mongo';
 import { accessTokenModel } from './access-token.model';
 
 /** A tenant access token as the domain sees it: a plain object (the model's document type stays in data/). */
@@ -36,7 +36,7 @@ export function accessTokenRepo(db: Connection) {
       await Model.create(doc);
     },
     async listPage(tenantId: string, page: number, limit: number) {
-      const { rows, total } = await countedPage(
+      const { rows, total } = await listPage(
         Model,
         { filter: { tenantId }, sort: { createdAt: -1, _id: 1 }, projection: { tokenHash: 0 } },
         page,

@@ -188,10 +188,16 @@ export function apiKeyRepo(db: Connection, outbox: Outbox, redis?: Redis) {
       const read = (async () => {
         const q = { ...scoped(scope), ...live, ...(filter.agentId ? { agentId: filter.agentId } : {}) };
         const countNow = () => Model.countDocuments(q);
-        const { rows, total } = await listPage<ApiKeyDoc>(Model, q, hidden, { createdAt: -1, _id: 1 }, page, limit, {
-          readAhead: READ_AHEAD,
-          total: filter.agentId ? countNow : () => totals.total(scope, countNow),
-        });
+        const { rows, total } = await listPage<ApiKeyDoc>(
+          Model,
+          { filter: q, projection: hidden, sort: { createdAt: -1, _id: 1 } },
+          page,
+          limit,
+          {
+            readAhead: READ_AHEAD,
+            total: filter.agentId ? countNow : () => totals.total(scope, countNow),
+          },
+        );
         const value = { rows: rows.map(toApiKey), total };
         cache.put(key, stamp, value);
         return value;

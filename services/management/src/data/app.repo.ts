@@ -1,5 +1,5 @@
 import type { App, AppForAuth, AppPublicKey, PendingEvent } from '@platform/contracts';
-import { iso, scoped, type Connection, countedPage } from '@platform/mongo';
+import { iso, scoped, type Connection, listPage } from '@platform/mongo';
 import type { Outbox } from '@platform/outbox';
 import { appModel, appUsageModel, type StoredAppConfig, type StoredAppKey } from './app.model';
 export type { StoredAppConfig, StoredAppKey };
@@ -130,7 +130,7 @@ export function appRepo(db: Connection, outbox: Outbox) {
     },
     async list(scope: Scope, filter: { type?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...live, ...(filter.type ? { type: filter.type } : {}) };
-      return countedPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 }, projection: hidden }, page, limit);
+      return listPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 }, projection: hidden }, page, limit);
     },
     async tenantHasAny(tenantId: string): Promise<boolean> {
       return (await Model.findOne({ tenantId, ...live }, { _id: 1 }).lean()) !== null;

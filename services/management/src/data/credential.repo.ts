@@ -1,5 +1,5 @@
 import type { Credential, CredentialType, ProjectScope } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection, countedPage, projectRecords } from '@platform/mongo';
+import { iso, scoped, scopedId, type Connection, listPage, projectRecords } from '@platform/mongo';
 import { credentialModel, type CredentialDoc } from './credential.model';
 
 /** A credential as the domain sees it: a plain object (the model's document type stays in data/). */
@@ -48,7 +48,7 @@ export function credentialRepo(db: Connection) {
     model: Model,
     ...records,
     async list(scope: ProjectScope, page: number, limit: number) {
-      return countedPage(Model, { filter: scoped(scope), sort: { createdAt: -1, _id: 1 } }, page, limit);
+      return listPage(Model, { filter: scoped(scope), sort: { createdAt: -1, _id: 1 } }, page, limit);
     },
     async remove(scope: ProjectScope, id: string): Promise<boolean> {
       const r = await Model.deleteOne({ _id: scopedId(scope, id), ...scoped(scope) });

@@ -1,5 +1,5 @@
 import type { Feedback, PendingEvent, ProjectScope } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection, countedPage } from '@platform/mongo';
+import { iso, scoped, scopedId, type Connection, listPage } from '@platform/mongo';
 import type { Outbox } from '@platform/outbox';
 import { feedbackModel } from './feedback.model';
 
@@ -73,7 +73,7 @@ export function feedbackRepo(db: Connection, outbox: Outbox) {
         ...(filter.type ? { type: filter.type } : {}),
         ...(Object.keys(createdAt).length ? { createdAt } : {}),
       };
-      return countedPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 }, projection: hidden }, page, limit);
+      return listPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 }, projection: hidden }, page, limit);
     },
     async update(scope: ProjectScope, id: string, set: Partial<StoredFeedback>): Promise<StoredFeedback | null> {
       return writer.update({ _id: scopedId(scope, id), ...scoped(scope) }, { $set: set });

@@ -1,5 +1,5 @@
 import type { ProjectScope, Skill, SkillWithFiles } from '@platform/contracts';
-import { iso, scoped, scopedId, type Connection, countedPage, projectRecords } from '@platform/mongo';
+import { iso, scoped, scopedId, type Connection, listPage, projectRecords } from '@platform/mongo';
 import { skillModel, type SkillDoc } from './skill.model';
 
 /** A skill as the domain sees it: a plain object (the model's document type stays in data/). */
@@ -72,7 +72,7 @@ export function skillRepo(db: Connection) {
       return Model.find({ _id: { $in: ids.map((id) => scopedId(scope, id)) }, ...scoped(scope) }, listFields).lean();
     },
     async list(scope: ProjectScope, page: number, limit: number) {
-      return countedPage(
+      return listPage(
         Model,
         { filter: scoped(scope), sort: { createdAt: -1, _id: 1 }, projection: listFields },
         page,

@@ -1,5 +1,5 @@
 import type { AgentPath } from '@platform/contracts';
-import { unlessDuplicate, type Connection, countedPage } from '@platform/mongo';
+import { unlessDuplicate, type Connection, listPage } from '@platform/mongo';
 import { sha256Hex } from '@platform/secrets';
 import { triggerInvocationModel, type StoredDispatch, type TriggerInvocationDoc } from './trigger-invocation.model';
 export type { StoredDispatch } from './trigger-invocation.model';
@@ -62,7 +62,7 @@ export function triggerInvocationRepo(db: Connection) {
     },
     async list(s: TriggerScope, page: number, limit: number) {
       const q = scopeOf(s);
-      return countedPage<TriggerInvocationDoc, StoredTriggerInvocation>(
+      return listPage<TriggerInvocationDoc, StoredTriggerInvocation>(
         Model,
         { filter: q, sort: { receivedAt: -1, _id: 1 } },
         page,

@@ -1,5 +1,5 @@
 import type { AgentPath, ProjectScope } from '@platform/contracts';
-import { type Connection, countedPage, insertUnlessTaken, updateAtRevision } from '@platform/mongo';
+import { type Connection, listPage, insertUnlessTaken, updateAtRevision } from '@platform/mongo';
 import { triggerModel, type StoredAuthHeader } from './trigger.model';
 export type { StoredAuthHeader };
 
@@ -55,7 +55,7 @@ export function triggerRepo(db: Connection) {
     },
     async list(scope: AgentPath, page: number, limit: number) {
       const q = scopedToAgent(scope);
-      return countedPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 } }, page, limit);
+      return listPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 } }, page, limit);
     },
     /** Ids of the triggers of a project that use a credential as signing secret (at most `limit`). */
     async usingCredential(

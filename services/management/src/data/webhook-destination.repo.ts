@@ -1,5 +1,5 @@
 import type { DispatchDestination, PendingEvent, ProjectScope, WebhookDestination } from '@platform/contracts';
-import { iso, loadedJson, scoped, scopedId, storedJson, type Connection, countedPage } from '@platform/mongo';
+import { iso, loadedJson, scoped, scopedId, storedJson, type Connection, listPage } from '@platform/mongo';
 import type { Outbox } from '@platform/outbox';
 import { webhookDestinationModel } from './webhook-destination.model';
 
@@ -80,7 +80,7 @@ export function webhookDestinationRepo(db: Connection, outbox: Outbox) {
     },
     async list(scope: ProjectScope, filter: { agentId?: string }, page: number, limit: number) {
       const q = { ...scoped(scope), ...live, ...(filter.agentId ? { agentIds: filter.agentId } : {}) };
-      return countedPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 }, projection: hidden }, page, limit);
+      return listPage(Model, { filter: q, sort: { createdAt: -1, _id: 1 }, projection: hidden }, page, limit);
     },
     /** Every destination of a project (for the dispatcher). */
     async allOfProject(scope: ProjectScope): Promise<StoredWebhookDestination[]> {
