@@ -62,7 +62,7 @@ export function auditChanges(bus: ServiceBus, deps: AuditDeps): void {
     if (!isAuditedChange(op)) return next();
     const params = (input.params ?? {}) as Record<string, unknown>;
     const before = await readState(bus, readerOf(op), params, ctx);
-    const intent = await openAuditEntry(deps, op, params, ctx, before);
+    const intent = await openAuditEntry(deps, op, { params, query: input.query, body: input.body }, ctx, before);
     try {
       const out = await next();
       await closeAuditEntry(deps, intent, { ok: true, status: out.status, body: out.body, op, params });
