@@ -48,158 +48,60 @@ describe('audit log of the chat app and the credential gateway', () => {
     const secret = stack.env.CHATAPP_STATE_SECRET!;
     const agent = { agentId: 'support-bot', projectId };
     const calls: Array<{ operationId: string; status: number; errorCode?: string; resourceId?: string }> = [];
-    const call = async (
+    /** Makes a change through the gateway, expects its status, and notes what its entry must say. */
+    const change = async (
       operationId: string,
+      status: number,
       res: Promise<{ status: number; body: any }>,
       resourceId?: string,
     ): Promise<{ status: number; body: any }> => {
       const r = await res;
+      expect({ operationId, status: r.status }).toEqual({ operationId, status });
       calls.push({
         operationId,
-        status: r.status,
-        ...(r.status >= 400 ? { errorCode: r.body.code } : {}),
+        status,
+        ...(status >= 400 ? { errorCode: r.body.code } : {}),
         ...(resourceId ? { resourceId } : {}),
       });
       return r;
     };
     const linkToken = signChatLinkToken(secret, { tenantId, teamId, chatappUserId: 'UCAROL', name: 'carol' });
+    const h = { headers: ua };
 
-    const link = await call(
-      'chatappCreateInstallLink',
-      c.post(`${CHAT}/install-links`, { projectId }, { headers: ua }),
-    );
-    expect(link.status).toBe(201);
-    const connect = await call(
-      'chatappConnectUser',
-      c.post(`${CHAT}/users/connect`, { userId: 'owner-1' }, { headers: ua }),
-    );
-    expect(connect.status).toBe(200);
-    expect(
-      (
-        await call(
-          'chatappVerifyLinkToken',
-          c.post(`${CHAT}/users/link/verify-token`, { token: linkToken, userId: 'user-carol' }, { headers: ua }),
-        )
-      ).status,
-    ).toBe(200);
-    const issued = await call(
+    const link = await change('chatappCreateInstallLink', 201, c.post(`${CHAT}/install-links`, { projectId }, h));
+    const connect = await change('chatappConnectUser', 200, c.post(`${CHAT}/users/connect`, { userId: 'owner-1' }, h));
+    const verify = { token: linkToken, userId: 'user-carol' };
+    await change('chatappVerifyLinkToken', 200, c.post(`${CHAT}/users/link/verify-token`, verify, h));
+    const issued = await change(
       'chatappCreateLinkToken',
-      c.post(`${ws}/link-tokens`, { chatappUserId: 'UDAVE' }, { headers: ua }),
+      201,
+      c.post(`${ws}/link-tokens`, { chatappUserId: 'UDAVE' }, h),
       teamId,
     );
-    expect(issued.status).toBe(201);
-    expect(
-      (
-        await call(
-          'chatappDisconnectUser',
-          c.post(`${CHAT}/users/disconnect`, { chatappTeamId: teamId, chatappUserId: 'UCAROL' }, { headers: ua }),
-        )
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await call(
-          'chatappSetChannelAgent',
-          c.put(`${ws}/channels/CGENERAL/settings`, { agentConfig: agent }, { headers: ua }),
-          'CGENERAL',
-        )
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await call(
-          'chatappBulkSetChannelAgents',
-          c.put(`${ws}/channels/bulk`, { agentConfig: agent, channelIds: ['CSUPPORT'] }, { headers: ua }),
-          teamId,
-        )
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await call(
-          'chatappRemoveChannelAgent',
-          c.delete(`${ws}/channels/CGENERAL/settings`, { headers: ua }),
-          'CGENERAL',
-        )
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await call(
-          'chatappBulkRemoveChannelAgents',
-          c.delete(`${ws}/channels/bulk`, jsonBody({ channelIds: ['CSUPPORT'] })),
-          teamId,
-        )
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await call(
-          'chatappUpdateWorkspaceSettings',
-          c.put(`${ws}/settings`, { defaultAgent: agent }, { headers: ua }),
-          teamId,
-        )
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await call(
-          'chatappSetJoinFromWorkspace',
-          c.put(`${ws}/join-from-workspace`, { shouldAllowJoinFromWorkspace: true }, { headers: ua }),
-          teamId,
-        )
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await call(
-          'chatappSendTestMessage',
-          c.post(`${ws}/test-message`, { channelId: 'CGENERAL' }, { headers: ua }),
-          teamId,
-        )
-      ).status,
-    ).toBe(200);
+    const carol = { chatappTeamId: teamId, chatappUserId: 'UCAROL' };
+    await change('chatappDisconnectUser', 200, c.post(`${CHAT}/users/disconnect`, carol, h));
+    const general = `${ws}/channels/CGENERAL/settings`;
+    await change('chatappSetChannelAgent', 200, c.put(general, { agentConfig: agent }, h), 'CGENERAL');
+    const bulk = { agentConfig: agent, channelIds: ['CSUPPORT'] };
+    await change('chatappBulkSetChannelAgents', 200, c.put(`${ws}/channels/bulk`, bulk, h), teamId);
+    await change('chatappRemoveChannelAgent', 200, c.delete(general, h), 'CGENERAL');
+    const unset = jsonBody({ channelIds: ['CSUPPORT'] });
+    await change('chatappBulkRemoveChannelAgents', 200, c.delete(`${ws}/channels/bulk`, unset), teamId);
+    await change('chatappUpdateWorkspaceSettings', 200, c.put(`${ws}/settings`, { defaultAgent: agent }, h), teamId);
+    const join = { shouldAllowJoinFromWorkspace: true };
+    await change('chatappSetJoinFromWorkspace', 200, c.put(`${ws}/join-from-workspace`, join, h), teamId);
+    await change('chatappSendTestMessage', 200, c.post(`${ws}/test-message`, { channelId: 'CGENERAL' }, h), teamId);
     // Valid requests the chat app refused or could not carry out: recorded as failed, with their status.
-    expect(
-      (
-        await call(
-          'chatappSetChannelAgent',
-          c.put(
-            `${ws}/channels/CGENERAL/settings`,
-            { agentConfig: { ...agent, agentId: 'no-such-agent' } },
-            { headers: ua },
-          ),
-          'CGENERAL',
-        )
-      ).status,
-    ).toBe(422);
-    expect(
-      (
-        await call(
-          'chatappConnectUser',
-          c.post(`${CHAT}/users/connect`, { userId: 'owner-1', tenantId: aProject().tenantId }, { headers: ua }),
-        )
-      ).status,
-    ).toBe(403);
-    expect(
-      (
-        await call(
-          'chatappDisconnectUser',
-          c.post(`${CHAT}/users/disconnect`, { chatappTeamId: teamId, chatappUserId: 'UNOBODY' }, { headers: ua }),
-        )
-      ).status,
-    ).toBe(404);
+    const unknownAgent = { agentConfig: { ...agent, agentId: 'no-such-agent' } };
+    await change('chatappSetChannelAgent', 422, c.put(general, unknownAgent, h), 'CGENERAL');
+    const elsewhere = { userId: 'owner-1', tenantId: aProject().tenantId };
+    await change('chatappConnectUser', 403, c.post(`${CHAT}/users/connect`, elsewhere, h));
+    const nobody = { chatappTeamId: teamId, chatappUserId: 'UNOBODY' };
+    await change('chatappDisconnectUser', 404, c.post(`${CHAT}/users/disconnect`, nobody, h));
     await fake.fail(teamId, { method: 'chat.postMessage', error: 'cannot_dm_bot' });
-    expect(
-      (
-        await call(
-          'chatappCreateLinkToken',
-          c.post(`${ws}/link-tokens`, { chatappUserId: 'UDAVE', sendDm: true }, { headers: ua }),
-          teamId,
-        )
-      ).status,
-    ).toBe(502);
-    expect((await call('chatappUninstallWorkspace', c.delete(ws, { headers: ua }), teamId)).status).toBe(200);
+    const dm = { chatappUserId: 'UDAVE', sendDm: true };
+    await change('chatappCreateLinkToken', 502, c.post(`${ws}/link-tokens`, dm, h), teamId);
+    await change('chatappUninstallWorkspace', 200, c.delete(ws, h), teamId);
 
     // The platform admin's install link (named this tenant) comes first: the workspace was installed with it.
     const entries = await chatEntries(tenantId, calls.length + 1);
