@@ -90,7 +90,7 @@ export const auditRecorded = event({
   name: 'audit.recorded',
   version: 1,
   publisher: 'management',
-  // Each service that serves changes under /manage records its own and publishes their entries; management copies them.
+  // Each service that serves management changes records its own and publishes their entries; management copies them.
   alsoPublishedBy: ['evals', 'webhook-dispatcher', 'analytics', 'chatapp', 'credential-gateway'],
   description: `An audit entry was completed (its outcome is known). For SIEM consumers: one message per entry, de-duplicate by \`id\`. Tenant-level entries use the project token \`${AUDIT_NO_PROJECT}\`; entries of no tenant (the platform admin's own sessions, the credential gateway's key rotations) the tenant token \`${AUDIT_NO_TENANT}\`.`,
   payload: z.object({ entry: AuditEntry }),
