@@ -7,12 +7,13 @@ import {
   type AnyOperation,
   type AuditActor,
   type AuditEntry,
+  type AuthScheme,
   type Principal,
   type RequestMeta,
 } from '@platform/contracts';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import { getLogger } from '@platform/logger';
+import { getLogger, redactSecrets } from '@platform/logger';
 import type { AuditEntryDoc } from './entry.model';
 import type { AuditCompletion, AuditLogRepo } from './repo';
 
@@ -30,11 +31,17 @@ export interface AuditRequest {
 }
 
 /**
- * Every operation that is not a read is a change, and audited; but the ingest of run events and analytics events (the
- * product's data, sent with run and analytics credentials, not management of the tenant) is not.
+ * The credentials that manage a tenant or the platform: management access tokens and sessions (`manage`, and `bearer`
+ * and `cookie` for starting and ending a session) and the platform admin's (`admin`).
  */
-export const isAuditedChange = (op: AnyOperation) =>
-  op.method !== 'get' && op.auth !== 'run' && op.auth !== 'analytics';
+const MANAGEMENT_AUTH: ReadonlySet<AuthScheme> = new Set(['manage', 'bearer', 'cookie', 'admin']);
+
+/**
+ * A management change, audited: an operation that is not a read, served with a management credential. Not the
+ * product's traffic sent with other credentials or none (run events, analytics events, trigger invocations, token
+ * exchanges, anonymous sessions): it is driven by end users and third parties, not by the tenant's management.
+ */
+export const isAuditedChange = (op: AnyOperation) => op.method !== 'get' && MANAGEMENT_AUTH.has(op.auth);
 
 const paramNames = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
 const SCOPE_PARAMS = new Set(['tenantId', 'projectId']);
@@ -103,13 +110,17 @@ const SECRET_NAME =
 const MAX_STATE_CHARS = 32_000;
 const REDACTED = '[redacted]';
 
-/** A copy with the value of every secret-named field replaced (objects and arrays are walked). */
+/**
+ * A copy with the value of every secret-named field replaced, and in every other text the secret shapes the logs hide
+ * (our keys, JWTs such as the chat app's link tokens inside the URLs it answers); objects and arrays are walked.
+ */
 export function redact(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
   if (Array.isArray(value)) return value.map(redact);
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value))
-    out[k] = v !== null && typeof v === 'object' ? redact(v) : SECRET_NAME.test(k) && v != null ? REDACTED : v;
+    out[k] = v !== null && typeof v === 'object' ? redact(v) : SECRET_NAME.test(k) && v != null ? REDACTED : redact(v);
   return out;
 }
 
@@ -135,23 +146,53 @@ export function actorOf(principal: Principal, meta: RequestMeta): AuditActor {
   };
 }
 
-const tenantOf = (params: Record<string, unknown>, principal: Principal): string | null =>
-  typeof params.tenantId === 'string' ? params.tenantId : 'tenantId' in principal ? principal.tenantId : null;
+/** The `tenantId` an object names (a path's parameters, a query, a body, a resource's state), if it names one. */
+const tenantNamedBy = (value: unknown): string | undefined => {
+  const named = value !== null && typeof value === 'object' ? (value as { tenantId?: unknown }).tenantId : undefined;
+  return typeof named === 'string' ? named : undefined;
+};
+
+/** What a change was asked with: its path parameters, and its query and body where it has them. */
+export interface ChangeInput {
+  params: Record<string, unknown>;
+  query?: unknown;
+  body?: unknown;
+}
+
+/**
+ * The tenant whose log an entry belongs to: the one the path names; else the caller's own (a tenant credential acts in
+ * its own tenant only, so a request of it naming another tenant is refused and recorded in the caller's log); else,
+ * for the platform admin, the tenant the request names (`tenantId` of its query or body) or the one the resource
+ * belongs to (`tenantId` of its state before the change); else none (null: the admin's own sessions, the credential
+ * gateway's key rotation).
+ */
+function tenantOf(input: ChangeInput, principal: Principal, before: unknown): string | null {
+  const own = 'tenantId' in principal ? principal.tenantId : undefined;
+  return (
+    tenantNamedBy(input.params) ??
+    own ??
+    tenantNamedBy(input.query) ??
+    tenantNamedBy(input.body) ??
+    tenantNamedBy(before) ??
+    null
+  );
+}
 
 /** Writes the intent of a change about to run; the change must not run when this fails. Returns the intent. */
 export async function openAuditEntry(
   deps: AuditDeps,
   op: AnyOperation,
-  params: Record<string, unknown>,
+  input: ChangeInput,
   req: AuditRequest,
   before: unknown,
 ): Promise<AuditEntryDoc> {
+  const { params } = input;
   const id = `aud_${randomId(24)}`;
   const actor = actorOf(req.principal, req.meta);
   const resource = resourceOf(op, params);
   const doc: AuditEntryDoc = {
     _id: id,
-    tenantId: tenantOf(params, req.principal),
+    tenantId: tenantOf(input, req.principal, before),
     projectId: typeof params.projectId === 'string' ? params.projectId : null,
     at: new Date(),
     completedAt: null,

@@ -1,8 +1,9 @@
 /**
- * The audit log of every service that serves changes under /manage (docs/security.md, "Audit log"): each change is
- * recorded once, by the service that made it, in its own database and through its own outbox (an intent before the
- * change, the entry with the outcome after it, and an `audit.recorded` event). Management keeps the tenants' log: its
- * own entries and copies of the others', from their events.
+ * The audit log of every service that serves management changes (under /manage and /work-apps/chatapp, and the
+ * credential gateway's key rotation; docs/security.md, "Audit log"): each change is recorded once, by the service that
+ * made it, in its own database and through its own outbox (an intent before the change, the entry with the outcome
+ * after it, and an `audit.recorded` event). Management keeps the tenants' log: its own entries and copies of the
+ * others', from their events.
  */
 import { parseOperationInput, type HandlerContext, type ServiceBus } from '@platform/bus';
 import type { AnyOperation } from '@platform/contracts';
@@ -62,7 +63,7 @@ export function auditChanges(bus: ServiceBus, deps: AuditDeps): void {
     if (!isAuditedChange(op)) return next();
     const params = (input.params ?? {}) as Record<string, unknown>;
     const before = await readState(bus, readerOf(op), params, ctx);
-    const intent = await openAuditEntry(deps, op, params, ctx, before);
+    const intent = await openAuditEntry(deps, op, { params, query: input.query, body: input.body }, ctx, before);
     try {
       const out = await next();
       await closeAuditEntry(deps, intent, { ok: true, status: out.status, body: out.body, op, params });

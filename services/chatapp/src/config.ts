@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { auditConfig } from '@platform/config';
 
 const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.url({ protocol: /^https?$/ }).optional());
 const optionalString = z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional());
@@ -57,5 +58,6 @@ export const chatappConfig = z.object({
     .max(86400)
     .default(600)
     .describe('Lifetime of link tokens and link sessions'),
+  ...auditConfig.shape,
 });
 export type ChatappConfig = z.infer<typeof chatappConfig>;

@@ -1,4 +1,5 @@
 import { defineService } from '@platform/runtime';
+import { startAuditLog } from '@platform/audit';
 import { startErasureWorker } from '@platform/bus';
 import { eraseProjectDocuments } from '@platform/mongo';
 import { chatappConfig } from './config';
@@ -18,7 +19,7 @@ import { registerChannelMessageHandlers } from './handlers/channel-messages';
 export const chatapp = defineService({
   name: 'chatapp',
   config: chatappConfig,
-  async start({ config, bus, db, redis, nc, box }) {
+  async start({ config, bus, db, outbox, redis, nc, box }) {
     const workspaces = workspaceRepo(db);
     const channels = channelConfigRepo(db);
     const links = userLinkRepo(db);
@@ -55,6 +56,9 @@ export const chatapp = defineService({
         linkTtlSeconds: config.CHATAPP_LINK_TOKEN_TTL_SECONDS,
       },
     };
+    // Changes made with a management credential are audited here and copied into the tenant's log by management (the
+    // install route and OAuth callback, and the bot side's internal calls, are not: docs/security.md, "Audit log").
+    const audit = await startAuditLog({ bus, db, outbox, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
     registerInstallHandlers(bus, deps);
     registerUserHandlers(bus, deps);
     registerWorkspaceHandlers(bus, deps);
@@ -66,6 +70,7 @@ export const chatapp = defineService({
     return {
       async stop() {
         await erasure.stop();
+        await audit.stop();
       },
     };
   },

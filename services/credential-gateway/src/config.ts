@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { auditConfig } from '@platform/config';
 
 export const credentialGatewayConfig = z.object({
   CREDENTIAL_GATEWAY_ISSUER: z
@@ -46,5 +47,6 @@ export const credentialGatewayConfig = z.object({
     .min(0)
     .default(300)
     .describe('`Cache-Control: public, max-age` of the key set'),
+  ...auditConfig.shape,
 });
 export type CredentialGatewayConfig = z.infer<typeof credentialGatewayConfig>;

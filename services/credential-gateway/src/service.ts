@@ -3,6 +3,7 @@ import { publishNotice, startErasureWorker, subscribeNotice } from '@platform/bu
 import { eraseProjectDocuments } from '@platform/mongo';
 import { getLogger } from '@platform/logger';
 import { defineService } from '@platform/runtime';
+import { startAuditLog } from '@platform/audit';
 import { credentialGatewayConfig } from './config';
 import { readCatalogFile } from './data/catalog-file';
 import { signingKeyRepo } from './data/signing-key.repo';
@@ -21,7 +22,7 @@ const log = getLogger('credential-gateway');
 export const credentialGateway = defineService({
   name: 'credential-gateway',
   config: credentialGatewayConfig,
-  async start({ bus, config, db, nc, box }) {
+  async start({ bus, config, db, outbox, nc, box }) {
     const file = config.CREDENTIAL_GATEWAY_PLATFORMS_FILE;
     const catalog = file ? buildCatalog(readCatalogFile(file), file) : buildCatalog(DEFAULT_PLATFORMS, 'built-in');
 
@@ -49,6 +50,8 @@ export const credentialGateway = defineService({
       onInvalid: () => void refresh(),
     });
 
+    // Key rotations (the platform admin's) are audited here; token exchanges are not (docs/security.md, "Audit log").
+    const audit = await startAuditLog({ bus, db, outbox, settleSeconds: config.AUDIT_PENDING_SETTLE_SECONDS });
     registerPlatformHandlers(bus, { catalog, maxAgeSeconds: config.CREDENTIAL_GATEWAY_CATALOG_MAX_AGE_SECONDS });
     registerSigningKeyHandlers(bus, { keys, maxAgeSeconds: config.CREDENTIAL_GATEWAY_JWKS_MAX_AGE_SECONDS });
     registerTokenHandlers(bus, {
@@ -66,6 +69,7 @@ export const credentialGateway = defineService({
         await erasure.stop();
         clearInterval(timer);
         changes.unsubscribe();
+        await audit.stop();
       },
     };
   },

@@ -5,9 +5,10 @@ import { IsoDateTime, ListQuery, TenantPath } from '../common';
 
 /**
  * The audit log: one entry per management change (create, update, delete, rotate, revoke, session start and end,
- * merge, redeliver, test, evaluate), written by the service that made the change (management, evals, the webhook
- * dispatcher, analytics) before the change runs and completed with its outcome after it; management keeps every
- * service's entries for the tenant's log (see docs/security.md, "Audit log"). Entries are never updated by anyone else
+ * merge, redeliver, test, evaluate, chat workspace settings), written by the service that made the change (management,
+ * evals, the webhook dispatcher, analytics, the chat app, the credential gateway) before the change runs and completed
+ * with its outcome after it; management keeps every service's entries for the tenant's log (see docs/security.md,
+ * "Audit log"). Entries are never updated by anyone else
  * and never deleted through the API.
  */
 export const AuditActor = z.object({
@@ -67,7 +68,7 @@ export const listAuditLog = listOperation({
   operationId: 'listAuditLog',
   summary: "List a tenant's audit log (newest first)",
   description:
-    "Every management change of the tenant (management's own and those served by evals, the webhook dispatcher and analytics under /manage), with who, what, when, from where and the outcome. Owners and admins only.",
+    "Every management change of the tenant (management's own, those served by evals, the webhook dispatcher and analytics under /manage, and the chat app's under /work-apps/chatapp), with who, what, when, from where and the outcome. Owners and admins only.",
   tags: ['Audit log'],
   path: '/manage/tenants/{tenantId}/audit-log',
   service: 'management',
@@ -82,15 +83,15 @@ export const listAuditLog = listOperation({
 
 /** Project token of the `audit.recorded` subject for an entry of no project (tenant-level changes). */
 export const AUDIT_NO_PROJECT = '_tenant';
-/** Tenant token of the `audit.recorded` subject for an entry of no tenant (the platform admin's own sessions). */
+/** Tenant token of the `audit.recorded` subject for an entry of no tenant (the platform admin's own sessions, key rotations). */
 export const AUDIT_NO_TENANT = '_platform';
 
 export const auditRecorded = event({
   name: 'audit.recorded',
   version: 1,
   publisher: 'management',
-  // Each service that serves changes under /manage records its own and publishes their entries; management copies them.
-  alsoPublishedBy: ['evals', 'webhook-dispatcher', 'analytics'],
-  description: `An audit entry was completed (its outcome is known). For SIEM consumers: one message per entry, de-duplicate by \`id\`. Tenant-level entries use the project token \`${AUDIT_NO_PROJECT}\`; the platform admin's own sessions the tenant token \`${AUDIT_NO_TENANT}\`.`,
+  // Each service that serves management changes records its own and publishes their entries; management copies them.
+  alsoPublishedBy: ['evals', 'webhook-dispatcher', 'analytics', 'chatapp', 'credential-gateway'],
+  description: `An audit entry was completed (its outcome is known). For SIEM consumers: one message per entry, de-duplicate by \`id\`. Tenant-level entries use the project token \`${AUDIT_NO_PROJECT}\`; entries of no tenant (the platform admin's own sessions, the credential gateway's key rotations) the tenant token \`${AUDIT_NO_TENANT}\`.`,
   payload: z.object({ entry: AuditEntry }),
 });

@@ -4,7 +4,7 @@ import { listAuditEntries, type AuditDeps } from '../domain/audit-log';
 
 /**
  * The tenants' audit log: management's own changes (recorded by the interceptor of libs/audit, started in service.ts)
- * and those of the other services that serve changes under /manage, copied from their `audit.recorded` events.
+ * and those of the other services that serve management changes, copied from their `audit.recorded` events.
  */
 export function registerAuditLogHandlers(bus: ServiceBus, deps: AuditDeps): void {
   bus.handle(listAuditLog, async ({ params, query }) => {
