@@ -82,6 +82,8 @@ nats_credentials() {
   (cd "$ROOT" && node --import tsx scripts/nats-credentials.ts init --dir "$NATS_AUTH_DIR") >&2
   { cat "$ROOT/deploy/nats.conf"; printf '\ninclude "auth.conf"\n'; } >"$NATS_AUTH_DIR/server.conf"
   echo "$want" >"$NATS_AUTH_DIR/.issued"
+  # A server already running reads the new permissions on a reload (SIGHUP), as after a revocation.
+  if alive nats; then kill -HUP "$(cat "$RUN/nats.pid")" && log "nats-server reloaded with the credentials issued again"; fi
 }
 
 start_nats() {
