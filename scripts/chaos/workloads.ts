@@ -1,0 +1,147 @@
+// The workloads a fault runs under, each with its read-back: run events (and their webhook deliveries), feedback
+// creates, dataset item creates, analytics events.
+import { anAnalyticsKey, anApiKey, aProject, projectPath, withDatabase, type Receiver } from '@platform/testkit';
+import { get, load, post, type Step } from './load';
+import { killAndRestart } from './process-faults';
+import { type Delivered, readRows, rowOf, storedIdOf } from './readback';
+import type { Row } from './report';
+import { dbPrefix, DELIVERY_WAIT_MS, say, sleep } from './run';
+import type { Env } from './stacks';
+
+/** Run events through the gateway (and, with a receiver, their webhook deliveries); read back from events-ingest. */
+export async function runEventsFault(
+  name: string,
+  env: Env,
+  fault: (end: () => void) => Promise<void>,
+  signal: AbortSignal,
+  receiver?: Receiver,
+  base: () => string = () => env.stack.gatewayUrl,
+): Promise<Row> {
+  const p = aProject();
+  const { key } = await anApiKey(env.admin, p);
+  if (receiver) {
+    const res = await env.admin.post(`${projectPath(p)}/webhook-destinations`, {
+      name: 'chaos',
+      url: receiver.url,
+      eventTypes: ['event.created'],
+    });
+    if (res.status !== 201) throw new Error(`creating the webhook destination: ${res.status}`);
+  }
+  // Events with an id: safe to repeat (the gateway sends one again to another replica when none answered).
+  const r = await load(
+    { write: (i) => post(`${base()}/run/v1/events`, key, { id: `c-${i}`, type: 'chaos.tested' }), writeSafe: true },
+    fault,
+    signal,
+  );
+  say(`${name}: ${r.accepted.size} accepted; reading back`);
+  const stored = await readRows(env.stack.env.MONGO_URL!, 'events-ingest', 'runEvents', {
+    tenantId: p.tenantId,
+    projectId: p.projectId,
+  });
+  const ids = stored.map(storedIdOf);
+  let delivered: Delivered[] | undefined;
+  if (receiver) {
+    const ours = (x: { json?: any }) => x.json?.tenantId === p.tenantId;
+    // Deliveries are retried on their schedule: wait until every accepted event arrived (or the phase's bound).
+    const want = new Set([...r.accepted].map((i) => `c-${i}`));
+    // Long enough for a claim left by a killed dispatcher to run out (its lease is about 50 s) and the retries after.
+    const deadline = Date.now() + DELIVERY_WAIT_MS;
+    while (!signal.aborted && Date.now() < deadline) {
+      const got = new Set(receiver.received.filter(ours).map((x) => x.json.data.event.id as string));
+      if ([...want].every((id) => got.has(id))) break;
+      await sleep(250, signal);
+    }
+    await sleep(2000, signal); // late duplicates (a redelivered message) would show up now
+    delivered = receiver.received
+      .filter(ours)
+      .map((x) => ({ eventId: x.json.data.event.id as string, webhookId: String(x.headers['webhook-id']), at: x.at }));
+  }
+  return rowOf(name, r, (i) => `c-${i}`, ids, delivered);
+}
+
+/**
+ * Feedback creates (not safe to repeat: a create without an Idempotency-Key), each accepted one read back by id (safe),
+ * when `reads`.
+ */
+export async function managementFault(
+  env: Env,
+  signal: AbortSignal,
+  name = 'SIGKILL management (feedback creates)',
+  fault = killAndRestart(env.stack, 'management'),
+  reads = false,
+): Promise<Row> {
+  const p = aProject();
+  const path = `${env.stack.gatewayUrl}${projectPath(p)}/feedback`;
+  const step: Step = {
+    write: (i) => post(path, env.adminToken, { id: `fb-${i}`, conversationId: 'c', type: 'positive' }),
+    writeSafe: false,
+  };
+  if (reads) step.read = (i) => get(`${path}/fb-${i}`, env.adminToken);
+  const r = await load(step, fault, signal);
+  const stored = await readRows(env.stack.env.MONGO_URL!, 'management', 'feedback', {
+    tenantId: p.tenantId,
+    projectId: p.projectId,
+  });
+  const ids = stored.map(storedIdOf);
+  return rowOf(name, r, (i) => `fb-${i}`, ids);
+}
+
+/** Dataset item creates (not safe to repeat), each accepted one read back by id (safe) when `reads`. */
+export async function evalsFault(
+  env: Env,
+  signal: AbortSignal,
+  name = 'SIGKILL evals (dataset item creates)',
+  fault = killAndRestart(env.stack, 'evals'),
+  reads = false,
+): Promise<Row> {
+  const p = aProject();
+  const url = `${env.stack.gatewayUrl}${projectPath(p)}/evals/dataset-items/chaos/items`;
+  const step: Step = {
+    write: (i) =>
+      post(url, env.adminToken, { id: `ev-${i}`, input: { messages: [{ role: 'user', content: `question ${i}` }] } }),
+    writeSafe: false,
+  };
+  if (reads) step.read = (i) => get(`${url}/ev-${i}`, env.adminToken);
+  const r = await load(step, fault, signal);
+  const stored = await readRows(env.stack.env.MONGO_URL!, 'evals', 'datasetItems', {
+    tenantId: p.tenantId,
+    projectId: p.projectId,
+  });
+  const ids = stored.map(storedIdOf);
+  return rowOf(name, r, (i) => `ev-${i}`, ids);
+}
+
+/** Analytics events with an id (safe to repeat), each accepted one followed by a read of the counts (safe) when `reads`. */
+export async function analyticsFault(
+  env: Env,
+  signal: AbortSignal,
+  name = 'SIGKILL analytics (ingest)',
+  fault = killAndRestart(env.stack, 'analytics'),
+  reads = false,
+): Promise<Row> {
+  const p = aProject();
+  const { key } = await anAnalyticsKey(env.admin, p);
+  const step: Step = {
+    write: (i) =>
+      post(`${env.analyticsUrl}/events`, key, { id: `a-${i}`, entityType: 'message', messageId: 'm', type: 'chaos' }),
+    writeSafe: true,
+  };
+  if (reads) step.read = () => get(`${env.stack.gatewayUrl}${projectPath(p)}/analytics/counts`, env.adminToken);
+  const r = await load(step, fault, signal);
+  const collections = await withDatabase(
+    env.stack.env.MONGO_URL!,
+    'analytics',
+    async (db) => (await db.listCollections().toArray()).map((c) => c.name),
+    dbPrefix,
+  );
+  let ids: string[] = [];
+  for (const c of collections) {
+    const found = await readRows(env.stack.env.MONGO_URL!, 'analytics', c, {
+      tenantId: p.tenantId,
+      projectId: p.projectId,
+    });
+    const withIds = found.map((d) => String((d as { id?: string }).id ?? '')).filter((id) => id.startsWith('a-'));
+    if (withIds.length > ids.length) ids = withIds;
+  }
+  return rowOf(name, r, (i) => `a-${i}`, ids);
+}
