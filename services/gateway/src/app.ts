@@ -15,6 +15,7 @@ import {
   type RunningConsumer,
 } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
+import { idempotencyClaims } from './middleware/idempotency-claims';
 import { erasingProjects, type ErasingProjects } from './middleware/erasing-projects';
 import { AppError } from '@platform/problems';
 import { getLogger, setLogLevel } from '@platform/logger';
@@ -353,7 +354,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   // When a project's erasure starts or ends, the verified credentials are forgotten: the erasure deletes the project's
   // API keys and analytics keys without revoking each, and none may keep working from a gateway's cache.
   const erasing = await erasingProjects(redis, nc, { onNotice: () => auth.forgetAll() });
-  const keys = idempotency(redis, {
+  const keys = idempotency(redis, await idempotencyClaims(nc, config.JS_REPLICAS), {
     inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10,
     isErasing: (scope) => erasing.has(scope),
   });
