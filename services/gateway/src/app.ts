@@ -16,6 +16,7 @@ import {
 } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
 import { idempotencyClaims } from './middleware/idempotency-claims';
+import { boundInFlight } from './middleware/in-flight';
 import { erasingProjects, type ErasingProjects } from './middleware/erasing-projects';
 import { AppError } from '@platform/problems';
 import { getLogger, setLogLevel } from '@platform/logger';
@@ -174,6 +175,7 @@ function listenerApp(
   });
   app.use(requestId);
   app.use(observe(name));
+  app.use(boundInFlight(config.GATEWAY_MAX_IN_FLIGHT));
   if (config.ALLOWED_HOSTS) app.use(allowedHosts(config.ALLOWED_HOSTS));
   parts.before?.(app);
   // The operations' groups hang off the app itself: one router less to walk (and allocate for) on every request.
