@@ -3,11 +3,16 @@
 import { REQUEST_TIMEOUT_MS, say, sleep, TOTAL, WORKERS, WRITE_DEADLINE_MS } from './run';
 
 /** One POST of the load: its status, or 0 when there was no answer (connection refused, reset or timed out). */
-export async function post(url: string, token: string, json: unknown): Promise<number> {
+export async function post(
+  url: string,
+  token: string,
+  json: unknown,
+  headers: Record<string, string> = {},
+): Promise<number> {
   try {
     const res = await fetch(url, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
       body: JSON.stringify(json),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
@@ -42,9 +47,9 @@ export interface Step {
   read?: (i: number) => Promise<number>;
 }
 
-export interface LoadResult {
+/** What the requests of a load answered. */
+export interface Tally {
   sent: number;
-  accepted: Set<number>;
   fivexx: number;
   fivexxSafe: number;
   fivexxNotSafe: number;
@@ -52,17 +57,45 @@ export interface LoadResult {
   failed: number;
   /** How many of each failed status (0: no answer). */
   errors: Record<string, number>;
+}
+
+const newTally = (): Tally => ({ sent: 0, fivexx: 0, fivexxSafe: 0, fivexxNotSafe: 0, failed: 0, errors: {} });
+
+/** Counts one answer (0: none) of a request that was safe to repeat or not. */
+export function tally(t: Tally, status: number, safe: boolean): void {
+  t.sent++;
+  const label = `${status}${safe ? ' safe' : ''}`;
+  if (status === 0 || status >= 500) t.errors[label] = (t.errors[label] ?? 0) + 1;
+  if (status === 0) t.failed++;
+  if (status >= 500) {
+    t.fivexx++;
+    if (safe) t.fivexxSafe++;
+    else t.fivexxNotSafe++;
+  }
+}
+
+export interface LoadResult extends Tally {
+  accepted: Set<number>;
   /** From the fault's end to the first write accepted after it; `load ended first` when every write was answered
    * before the fault was over (nothing left to recover), `never` when writes still failed at the end. */
   recoverMs: number | 'never' | 'load ended first';
-  /** When the fault ended (epoch ms). */
+  /** When the fault began and ended (epoch ms). */
+  faultAt: number;
   faultEnd: number;
+  /** Every write request: when it was sent (epoch ms) and how long its answer took. */
+  timings: Array<[number, number]>;
   /** Every status each write got, in order (0: no answer). */
   answers: Map<number, number[]>;
 }
 
+/** How big a load is: writers in parallel (default WORKERS) and writes (default TOTAL, `--total`). */
+export interface LoadShape {
+  workers?: number;
+  total?: number;
+}
+
 /**
- * Sends TOTAL writes with WORKERS in parallel; each write is retried with the same id until acknowledged. `fault`
+ * Sends `total` writes with `workers` in parallel; each write is retried with the same id until acknowledged. `fault`
  * runs once a third of them are acknowledged and calls `end()` when the fault is over (the kill happened, or the
  * stopped part is back); recovery is measured from then to the first acknowledged write sent after the fault began.
  */
@@ -70,41 +103,30 @@ export async function load(
   step: Step | ((i: number) => Promise<number>),
   fault: (end: () => void) => Promise<void>,
   signal: AbortSignal,
+  shape: LoadShape = {},
 ): Promise<LoadResult> {
+  const { workers = WORKERS, total = TOTAL } = shape;
   const { write, writeSafe, read } =
     typeof step === 'function' ? { write: step, writeSafe: true, read: undefined } : step;
   let next = 0;
-  let sent = 0;
-  let fivexx = 0;
-  let fivexxSafe = 0;
-  let fivexxNotSafe = 0;
-  let failed = 0;
-  const errors: Record<string, number> = {};
-  const count = (status: number, safe: boolean) => {
-    sent++;
-    if (status === 0 || status >= 500)
-      errors[`${status}${safe ? ' safe' : ''}`] = (errors[`${status}${safe ? ' safe' : ''}`] ?? 0) + 1;
-    if (status === 0) failed++;
-    if (status >= 500) {
-      fivexx++;
-      if (safe) fivexxSafe++;
-      else fivexxNotSafe++;
-    }
-  };
+  const t = newTally();
+  const count = (status: number, safe: boolean) => tally(t, status, safe);
   const accepted = new Set<number>();
   const answers = new Map<number, number[]>();
+  const timings: Array<[number, number]> = [];
   let faultAt = 0;
   let faultEnd = 0;
   let recoveredAt = 0;
   let lastAnswerAt = 0;
   let stop = false;
   const worker = async () => {
-    while (next < TOTAL && !stop && !signal.aborted) {
+    while (next < total && !stop && !signal.aborted) {
       const i = next++;
       const deadline = Date.now() + WRITE_DEADLINE_MS;
       while (!signal.aborted) {
         const startedAt = Date.now();
         const status = await write(i);
+        timings.push([startedAt, Date.now() - startedAt]);
         count(status, writeSafe);
         answers.set(i, [...(answers.get(i) ?? []), status]);
         lastAnswerAt = Date.now();
@@ -120,7 +142,7 @@ export async function load(
     }
   };
   const chaos = async () => {
-    while (accepted.size < TOTAL / 3 && next < TOTAL && !signal.aborted) await sleep(10);
+    while (accepted.size < total / 3 && next < total && !signal.aborted) await sleep(10);
     faultAt = Date.now();
     say(`fault begins (${accepted.size} accepted so far)`);
     try {
@@ -134,26 +156,32 @@ export async function load(
     }
     if (!faultEnd) faultEnd = Date.now();
   };
-  const workers = Promise.all(Array.from({ length: WORKERS }, worker));
+  const running = Promise.all(Array.from({ length: workers }, worker));
   try {
     await chaos();
   } finally {
-    await workers;
+    await running;
   }
   return {
-    sent,
+    ...t,
     accepted,
-    fivexx,
-    fivexxSafe,
-    fivexxNotSafe,
-    failed,
-    errors,
     recoverMs: recoveredAt
       ? Math.max(0, recoveredAt - faultEnd)
       : lastAnswerAt <= faultEnd
         ? 'load ended first'
         : 'never',
+    faultAt,
     faultEnd,
+    timings,
     answers,
   };
+}
+
+/** The 99th percentile of the answer times of the writes sent in [from, to) (ms), or undefined without any. */
+export function p99Between(r: LoadResult, from: number, to: number): number | undefined {
+  const ms = r.timings
+    .filter(([at]) => at >= from && at < to)
+    .map(([, d]) => d)
+    .sort((a, b) => a - b);
+  return ms.length ? ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] : undefined;
 }

@@ -1,4 +1,5 @@
 // The rows of the run, its phases (each with a time bound), and the table and JSON they end in.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOUND, outDir, runId, say, t0, TOTAL } from './run';
@@ -22,6 +23,12 @@ export interface Row {
   failed?: number;
   /** Failed answers by status (`0`: no answer; ` safe`: of requests safe to repeat). */
   errors?: Record<string, number>;
+  /** p99 answer time of the writes (ms): before the fault, during it, and from 2 s after it (rows that measure it). */
+  p99Ms?: { before?: number; during?: number; after?: number };
+  /** Counts that did not match what was accepted (the delivery log, the analytics counters): a failed row. */
+  mismatches?: string[];
+  /** The soak's figures (rows/soak.ts): rates, p99 per interval, resident memory of every process, checks. */
+  soak?: object;
   /** The row's target beyond 0 lost and 0 duplicated: no 5xx for requests safe to repeat, or no failed request at all. */
   target?: 'no 5xx when safe to repeat' | 'no failed request';
 }
@@ -72,15 +79,17 @@ export async function fault(
   name: string,
   fn: (signal: AbortSignal) => Promise<Row>,
   target?: Row['target'],
+  boundMs = BOUND.fault,
 ): Promise<void> {
   try {
-    rows.push({ ...(await bounded(name, BOUND.fault, fn)), ...(target ? { target } : {}) });
+    rows.push({ ...(await bounded(name, boundMs, fn)), ...(target ? { target } : {}) });
   } catch (err) {
     failedRow(name, err);
   }
 }
 
-function table(): string {
+/** The table of `rows` as markdown lines; `extra` adds columns (name and cell of a row). */
+export function tableLines<R extends Row>(of: R[], extra: Array<[string, (r: R) => string]> = []): string[] {
   const header = [
     'fault',
     'requests sent',
@@ -90,15 +99,41 @@ function table(): string {
     '5xx (safe to repeat / not)',
     'no answer',
     'time to recover',
+    ...extra.map(([name]) => name),
   ];
+  const recovery = (ms: number | string) => (typeof ms === 'number' ? `${(ms / 1000).toFixed(1)} s` : ms);
   return [
     `| ${header.join(' | ')} |`,
     `|${header.map(() => '---').join('|')}|`,
-    ...rows.map(
+    ...of.map(
       (r) =>
-        `| ${r.fault} | ${r.sent} | ${r.accepted} | ${r.lost} | ${r.duplicated}${r.redeliveries ? ` (${r.redeliveries} repeat a webhook-id)` : ''} | ${r['5xx']} (${r['5xxSafe']} / ${r['5xxNotSafe']}) | ${r.failed ?? 0} | ${typeof r.recoverMs === 'number' ? `${(r.recoverMs / 1000).toFixed(1)} s` : r.recoverMs} |`,
+        `| ${[
+          r.fault,
+          r.sent,
+          r.accepted,
+          r.lost,
+          `${r.duplicated}${r.redeliveries ? ` (${r.redeliveries} repeat a webhook-id)` : ''}`,
+          `${r['5xx']} (${r['5xxSafe']} / ${r['5xxNotSafe']})`,
+          r.failed ?? 0,
+          recovery(r.recoverMs),
+          ...extra.map(([, cell]) => cell(r)),
+        ].join(' | ')} |`,
     ),
-  ].join('\n');
+  ];
+}
+
+const table = () => tableLines(rows).join('\n');
+
+/** The commit the run measured (`+` when the tree had changes), or undefined outside git. */
+function commitOf(): string | undefined {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+    return `${head}${dirty ? '+' : ''}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Prints the table, writes it (and the JSON) to .infra/chaos, and answers the exit code: 1 when a row failed. */
@@ -107,7 +142,11 @@ export function report(extra = ''): number {
   console.log(`\n${t}\n${extra}`);
   mkdirSync(outDir, { recursive: true });
   const at = new Date().toISOString();
-  const json = JSON.stringify({ at, runId, writesPerFault: TOTAL, durationMs: Date.now() - t0, rows }, null, 2);
+  const json = JSON.stringify(
+    { at, runId, commit: commitOf(), writesPerFault: TOTAL, durationMs: Date.now() - t0, rows },
+    null,
+    2,
+  );
   writeFileSync(join(outDir, 'last.json'), json);
   writeFileSync(join(outDir, `${runId}.json`), json);
   writeFileSync(join(outDir, 'last.md'), `${at}, ${TOTAL} writes per fault\n\n${t}\n${extra}`);
@@ -118,12 +157,15 @@ export function report(extra = ''): number {
     (r.target === 'no 5xx when safe to repeat' && (r['5xxSafe'] > 0 || (r.failed ?? 0) > 0)) ||
     (r.target === 'no failed request' && (r['5xx'] > 0 || (r.failed ?? 0) > 0));
   for (const r of rows.filter(missed)) console.error(`[chaos] target missed (${r.target}): ${r.fault}`);
+  for (const r of rows.filter((r) => r.mismatches?.length))
+    console.error(`[chaos] counts do not match (${r.mismatches!.join('; ')}): ${r.fault}`);
   const bad = rows.some(
     (r) =>
       typeof r.lost !== 'number' ||
       r.lost > 0 ||
       (typeof r.duplicated === 'number' && r.duplicated > (r.redeliveries ?? 0)) ||
-      missed(r),
+      missed(r) ||
+      (r.mismatches?.length ?? 0) > 0,
   );
   return bad ? 1 : 0;
 }

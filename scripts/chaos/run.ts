@@ -25,7 +25,7 @@ export const BOUND = {
   fault: 300_000,
   readBack: 150_000,
   teardown: 60_000,
-  run: 45 * 60_000,
+  run: 75 * 60_000,
 };
 export const runId = Date.now().toString(36);
 /** One prefix for the run's stacks (one after another): the read-backs look there. */

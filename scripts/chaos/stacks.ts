@@ -1,13 +1,13 @@
 // The private stacks of the run, and how each is stopped (within a bound).
-import type { BackendServiceName, ServiceName } from '@platform/contracts';
+import type { BackendServiceName } from '@platform/contracts';
 import {
   freePort,
   startNatsServer,
   startPrivateStack,
   type Client,
-  type InfraEnv,
   type NatsServer,
   type PrivateStack,
+  type PrivateStackOptions,
 } from '@platform/testkit';
 import { bounded, failedRow } from './report';
 import { BOUND, dbPrefix, logDirOf } from './run';
@@ -18,10 +18,8 @@ export type Env = { stack: PrivateStack; admin: Client; adminToken: string; anal
 export async function newStack(
   name: string,
   services: BackendServiceName[],
-  opts: {
-    infra?: Partial<InfraEnv>;
+  opts: Pick<PrivateStackOptions, 'infra' | 'replicas' | 'privateRedis' | 'serviceEnv'> & {
     env?: Record<string, string>;
-    replicas?: Partial<Record<ServiceName, number>>;
   } = {},
 ): Promise<Env> {
   const stack = await startPrivateStack({
@@ -29,6 +27,8 @@ export async function newStack(
     services,
     infra: opts.infra,
     replicas: opts.replicas,
+    privateRedis: opts.privateRedis,
+    serviceEnv: opts.serviceEnv,
     // One prefix for the run's stacks (one after another): the read-backs below look there.
     dbPrefix,
     logDir: logDirOf(name),

@@ -1,12 +1,21 @@
 // The workloads a fault runs under, each with its read-back: run events (and their webhook deliveries), feedback
 // creates, dataset item creates, analytics events.
 import { anAnalyticsKey, anApiKey, aProject, projectPath, withDatabase, type Receiver } from '@platform/testkit';
-import { get, load, post, type Step } from './load';
+import { get, load, type LoadResult, type LoadShape, post, type Step, tally } from './load';
 import { killAndRestart } from './process-faults';
 import { type Delivered, readRows, rowOf, storedIdOf } from './readback';
 import type { Row } from './report';
 import { dbPrefix, DELIVERY_WAIT_MS, say, sleep } from './run';
 import type { Env } from './stacks';
+
+/** How a run-events load is sent: to which gateway, by how many writers, and who looks at its result. */
+export interface RunEventsOptions {
+  /** The gateway of each request (default: the stack's). */
+  base?: () => string;
+  shape?: LoadShape;
+  /** Sees the load's result before the read-back (answer times). */
+  onLoad?: (r: LoadResult) => void;
+}
 
 /** Run events through the gateway (and, with a receiver, their webhook deliveries); read back from events-ingest. */
 export async function runEventsFault(
@@ -15,8 +24,9 @@ export async function runEventsFault(
   fault: (end: () => void) => Promise<void>,
   signal: AbortSignal,
   receiver?: Receiver,
-  base: () => string = () => env.stack.gatewayUrl,
+  opts: RunEventsOptions = {},
 ): Promise<Row> {
+  const base = opts.base ?? (() => env.stack.gatewayUrl);
   const p = aProject();
   const { key } = await anApiKey(env.admin, p);
   if (receiver) {
@@ -32,7 +42,9 @@ export async function runEventsFault(
     { write: (i) => post(`${base()}/run/v1/events`, key, { id: `c-${i}`, type: 'chaos.tested' }), writeSafe: true },
     fault,
     signal,
+    opts.shape,
   );
+  opts.onLoad?.(r);
   say(`${name}: ${r.accepted.size} accepted; reading back`);
   const stored = await readRows(env.stack.env.MONGO_URL!, 'events-ingest', 'runEvents', {
     tenantId: p.tenantId,
@@ -128,6 +140,15 @@ export async function analyticsFault(
   };
   if (reads) step.read = () => get(`${env.stack.gatewayUrl}${projectPath(p)}/analytics/counts`, env.adminToken);
   const r = await load(step, fault, signal);
+  return rowOf(name, r, (i) => `a-${i}`, await storedAnalyticsIds(env, p, 'a-'));
+}
+
+/** The ids starting with `prefix` of a project's stored analytics events (of the collection that holds most of them). */
+export async function storedAnalyticsIds(
+  env: Env,
+  p: { tenantId: string; projectId: string },
+  prefix: string,
+): Promise<string[]> {
   const collections = await withDatabase(
     env.stack.env.MONGO_URL!,
     'analytics',
@@ -140,8 +161,46 @@ export async function analyticsFault(
       tenantId: p.tenantId,
       projectId: p.projectId,
     });
-    const withIds = found.map((d) => String((d as { id?: string }).id ?? '')).filter((id) => id.startsWith('a-'));
+    const withIds = found.map((d) => String((d as { id?: string }).id ?? '')).filter((id) => id.startsWith(prefix));
     if (withIds.length > ids.length) ids = withIds;
   }
-  return rowOf(name, r, (i) => `a-${i}`, ids);
+  return ids;
+}
+
+/**
+ * Feedback creates with an Idempotency-Key and no id of their own (only the key keeps a repeat from creating twice),
+ * each accepted one sent once more with its key, and with `repeatAll` every accepted one once more after the load (the
+ * ones accepted before the fault then cross it); read back by conversation id, one record per create.
+ */
+export async function keyedCreatesFault(
+  name: string,
+  env: Env,
+  fault: (end: () => void) => Promise<void>,
+  signal: AbortSignal,
+  repeatAll = false,
+): Promise<Row> {
+  const p = aProject();
+  const path = `${env.stack.gatewayUrl}${projectPath(p)}/feedback`;
+  const send = (i: number) =>
+    post(
+      path,
+      env.adminToken,
+      { conversationId: `k-${i}`, type: 'positive' },
+      { 'idempotency-key': `${p.projectId}-k-${i}` },
+    );
+  const r = await load({ write: send, writeSafe: true, read: send }, fault, signal);
+  if (repeatAll) {
+    say(`${name}: every accepted create once more with its key`);
+    for (const i of r.accepted) if (!signal.aborted) tally(r, await send(i), true);
+  }
+  const stored = await readRows(env.stack.env.MONGO_URL!, 'management', 'feedback', {
+    tenantId: p.tenantId,
+    projectId: p.projectId,
+  });
+  return rowOf(
+    name,
+    r,
+    (i) => `k-${i}`,
+    stored.map((d) => String((d as { conversationId?: unknown }).conversationId)),
+  );
 }

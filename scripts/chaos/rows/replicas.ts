@@ -55,7 +55,8 @@ export async function replicaRows(): Promise<void> {
       try {
         await fault(
           gatewayRow,
-          (s) => runEventsFault(gatewayRow, e, rollingGateways(e.stack, pool), s, undefined, () => pool.pick()),
+          (s) =>
+            runEventsFault(gatewayRow, e, rollingGateways(e.stack, pool), s, undefined, { base: () => pool.pick() }),
           'no failed request',
         );
       } finally {
