@@ -5,6 +5,12 @@ import type { Stack } from '@platform/testkit';
 import { get } from './load';
 import { sleep } from './run';
 
+/** A fault that is over when `act` is: stop something, wait, start it again. */
+export const faultOf = (act: () => Promise<void> | void) => async (end: () => void) => {
+  await act();
+  end();
+};
+
 export const killAndRestart = (stack: Stack, name: ServiceName) => async (end: () => void) => {
   const proc = stack.processes.find((p) => p.name === name);
   if (!proc) throw new Error(`no ${name} process in the stack`);

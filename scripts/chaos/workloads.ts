@@ -71,57 +71,63 @@ export async function runEventsFault(
   return rowOf(name, r, (i) => `c-${i}`, ids, delivered);
 }
 
-/**
- * Feedback creates (not safe to repeat: a create without an Idempotency-Key), each accepted one read back by id (safe),
- * when `reads`.
- */
-export async function managementFault(
-  env: Env,
-  signal: AbortSignal,
-  name = 'SIGKILL management (feedback creates)',
-  fault = killAndRestart(env.stack, 'management'),
-  reads = false,
-): Promise<Row> {
-  const p = aProject();
-  const path = `${env.stack.gatewayUrl}${projectPath(p)}/feedback`;
-  const step: Step = {
-    write: (i) => post(path, env.adminToken, { id: `fb-${i}`, conversationId: 'c', type: 'positive' }),
-    writeSafe: false,
-  };
-  if (reads) step.read = (i) => get(`${path}/fb-${i}`, env.adminToken);
-  const r = await load(step, fault, signal);
-  const stored = await readRows(env.stack.env.MONGO_URL!, 'management', 'feedback', {
-    tenantId: p.tenantId,
-    projectId: p.projectId,
-  });
-  const ids = stored.map(storedIdOf);
-  return rowOf(name, r, (i) => `fb-${i}`, ids);
+/** A kind of create that is not safe to repeat (no Idempotency-Key): where it goes, and where its rows are stored. */
+interface Creates {
+  service: 'management' | 'evals';
+  /** The row's name when the fault is a SIGKILL of the service (restarted at once). */
+  row: string;
+  /** Under the project's path; `<path>/<id>` reads one back. */
+  path: string;
+  id: (i: number) => string;
+  body: (id: string, i: number) => unknown;
+  collection: string;
 }
 
-/** Dataset item creates (not safe to repeat), each accepted one read back by id (safe) when `reads`. */
-export async function evalsFault(
-  env: Env,
-  signal: AbortSignal,
-  name = 'SIGKILL evals (dataset item creates)',
-  fault = killAndRestart(env.stack, 'evals'),
-  reads = false,
-): Promise<Row> {
-  const p = aProject();
-  const url = `${env.stack.gatewayUrl}${projectPath(p)}/evals/dataset-items/chaos/items`;
-  const step: Step = {
-    write: (i) =>
-      post(url, env.adminToken, { id: `ev-${i}`, input: { messages: [{ role: 'user', content: `question ${i}` }] } }),
-    writeSafe: false,
+/**
+ * Creates of one kind in a new project under a fault (default: a SIGKILL of their service), each accepted one read back
+ * by id (safe) when `reads`; after the load, the rows stored in the service's database are matched with the accepted
+ * creates.
+ */
+const createsFault =
+  (c: Creates) =>
+  async (
+    env: Env,
+    signal: AbortSignal,
+    name = c.row,
+    fault = killAndRestart(env.stack, c.service),
+    reads = false,
+  ): Promise<Row> => {
+    const p = aProject();
+    const url = `${env.stack.gatewayUrl}${projectPath(p)}${c.path}`;
+    const step: Step = { write: (i) => post(url, env.adminToken, c.body(c.id(i), i)), writeSafe: false };
+    if (reads) step.read = (i) => get(`${url}/${c.id(i)}`, env.adminToken);
+    const r = await load(step, fault, signal);
+    const stored = await readRows(env.stack.env.MONGO_URL!, c.service, c.collection, {
+      tenantId: p.tenantId,
+      projectId: p.projectId,
+    });
+    return rowOf(name, r, c.id, stored.map(storedIdOf));
   };
-  if (reads) step.read = (i) => get(`${url}/ev-${i}`, env.adminToken);
-  const r = await load(step, fault, signal);
-  const stored = await readRows(env.stack.env.MONGO_URL!, 'evals', 'datasetItems', {
-    tenantId: p.tenantId,
-    projectId: p.projectId,
-  });
-  const ids = stored.map(storedIdOf);
-  return rowOf(name, r, (i) => `ev-${i}`, ids);
-}
+
+/** Feedback creates. */
+export const managementFault = createsFault({
+  service: 'management',
+  row: 'SIGKILL management (feedback creates)',
+  path: '/feedback',
+  id: (i) => `fb-${i}`,
+  body: (id) => ({ id, conversationId: 'c', type: 'positive' }),
+  collection: 'feedback',
+});
+
+/** Dataset item creates. */
+export const evalsFault = createsFault({
+  service: 'evals',
+  row: 'SIGKILL evals (dataset item creates)',
+  path: '/evals/dataset-items/chaos/items',
+  id: (i) => `ev-${i}`,
+  body: (id, i) => ({ id, input: { messages: [{ role: 'user', content: `question ${i}` }] } }),
+  collection: 'datasetItems',
+});
 
 /** Analytics events with an id (safe to repeat), each accepted one followed by a read of the counts (safe) when `reads`. */
 export async function analyticsFault(

@@ -1,6 +1,7 @@
 // A node of a three-node NATS cluster (streams replicated 3 times) SIGKILLed during ingest and webhook delivery.
 import type { NatsServer, Receiver } from '@platform/testkit';
 import { bounded, failedRow, fault } from '../report';
+import { faultOf } from '../process-faults';
 import { BOUND, sleep, want } from '../run';
 import { type Env, natsCluster, newStack, stopStack } from '../stacks';
 import { runEventsFault } from '../workloads';
@@ -26,10 +27,7 @@ export async function clusterRows(receiver: Receiver): Promise<void> {
       runEventsFault(
         name,
         e,
-        async (end) => {
-          await victim.stop(true);
-          end();
-        },
+        faultOf(() => victim.stop(true)),
         s,
         receiver,
       ),

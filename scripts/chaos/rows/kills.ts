@@ -1,7 +1,7 @@
 // One stack for the process kills and the NATS restart (its own nats-server): each service SIGKILLed under load and
 // started again at once, then NATS stopped for 5 s.
 import type { Receiver } from '@platform/testkit';
-import { killAndRestart } from '../process-faults';
+import { faultOf, killAndRestart } from '../process-faults';
 import { bounded, failedRow, fault } from '../report';
 import { BOUND, sleep, want } from '../run';
 import { type Env, newStack, stopStack } from '../stacks';
@@ -37,12 +37,11 @@ export async function killRows(receiver: Receiver): Promise<void> {
         runEventsFault(
           'NATS stopped 5 s (run events)',
           e,
-          async (end) => {
+          faultOf(async () => {
             await e.stack.nats!.stop();
             await sleep(5000);
             await e.stack.nats!.start();
-            end();
-          },
+          }),
           s,
         ),
       );

@@ -5,6 +5,7 @@
 import type { BackendServiceName } from '@platform/contracts';
 import { startNatsServer, startTcpProxy, type NatsServer, type Receiver, type TcpProxy } from '@platform/testkit';
 import { bounded, failedRow, fault } from '../report';
+import { faultOf } from '../process-faults';
 import { BOUND, sleep, want } from '../run';
 import { type Env, newStack, stopStack } from '../stacks';
 import { runEventsFault } from '../workloads';
@@ -39,12 +40,11 @@ export async function partitionRows(receiver: Receiver): Promise<void> {
           runEventsFault(
             name,
             e,
-            async (end) => {
+            faultOf(async () => {
               proxy.cut();
               await sleep(CUT_MS, s);
               proxy.restore();
-              end();
-            },
+            }),
             s,
             receiver,
           ),

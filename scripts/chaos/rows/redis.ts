@@ -2,6 +2,7 @@
 // Redis with a snapshot comes back), then restarted empty (a memory-only Redis lost). Creates carry an
 // Idempotency-Key and are sent twice; the rate limits are on (their counters live in Redis).
 import { bounded, failedRow, fault } from '../report';
+import { faultOf } from '../process-faults';
 import { BOUND, sleep, want } from '../run';
 import { type Env, newStack, stopStack } from '../stacks';
 import { keyedCreatesFault } from '../workloads';
@@ -28,12 +29,11 @@ export async function redisRows(): Promise<void> {
         keyedCreatesFault(
           stoppedRow,
           e,
-          async (end) => {
+          faultOf(async () => {
             await redis.stop({ keepData: true });
             await sleep(10_000);
             await redis.start();
-            end();
-          },
+          }),
           s,
         ),
       );
@@ -42,11 +42,10 @@ export async function redisRows(): Promise<void> {
         keyedCreatesFault(
           emptiedRow,
           e,
-          async (end) => {
+          faultOf(async () => {
             await redis.stop();
             await redis.start();
-            end();
-          },
+          }),
           s,
           true,
         ),

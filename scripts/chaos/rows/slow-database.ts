@@ -5,6 +5,7 @@
 import { privateDatabase, startTcpProxy, type PrivateDatabase, type TcpProxy } from '@platform/testkit';
 import { type LoadResult, p99Between } from '../load';
 import { bounded, failedRow, fault } from '../report';
+import { faultOf } from '../process-faults';
 import { BOUND, say, sleep, TOTAL, want } from '../run';
 import { type Env, newStack, stopStack } from '../stacks';
 import { runEventsFault } from '../workloads';
@@ -36,12 +37,11 @@ export async function slowDatabaseRows(): Promise<void> {
       const row = await runEventsFault(
         name,
         e,
-        async (end) => {
+        faultOf(async () => {
           p.delay(DELAY_MS);
           await sleep(SLOW_MS, s);
           p.delay(0);
-          end();
-        },
+        }),
         s,
         undefined,
         // Enough writes that the load outlasts the fault by some seconds.
