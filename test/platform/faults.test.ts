@@ -94,7 +94,8 @@ test('when NATS is stopped during steady event ingest, then the gateway keeps an
 
 test('when Redis is stopped, then challenge verification fails closed with 503, rate-limited operations stay open, and both recover without a restart', async () => {
   const admin = stack.admin;
-  const app = await anApp(admin, aProject());
+  const project = aProject();
+  const app = await anApp(admin, project);
   const ORIGIN = 'https://app.example.com';
   const get = (path: string) => http('GET', `${stack.gatewayUrl}${path}`, { headers: { origin: ORIGIN } });
   const verify = (body: unknown) =>
@@ -105,8 +106,20 @@ test('when Redis is stopped, then challenge verification fails closed with 503, 
   const issued = await get(`/run/auth/challenge?appId=${app.id}`);
   expect(issued.status).toBe(200);
   const solution = solveChallenge(issued.body);
+  const tokenOf = await admin.post(`/manage/tenants/${project.tenantId}/access-tokens`, {
+    name: 'faults',
+    role: 'admin',
+  });
+  expect(tokenOf.status).toBe(201);
+  const opened = await http('POST', `${stack.gatewayUrl}/manage/auth/session`, { token: tokenOf.body.data.token });
+  expect(opened.status).toBe(201);
+  const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0]!;
 
   await stack.redis!.stop();
+  // A session cookie cannot be checked without its store: 503 with Retry-After (fails closed), never a 500 or a pass.
+  const withSession = await http('GET', `${stack.gatewayUrl}/manage/auth/sessions`, { cookie });
+  expect(withSession.status).toBe(503);
+  expect(withSession.headers.get('retry-after')).toBe('1');
   const down = await verify(solution);
   expect(down.status).toBe(503);
   expect(down.contentType).toMatch(/application\/problem\+json/);
@@ -138,4 +151,42 @@ test('when Redis is stopped, then challenge verification fails closed with 503, 
   expect(back.body).toEqual({ verified: true });
   // The challenge issued before the outage had its replay record in the lost Redis: it is never accepted.
   expect((await verify(solution)).body).toEqual({ verified: false, reason: 'already_used' });
+}, 120_000);
+
+test('when Redis restarts empty between a create with an Idempotency-Key and its retry, then the retry creates nothing (409: served, its answer no longer kept) and one record is stored', async () => {
+  const p = aProject();
+  const path = `${stack.gatewayUrl}/manage/tenants/${p.tenantId}/projects/${p.projectId}/feedback`;
+  const key = `redis-lost-${Date.now().toString(36)}`;
+  const create = () =>
+    http('POST', path, {
+      token: stack.adminToken,
+      json: { conversationId: 'c1', type: 'positive' },
+      headers: { 'idempotency-key': key },
+    });
+  const first = await create();
+  expect(first.status).toBe(201);
+
+  // The answers Redis kept are gone (a memory-only Redis restarted).
+  await stack.redis!.stop();
+  await stack.redis!.start();
+  const retried = await eventually(
+    async () => {
+      const res = await create();
+      return res.status === 503 ? undefined : res;
+    },
+    'an answer other than 503 once Redis is back',
+    30_000,
+  );
+  expect(retried.status).toBe(409);
+  expect(retried.contentType).toMatch(/application\/problem\+json/);
+  expect(retried.body).toMatchObject({ status: 409, code: 'conflict' });
+  const listed = await stack.admin.get(`/manage/tenants/${p.tenantId}/projects/${p.projectId}/feedback`);
+  expect(listed.body.data.map((f: { id: string }) => f.id)).toEqual([first.body.data.id]);
+  // A new key is a new create, as ever.
+  const other = await http('POST', path, {
+    token: stack.adminToken,
+    json: { conversationId: 'c1', type: 'positive' },
+    headers: { 'idempotency-key': `${key}-2` },
+  });
+  expect(other.status).toBe(201);
 }, 120_000);

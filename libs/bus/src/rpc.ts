@@ -21,6 +21,7 @@ import {
   inSpan,
   natsBatchedRequests,
   natsRequestDuration,
+  natsRequestsRefused,
   traceHeaders,
 } from '@platform/telemetry';
 import { decode, headerMap, headersOf } from './codec';
@@ -147,7 +148,19 @@ export interface ServiceBusOptions {
    * the public operations it serves were signed by the gateway. Needed to serve or send a public operation.
    */
   key?: BusKey;
+  /**
+   * Requests this process serves at once at most (each item of a batch counts): one more is answered at once with a
+   * 503 and `Retry-After: 1` instead of waiting behind the others (a slow database then sheds load, never piles it up).
+   */
+  maxInFlight?: number;
 }
+
+/**
+ * The header of a request's deadline (epoch milliseconds): the caller stops waiting then. A request that reaches its
+ * handler after it is not served (answered 504, which nobody reads): its caller has given up, and the work would only
+ * take the place of requests that can still be answered. Clocks of the hosts are assumed in step (NTP).
+ */
+export const DEADLINE_HEADER = 'x-deadline';
 
 export interface CallResult<T = unknown> {
   status: number;
@@ -372,6 +385,11 @@ export class ServiceBus {
     wireOf: () => WireRequest,
     fn: ServeFn,
   ): Promise<WireReply> {
+    const refused = this.refusal(hdrs);
+    if (refused) {
+      natsRequestsRefused().inc({ subject, reason: refused.status === 503 ? 'busy' : 'late' });
+      return errorToWire(refused, hdrs['x-instance'], hdrs['x-request-id']);
+    }
     this.inFlight++;
     const started = process.hrtime.bigint();
     let outcome = 'ok';
@@ -415,6 +433,19 @@ export class ServiceBus {
       this.inFlight--;
       if (this.inFlight === 0 && this.drainedResolve) this.drainedResolve();
     }
+  }
+
+  /** Why a request is not served: this process is at its bound of requests in flight, or the request's deadline passed. */
+  private refusal(hdrs: Record<string, string>): AppError | undefined {
+    const max = this.options.maxInFlight;
+    if (max !== undefined && this.inFlight >= max)
+      return new AppError('service_unavailable', 'The service is busy; try again shortly', {
+        headers: { 'retry-after': '1' },
+      });
+    const deadline = Number(hdrs[DEADLINE_HEADER]);
+    if (deadline > 0 && Date.now() > deadline)
+      return new AppError('gateway_timeout', 'The request was not served before its deadline');
+    return undefined;
   }
 
   /** Calls an operation's owning service and returns its reply; a problem reply becomes an AppError. */
@@ -519,16 +550,18 @@ export class ServiceBus {
           );
         }
         try {
+          const timeoutMs = ctx.timeoutMs ?? this.defaultTimeoutMs;
           const headers = definedValues({
             'x-request-id': ctx.requestId ?? current?.requestId ?? 'internal',
             ...traceHeaders(),
             'x-instance': ctx.instance || undefined,
+            [DEADLINE_HEADER]: String(Date.now() + timeoutMs),
           });
           const signWith = route.signed ? this.signingKey(route.owner) : undefined;
           const msg = await this.requests.send(
             subject,
             { text: JSON.stringify(wire), headers, signWith, owner: route.owner },
-            { timeout: ctx.timeoutMs ?? this.defaultTimeoutMs },
+            { timeout: timeoutMs },
           );
           return readReply(msg);
         } catch (err) {

@@ -63,6 +63,14 @@ export const baseConfig = z.object({
     .min(100)
     .default(10000)
     .describe('How long a NATS request waits for a reply'),
+  BUS_MAX_IN_FLIGHT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(512)
+    .describe(
+      'Requests a service process serves over NATS at once at most (each item of a batch counts); one more is answered 503 with Retry-After: 1 at once, so a slow dependency sheds load instead of piling it up',
+    ),
   SHUTDOWN_GRACE_MS: z.coerce
     .number()
     .int()

@@ -88,6 +88,12 @@ export function busPermissions(): Record<string, IdentityPermission> {
     }
     if (stream.name !== PLATFORM_EVENTS_STREAM)
       for (const s of stream.publishers) for (const subject of stream.subjects) of(s).publish.add(subject);
+    // A key-value bucket's users read single entries too (direct get, or the stream's message get).
+    if (stream.keyValue)
+      for (const s of users) {
+        of(s).publish.add(`${JS}.DIRECT.GET.${stream.name}.>`);
+        of(s).publish.add(`${JS}.STREAM.MSG.GET.${stream.name}`);
+      }
   }
   // Durable consumers: create, look up, pull from and acknowledge only the service's own.
   for (const d of durables) {

@@ -142,6 +142,7 @@ export async function bootService<S extends z.ZodObject, N extends BackendServic
   // Its own bus key: it serves only the public operations the gateway signed (libs/bus/src/signature.ts).
   const bus = new ServiceBus(nc, def.name, config.NATS_REQUEST_TIMEOUT_MS, {
     key: BusKey.service(def.name, readBusKeyFile(busKeyFileOf(config.NATS_CREDS, config.BUS_KEY_FILE))),
+    maxInFlight: config.BUS_MAX_IN_FLIGHT,
   });
   const pub = publisher(nc);
   const uses: Uses = serviceFacts(def.name).uses;

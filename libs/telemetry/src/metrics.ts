@@ -64,6 +64,14 @@ export const natsRequestDuration = () =>
     LATENCY_BUCKETS,
   );
 
+/** Requests a service did not start (libs/bus): `busy` (at BUS_MAX_IN_FLIGHT, answered 503) or `late` (past their deadline). */
+export const natsRequestsRefused = () =>
+  counter(
+    'nats_requests_refused_total',
+    'Requests a service did not start, by served subject and reason (busy: at its bound of requests in flight; late: past their deadline)',
+    ['subject', 'reason'],
+  );
+
 /** Requests per batch a service received, by the subject it serves (libs/bus: the requests of one turn to one subject). */
 export const natsBatchedRequests = () =>
   histogram(

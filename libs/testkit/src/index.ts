@@ -23,3 +23,4 @@ export * from './api';
 export * from './fakes/llm';
 export * from './dev-stack';
 export * from './private-database';
+export * from './tcp-proxy';

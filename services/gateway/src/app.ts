@@ -15,6 +15,8 @@ import {
   type RunningConsumer,
 } from '@platform/bus';
 import { idempotency } from './middleware/idempotency';
+import { idempotencyClaims } from './middleware/idempotency-claims';
+import { boundInFlight } from './middleware/in-flight';
 import { erasingProjects, type ErasingProjects } from './middleware/erasing-projects';
 import { AppError } from '@platform/problems';
 import { getLogger, setLogLevel } from '@platform/logger';
@@ -173,6 +175,7 @@ function listenerApp(
   });
   app.use(requestId);
   app.use(observe(name));
+  app.use(boundInFlight(config.GATEWAY_MAX_IN_FLIGHT));
   if (config.ALLOWED_HOSTS) app.use(allowedHosts(config.ALLOWED_HOSTS));
   parts.before?.(app);
   // The operations' groups hang off the app itself: one router less to walk (and allocate for) on every request.
@@ -353,7 +356,7 @@ export async function startGateway(config: GatewayConfig): Promise<RunningGatewa
   // When a project's erasure starts or ends, the verified credentials are forgotten: the erasure deletes the project's
   // API keys and analytics keys without revoking each, and none may keep working from a gateway's cache.
   const erasing = await erasingProjects(redis, nc, { onNotice: () => auth.forgetAll() });
-  const keys = idempotency(redis, {
+  const keys = idempotency(redis, await idempotencyClaims(nc, config.JS_REPLICAS), {
     inFlightSeconds: Math.ceil(config.NATS_REQUEST_TIMEOUT_MS / 1000) + 10,
     isErasing: (scope) => erasing.has(scope),
   });

@@ -79,6 +79,14 @@ export const gatewayConfig = baseConfig
       .describe(
         'How long one attempt of a request that is safe to repeat waits for a replica before it is sent again, to another replica (all attempts end within NATS_REQUEST_TIMEOUT_MS); default: half of NATS_REQUEST_TIMEOUT_MS',
       ),
+    GATEWAY_MAX_IN_FLIGHT: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(4096)
+      .describe(
+        'Requests each gateway listener (main, analytics) holds at once at most; one more is answered 503 with Retry-After: 1 at once instead of waiting in memory while a service is slow',
+      ),
     RATE_LIMIT_ENABLED: envBool(true).describe(
       'Count requests per client IP and per credential in Redis and answer 429 above the limits',
     ),

@@ -2,6 +2,7 @@ import { EVENT_SUBJECT_PREFIX, type EventDef, PLATFORM_EVENTS_STREAM, publishers
 import { allEvents, webhookEvents } from '../events';
 import type { ServiceName } from '../services';
 import { PROJECT_ERASURE_SERVICES } from '../manage/erasures';
+import { IDEMPOTENCY_KEY_TTL_SECONDS } from '../repeat';
 
 /** A JetStream stream: its subjects and the services that publish to it. */
 export interface StreamDef {
@@ -11,6 +12,8 @@ export interface StreamDef {
   /** Services that consume it and may create it at boot (when they start before its publishers), without publishing. */
   creators?: readonly ServiceName[];
   retention: 'limits' | 'workqueue' | 'interest';
+  /** The stream of a JetStream key-value bucket: its users also read single entries (direct get). */
+  keyValue?: boolean;
   maxAgeMs?: number;
   duplicateWindowMs?: number;
   description: string;
@@ -92,12 +95,28 @@ export const erasureSubject = (tenantId: string) => `${ERASURE_SUBJECT_PREFIX}.$
 /** A service's durable on the erasure jobs. */
 export const erasureDurable = (service: ServiceName) => `${service}-erasure`;
 
+/** The key-value bucket of the gateway's durable Idempotency-Key claims (services/gateway idempotency-claims.ts). */
+export const IDEMPOTENCY_CLAIMS_BUCKET = 'IDEMPOTENCY_CLAIMS';
+
+export const idempotencyClaimsStreamDef: StreamDef = {
+  name: `KV_${IDEMPOTENCY_CLAIMS_BUCKET}`,
+  subjects: [`$KV.${IDEMPOTENCY_CLAIMS_BUCKET}.>`],
+  publishers: ['gateway'],
+  retention: 'limits',
+  keyValue: true,
+  // An entry lives as long as the answer to its key is promised (24 h from its last write), and an hour more.
+  maxAgeMs: (IDEMPOTENCY_KEY_TTL_SECONDS + 3600) * 1000,
+  description:
+    "The gateway's claims of Idempotency-Keys (a key-value bucket: one entry per tenant and key, named by their SHA-256, holding a fingerprint of the request and whether it is in flight or done): a create is never sent twice for one key, even when Redis, which keeps the answers, loses them.",
+};
+
 /** Every stream. */
 export const streams: readonly StreamDef[] = [
   platformEventsStreamDef,
   evalWorkStreamDef,
   webhookJobsStreamDef,
   erasureStreamDef,
+  idempotencyClaimsStreamDef,
 ];
 
 /** The dispatcher's durable for the first deliveries of one webhook event type (durable names take no dots). */

@@ -14,6 +14,7 @@ import type { WireReply } from '@platform/bus';
 import { AppError } from '@platform/problems';
 import { getLogger } from '@platform/logger';
 import { projectOf } from './erasing-projects';
+import type { Claim, IdempotencyClaims } from './idempotency-claims';
 
 const log = getLogger('gateway.idempotency');
 
@@ -22,19 +23,23 @@ const log = getLogger('gateway.idempotency');
  * same key with the same request answers it again (with `Idempotent-Replayed: true`) without calling the service,
  * with another request 422, and while the first is still being served 409.
  *
- * Stored in Redis, which every gateway replica already shares for the rate limits: one `SET NX` with an expiry is the
- * in-flight marker all replicas agree on, and the 24 h expiry of the stored answer is Redis's own (no clean-up job).
- * The gateway owns no database, and the services' collections know nothing of HTTP answers. Nothing readable is
- * stored: the Redis key is a SHA-256 of tenant and key, and the answer (which can hold a secret shown once, such as a
- * new API key) is encrypted with AES-256-GCM under a key derived from the Idempotency-Key, which only the caller
- * knows. When Redis cannot be reached a request with a key gets 503 (the promise of one execution cannot be kept);
- * requests without a key never touch Redis.
+ * Two stores. The claim of a key (which request holds it, in flight or answered) is in a JetStream key-value bucket
+ * (idempotency-claims.ts): written once per key with JetStream's compare-and-set, so all replicas agree, and kept on
+ * disk, so a key stays used when Redis loses its data; a create is never sent twice for one key. The answer is in
+ * Redis, which every gateway replica already shares for the rate limits, with Redis's own 24 h expiry (no clean-up
+ * job). A key whose request was served but whose answer Redis no longer has (Redis restarted empty) answers 409:
+ * served, answer not kept. The gateway owns no database, and the services' collections know nothing of HTTP answers.
+ * Nothing readable is stored: names are SHA-256s of tenant and key, and the answer (which can hold a secret shown
+ * once, such as a new API key) is encrypted with AES-256-GCM under a key derived from the Idempotency-Key, which only
+ * the caller knows. When Redis or the bucket cannot be reached a request with a key gets 503 (the promise of one
+ * execution cannot be kept); requests without a key touch neither.
  *
  * Erasure (docs/operating.md, "Erasure"): the answers of a project's requests are listed in the project's index, a
  * sorted set `<prefix>index:<tenant>:<project>` whose members are the answers' key hashes (with `|<hash of the
  * conversation id>` once more for each conversation the request named), scored by when they expire. The gateway
  * takes part in every erasure job (ERASURE stream) and deletes what the index lists: all of a project's answers, or
- * those that named the conversation. An answer that comes back while its project is being erased is not stored.
+ * those that named the conversation, and frees their keys' claims (the same key then runs its request again). An
+ * answer that comes back while its project is being erased is not stored.
  */
 export interface Idempotency {
   /** The request's key, when the operation takes one and the header is there (400 for a malformed key). */
@@ -61,7 +66,8 @@ export interface IdempotencyOptions {
   isErasing?(scope: ProjectScope): boolean;
 }
 
-type Entry = { state: 'in-flight'; fingerprint: string } | { state: 'done'; fingerprint: string; reply: string };
+/** An answer as Redis keeps it (sealed). */
+type Entry = { fingerprint: string; reply: string };
 
 const sha256 = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest();
 
@@ -133,7 +139,7 @@ const unavailable = () =>
     { headers: { 'retry-after': '1' } },
   );
 
-export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency {
+export function idempotency(redis: Redis, claims: IdempotencyClaims, opts: IdempotencyOptions): Idempotency {
   const prefix = opts.keyPrefix ?? 'idem:';
   const inFlightMs = opts.inFlightSeconds * 1000;
   const ttlMs = IDEMPOTENCY_KEY_TTL_SECONDS * 1000;
@@ -166,8 +172,10 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
         ? await redis.zscan(index, cursor, 'MATCH', pattern, 'COUNT', ZSCAN_COUNT)
         : await redis.zscan(index, cursor, 'COUNT', ZSCAN_COUNT);
       const members = flat.filter((_, i) => i % 2 === 0);
-      const keys = [...new Set(members.map((m) => prefix + m.split('|', 1)[0]!))];
-      if (keys.length) erased += await redis.del(...keys);
+      const hashes = [...new Set(members.map((m) => m.split('|', 1)[0]!))];
+      if (hashes.length) erased += await redis.del(...hashes.map((h) => prefix + h));
+      // Their keys are free again too: the same key runs its request again (a claim holds no data of the request).
+      await Promise.all(hashes.map((h) => claims.release(h)));
       if (pattern && members.length) await redis.zrem(index, ...members);
       cursor = next;
     } while (cursor !== '0');
@@ -208,50 +216,58 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
         canonical(req.query),
         canonical(req.body),
       ).toString('base64');
+      const release = () =>
+        claims
+          .release(keyHash)
+          .catch((err: unknown) =>
+            log.warn({ err: (err as Error).message }, 'could not release an idempotency claim; it runs out on its own'),
+          );
 
-      let entry: Entry | null;
-      let mine = false;
-      const claim = async () =>
-        (await redis.set(
-          redisKey,
-          JSON.stringify({ state: 'in-flight', fingerprint } satisfies Entry),
-          'PX',
-          inFlightMs,
-          'NX',
-        )) === 'OK';
+      let held: Claim | null;
       try {
-        mine = await claim();
-        entry = mine ? null : await read(redisKey);
-        // Expired between the two commands: claim again (a second miss is answered as in flight).
-        if (!mine && entry === null) {
-          mine = await claim();
-          if (!mine) entry = { state: 'in-flight', fingerprint };
-        }
-        // Only the request that claimed the key lists it (another project's request with the same key gets 422).
-        if (mine && project) await listInIndex(redis.multi(), project, members, Date.now() + inFlightMs).exec();
+        held = await claims.claim(keyHash, fingerprint, inFlightMs);
       } catch (err) {
-        log.warn({ err: (err as Error).message }, 'idempotency store unreachable');
-        // A claim that could not be listed is given up (unlisted, an erasure could not find its answer).
-        if (mine) await redis.del(redisKey).catch(() => undefined);
+        log.warn({ err: (err as Error).message }, 'idempotency claims unreachable');
         throw unavailable();
       }
-
-      if (entry) {
-        if (entry.fingerprint !== fingerprint) {
+      if (held) {
+        if (held.fingerprint !== fingerprint) {
           throw new AppError(
             'unprocessable_entity',
             'This Idempotency-Key was already used for a different request; use a new key for a new request',
           );
         }
-        if (entry.state === 'in-flight') {
+        if (held.state === 'in-flight') {
           throw new AppError(
             'conflict',
             'A request with this Idempotency-Key is still being processed; retry after it has been answered',
             { headers: { 'retry-after': '1' } },
           );
         }
+        let entry: Entry | null;
+        try {
+          entry = await read(redisKey);
+        } catch (err) {
+          log.warn({ err: (err as Error).message }, 'idempotency store unreachable');
+          throw unavailable();
+        }
+        // Served, but its answer is gone (Redis lost it, or an erasure removed it): never sent again, never replayed.
+        if (!entry)
+          throw new AppError(
+            'conflict',
+            'The request with this Idempotency-Key was already served and its answer is no longer kept; read the result back, or use a new key for a new request',
+          );
         const stored = open(secret, entry.reply);
         return { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
+      }
+
+      try {
+        // Listed in its project's index before it is sent (an erasure must find its answer); Redis away: 503.
+        await (project ? listInIndex(redis.multi(), project, members, Date.now() + inFlightMs).exec() : redis.ping());
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'idempotency store unreachable');
+        await release();
+        throw unavailable();
       }
 
       let reply: WireReply;
@@ -259,28 +275,30 @@ export function idempotency(redis: Redis, opts: IdempotencyOptions): Idempotency
         reply = await send();
       } catch (err) {
         // No answer from the service (503/504): the key is free again, so the client can retry with it.
-        await redis.del(redisKey).catch(() => undefined);
+        await release();
         throw err;
       }
+      // A 5xx is not kept (the key is free again), nor an answer that comes back while its project is being erased
+      // (the erasure may have run already).
+      if ((!reply.ok && reply.problem.status >= 500) || (project && opts.isErasing?.(project))) {
+        await release();
+        return reply;
+      }
       try {
-        // An answer that comes back while its project is being erased is not kept (the erasure may have run already).
-        if ((!reply.ok && reply.problem.status >= 500) || (project && opts.isErasing?.(project)))
-          await redis.del(redisKey);
-        else {
-          // The answer and its listing in one transaction: an answer is never kept without the index knowing it.
-          const tx = redis
-            .multi()
-            .set(
-              redisKey,
-              JSON.stringify({ state: 'done', fingerprint, reply: seal(secret, reply) } satisfies Entry),
-              'PX',
-              ttlMs,
-            );
-          await (project ? listInIndex(tx, project, members, Date.now() + ttlMs) : tx).exec();
-        }
+        // The answer and its listing in one transaction: an answer is never kept without the index knowing it.
+        const tx = redis
+          .multi()
+          .set(redisKey, JSON.stringify({ fingerprint, reply: seal(secret, reply) } satisfies Entry), 'PX', ttlMs);
+        await (project ? listInIndex(tx, project, members, Date.now() + ttlMs) : tx).exec();
       } catch (err) {
-        // The answer still goes out; the in-flight marker runs out after inFlightSeconds.
+        // The answer still goes out; a repeat is answered 409 (served, answer not kept).
         log.warn({ err: (err as Error).message }, 'could not store the answer of an idempotent request');
+      }
+      try {
+        await claims.done(keyHash, fingerprint);
+      } catch (err) {
+        // The claim stays in flight until it runs out (inFlightSeconds); a repeat after that would be sent again.
+        log.warn({ err: (err as Error).message }, 'could not mark an idempotency claim answered');
       }
       return reply;
     },

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { Principal } from '@platform/contracts';
+import { AppError } from '@platform/problems';
 
 /** What a session holds: who it acts as, the access token it was made from, and when and where it was opened. */
 export const StoredSession = z.object({
@@ -47,7 +48,13 @@ export function sessionStore(redis: Redis, maxTtlSeconds: number) {
     },
     /** The session, or null (unknown, expired, or written by a release that did not link sessions to their token). */
     async get(hash: string): Promise<StoredSession | null> {
-      const raw = await redis.get(sessionKey(hash));
+      // Redis away: the session cannot be checked, so it is not accepted (503, fails closed; the caller retries).
+      const raw = await redis.get(sessionKey(hash)).catch((err: unknown) => {
+        throw new AppError('service_unavailable', 'The session store is not reachable; try again shortly', {
+          headers: { 'retry-after': '1' },
+          cause: err,
+        });
+      });
       if (!raw) return null;
       const parsed = StoredSession.safeParse(JSON.parse(raw));
       return parsed.success ? parsed.data : null;
