@@ -179,7 +179,7 @@ describe("erasure of a conversation's stored answers", () => {
 });
 
 describe('erasure of a project', () => {
-  test('when a project is deleted, then no service holds a document or a Redis key of it, its stored answers are gone and its event ids are free again', async () => {
+  test('when a project is deleted, then no service holds a document or a Redis key of it but its audit log, which still shows who deleted it, its stored answers are gone and its event ids are free again', async () => {
     const p = aProject();
     const other = { tenantId: p.tenantId, projectId: `${p.projectId}-other` };
     const P = projectPath(p);
@@ -262,12 +262,22 @@ describe('erasure of a project', () => {
       ]);
       await doneErasure(admin, p, res.body.data.id);
 
-      // Every database of every service: the erasure job and its parts are the one record kept (ids only), the proof of what was erased, and when.
+      // Every database of every service: the erasure job and its parts (ids only), the proof of what was erased and
+      // when, and the audit log, which is append-only, are the records kept.
       const left = await rowsOfProject(stack.env.MONGO_URL!, testDbPrefix(), p);
-      expect(Object.keys(left).sort()).toEqual([
-        expect.stringMatching(/_management\.erasureParts$/),
-        expect.stringMatching(/_management\.erasures$/),
-      ]);
+      expect(
+        Object.keys(left)
+          .filter((k) => !/\.auditLog$/.test(k))
+          .sort(),
+      ).toEqual([expect.stringMatching(/_management\.erasureParts$/), expect.stringMatching(/_management\.erasures$/)]);
+      // The tenant's log still shows the project's changes, and who erased it.
+      const log = await admin.get(`/manage/tenants/${p.tenantId}/audit-log?operationId=deleteProject&limit=100`);
+      expect(log.status).toBe(200);
+      expect(log.body.data.map((e: { projectId: string | null; outcome: string }) => [e.projectId, e.outcome])).toEqual(
+        [[p.projectId, 'succeeded']],
+      );
+      const before = await admin.get(`/manage/tenants/${p.tenantId}/audit-log?operationId=createApiKey&limit=100`);
+      expect(before.body.data.some((e: { projectId: string | null }) => e.projectId === p.projectId)).toBe(true);
       expect(await redisKeysOf(p)).toEqual([]);
       expect((await admin.get(`${P}/feedback`)).body.pagination.total).toBe(0);
       // The stored answer is gone: the same Idempotency-Key runs the request again.

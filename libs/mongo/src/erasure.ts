@@ -16,9 +16,15 @@ export function projectDocumentFilter(scope: { tenantId: string; projectId: stri
 }
 
 /**
+ * Collections no project erasure touches: the audit log (libs/audit) is append-only, and it holds the record of the
+ * erasure itself (who erased the project, when, from where); its entries carry no secret (docs/security.md).
+ */
+const AUDIT_COLLECTIONS: readonly string[] = ['auditLog', 'auditIntents'];
+
+/**
  * Deletes every document of a project from every collection of a service's own database (project erasure,
  * docs/operating.md): collections added later are covered without a list to keep up to date; `keep` names the
- * collections left alone (records of the erasure itself). Answers how many were removed.
+ * collections left alone (records of the erasure itself), besides the audit log. Answers how many were removed.
  */
 export async function eraseProjectDocuments(
   db: Connection,
@@ -28,7 +34,7 @@ export async function eraseProjectDocuments(
   const filter = projectDocumentFilter(scope);
   let removed = 0;
   for (const c of await db.db!.listCollections({}, { nameOnly: true }).toArray()) {
-    if (c.name.startsWith('system.') || opts.keep?.includes(c.name)) continue;
+    if (c.name.startsWith('system.') || AUDIT_COLLECTIONS.includes(c.name) || opts.keep?.includes(c.name)) continue;
     const r = await db.db!.collection(c.name).deleteMany(filter);
     removed += r.deletedCount;
   }
