@@ -3,9 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import { randomId } from '@platform/secrets';
 import { client } from '@platform/testkit';
-import { proj, projectPath, type BenchContext } from '../context';
+import { besideB, proj, projectPath, type BenchContext } from '../context';
+import { cpuAround } from '../cpu';
 import { must, pool } from '../helpers';
-import { measure, percentiles } from '../load';
+import { measure, percentiles, type LoadSpec } from '../load';
+import { measurePaired, type Paired } from '../paired';
+import { cpuLabel } from '../processes';
 import { ceilingAtLeast } from '../table';
 
 const analyticsEvent = () =>
@@ -36,26 +39,31 @@ export async function analyticsRows(ctx: BenchContext) {
     ),
   );
   for (const atOnce of [10, 100]) await hundredRequestsRow(ctx, client(analyticsUrl, ak), atOnce);
-  // The batch endpoint: 100 events in one request, stored with one insertMany; 4 batches in flight at once.
+  // The batch endpoint: 100 events in one request, stored with one insertMany; 4 batches in flight at once. Read
+  // against B measured beside it, and the CPU each process spends on an event of a batch (one more run).
   const batchBody = () => JSON.stringify({ events: Array.from({ length: 100 }, () => JSON.parse(analyticsEvent())) });
-  const batchRun = await measure(
-    {
-      url: `${analyticsUrl}/events/batch`,
-      method: 'POST',
-      headers,
-      body: batchBody,
-      expectStatus: 200,
-      connections: 4,
-    },
-    load,
-  );
-  const batchRow = table.add(
+  const batch: LoadSpec = {
+    url: `${analyticsUrl}/events/batch`,
+    method: 'POST',
+    headers,
+    body: batchBody,
+    expectStatus: 200,
+    connections: 4,
+  };
+  const batchRow = table.addPaired(
     'analytics POST /events/batch of 100 events (4 connections)',
-    { ...batchRun, rps: (batchRun.rps ?? 0) * 100, runRates: batchRun.runRates?.map((r) => r * 100) },
-    undefined,
-    'req/s = events/s; p50/p99 = per batch',
+    perEvent(await measurePaired(batch, [besideB(ctx)], load), 100),
   );
+  batchRow.note = `req/s = events/s; p50/p99 = per batch; ${batchRow.note}`;
   table.target(table.againstCeiling(batchRow, 'insertMany of 100'), '>= 0.5 x raw insertMany', ceilingAtLeast(0.5));
+  await cpuAround(
+    'event of an analytics batch of 100',
+    cpuLabel(ctx.stack),
+    () => undefined,
+  )(async () => {
+    const run = await measure(batch, { ...load, warmupS: 0, runs: 1 });
+    return (run.completed ?? 1) * 100;
+  });
 }
 
 /** A batch of 100 events sent as 100 requests (the endpoint takes one event a request), `atOnce` at a time: each
@@ -77,4 +85,14 @@ async function hundredRequestsRow(ctx: BenchContext, akClient: ReturnType<typeof
     'req/s = events/s of the median batch; p50/p99 = median/slowest batch time',
   );
   ctx.table.againstCeiling(row, 'insertMany of 100');
+}
+
+/** A paired row of batches of `size` read as events: its rates, and its ratios to what ran beside it, times `size`. */
+function perEvent(paired: Paired, size: number): Paired {
+  const r = paired.result;
+  return {
+    ...paired,
+    result: { ...r, rps: r.rps * size, runRates: r.runRates?.map((x) => x * size) },
+    against: new Map([...paired.against].map(([name, a]) => [name, { ...a, ratio: a.ratio * size }])),
+  };
 }
