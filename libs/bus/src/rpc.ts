@@ -10,7 +10,14 @@ import {
   Principal,
   type RequestMeta,
 } from '@platform/contracts';
-import { AppError, type Problem, GENERIC_5XX_DETAIL, validationError, buildProblem } from '@platform/problems';
+import {
+  AppError,
+  tryAgainShortly,
+  type Problem,
+  GENERIC_5XX_DETAIL,
+  validationError,
+  buildProblem,
+} from '@platform/problems';
 import { getLogger, runWithContext, currentContext, type RequestContext } from '@platform/logger';
 import {
   SpanKind,
@@ -438,10 +445,7 @@ export class ServiceBus {
   /** Why a request is not served: this process is at its bound of requests in flight, or the request's deadline passed. */
   private refusal(hdrs: Record<string, string>): AppError | undefined {
     const max = this.options.maxInFlight;
-    if (max !== undefined && this.inFlight >= max)
-      return new AppError('service_unavailable', 'The service is busy; try again shortly', {
-        headers: { 'retry-after': '1' },
-      });
+    if (max !== undefined && this.inFlight >= max) return tryAgainShortly('The service is busy; try again shortly');
     const deadline = Number(hdrs[DEADLINE_HEADER]);
     if (deadline > 0 && Date.now() > deadline)
       return new AppError('gateway_timeout', 'The request was not served before its deadline');
@@ -543,9 +547,7 @@ export class ServiceBus {
       async () => {
         if (!natsReachable(this.nc)) {
           throw markUndelivered(
-            new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', {
-              headers: { 'retry-after': '1' },
-            }),
+            tryAgainShortly('The message bus is not reachable; try again shortly'),
             'not-delivered',
           );
         }
@@ -639,13 +641,7 @@ function refuseUnsigned(subject: string): ServeFn {
 export function natsErrorToAppError(err: unknown, subject: string): AppError {
   const code = (err as NatsError)?.code;
   if (code === ErrorCode.NoResponders || code === '503') {
-    return new AppError(
-      'service_unavailable',
-      'The service that owns this operation is not available; try again shortly',
-      {
-        headers: { 'retry-after': '1' },
-      },
-    );
+    return tryAgainShortly('The service that owns this operation is not available; try again shortly');
   }
   if (code === ErrorCode.Timeout || code === 'TIMEOUT') {
     return new AppError('gateway_timeout', 'The service that owns this operation did not answer in time');
@@ -656,12 +652,8 @@ export function natsErrorToAppError(err: unknown, subject: string): AppError {
     code === 'CONNECTION_CLOSED' ||
     code === 'CONNECTION_DRAINING'
   ) {
-    return new AppError('service_unavailable', 'The message bus is not reachable; try again shortly', {
-      headers: { 'retry-after': '1' },
-    });
+    return tryAgainShortly('The message bus is not reachable; try again shortly');
   }
   log.error({ err, subject }, 'nats request failed');
-  return new AppError('service_unavailable', 'The message bus could not carry the request; try again shortly', {
-    headers: { 'retry-after': '1' },
-  });
+  return tryAgainShortly('The message bus could not carry the request; try again shortly');
 }

@@ -1,4 +1,4 @@
-import { AppError } from '@platform/problems';
+import { tryAgainShortly } from '@platform/problems';
 
 export function isDuplicateKey(err: unknown): boolean {
   return (err as { code?: number })?.code === 11000;
@@ -14,10 +14,7 @@ export async function withDbErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (isDatabaseUnavailable(err))
-      throw new AppError('service_unavailable', 'The database is not reachable; try again shortly', {
-        headers: { 'retry-after': '1' },
-      });
+    if (isDatabaseUnavailable(err)) throw tryAgainShortly('The database is not reachable; try again shortly');
     throw err;
   }
 }

@@ -248,7 +248,21 @@ export async function writeCredentialSet(
     const key = name === SIGNING_IDENTITY ? secret : deriveBusKey(secret, name);
     writePrivate(busKeyPath(dir, name), `${key.toString('base64url')}\n`);
   }
+  // What the set was issued for, so a checkout whose permission table changed since can tell (issuedFor).
+  writePrivate(join(dir, ISSUED_FOR_FILE), JSON.stringify(table.identities));
   return written;
+}
+
+const ISSUED_FOR_FILE = 'issued-for.json';
+
+/**
+ * Whether the credential set in `dir` was issued for these identities and permissions (false when it was issued for
+ * another table, or by a release that did not record it): credentials of an older table are refused by a server
+ * configured from the new one.
+ */
+export function issuedFor(dir: string, table: PermissionTable): boolean {
+  const file = join(dir, ISSUED_FOR_FILE);
+  return existsSync(file) && readFileSync(file, 'utf8') === JSON.stringify(table.identities);
 }
 
 /**

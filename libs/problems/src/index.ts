@@ -170,6 +170,12 @@ export function validationError(
   return new AppError(code, `Request ${where} is invalid (${summary})`, { errors });
 }
 
+/** 503 with `Retry-After: 1`: a part this request needs is busy or out of reach for now, and the same request sent again
+ * shortly may succeed (a shed request, a store or bus that cannot be reached). `detail` says which part. */
+export function tryAgainShortly(detail: string, cause?: unknown): AppError {
+  return new AppError('service_unavailable', detail, { headers: { 'retry-after': '1' }, cause });
+}
+
 export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError;
 }

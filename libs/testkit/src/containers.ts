@@ -2,8 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StartedTestContainer } from 'testcontainers';
-import { repoRoot, type InfraEnv } from './infra';
-import { natsAuthDir } from './nats-auth';
+import { natsAuthDir, repoRoot, type InfraEnv } from './infra';
 
 /**
  * Where the test infrastructure comes from, one setting: TEST_INFRA=local (the default: nats-server, redis-server

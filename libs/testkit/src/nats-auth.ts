@@ -3,15 +3,7 @@ import { join } from 'node:path';
 import type { NatsConnection } from 'nats';
 import { BusKey, connectNats, readBusKeyFile } from '@platform/bus';
 import { ADMIN_IDENTITY, SIGNING_IDENTITY, busKeyPath, credsPath } from '@platform/nats-auth';
-import { repoRoot } from './infra';
-
-/**
- * The credential set of this checkout (`scripts/infra.sh up` writes it with `pnpm nats:credentials init`): every NATS
- * server the tests start includes its auth.conf, and every client connects with one of its `.creds` files.
- */
-export function natsAuthDir(): string {
-  return process.env.NATS_AUTH_DIR ?? join(repoRoot, '.local', 'nats');
-}
+import { natsAuthDir, repoRoot } from './infra';
 
 /** The `.creds` file of an identity: a service's name, or `admin` for tools and tests. */
 export function natsCredsFile(identity: string = ADMIN_IDENTITY): string {

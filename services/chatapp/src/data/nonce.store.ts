@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { AppError } from '@platform/problems';
+import { tryAgainShortly } from '@platform/problems';
 
 /** One-time use of signed tokens: a token's id is claimed once, and remembered until the token expires. */
 export function nonceStore(redis: Redis) {
@@ -10,10 +10,7 @@ export function nonceStore(redis: Redis) {
       const r = await redis
         .set(`chatapp:used:${kind}:${id}`, '1', 'EX', Math.max(1, Math.ceil(ttlSeconds)), 'NX')
         .catch((err: unknown) => {
-          throw new AppError('service_unavailable', 'The one-time token store is not reachable; try again shortly', {
-            headers: { 'retry-after': '1' },
-            cause: err,
-          });
+          throw tryAgainShortly('The one-time token store is not reachable; try again shortly', err);
         });
       return r === 'OK';
     },

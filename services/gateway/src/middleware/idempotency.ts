@@ -11,7 +11,7 @@ import {
   type ProjectScope,
 } from '@platform/contracts';
 import type { WireReply } from '@platform/bus';
-import { AppError } from '@platform/problems';
+import { AppError, tryAgainShortly } from '@platform/problems';
 import { getLogger } from '@platform/logger';
 import { projectOf } from './erasing-projects';
 import type { Claim, IdempotencyClaims } from './idempotency-claims';
@@ -133,11 +133,7 @@ function open(secret: Buffer, sealed: string): WireReply {
 }
 
 const unavailable = () =>
-  new AppError(
-    'service_unavailable',
-    'Requests with an Idempotency-Key cannot be served right now; try again shortly',
-    { headers: { 'retry-after': '1' } },
-  );
+  tryAgainShortly('Requests with an Idempotency-Key cannot be served right now; try again shortly');
 
 export function idempotency(redis: Redis, claims: IdempotencyClaims, opts: IdempotencyOptions): Idempotency {
   const prefix = opts.keyPrefix ?? 'idem:';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { AppError } from '@platform/problems';
+import { tryAgainShortly } from '@platform/problems';
 
 /**
  * At most `max` requests of a listener in the gateway at once: one more is answered at once with 503 and
@@ -10,11 +10,7 @@ export function boundInFlight(max: number): RequestHandler {
   let inFlight = 0;
   return (_req, res, next) => {
     if (inFlight >= max) {
-      next(
-        new AppError('service_unavailable', 'The gateway is busy; try again shortly', {
-          headers: { 'retry-after': '1' },
-        }),
-      );
+      next(tryAgainShortly('The gateway is busy; try again shortly'));
       return;
     }
     inFlight++;

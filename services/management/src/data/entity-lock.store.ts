@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { Mutex, TimeoutError } from 'redis-semaphore';
-import { AppError } from '@platform/problems';
+import { tryAgainShortly } from '@platform/problems';
 import { getLogger } from '@platform/logger';
 
 const log = getLogger('management.entity-lock');
@@ -26,14 +26,8 @@ export function entityLock(redis: Redis): WithLock {
     try {
       await mutex.acquire();
     } catch (err) {
-      if (err instanceof TimeoutError)
-        throw new AppError('service_unavailable', 'The resource is busy; try again shortly', {
-          headers: { 'retry-after': '1' },
-        });
-      throw new AppError('service_unavailable', 'The lock store is not reachable; try again shortly', {
-        headers: { 'retry-after': '1' },
-        cause: err,
-      });
+      if (err instanceof TimeoutError) throw tryAgainShortly('The resource is busy; try again shortly');
+      throw tryAgainShortly('The lock store is not reachable; try again shortly', err);
     }
     try {
       return await fn();

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { Principal } from '@platform/contracts';
-import { AppError } from '@platform/problems';
+import { tryAgainShortly } from '@platform/problems';
 
 /** What a session holds: who it acts as, the access token it was made from, and when and where it was opened. */
 export const StoredSession = z.object({
@@ -50,10 +50,7 @@ export function sessionStore(redis: Redis, maxTtlSeconds: number) {
     async get(hash: string): Promise<StoredSession | null> {
       // Redis away: the session cannot be checked, so it is not accepted (503, fails closed; the caller retries).
       const raw = await redis.get(sessionKey(hash)).catch((err: unknown) => {
-        throw new AppError('service_unavailable', 'The session store is not reachable; try again shortly', {
-          headers: { 'retry-after': '1' },
-          cause: err,
-        });
+        throw tryAgainShortly('The session store is not reachable; try again shortly', err);
       });
       if (!raw) return null;
       const parsed = StoredSession.safeParse(JSON.parse(raw));

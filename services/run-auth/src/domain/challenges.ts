@@ -1,6 +1,6 @@
 import { createChallenge, verifySolution } from 'altcha-lib/v1';
 import { type AppForAuth, ChallengeSolution } from '@platform/contracts';
-import { AppError } from '@platform/problems';
+import { AppError, tryAgainShortly } from '@platform/problems';
 import { getLogger } from '@platform/logger';
 import type { AppDirectory } from '../data/app-directory';
 import type { ChallengeStore } from '../data/challenge.store';
@@ -40,10 +40,7 @@ const rateLimited = (retryAfter: number) =>
     headers: { 'retry-after': String(retryAfter) },
   });
 const upstreamError = () => new AppError('bad_gateway', 'Challenge upstream error');
-const storeDown = () =>
-  new AppError('service_unavailable', 'The challenge store is not reachable; try again shortly', {
-    headers: { 'retry-after': '1' },
-  });
+const storeDown = () => tryAgainShortly('The challenge store is not reachable; try again shortly');
 
 /** Redis is needed to count and to make solutions single-use: when it is down the challenge service fails closed (503). */
 async function withStore<T>(fn: () => Promise<T>): Promise<T> {
