@@ -1,7 +1,8 @@
 // pnpm chaos:render [file]: merges a run's rows (default .infra/chaos/last.json, written by `pnpm chaos`) into
-// docs/chaos/latest.json (a row run again replaces the one before, in its place; new rows go last; each row keeps the
-// run it comes from) and renders the results table of docs/reliability.md from it. pnpm chaos:render:check (in
-// pnpm check) fails when that table differs from what the committed JSON renders to, so nobody copies figures by hand.
+// docs/chaos/latest.json (a row run again, the same `key` or else the same `fault`, replaces the one before, in its
+// place; new rows go last; the rows a run did not run stay as they were; each row keeps the run it comes from) and
+// renders the results table of docs/reliability.md from it. pnpm chaos:render:check (in pnpm check) fails when that
+// table differs from what the committed JSON renders to, so nobody copies figures by hand.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Row, tableLines } from './report';
@@ -86,7 +87,7 @@ function merge(results: Results, run: RunFile): Results {
   };
   for (const row of run.rows) {
     const stored: Stored = { ...row, run: runOf };
-    const i = rows.findIndex((r) => r.fault === row.fault);
+    const i = rows.findIndex((r) => (r.key ?? r.fault) === (row.key ?? row.fault));
     if (i >= 0) rows[i] = stored;
     else rows.push(stored);
   }

@@ -6,6 +6,8 @@ import { BOUND, outDir, runId, say, t0, TOTAL } from './run';
 
 export interface Row {
   fault: string;
+  /** What names the row across runs when its `fault` varies with the run's options (the soak's length); else `fault`. */
+  key?: string;
   sent: number;
   accepted: number;
   lost: number | string;

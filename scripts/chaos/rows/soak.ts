@@ -16,7 +16,9 @@ import { type Env, newStack, stopStack } from '../stacks';
 import { storedAnalyticsIds } from '../workloads';
 
 const MINUTES = Number(arg('soak-minutes') ?? 10);
-const name = `a day in ${MINUTES} minutes (mixed traffic at half the measured max rate)`;
+const name = `soak: a day in ${MINUTES} minutes (mixed traffic at half the measured max rate)`;
+/** The row's name across runs of any length (render.ts merges by it). */
+const KEY = 'soak';
 /** The closed-loop probe of the maximum rate. */
 const PROBE_MS = 15_000;
 const PROBE_WORKERS = 32;
@@ -24,9 +26,11 @@ const PROBE_WORKERS = 32;
 const MAX_IN_FLIGHT = 512;
 const BATCH = 10;
 const INTERVALS = 20;
+/** How long the read-back asks the delivery log and the analytics counts until they count what was sent. */
+const READ_BACK_MS = 120_000;
 export const SOAK_PNG = join(repoRoot, 'docs', 'images', 'soak.png');
 
-type Kind = 'event' | 'analytics' | 'read' | 'write';
+export type Kind = 'event' | 'analytics' | 'read' | 'write';
 /** Ten operations in turn: five run events, two analytics batches, two management reads, one management write. */
 const KINDS: readonly Kind[] = [
   'event',
@@ -44,16 +48,85 @@ const kindOf = (i: number) => KINDS[i % KINDS.length]!;
 /** The id a write stores (an analytics batch: its events' ids start with it). */
 const idOf = (i: number) => `s${kindOf(i)[0]}-${i}`;
 
+/** Requests of one kind of operation: how many, their p99 answer time, and how many were not served (5xx, none). */
+export interface KindFigures {
+  n: number;
+  p99Ms: number | null;
+  notServed: number;
+}
+
+export interface Check {
+  expected: number;
+  found: number | null;
+  readFailed?: string;
+}
+
 export interface SoakFigures {
   minutes: number;
   maxRatePerS: number;
   ratePerS: number;
   /** Operations the generator could not start (over its own bound of operations in flight). */
   notSent: number;
-  intervals: Array<{ fromS: number; ops: number; p99Ms: number | null }>;
+  /** What each kind of operation answered in the probe. */
+  probe: Record<Kind, KindFigures>;
+  /** p99 of all operations per interval, and the same per kind of operation. */
+  intervals: Array<{ fromS: number; ops: number; p99Ms: number | null; byKind: Record<Kind, KindFigures> }>;
   rssMb: Record<string, { start: number; peak: number; end: number }>;
   rssSamples: Array<{ atS: number } & Record<string, number>>;
-  checks: Record<string, { expected: number; found: number }>;
+  /** What was sent against what the API counts; `found` null when the count could not be read (`readFailed` says why). */
+  checks: Record<string, Check>;
+}
+
+const p99Of = (ms: number[]): number | null => {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]! : null;
+};
+
+/** Per kind of operation: requests, p99 and those not served. */
+function byKind(requests: Array<{ ms: number; kind: Kind; served: boolean }>): Record<Kind, KindFigures> {
+  const of = (kind: Kind): KindFigures => {
+    const mine = requests.filter((q) => q.kind === kind);
+    return { n: mine.length, p99Ms: p99Of(mine.map((q) => q.ms)), notServed: mine.filter((q) => !q.served).length };
+  };
+  return { event: of('event'), analytics: of('analytics'), read: of('read'), write: of('write') };
+}
+
+/** One line of figures per kind: `event 120 p99 35 ms (0 not served)`. */
+const kindLine = (k: Record<Kind, KindFigures>) =>
+  Object.entries(k)
+    .map(([kind, f]) => `${kind} ${f.n} p99 ${f.p99Ms ?? '-'} ms (${f.notServed} not served)`)
+    .join(', ');
+
+/**
+ * A count the API answers (`countOf` its 200 body), read until it is what was sent or `until` has passed: the stack may
+ * still be writing the last delivery records, or busy with the end of the load (a 503 or a 504 is asked again, backing
+ * off). A count that never matched is the last one read; a read that never succeeded is a failed read, not a count.
+ */
+async function counted(
+  env: Env,
+  path: string,
+  countOf: (body: any) => unknown,
+  expected: number,
+  until: number,
+  signal: AbortSignal,
+): Promise<Check> {
+  const answers: string[] = [];
+  let found: number | null = null;
+  for (let tries = 0; !signal.aborted; tries++) {
+    const startedAt = Date.now();
+    const res = await env.admin.get(path).catch((err: Error) => ({ status: 0, body: err.message }));
+    const ms = Date.now() - startedAt;
+    const n = res.status === 200 ? Number(countOf(res.body)) : NaN;
+    if (Number.isFinite(n)) found = n;
+    else answers.push(`${res.status || 'no answer'} after ${ms} ms`);
+    say(
+      `read back ${path.split('?')[0]!.split('/').slice(-2).join('/')}: ${res.status}, ${n} of ${expected}, ${ms} ms`,
+    );
+    if (found === expected || Date.now() > until) break;
+    await sleep(Math.min(10_000, 500 * 2 ** tries), signal);
+  }
+  if (found !== null) return { expected, found };
+  return { expected, found, readFailed: `read failed (${answers.length} tries: ${answers.slice(-3).join(', ')})` };
 }
 
 export async function soakRows(receiver: Receiver): Promise<void> {
@@ -114,6 +187,8 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   const accepted = new Set<number>();
   const answers = new Map<number, number[]>();
   const timings: Array<[number, number]> = [];
+  /** Every request: when it was sent, how long its answer took, its kind and whether it was served. */
+  const requests: Array<{ at: number; ms: number; kind: Kind; served: boolean }> = [];
   let served = 0;
   /** One operation: a write is sent again (same id) until accepted or past its deadline; a read once. */
   const run = async (i: number) => {
@@ -122,10 +197,11 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
       const startedAt = Date.now();
       const status = await send(i);
       timings.push([startedAt, Date.now() - startedAt]);
+      const ok = (status >= 200 && status < 300) || status === 409;
+      requests.push({ at: startedAt, ms: Date.now() - startedAt, kind: kindOf(i), served: ok });
       // Every operation here is safe to repeat (events, batches and feedback with ids; reads).
       tally(t, status, true);
       answers.set(i, [...(answers.get(i) ?? []), status]);
-      const ok = (status >= 200 && status < 300) || status === 409;
       if (ok) served++;
       if (ok && kindOf(i) !== 'read') accepted.add(i);
       if (ok || kindOf(i) === 'read' || Date.now() > deadline || signal.aborted) return;
@@ -156,11 +232,12 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
     }
   };
   await allDelivered([...accepted].filter((i) => kindOf(i) === 'event').map(idOf), 60_000);
+  const probe = byKind(requests.filter((q) => q.at < probeEnd));
   // Operations served (not those shed or timed out) per second.
   const maxRatePerS = served / ((Date.now() - probeStart) / 1000);
   const ratePerS = maxRatePerS / 2;
   say(
-    `${name}: ${maxRatePerS.toFixed(0)} operations/s at most; soaking at ${ratePerS.toFixed(0)}/s for ${MINUTES} min`,
+    `${name}: ${maxRatePerS.toFixed(0)} operations/s at most (${kindLine(probe)}); soaking at ${ratePerS.toFixed(0)}/s for ${MINUTES} min`,
   );
 
   // The soak: one operation every 1/rate s (started on time whatever the answers take), memory sampled every 5 s.
@@ -178,6 +255,12 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   };
   sample();
   const sampler = setInterval(sample, 5000);
+  // Each interval's figures as it ends, per kind of operation (which kind is slow shows while the soak runs).
+  const every = (MINUTES * 60_000) / INTERVALS;
+  const progress = setInterval(() => {
+    const from = Date.now() - every;
+    say(`${name}: last ${(every / 1000).toFixed(0)} s: ${kindLine(byKind(requests.filter((q) => q.at >= from)))}`);
+  }, every);
   const inFlight = new Set<Promise<void>>();
   let notSent = 0;
   try {
@@ -195,6 +278,7 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
     await Promise.all(inFlight);
   } finally {
     clearInterval(sampler);
+    clearInterval(progress);
     sample();
   }
   const faultEnd = Date.now();
@@ -202,7 +286,6 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   // What was sent, read back: run events, deliveries, analytics events, feedback; then the delivery log and counters.
   const events = [...accepted].filter((i) => kindOf(i) === 'event');
   await allDelivered(events.map(idOf), DELIVERY_WAIT_MS);
-  await sleep(2000, signal);
   const scope = { tenantId: p.tenantId, projectId: p.projectId };
   const found: string[] = [];
   for (const d of await readRows(env.stack.env.MONGO_URL!, 'events-ingest', 'runEvents', scope))
@@ -216,41 +299,41 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   // A batch counts as stored once per full set of its events (a partial one is lost).
   for (const [batch, n] of perBatch) for (let k = 0; k < Math.floor(n / BATCH); k++) found.push(batch);
 
+  // A stored event whose answer the client never got (a 504) is delivered too: waited for as well.
+  await allDelivered([...new Set(found.filter((id) => id.startsWith('se-')))], 30_000);
   const delivered = receiver.received
     .filter(ours)
     .map((x) => ({ eventId: x.json.data.event.id as string, webhookId: String(x.headers['webhook-id']) }));
-  // Read until answered 200 (the stack may still be busy with the end of the load).
-  const read = async (path: string) => {
-    for (let tries = 0; ; tries++) {
-      const res = await env.admin.get(path);
-      if (res.status === 200 || tries >= 30 || signal.aborted) return res;
-      await sleep(1000, signal);
-    }
-  };
-  const log = await read(`${projectPath(p)}/webhook-destinations/${destinationId}/deliveries?status=delivered&limit=1`);
-  // The default range (the last 24 hours) holds the whole run.
-  const counts = await read(`${projectPath(p)}/analytics/counts`);
   // Against what is stored: a write whose answer the client never got (a 504) may be stored, and then counts too.
   const storedEvents = new Set(found.filter((id) => id.startsWith('se-'))).size;
   const storedAnalytics = [...perBatch.values()].reduce((a, b) => a + b, 0);
+  const until = Date.now() + READ_BACK_MS;
   const checks: SoakFigures['checks'] = {
     'webhook deliveries received (distinct events)': {
       expected: storedEvents,
       found: new Set(delivered.map((d) => d.eventId)).size,
     },
-    'delivery log: delivered': { expected: storedEvents, found: Number(log.body?.pagination?.total ?? -1) },
-    'analytics counts: total': {
-      expected: storedAnalytics,
-      found: Number(counts.body?.data?.total ?? counts.body?.total ?? -1),
-    },
+    'delivery log: delivered': await counted(
+      env,
+      `${projectPath(p)}/webhook-destinations/${destinationId}/deliveries?status=delivered&limit=1`,
+      (body) => body?.pagination?.total,
+      storedEvents,
+      until,
+      signal,
+    ),
+    // The default range (the last 24 hours) holds the whole run.
+    'analytics counts: total': await counted(
+      env,
+      `${projectPath(p)}/analytics/counts`,
+      (body) => body?.data?.total ?? body?.total,
+      storedAnalytics,
+      until,
+      signal,
+    ),
   };
-  if (log.status !== 200 || counts.status !== 200)
-    say(
-      `${name}: delivery log ${log.status}, analytics counts ${counts.status} ${JSON.stringify(counts.body).slice(0, 300)}`,
-    );
 
   const r: LoadResult = { ...t, accepted, recoverMs: 'load ended first', faultAt: started, faultEnd, timings, answers };
-  const row = rowOf(name, r, idOf, found);
+  const row: Row = { ...rowOf(name, r, idOf, found), key: KEY };
   // Deliveries: an accepted event that never arrived is lost; one that arrived twice is a duplicate (marked when it
   // repeats a webhook-id: at least once).
   const got = new Set(delivered.map((d) => d.eventId));
@@ -260,19 +343,17 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   row.redeliveries = delivered.length - new Set(delivered.map((d) => d.webhookId)).size;
   row.mismatches = Object.entries(checks)
     .filter(([, c]) => c.expected !== c.found)
-    .map(([what, c]) => `${what}: ${c.found} of ${c.expected}`);
+    .map(([what, c]) => (c.found === null ? `${what}: ${c.readFailed}` : `${what}: ${c.found} of ${c.expected}`));
 
   const intervalMs = (faultEnd - started) / INTERVALS;
   const intervals: SoakFigures['intervals'] = Array.from({ length: INTERVALS }, (_, k) => {
     const from = started + k * intervalMs;
-    const ms = timings
-      .filter(([at]) => at >= from && at < from + intervalMs)
-      .map(([, d]) => d)
-      .sort((a, b) => a - b);
+    const within = requests.filter((q) => q.at >= from && q.at < from + intervalMs);
     return {
       fromS: Math.round((k * intervalMs) / 1000),
-      ops: ms.length,
-      p99Ms: ms.length ? ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))]! : null,
+      ops: within.length,
+      p99Ms: p99Of(within.map((q) => q.ms)),
+      byKind: byKind(within),
     };
   });
   const procs = Object.keys(samples[0] ?? {}).filter((k) => k !== 'atS');
@@ -285,6 +366,7 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   row.soak = {
     minutes: MINUTES,
     maxRatePerS: Math.round(maxRatePerS),
+    probe,
     ratePerS: Math.round(ratePerS),
     notSent,
     intervals,
