@@ -45,6 +45,15 @@ const KINDS: readonly Kind[] = [
   'read',
 ];
 const kindOf = (i: number) => KINDS[i % KINDS.length]!;
+/** The traffic goes to this many projects (of as many tenants), the ten operations of a turn of KINDS to one. */
+const PROJECTS = 10;
+const projectOf = (i: number) => Math.floor(i / KINDS.length) % PROJECTS;
+/**
+ * Operations of one project in one conversation (50 run events and 10 feedback): conversations end, as they do, and
+ * a new run event reads its conversation's earlier ones (the latest userProperties).
+ */
+const CONVERSATION_OPS = 100;
+const conversationOf = (i: number) => `c-${Math.floor(i / (CONVERSATION_OPS * PROJECTS))}`;
 /** The id a write stores (an analytics batch: its events' ids start with it). */
 const idOf = (i: number) => `s${kindOf(i)[0]}-${i}`;
 
@@ -129,6 +138,22 @@ async function counted(
   return { expected, found, readFailed: `read failed (${answers.length} tries: ${answers.slice(-3).join(', ')})` };
 }
 
+/** `counted` for each project's count, added up: a failed read of any of them is a failed read of the sum. */
+async function countedAll(
+  env: Env,
+  reads: Array<{ path: string; expected: number }>,
+  countOf: (body: any) => unknown,
+  until: number,
+  signal: AbortSignal,
+): Promise<Check> {
+  const each: Check[] = [];
+  for (const r of reads) each.push(await counted(env, r.path, countOf, r.expected, until, signal));
+  const expected = each.reduce((a, c) => a + c.expected, 0);
+  const failed = each.find((c) => c.found === null);
+  if (failed) return { expected, found: null, readFailed: failed.readFailed };
+  return { expected, found: each.reduce((a, c) => a + c.found!, 0) };
+}
+
 export async function soakRows(receiver: Receiver): Promise<void> {
   if (!want(name)) return;
   let env: Env | undefined;
@@ -151,9 +176,16 @@ export async function soakRows(receiver: Receiver): Promise<void> {
   }
 }
 
-async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<Row> {
+/** One project of the soak: its run-API key, its analytics key and its webhook destination (to the receiver). */
+interface SoakProject {
+  p: { tenantId: string; projectId: string };
+  key: string;
+  analyticsKey: string;
+  destinationId: string;
+}
+
+async function aSoakProject(env: Env, receiver: Receiver): Promise<SoakProject> {
   const p = aProject();
-  const gw = env.stack.gatewayUrl;
   const { key } = await anApiKey(env.admin, p);
   const { key: analyticsKey } = await anAnalyticsKey(env.admin, p);
   const dest = await env.admin.post(`${projectPath(p)}/webhook-destinations`, {
@@ -162,12 +194,23 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
     eventTypes: ['event.created'],
   });
   if (dest.status !== 201) throw new Error(`creating the webhook destination: ${dest.status}`);
-  const destinationId = dest.body.data.id as string;
-  const feedback = `${gw}${projectPath(p)}/feedback`;
+  return { p, key, analyticsKey, destinationId: dest.body.data.id as string };
+}
+
+async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<Row> {
+  const projects: SoakProject[] = [];
+  for (let k = 0; k < PROJECTS; k++) projects.push(await aSoakProject(env, receiver));
+  const gw = env.stack.gatewayUrl;
   const send = (i: number): Promise<number> => {
+    const { p, key, analyticsKey } = projects[projectOf(i)]!;
+    const feedback = `${gw}${projectPath(p)}/feedback`;
     switch (kindOf(i)) {
       case 'event':
-        return post(`${gw}/run/v1/events`, key, { id: idOf(i), type: 'soak.tested', conversationId: `c-${i % 50}` });
+        return post(`${gw}/run/v1/events`, key, {
+          id: idOf(i),
+          type: 'soak.tested',
+          conversationId: conversationOf(i),
+        });
       case 'analytics':
         return post(`${env.analyticsUrl}/events/batch`, analyticsKey, {
           events: Array.from({ length: BATCH }, (_, j) => ({
@@ -178,9 +221,10 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
           })),
         });
       case 'write':
-        return post(feedback, env.adminToken, { id: idOf(i), conversationId: `c-${i % 50}`, type: 'positive' });
+        return post(feedback, env.adminToken, { id: idOf(i), conversationId: conversationOf(i), type: 'positive' });
       case 'read':
-        return get(`${feedback}?limit=10`, env.adminToken);
+        // The feedback of the conversation going on (a project's whole list costs a read of every row on FerretDB).
+        return get(`${feedback}?conversationId=${conversationOf(i)}&limit=10`, env.adminToken);
     }
   };
   const t: Tally = { sent: 0, fivexx: 0, fivexxSafe: 0, fivexxNotSafe: 0, failed: 0, errors: {} };
@@ -221,7 +265,8 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
       while (Date.now() < probeEnd && !signal.aborted) await run(next++);
     }),
   );
-  const ours = (x: { json?: any }) => x.json?.tenantId === p.tenantId;
+  const tenants = new Set(projects.map(({ p }) => p.tenantId));
+  const ours = (x: { json?: any }) => tenants.has(x.json?.tenantId);
   const deliveredIds = () => new Set(receiver.received.filter(ours).map((x) => x.json.data.event.id as string));
   const allDelivered = async (ids: string[], ms: number) => {
     const until = Date.now() + ms;
@@ -286,47 +331,60 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   // What was sent, read back: run events, deliveries, analytics events, feedback; then the delivery log and counters.
   const events = [...accepted].filter((i) => kindOf(i) === 'event');
   await allDelivered(events.map(idOf), DELIVERY_WAIT_MS);
-  const scope = { tenantId: p.tenantId, projectId: p.projectId };
   const found: string[] = [];
-  for (const d of await readRows(env.stack.env.MONGO_URL!, 'events-ingest', 'runEvents', scope))
-    found.push(storedIdOf(d));
-  for (const d of await readRows(env.stack.env.MONGO_URL!, 'management', 'feedback', scope)) found.push(storedIdOf(d));
-  const perBatch = new Map<string, number>();
-  for (const id of await storedAnalyticsIds(env, p, 'sa-')) {
-    const batch = id.slice(0, id.lastIndexOf('-'));
-    perBatch.set(batch, (perBatch.get(batch) ?? 0) + 1);
+  /** Per project: the distinct run events and the analytics events stored. */
+  const stored = new Map<SoakProject, { events: number; analytics: number }>();
+  for (const sp of projects) {
+    const scope = { tenantId: sp.p.tenantId, projectId: sp.p.projectId };
+    const eventIds = (await readRows(env.stack.env.MONGO_URL!, 'events-ingest', 'runEvents', scope)).map(storedIdOf);
+    found.push(...eventIds);
+    for (const d of await readRows(env.stack.env.MONGO_URL!, 'management', 'feedback', scope))
+      found.push(storedIdOf(d));
+    const perBatch = new Map<string, number>();
+    for (const id of await storedAnalyticsIds(env, sp.p, 'sa-')) {
+      const batch = id.slice(0, id.lastIndexOf('-'));
+      perBatch.set(batch, (perBatch.get(batch) ?? 0) + 1);
+    }
+    // A batch counts as stored once per full set of its events (a partial one is lost).
+    for (const [batch, n] of perBatch) for (let k = 0; k < Math.floor(n / BATCH); k++) found.push(batch);
+    stored.set(sp, {
+      events: new Set(eventIds.filter((id) => id.startsWith('se-'))).size,
+      analytics: [...perBatch.values()].reduce((a, b) => a + b, 0),
+    });
   }
-  // A batch counts as stored once per full set of its events (a partial one is lost).
-  for (const [batch, n] of perBatch) for (let k = 0; k < Math.floor(n / BATCH); k++) found.push(batch);
+  const foundIds = new Set(found);
 
   // A stored event whose answer the client never got (a 504) is delivered too: waited for as well.
-  await allDelivered([...new Set(found.filter((id) => id.startsWith('se-')))], 30_000);
+  await allDelivered(
+    [...foundIds].filter((id) => id.startsWith('se-')),
+    30_000,
+  );
   const delivered = receiver.received
     .filter(ours)
     .map((x) => ({ eventId: x.json.data.event.id as string, webhookId: String(x.headers['webhook-id']) }));
   // Against what is stored: a write whose answer the client never got (a 504) may be stored, and then counts too.
-  const storedEvents = new Set(found.filter((id) => id.startsWith('se-'))).size;
-  const storedAnalytics = [...perBatch.values()].reduce((a, b) => a + b, 0);
+  const storedEvents = [...stored.values()].reduce((a, b) => a + b.events, 0);
   const until = Date.now() + READ_BACK_MS;
   const checks: SoakFigures['checks'] = {
     'webhook deliveries received (distinct events)': {
       expected: storedEvents,
       found: new Set(delivered.map((d) => d.eventId)).size,
     },
-    'delivery log: delivered': await counted(
+    'delivery log: delivered': await countedAll(
       env,
-      `${projectPath(p)}/webhook-destinations/${destinationId}/deliveries?status=delivered&limit=1`,
+      projects.map((sp) => ({
+        path: `${projectPath(sp.p)}/webhook-destinations/${sp.destinationId}/deliveries?status=delivered&limit=1`,
+        expected: stored.get(sp)!.events,
+      })),
       (body) => body?.pagination?.total,
-      storedEvents,
       until,
       signal,
     ),
     // The default range (the last 24 hours) holds the whole run.
-    'analytics counts: total': await counted(
+    'analytics counts: total': await countedAll(
       env,
-      `${projectPath(p)}/analytics/counts`,
+      projects.map((sp) => ({ path: `${projectPath(sp.p)}/analytics/counts`, expected: stored.get(sp)!.analytics })),
       (body) => body?.data?.total ?? body?.total,
-      storedAnalytics,
       until,
       signal,
     ),
@@ -338,7 +396,7 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   // repeats a webhook-id: at least once).
   const got = new Set(delivered.map((d) => d.eventId));
   const undelivered = events.filter((i) => !got.has(idOf(i)));
-  if (typeof row.lost === 'number') row.lost += undelivered.filter((i) => found.includes(idOf(i))).length;
+  if (typeof row.lost === 'number') row.lost += undelivered.filter((i) => foundIds.has(idOf(i))).length;
   if (typeof row.duplicated === 'number') row.duplicated += delivered.length - got.size;
   row.redeliveries = delivered.length - new Set(delivered.map((d) => d.webhookId)).size;
   row.mismatches = Object.entries(checks)
