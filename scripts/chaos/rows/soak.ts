@@ -1,12 +1,14 @@
 // A day in ten minutes: a bounded soak of mixed traffic (run events with a webhook, analytics batches, management
-// reads and writes) at half the rate the stack reached in a short closed-loop probe, for --soak-minutes (default 10).
-// The resident memory of every process and the p99 per interval go in the JSON and in a plot (docs/images/soak.png);
-// afterwards every accepted write is read back, every accepted event must have reached the webhook receiver, and the
-// delivery log and the analytics counters must count what was accepted.
+// reads and writes) over ten projects, at half the rate the stack reached in a short closed-loop probe, for
+// --soak-minutes (default 10), on services run as the production image runs them (its node flags). The resident memory
+// of every process, and the p99 per interval (of all operations and of each kind) go in the JSON and in a plot
+// (docs/images/soak.png); afterwards every accepted write is read back, every stored event must have reached the webhook
+// receiver, and each project's delivery log and analytics counters must count what was stored.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { anAnalyticsKey, anApiKey, aProject, projectPath, repoRoot, type Receiver } from '@platform/testkit';
-import { rssMb } from '../../bench/processes';
+import { procName, rssMb } from '../../bench/processes';
+import { productionNodeArgs, productionProcessEnv } from '../../bench/stacks';
 import { get, type LoadResult, post, tally, type Tally } from '../load';
 import { plotPng } from '../plot';
 import { readRows, rowOf, storedIdOf } from '../readback';
@@ -159,7 +161,11 @@ export async function soakRows(receiver: Receiver): Promise<void> {
   let env: Env | undefined;
   try {
     env = await bounded('start the soak stack', BOUND.stackStart, () =>
-      newStack('soak', ['management', 'run-auth', 'events-ingest', 'analytics', 'webhook-dispatcher']),
+      newStack('soak', ['management', 'run-auth', 'events-ingest', 'analytics', 'webhook-dispatcher'], {
+        // Memory as the production image has it: its node flags (a 256 MB old generation, no source maps) and C library.
+        nodeArgs: productionNodeArgs(undefined),
+        env: productionProcessEnv(),
+      }),
     );
     const e = env;
     // Its own bound: the soak, the probe, the deliveries and the read-back.
@@ -294,7 +300,7 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
       atS: number;
     } & Record<string, number>;
     for (const proc of env.stack.processes)
-      row[proc.index ? `${proc.name}#${proc.index + 1}` : proc.name] = Math.round(rssMb(proc.child.pid) * 10) / 10;
+      row[procName(proc)] = Math.round(rssMb(proc.child.pid) * 10) / 10;
     row['load generator'] = Math.round((process.memoryUsage.rss() / 2 ** 20) * 10) / 10;
     samples.push(row);
   };
