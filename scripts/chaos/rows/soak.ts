@@ -299,8 +299,7 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
     const row: { atS: number } & Record<string, number> = { atS: (Date.now() - started) / 1000 } as {
       atS: number;
     } & Record<string, number>;
-    for (const proc of env.stack.processes)
-      row[procName(proc)] = Math.round(rssMb(proc.child.pid) * 10) / 10;
+    for (const proc of env.stack.processes) row[procName(proc)] = Math.round(rssMb(proc.child.pid) * 10) / 10;
     row['load generator'] = Math.round((process.memoryUsage.rss() / 2 ** 20) * 10) / 10;
     samples.push(row);
   };
@@ -451,14 +450,18 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
         })),
       },
       {
-        title: 'p99 answer time per interval (all operations)',
+        title: 'p99 answer time per interval (all operations, and each kind)',
         unit: 'ms',
         series: [
-          {
-            name: 'p99',
-            points: intervals.filter((i) => i.p99Ms !== null).map((i) => [i.fromS, i.p99Ms!] as [number, number]),
-          },
-        ],
+          { name: 'all', p99: (i: (typeof intervals)[number]) => i.p99Ms },
+          ...(['event', 'analytics', 'read', 'write'] as const).map((kind) => ({
+            name: kind,
+            p99: (i: (typeof intervals)[number]) => i.byKind[kind].p99Ms,
+          })),
+        ].map(({ name, p99 }) => ({
+          name,
+          points: intervals.filter((i) => p99(i) !== null).map((i) => [i.fromS, p99(i)!] as [number, number]),
+        })),
       },
     ]),
   );
