@@ -12,7 +12,7 @@ import { productionNodeArgs, productionProcessEnv } from '../../bench/stacks';
 import { get, type LoadResult, post, tally, type Tally } from '../load';
 import { plotPng } from '../plot';
 import { readRows, rowOf, storedIdOf } from '../readback';
-import { bounded, failedRow, fault, type Row } from '../report';
+import { bounded, failedRow, fault, type Row, rows } from '../report';
 import { arg, BOUND, DELIVERY_WAIT_MS, say, sleep, want, WRITE_DEADLINE_MS } from '../run';
 import { type Env, newStack, stopStack } from '../stacks';
 import { storedAnalyticsIds } from '../workloads';
@@ -179,6 +179,8 @@ export async function soakRows(receiver: Receiver): Promise<void> {
     failedRow(name, err);
   } finally {
     await stopStack('soak', env);
+    // A failed soak replaces the last one too.
+    for (const r of rows) if (r.fault === name) r.key = KEY;
   }
 }
 
@@ -396,7 +398,7 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   };
 
   const r: LoadResult = { ...t, accepted, recoverMs: 'load ended first', faultAt: started, faultEnd, timings, answers };
-  const row: Row = { ...rowOf(name, r, idOf, found), key: KEY };
+  const row = rowOf(name, r, idOf, found);
   // Deliveries: an accepted event that never arrived is lost; one that arrived twice is a duplicate (marked when it
   // repeats a webhook-id: at least once).
   const got = new Set(delivered.map((d) => d.eventId));
