@@ -18,7 +18,7 @@ import { type Env, newStack, stopStack } from '../stacks';
 import { storedAnalyticsIds } from '../workloads';
 
 const MINUTES = Number(arg('soak-minutes') ?? 10);
-const name = `soak: a day in ${MINUTES} minutes (mixed traffic at half the measured max rate)`;
+const name = `soak: a day in ${MINUTES} minute${MINUTES === 1 ? '' : 's'} (mixed traffic at half the measured max rate)`;
 /** The row's name across runs of any length (render.ts merges by it). */
 const KEY = 'soak';
 /** The closed-loop probe of the maximum rate. */
