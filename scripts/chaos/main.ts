@@ -17,10 +17,11 @@
  *   A slow database: 200 ms added to every round trip of a private FerretDB (a TCP proxy in front of it) for 20 s
  *   under 48 writers; services and gateway shed with 503 + Retry-After (bounded requests in flight, deadlines).
  *
- *   A day in ten minutes: mixed traffic (run events with a webhook, analytics batches, management reads and writes)
- *   at half the rate a closed-loop probe reached, for --soak-minutes (default 10): resident memory of every process
- *   and p99 per interval in the JSON and in docs/images/soak.png; delivery log and counters checked against what was
- *   accepted.
+ *   A day in ten minutes (soak): mixed traffic (run events with a webhook, analytics batches, management reads and
+ *   writes) over ten projects at half the rate a closed-loop probe reached, for --soak-minutes (default 10), on
+ *   services with the production image's node flags: resident memory of every process and p99 per interval (of all
+ *   operations and of each kind) in the JSON and in docs/images/soak.png; each project's delivery log and counters
+ *   checked against what was stored.
  *
  *   Two replicas of management, events-ingest, analytics and evals (a stack of its own): for each, SIGKILL of one
  *   replica (started again) and a rolling restart (a new replica started and ready before the old one gets SIGTERM,

@@ -1,7 +1,8 @@
 // pnpm chaos:render [file]: merges a run's rows (default .infra/chaos/last.json, written by `pnpm chaos`) into
-// docs/chaos/latest.json (a row run again replaces the one before, in its place; new rows go last; each row keeps the
-// run it comes from) and renders the results table of docs/reliability.md from it. pnpm chaos:render:check (in
-// pnpm check) fails when that table differs from what the committed JSON renders to, so nobody copies figures by hand.
+// docs/chaos/latest.json (a row run again, the same `key` or else the same `fault`, replaces the one before, in its
+// place; new rows go last; the rows a run did not run stay as they were; each row keeps the run it comes from) and
+// renders the results table of docs/reliability.md from it. pnpm chaos:render:check (in pnpm check) fails when that
+// table differs from what the committed JSON renders to, so nobody copies figures by hand.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { type Row, tableLines } from './report';
@@ -52,16 +53,24 @@ function render(results: Results): string {
           ratePerS?: number;
           maxRatePerS?: number;
           rssMb?: Record<string, { start: number; peak: number; end: number }>;
-          intervals?: Array<{ p99Ms: number | null }>;
+          intervals?: Array<{ p99Ms: number | null; byKind?: Record<string, { p99Ms: number | null }> }>;
         }
       | undefined;
     if (soak?.rssMb) {
-      const p99 = (soak.intervals ?? []).map((i) => i.p99Ms).filter((x): x is number => x !== null);
+      const range = (of: Array<number | null | undefined>) => {
+        const ms = of.filter((x): x is number => typeof x === 'number');
+        return ms.length ? `${Math.min(...ms)} to ${Math.max(...ms)} ms` : '-';
+      };
+      const intervals = soak.intervals ?? [];
+      const kinds = Object.keys(intervals[0]?.byKind ?? {});
+      const perKind = kinds.length
+        ? ` (${kinds.map((k) => `${k} ${range(intervals.map((i) => i.byKind?.[k]?.p99Ms))}`).join(', ')})`
+        : '';
       const mem = Object.entries(soak.rssMb)
         .map(([proc, m]) => `${proc} ${m.start.toFixed(0)} / ${m.peak.toFixed(0)} / ${m.end.toFixed(0)}`)
         .join(', ');
       notes.push(
-        `- ${r.fault}: ${soak.ratePerS} operations/s (the probe reached ${soak.maxRatePerS}); p99 per interval ${Math.min(...p99)} to ${Math.max(...p99)} ms; resident memory in MB (start / peak / end): ${mem}.`,
+        `- ${r.fault}: ${soak.ratePerS} operations/s (the probe reached ${soak.maxRatePerS}); p99 per interval ${range(intervals.map((i) => i.p99Ms))}${perKind}; resident memory in MB (start / peak / end): ${mem}.`,
       );
     }
     if (r.mismatches?.length) notes.push(`- ${r.fault}: counts that did not match: ${r.mismatches.join('; ')}.`);
@@ -86,7 +95,7 @@ function merge(results: Results, run: RunFile): Results {
   };
   for (const row of run.rows) {
     const stored: Stored = { ...row, run: runOf };
-    const i = rows.findIndex((r) => r.fault === row.fault);
+    const i = rows.findIndex((r) => (r.key ?? r.fault) === (row.key ?? row.fault));
     if (i >= 0) rows[i] = stored;
     else rows.push(stored);
   }

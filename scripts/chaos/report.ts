@@ -6,6 +6,8 @@ import { BOUND, outDir, runId, say, t0, TOTAL } from './run';
 
 export interface Row {
   fault: string;
+  /** What names the row across runs when its `fault` varies with the run's options (the soak's length); else `fault`. */
+  key?: string;
   sent: number;
   accepted: number;
   lost: number | string;
@@ -129,7 +131,12 @@ function commitOf(): string | undefined {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
     const dirty =
-      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+      execFileSync(
+        'git',
+        // What the run writes itself (the soak's plot, docs/images) does not make the tree it measured a changed one.
+        ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)docs/images'],
+        { encoding: 'utf8' },
+      ).trim() !== '';
     return `${head}${dirty ? '+' : ''}`;
   } catch {
     return undefined;

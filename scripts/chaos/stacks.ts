@@ -18,7 +18,7 @@ export type Env = { stack: PrivateStack; admin: Client; adminToken: string; anal
 export async function newStack(
   name: string,
   services: BackendServiceName[],
-  opts: Pick<PrivateStackOptions, 'infra' | 'replicas' | 'privateRedis' | 'serviceEnv'> & {
+  opts: Pick<PrivateStackOptions, 'infra' | 'replicas' | 'privateRedis' | 'serviceEnv' | 'nodeArgs'> & {
     env?: Record<string, string>;
   } = {},
 ): Promise<Env> {
@@ -29,6 +29,7 @@ export async function newStack(
     replicas: opts.replicas,
     privateRedis: opts.privateRedis,
     serviceEnv: opts.serviceEnv,
+    nodeArgs: opts.nodeArgs,
     // One prefix for the run's stacks (one after another): the read-backs below look there.
     dbPrefix,
     logDir: logDirOf(name),
