@@ -5,9 +5,9 @@ import { client, type InfraEnv, type PrivateStack } from '@platform/testkit';
 import { cpuAround } from './cpu';
 import type { CpuRun } from './ceiling';
 import { agentsIn, must } from './helpers';
-import { measure, type LoadResult } from './load';
+import { measure, type LoadResult, type LoadSpec } from './load';
 import type { Reference } from './paired';
-import type { MemoryWatch } from './processes';
+import { cpuLabel, type MemoryWatch } from './processes';
 import type { Row } from './results';
 import { runId } from './run';
 import type { BenchSettings } from './settings';
@@ -102,3 +102,18 @@ export const cpuPart = (
   what: string,
   label: (pid: number, comm: string) => string,
 ): CpuRun => cpuAround(what, label, (cpu) => ctx.carry.floorParts.set(part, cpu.perOpMs));
+
+/**
+ * One more run of `spec` (no warm-up) with every process's CPU read around it, logged per operation (`perRequest`
+ * operations a request): the rate of a row moves with the machine and the database from run to run, the work does not.
+ */
+export async function cpuPerOperation(ctx: BenchContext, what: string, spec: LoadSpec, perRequest = 1): Promise<void> {
+  await cpuAround(
+    what,
+    cpuLabel(ctx.stack),
+    () => undefined,
+  )(async () => {
+    const run = await measure(spec, { ...ctx.settings.load, warmupS: 0, runs: 1 });
+    return (run.completed ?? 1) * perRequest;
+  });
+}

@@ -3,12 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import { randomId } from '@platform/secrets';
 import { client } from '@platform/testkit';
-import { besideB, proj, projectPath, type BenchContext } from '../context';
-import { cpuAround } from '../cpu';
+import { besideB, cpuPerOperation, proj, projectPath, type BenchContext } from '../context';
 import { must, pool } from '../helpers';
 import { measure, percentiles, type LoadSpec } from '../load';
 import { measurePaired, type Paired } from '../paired';
-import { cpuLabel } from '../processes';
 import { ceilingAtLeast } from '../table';
 
 const analyticsEvent = () =>
@@ -56,14 +54,7 @@ export async function analyticsRows(ctx: BenchContext) {
   );
   batchRow.note = `req/s = events/s; p50/p99 = per batch; ${batchRow.note}`;
   table.target(table.againstCeiling(batchRow, 'insertMany of 100'), '>= 0.5 x raw insertMany', ceilingAtLeast(0.5));
-  await cpuAround(
-    'event of an analytics batch of 100',
-    cpuLabel(ctx.stack),
-    () => undefined,
-  )(async () => {
-    const run = await measure(batch, { ...load, warmupS: 0, runs: 1 });
-    return (run.completed ?? 1) * 100;
-  });
+  await cpuPerOperation(ctx, 'event of an analytics batch of 100', batch, 100);
 }
 
 /** A batch of 100 events sent as 100 requests (the endpoint takes one event a request), `atOnce` at a time: each

@@ -1,15 +1,13 @@
 // Management on the real database (admin token; the credential is cached by the gateway): create, get, and the list
 // of API keys read against the find it makes, on a project of 21 keys and one of 1,000.
 import { findCeiling } from '../ceiling';
-import { besideB, proj, projectPath, type BenchContext, type Project } from '../context';
+import { besideB, cpuPerOperation, proj, projectPath, type BenchContext, type Project } from '../context';
 import { agentsIn, must } from '../helpers';
 import { measure, type LoadSpec } from '../load';
 import { measurePaired } from '../paired';
 import { dbPrefix } from '../run';
 import { seedApiKeys } from '../seed';
 import { ceilingAtLeast } from '../table';
-import { cpuAround } from '../cpu';
-import { cpuLabel } from '../processes';
 
 export async function manageRows(ctx: BenchContext) {
   const { table, gw, admin, adminH } = ctx;
@@ -41,16 +39,8 @@ export async function manageRows(ctx: BenchContext) {
     // Issue 20 compares create with upstream's 50 req/s on the same machine.
     { text: '> upstream 50 req/s', ok: (r) => (r.rps ?? 0) > 50 },
   );
-  // The CPU each process spends on a created key (one more run): the row's rate moves with the database's state from
-  // run to run; the work per key does not.
-  await cpuAround(
-    'created API key',
-    cpuLabel(ctx.stack),
-    () => undefined,
-  )(async () => {
-    const run = await measure(create, { ...load, warmupS: 0, runs: 1 });
-    return run.completed ?? 1;
-  });
+  // The CPU each process spends on a created key: the row's rate moves with the database's state from run to run.
+  await cpuPerOperation(ctx, 'created API key', create);
   table.add(
     'management get API key',
     await measure({ url: `${gw}${projectPath(mP)}/api-keys/${keyId}`, headers: adminH }, load),
@@ -110,16 +100,9 @@ async function listRows(ctx: BenchContext, label: string, p: Project, size: numb
     await measure({ url: `${gw}${projectPath(p)}/api-keys?limit=10`, headers: adminH, connections: 10 }, load),
   );
   table.target(ten, '> upstream 1,080 req/s', (r) => (r.rps ?? 0) > 1080);
-  // The CPU each process spends on a listed page (one more run): a cached page is mostly the gateway and the bus.
-  await cpuAround(
-    'listed page of 21 keys',
-    cpuLabel(ctx.stack),
-    () => undefined,
-  )(async () => {
-    const run = await measure(
-      { url: `${gw}${projectPath(p)}/api-keys?limit=10`, headers: adminH },
-      { ...load, runs: 1, warmupS: 0 },
-    );
-    return run.completed ?? 1;
+  // The CPU each process spends on a listed page: a cached page is mostly the gateway and the bus.
+  await cpuPerOperation(ctx, 'listed page of 21 keys', {
+    url: `${gw}${projectPath(p)}/api-keys?limit=10`,
+    headers: adminH,
   });
 }
