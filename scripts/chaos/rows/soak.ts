@@ -4,8 +4,10 @@
 // of every process, and the p99 per interval (of all operations and of each kind) go in the JSON and in a plot
 // (docs/images/soak.png); afterwards every accepted write is read back, every stored event must have reached the webhook
 // receiver, and each project's delivery log and analytics counters must count what was stored.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { baseConfig } from '@platform/config';
 import { anAnalyticsKey, anApiKey, aProject, projectPath, repoRoot, type Receiver } from '@platform/testkit';
 import { procName, rssMb } from '../../bench/processes';
 import { productionNodeArgs, productionProcessEnv } from '../../bench/stacks';
@@ -84,6 +86,11 @@ export interface SoakFigures {
   intervals: Array<{ fromS: number; ops: number; p99Ms: number | null; byKind: Record<Kind, KindFigures> }>;
   rssMb: Record<string, { start: number; peak: number; end: number }>;
   rssSamples: Array<{ atS: number } & Record<string, number>>;
+  /**
+   * Every 5 s: how busy the machine's CPUs were since the last sample, and the longest the load generator's event loop
+   * was held up (a request it sent then was timed from its start: a stall of the generator shows as a p99 of the stack).
+   */
+  machineSamples: Array<{ atS: number; cpuBusyPct: number; generatorLoopDelayMaxMs: number }>;
   /** What was sent against what the API counts; `found` null when the count could not be read (`readFailed` says why). */
   checks: Record<string, Check>;
 }
@@ -162,9 +169,13 @@ export async function soakRows(receiver: Receiver): Promise<void> {
   try {
     env = await bounded('start the soak stack', BOUND.stackStart, () =>
       newStack('soak', ['management', 'run-auth', 'events-ingest', 'analytics', 'webhook-dispatcher'], {
-        // Memory as the production image has it: its node flags (a 256 MB old generation, no source maps) and C library.
+        // Memory as the production image has it: its node flags (a 256 MB old generation, no source maps) and C library;
+        // and the production deadline of a request (the fault rows' 3 s shows a dead replica quickly, not wanted here).
         nodeArgs: productionNodeArgs(undefined),
-        env: productionProcessEnv(),
+        env: {
+          ...productionProcessEnv(),
+          NATS_REQUEST_TIMEOUT_MS: String(baseConfig.shape.NATS_REQUEST_TIMEOUT_MS.parse(undefined)),
+        },
       }),
     );
     const e = env;
@@ -182,6 +193,13 @@ export async function soakRows(receiver: Receiver): Promise<void> {
     // A failed soak replaces the last one too.
     for (const r of rows) if (r.fault === name) r.key = KEY;
   }
+}
+
+/** The machine's CPU time so far (all CPUs, in clock ticks), and of it the idle time, from /proc/stat. */
+function cpuTimes(): { total: number; idle: number } {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: idle and iowait are the time no work ran.
+  return { total: ticks.slice(0, 8).reduce((a, b) => a + b, 0), idle: ticks[3]! + ticks[4]! };
 }
 
 /** One project of the soak: its run-API key, its analytics key and its webhook destination (to the receiver). */
@@ -305,13 +323,34 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
     row['load generator'] = Math.round((process.memoryUsage.rss() / 2 ** 20) * 10) / 10;
     samples.push(row);
   };
+  const machine: SoakFigures['machineSamples'] = [];
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
+  let cpuBefore = cpuTimes();
+  const sampleMachine = () => {
+    const now = cpuTimes();
+    const total = now.total - cpuBefore.total;
+    machine.push({
+      atS: (Date.now() - started) / 1000,
+      cpuBusyPct: total > 0 ? Math.round((100 * (total - (now.idle - cpuBefore.idle))) / total) : 0,
+      generatorLoopDelayMaxMs: Math.round(loopDelay.max / 1e6),
+    });
+    cpuBefore = now;
+    loopDelay.reset();
+  };
   sample();
-  const sampler = setInterval(sample, 5000);
+  const sampler = setInterval(() => {
+    sample();
+    sampleMachine();
+  }, 5000);
   // Each interval's figures as it ends, per kind of operation (which kind is slow shows while the soak runs).
   const every = (MINUTES * 60_000) / INTERVALS;
   const progress = setInterval(() => {
     const from = Date.now() - every;
-    say(`${name}: last ${(every / 1000).toFixed(0)} s: ${kindLine(byKind(requests.filter((q) => q.at >= from)))}`);
+    const m = machine.filter((x) => x.atS * 1000 >= from - started);
+    say(
+      `${name}: last ${(every / 1000).toFixed(0)} s: ${kindLine(byKind(requests.filter((q) => q.at >= from)))}; CPU busy up to ${Math.max(0, ...m.map((x) => x.cpuBusyPct))} %, the generator held up to ${Math.max(0, ...m.map((x) => x.generatorLoopDelayMaxMs))} ms`,
+    );
   }, every);
   const inFlight = new Set<Promise<void>>();
   let notSent = 0;
@@ -332,6 +371,8 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
     clearInterval(sampler);
     clearInterval(progress);
     sample();
+    sampleMachine();
+    loopDelay.disable();
   }
   const faultEnd = Date.now();
 
@@ -437,6 +478,7 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
     intervals,
     rssMb: rss,
     rssSamples: samples,
+    machineSamples: machine,
     checks,
   };
   mkdirSync(join(repoRoot, 'docs', 'images'), { recursive: true });
