@@ -9,10 +9,17 @@ const stack = testStack();
 const browser = useBrowser();
 
 /** The few browser globals the page functions below use (the test project compiles without the DOM lib). */
+interface PageElements {
+  length: number;
+  [index: number]: PageElement;
+  forEach(fn: (el: PageElement) => void): void;
+}
 interface PageElement {
   id: string;
   textContent: string | null;
   getAttribute(name: string): string | null;
+  getBoundingClientRect(): { top: number; bottom: number };
+  querySelectorAll(selector: string): PageElements;
 }
 interface PageWindow {
   scrollY: number;
@@ -22,7 +29,8 @@ interface PageWindow {
   requestAnimationFrame(callback: () => void): number;
   document: {
     documentElement: { scrollHeight: number };
-    querySelectorAll(selector: string): { forEach(fn: (el: PageElement) => void): void };
+    querySelector(selector: string): PageElement | null;
+    querySelectorAll(selector: string): PageElements;
   };
 }
 
@@ -50,10 +58,26 @@ describe('API reference at /docs', () => {
     const shown = await page.evaluate(async () => {
       const window = globalThis as unknown as PageWindow;
       const document = window.document;
-      const settle = () =>
-        new Promise<void>((done) =>
-          window.requestAnimationFrame(() => window.requestAnimationFrame(() => setTimeout(done, 20))),
-        );
+      // Whether the rows in view are rendered: the virtual list's first rendered row starts at or above the top of the
+      // part of the list in view, its last ends at or below the bottom (a list not virtualized has every row).
+      const covered = () => {
+        const list = document.querySelector('.operations-virtual__list');
+        if (!list) return true;
+        const items = list.querySelectorAll('.operations-virtual__item');
+        if (!items.length) return false;
+        const l = list.getBoundingClientRect();
+        const top = Math.max(0, l.top);
+        const bottom = Math.min(window.innerHeight, l.bottom);
+        if (bottom <= top) return true;
+        const first = items[0]!.getBoundingClientRect();
+        const last = items[items.length - 1]!.getBoundingClientRect();
+        return first.top <= top + 1 && last.bottom >= bottom - 1;
+      };
+      // After a scroll, frame by frame until the virtualizer has rendered the rows in view.
+      const settle = async () => {
+        do await new Promise<void>((done) => window.requestAnimationFrame(() => done()));
+        while (!covered());
+      };
       const ids = new Set<string>();
       const paths = new Set<string>();
       const collect = () => {
