@@ -1,5 +1,5 @@
 import type { AuditActor } from '@platform/contracts';
-import { mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { keepThroughErasure, mongoose, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 import { outboxFields, type PendingEventsField } from '@platform/outbox';
 
 /**
@@ -39,6 +39,9 @@ const schema = new mongoose.Schema(
 schema.index({ tenantId: 1, at: -1, _id: 1 });
 const intentSchema = new mongoose.Schema(fields, { collection: 'auditIntents', versionKey: false, minimize: false });
 intentSchema.index({ at: 1 });
+// A project erasure leaves the audit log alone: it is append-only and holds the record of the erasure itself.
+keepThroughErasure(schema);
+keepThroughErasure(intentSchema);
 
 export type AuditEntryDoc = StoredDoc<
   typeof schema,

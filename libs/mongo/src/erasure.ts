@@ -1,4 +1,4 @@
-import type { Connection } from 'mongoose';
+import type { Connection, Schema } from 'mongoose';
 
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -15,26 +15,36 @@ export function projectDocumentFilter(scope: { tenantId: string; projectId: stri
   };
 }
 
+/** Schemas whose collections no project erasure touches (see keepThroughErasure). */
+const kept = new WeakSet<Schema>();
+
 /**
- * Collections no project erasure touches: the audit log (libs/audit) is append-only, and it holds the record of the
- * erasure itself (who erased the project, when, from where); its entries carry no secret (docs/security.md).
+ * Marks a schema's collection as one no project erasure touches: the audit log (libs/audit: append-only, and it holds
+ * the record of the erasure itself, who erased the project, when, from where; its entries carry no secret) and the
+ * records of erasures (what was erased, when).
  */
-const AUDIT_COLLECTIONS: readonly string[] = ['auditLog', 'auditIntents'];
+export function keepThroughErasure(schema: Schema): void {
+  kept.add(schema);
+}
 
 /**
  * Deletes every document of a project from every collection of a service's own database (project erasure,
- * docs/operating.md): collections added later are covered without a list to keep up to date; `keep` names the
- * collections left alone (records of the erasure itself), besides the audit log. Answers how many were removed.
+ * docs/operating.md): collections added later are covered without a list to keep up to date; the collections of the
+ * connection's models marked by keepThroughErasure are left alone. Answers how many were removed.
  */
 export async function eraseProjectDocuments(
   db: Connection,
   scope: { tenantId: string; projectId: string },
-  opts: { keep?: readonly string[] } = {},
 ): Promise<number> {
+  const keep = new Set(
+    Object.values(db.models)
+      .filter((m) => kept.has(m.schema))
+      .map((m) => m.collection.collectionName),
+  );
   const filter = projectDocumentFilter(scope);
   let removed = 0;
   for (const c of await db.db!.listCollections({}, { nameOnly: true }).toArray()) {
-    if (c.name.startsWith('system.') || AUDIT_COLLECTIONS.includes(c.name) || opts.keep?.includes(c.name)) continue;
+    if (c.name.startsWith('system.') || keep.has(c.name)) continue;
     const r = await db.db!.collection(c.name).deleteMany(filter);
     removed += r.deletedCount;
   }

@@ -23,6 +23,6 @@ export { isDuplicateKey, isDatabaseUnavailable, unlessDuplicate, withDbErrors } 
 export { mongoose };
 export type { Connection, Model, InferSchemaType } from 'mongoose';
 export type { StoredDoc } from './stored';
-export { eraseProjectDocuments, projectDocumentFilter } from './erasure';
+export { eraseProjectDocuments, keepThroughErasure, projectDocumentFilter } from './erasure';
 export { reencryptCollection, type ReencryptReport, type SealedFields } from './sealed';
 export { deleteTogether } from './delete-together';

@@ -1,6 +1,6 @@
-import { scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
+import { keepThroughErasure, scopedSchema, type Connection, type Model, type StoredDoc } from '@platform/mongo';
 
-export const ERASURES_COLLECTION = 'erasures';
+const ERASURES_COLLECTION = 'erasures';
 
 /**
  * An erasure job; `_id` is `<tenant>:<project>:<id>`. Kept after a project erasure as its record (what was erased,
@@ -20,6 +20,7 @@ const schema = scopedSchema(
   { collection: ERASURES_COLLECTION, timestamps: false, minimize: false },
 );
 schema.index({ tenantId: 1, projectId: 1, kind: 1, conversationId: 1, status: 1 });
+keepThroughErasure(schema);
 
 export type ErasureDoc = StoredDoc<
   typeof schema,
@@ -27,7 +28,7 @@ export type ErasureDoc = StoredDoc<
   { kind: 'conversation' | 'project'; status: 'pending' | 'done'; services: string[] }
 >;
 
-export const ERASURE_PARTS_COLLECTION = 'erasureParts';
+const ERASURE_PARTS_COLLECTION = 'erasureParts';
 
 /** A service's part of a job, done; `_id` is the job's `_id` and the service (`<tenant>:<project>:<id>:<service>`). */
 const partSchema = scopedSchema(
@@ -39,6 +40,7 @@ const partSchema = scopedSchema(
   { collection: ERASURE_PARTS_COLLECTION, id: false, timestamps: false },
 );
 partSchema.index({ tenantId: 1, projectId: 1, erasureId: 1 });
+keepThroughErasure(partSchema);
 
 export type ErasurePartDoc = StoredDoc<typeof partSchema>;
 

@@ -1,8 +1,6 @@
 import type { Erasure, ErasureService, ProjectScope } from '@platform/contracts';
 import { eraseProjectDocuments, scoped, scopedId, unlessDuplicate, type Connection } from '@platform/mongo';
 import {
-  ERASURE_PARTS_COLLECTION,
-  ERASURES_COLLECTION,
   erasureModel,
   erasurePartModel,
   type ErasureDoc,
@@ -41,7 +39,7 @@ export function erasureRepo(db: Connection) {
   return {
     /** Every document of the project in management's database, but the erasure records (what was erased, when). */
     async eraseProjectData(scope: ProjectScope): Promise<number> {
-      return eraseProjectDocuments(db, scope, { keep: [ERASURES_COLLECTION, ERASURE_PARTS_COLLECTION] });
+      return eraseProjectDocuments(db, scope);
     },
     async insert(
       scope: ProjectScope,
