@@ -21,6 +21,12 @@ export interface ConnectOptions {
 
 const disconnected = new WeakSet<NatsConnection>();
 const inboxes = new WeakMap<NatsConnection, string>();
+const disconnectListeners = new WeakMap<NatsConnection, Array<() => void>>();
+
+/** Calls `listener` each time the connection is lost (made by connectNats). */
+export function onDisconnect(nc: NatsConnection, listener: () => void): void {
+  disconnectListeners.set(nc, [...(disconnectListeners.get(nc) ?? []), listener]);
+}
 
 /** False while the connection is lost and reconnecting (callers answer 503 at once instead of waiting a timeout). */
 export function natsReachable(nc: NatsConnection): boolean {
@@ -78,7 +84,10 @@ export async function connectNats(opts: ConnectOptions): Promise<NatsConnection>
   inboxes.set(nc, inboxPrefix);
   void (async () => {
     for await (const s of nc.status()) {
-      if (s.type === 'disconnect') disconnected.add(nc);
+      if (s.type === 'disconnect') {
+        disconnected.add(nc);
+        for (const listener of disconnectListeners.get(nc) ?? []) listener();
+      }
       if (s.type === 'reconnect') disconnected.delete(nc);
       if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'error') {
         // A permissions violation names what was refused: something the deploy/nats/permissions.json grant lacks.

@@ -6,6 +6,7 @@ import {
   type ConsumerMessages,
   type JetStreamManager,
   type JsMsg,
+  ErrorCode,
   type NatsConnection,
   nanos,
 } from 'nats';
@@ -20,7 +21,8 @@ import {
 import { getLogger, runWithContext } from '@platform/logger';
 import { SpanKind, contextFromHeaders, counter, inSpan, trackConsumerPending, traceHeaders } from '@platform/telemetry';
 import { RawJson, decode, encode, headerMap, headersOf } from './codec';
-import { RequestMux } from './request-mux';
+import { natsReachable, onDisconnect } from './connection';
+import { natsError, RequestMux } from './request-mux';
 
 const log = getLogger('bus.jetstream');
 
@@ -130,8 +132,15 @@ interface PubAck {
 export function publisher(nc: NatsConnection, opts: { timeoutMs?: number } = {}): Publisher {
   const requests = new RequestMux(nc);
   const timeout = opts.timeoutMs ?? JS_API_TIMEOUT_MS;
+  // A publish is never acknowledged once the connection is lost: nats.js drops what it had not written yet when it
+  // dials again, and an acknowledgement sent to the lost connection is not kept for the next one. So a publish
+  // waiting then, or made before the connection is back, fails at once (DISCONNECT) rather than at its timeout, and
+  // its caller (the outbox) publishes it again, with the same Nats-Msg-Id, once NATS is back.
+  const disconnect = () => natsError(ErrorCode.Disconnect, 'the connection to NATS was lost');
+  onDisconnect(nc, () => requests.failWaiting(disconnect()));
   return {
     async publish(subject, data, msgId, hdrs) {
+      if (!natsReachable(nc)) throw disconnect();
       // The trace context travels with the event: without headers of the caller's, the active span's.
       const h = headersOf({ ...(hdrs ?? traceHeaders()), 'Nats-Msg-Id': msgId });
       const reply = await requests.request(subject, encode(data), { timeout, headers: h });

@@ -46,7 +46,7 @@ function statusError(h: MsgHdrs): Error {
 }
 
 /** An error with the nats.js code the callers classify (`natsErrorToAppError`, `undeliveredFromNats`). */
-function natsError(code: string, message: string): Error {
+export function natsError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
@@ -279,6 +279,11 @@ export class RequestMux {
       return;
     }
     p.resolve(msg);
+  }
+
+  /** Fails every request still waiting for its answer (and every batch) with `err`. */
+  failWaiting(err: Error): void {
+    this.failAll(err);
   }
 
   private failAll(err: Error): void {
