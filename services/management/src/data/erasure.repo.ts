@@ -1,11 +1,6 @@
 import type { Erasure, ErasureService, ProjectScope } from '@platform/contracts';
 import { eraseProjectDocuments, scoped, scopedId, unlessDuplicate, type Connection } from '@platform/mongo';
-import {
-  erasureModel,
-  erasurePartModel,
-  type ErasureDoc,
-  type ErasurePartDoc,
-} from './erasure.model';
+import { erasureModel, erasurePartModel, type ErasureDoc, type ErasurePartDoc } from './erasure.model';
 
 const isoOf = (d: Date | string) => new Date(d).toISOString();
 
