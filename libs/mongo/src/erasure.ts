@@ -15,36 +15,34 @@ export function projectDocumentFilter(scope: { tenantId: string; projectId: stri
   };
 }
 
-/** Schemas whose collections no project erasure touches (see keepThroughErasure). */
-const kept = new WeakSet<Schema>();
+/** Collections no project erasure touches (see keepThroughErasure). */
+const kept = new Set<string>();
 
 /**
  * Marks a schema's collection as one no project erasure touches: the audit log (libs/audit: append-only, and it holds
  * the record of the erasure itself, who erased the project, when, from where; its entries carry no secret) and the
- * records of erasures (what was erased, when).
+ * records of erasures (what was erased, when). Called where the schema is defined, so the mark is there as soon as
+ * the module is loaded, whether or not a model of it was made yet.
  */
 export function keepThroughErasure(schema: Schema): void {
-  kept.add(schema);
+  const collection = schema.get('collection');
+  if (!collection) throw new Error('keepThroughErasure: the schema names no collection');
+  kept.add(collection);
 }
 
 /**
  * Deletes every document of a project from every collection of a service's own database (project erasure,
- * docs/operating.md): collections added later are covered without a list to keep up to date; the collections of the
- * connection's models marked by keepThroughErasure are left alone. Answers how many were removed.
+ * docs/operating.md): collections added later are covered without a list to keep up to date; the collections marked
+ * by keepThroughErasure are left alone. Answers how many were removed.
  */
 export async function eraseProjectDocuments(
   db: Connection,
   scope: { tenantId: string; projectId: string },
 ): Promise<number> {
-  const keep = new Set(
-    Object.values(db.models)
-      .filter((m) => kept.has(m.schema))
-      .map((m) => m.collection.collectionName),
-  );
   const filter = projectDocumentFilter(scope);
   let removed = 0;
   for (const c of await db.db!.listCollections({}, { nameOnly: true }).toArray()) {
-    if (c.name.startsWith('system.') || keep.has(c.name)) continue;
+    if (c.name.startsWith('system.') || kept.has(c.name)) continue;
     const r = await db.db!.collection(c.name).deleteMany(filter);
     removed += r.deletedCount;
   }
