@@ -22,7 +22,7 @@ export interface CpuSnapshot {
 }
 
 /** The whole machine's ticks so far (/proc/stat): in all, idle (iowait included) and stolen by the host. */
-function machineTicks(): { total: number; idle: number; steal: number } {
+export function machineTicks(): { total: number; idle: number; steal: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   return { total: fields.reduce((a, b) => a + b, 0), idle: (fields[3] ?? 0) + (fields[4] ?? 0), steal: fields[7] ?? 0 };
 }

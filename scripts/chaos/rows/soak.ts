@@ -4,11 +4,12 @@
 // of every process, and the p99 per interval (of all operations and of each kind) go in the JSON and in a plot
 // (docs/images/soak.png); afterwards every accepted write is read back, every stored event must have reached the webhook
 // receiver, and each project's delivery log and analytics counters must count what was stored.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { baseConfig } from '@platform/config';
 import { anAnalyticsKey, anApiKey, aProject, projectPath, repoRoot, type Receiver } from '@platform/testkit';
+import { machineTicks } from '../../bench/cpu';
 import { procName, rssMb } from '../../bench/processes';
 import { productionNodeArgs, productionProcessEnv } from '../../bench/stacks';
 import { get, type LoadResult, post, tally, type Tally } from '../load';
@@ -195,13 +196,6 @@ export async function soakRows(receiver: Receiver): Promise<void> {
   }
 }
 
-/** The machine's CPU time so far (all CPUs, in clock ticks), and of it the idle time, from /proc/stat. */
-function cpuTimes(): { total: number; idle: number } {
-  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  // user nice system idle iowait irq softirq steal: idle and iowait are the time no work ran.
-  return { total: ticks.slice(0, 8).reduce((a, b) => a + b, 0), idle: ticks[3]! + ticks[4]! };
-}
-
 /** One project of the soak: its run-API key, its analytics key and its webhook destination (to the receiver). */
 interface SoakProject {
   p: { tenantId: string; projectId: string };
@@ -326,13 +320,15 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   const machine: SoakFigures['machineSamples'] = [];
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
   loopDelay.enable();
-  let cpuBefore = cpuTimes();
+  let cpuBefore = machineTicks();
   const sampleMachine = () => {
-    const now = cpuTimes();
+    const now = machineTicks();
     const total = now.total - cpuBefore.total;
+    // Busy as the bench counts it: neither idle nor stolen by the host.
+    const busy = total - (now.idle - cpuBefore.idle) - (now.steal - cpuBefore.steal);
     machine.push({
       atS: (Date.now() - started) / 1000,
-      cpuBusyPct: total > 0 ? Math.round((100 * (total - (now.idle - cpuBefore.idle))) / total) : 0,
+      cpuBusyPct: total > 0 ? Math.round((100 * busy) / total) : 0,
       generatorLoopDelayMaxMs: Math.round(loopDelay.max / 1e6),
     });
     cpuBefore = now;
