@@ -2,6 +2,7 @@ import type { PendingEvent, ProjectScope } from '@platform/contracts';
 import { scoped, scopedId, type Connection } from '@platform/mongo';
 import type { Outbox } from '@platform/outbox';
 import { getLogger } from '@platform/logger';
+import { LRUCache } from 'lru-cache';
 import { agentModel } from './agent.model';
 
 /** One revision of an agent as the domain sees it: a plain object (the model's document type stays in data/). */
@@ -28,10 +29,18 @@ const revisionId = (scope: ProjectScope, agentId: string, revision: number) =>
 
 export type AgentRepo = ReturnType<typeof agentRepo>;
 
+/**
+ * How long, and for how many agents, a read that found an agent live is taken as the answer of the check before a key
+ * or trigger is written for it (the check after the write always reads: domain/agents.ts, `AgentLiveness`).
+ */
+const SEEN_LIVE_MS = 60_000;
+const SEEN_LIVE_MAX = 10_000;
+
 export function agentRepo(db: Connection, outbox: Outbox) {
   const Model = agentModel(db);
   const writer = outbox.of(Model);
   const hidden = writer.hidden;
+  const seenLive = new LRUCache<string, true>({ max: SEEN_LIVE_MAX, ttl: SEEN_LIVE_MS });
 
   /** Inserts a revision with its events (published once it is stored); null when that revision exists. */
   const insertRevision = async (doc: Omit<StoredAgent, '_id'>, events: PendingEvent[]): Promise<StoredAgent | null> => {
@@ -108,6 +117,23 @@ export function agentRepo(db: Connection, outbox: Outbox) {
       const doc = await this.latest(scope, id);
       return doc && !doc.deleted ? doc : null;
     },
+    /** Whether the agent is live now (its latest revision is not a tombstone): one read of that revision's flag. */
+    async isLive(scope: ProjectScope, id: string): Promise<boolean> {
+      const latest = await Model.findOne({ ...scoped(scope), id }, { _id: 0, deleted: 1 })
+        .sort({ revision: -1 })
+        .lean();
+      const live = latest !== null && latest.deleted !== true;
+      if (live) seenLive.set(scopedId(scope, id), true);
+      else seenLive.delete(scopedId(scope, id));
+      return live;
+    },
+    /**
+     * `isLive`, or true without a read when a read of this process found the agent live in the last minute (a deletion
+     * since then, here or on another replica, is seen by the `isLive` that follows the write).
+     */
+    async seenLive(scope: ProjectScope, id: string): Promise<boolean> {
+      return seenLive.has(scopedId(scope, id)) || this.isLive(scope, id);
+    },
     /** Writes the revision after `current`; null when another writer took that revision first. */
     async replaceBody(
       current: StoredAgent,
@@ -121,11 +147,13 @@ export function agentRepo(db: Connection, outbox: Outbox) {
      * to be removed (`cascadePending`); null when another writer took that revision first.
      */
     async insertTombstone(current: StoredAgent, at: Date, events: PendingEvent[]): Promise<StoredAgent | null> {
-      return insertNext(
+      const tombstone = await insertNext(
         current,
         { body: '{}', skillIds: [], updatedAt: at, changeId: null, deleted: true, cascadePending: true },
         events,
       );
+      seenLive.delete(scopedId(current, current.id));
+      return tombstone;
     },
     /** The triggers and keys of a deleted agent are gone. */
     async cascadeDone(tombstone: StoredAgent): Promise<void> {

@@ -21,6 +21,18 @@ import type { AgentRepo, StoredAgent } from '../data/agent.repo';
 import type { SkillRepo } from '../data/skill.repo';
 import type { WithLock } from '../data/entity-lock.store';
 
+/**
+ * Whether an agent is live (a live agent of the project, not deleted), for what is written bound to one (API keys,
+ * triggers): checked before the write, and read again after it, since a deletion between the two may have run its
+ * cascade before the write (docs/management.md, "Deleting an agent").
+ */
+export interface AgentLiveness {
+  /** Before the write: may answer from a read of the last minute (the check after the write sees a deletion since). */
+  seenLive(scope: AgentPath): Promise<boolean>;
+  /** After the write: read from the database. */
+  isLive(scope: AgentPath): Promise<boolean>;
+}
+
 export interface AgentDeps {
   agents: AgentRepo;
   skills: SkillRepo;

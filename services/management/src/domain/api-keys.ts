@@ -1,7 +1,6 @@
 import {
   apiKeyRevoked,
   pendingEvent,
-  type AgentPath,
   type ApiKey,
   type ApiKeyCreate,
   type ApiKeyUpdate,
@@ -11,24 +10,28 @@ import {
 import { AppError } from '@platform/problems';
 import { keyedHash, randomId, randomSecret, safeEqual } from '@platform/secrets';
 import type { ApiKeyRepo } from '../data/api-key.repo';
+import type { AgentLiveness } from './agents';
 
 export interface ApiKeyDeps {
   apiKeys: ApiKeyRepo;
   pepper: string;
   /** Tells every gateway to drop its cached verification of a credential at once. */
   announceRevoked(r: { apiKeyId?: string; accessTokenId?: string }): void;
-  /** Whether the agent exists (a live agent of the project, not deleted). */
-  agentExists(scope: AgentPath): Promise<boolean>;
+  /** Whether the key's agent is live, before and after the key is written. */
+  agents: AgentLiveness;
 }
 
 /** A key is bound to an agent of its project: 422 at `/agentId` when there is none by that id. */
+const agentMissing = (agentId: string) => {
+  const detail = `no agent "${agentId}" in this project: create the agent before its keys`;
+  return new AppError('unprocessable_entity', `The API key names an agent that does not exist (${agentId})`, {
+    errors: [{ pointer: '/agentId', detail }],
+  });
+};
+
+/** Before a key is bound to an agent: the agent is live (or was a moment ago; see `revokeUnlessAgentExists`). */
 async function assertAgentExists(deps: ApiKeyDeps, scope: ProjectScope, agentId: string): Promise<void> {
-  if (!(await deps.agentExists({ ...scope, agentId }))) {
-    const detail = `no agent "${agentId}" in this project: create the agent before its keys`;
-    throw new AppError('unprocessable_entity', `The API key names an agent that does not exist (${agentId})`, {
-      errors: [{ pointer: '/agentId', detail }],
-    });
-  }
+  if (!(await deps.agents.seenLive({ ...scope, agentId }))) throw agentMissing(agentId);
 }
 
 const KEY_PATTERN = /^sk_([0-9A-Za-z]{12})\.([A-Za-z0-9_-]{43})$/;
@@ -75,11 +78,11 @@ async function revokeUnlessAgentExists(
   id: string,
   agentId: string,
 ): Promise<void> {
-  if (await deps.agentExists({ ...scope, agentId })) return;
+  if (await deps.agents.isLive({ ...scope, agentId })) return;
   await revokeApiKey(deps, scope, id).catch((err: unknown) => {
     if (!(err instanceof AppError && err.code === 'not_found')) throw err;
   });
-  await assertAgentExists(deps, scope, agentId);
+  throw agentMissing(agentId);
 }
 
 export async function findApiKey(deps: ApiKeyDeps, scope: ProjectScope, id: string): Promise<ApiKey> {

@@ -16,14 +16,15 @@ import type { CredentialRepo } from '../data/credential.repo';
 import { jsonSchemaProblems, undeclaredPlaceholders } from './json-schema';
 import { principalUserId } from './credentials';
 import { transformProblems } from './webhook-checks';
+import type { AgentLiveness } from './agents';
 
 export interface TriggerDeps {
   triggers: TriggerRepo;
   credentials: CredentialRepo;
   /** Key of the keyed hash under which authentication header values are stored. */
   pepper: string;
-  /** Whether the agent exists (a live agent of the project, not deleted). */
-  agentExists(scope: AgentPath): Promise<boolean>;
+  /** Whether the trigger's agent is live, before and after the trigger is written. */
+  agents: AgentLiveness;
 }
 
 export interface TriggerContext {
@@ -200,13 +201,13 @@ export async function addTrigger(
     updatedAt: input.updatedAt ? new Date(input.updatedAt) : now,
   };
   const state = stateOf(doc, true);
-  if (!(await deps.agentExists(scope))) throw agentNotFound(scope.agentId);
+  if (!(await deps.agents.seenLive(scope))) throw agentNotFound(scope.agentId);
   await assertConsistent(deps, scope, state);
   const saved = await deps.triggers.insert(doc);
   if (!saved) throw new AppError('conflict', `A trigger with id "${doc.id}" already exists for this agent`);
   // The agent was deleted between the check and the insert: its cascade may have run before the insert, so the
   // trigger is taken back rather than left dangling (docs/management.md, "Deleting an agent").
-  if (!(await deps.agentExists(scope))) {
+  if (!(await deps.agents.isLive(scope))) {
     await deps.triggers.remove(scope, doc.id);
     throw agentNotFound(scope.agentId);
   }

@@ -1,0 +1,74 @@
+import { ensureStream, platformEventsStream, publisher } from '@platform/bus';
+import { connectMongo, type Connection } from '@platform/mongo';
+import { Outbox } from '@platform/outbox';
+import { AppError } from '@platform/problems';
+import { randomId } from '@platform/secrets';
+import { connectAs, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { agentRepo, type AgentRepo } from '../src/data/agent.repo';
+import { apiKeyRepo } from '../src/data/api-key.repo';
+import type { AgentLiveness } from '../src/domain/agents';
+import { issueApiKey, type ApiKeyDeps } from '../src/domain/api-keys';
+
+/**
+ * A key is written only for a live agent. The check before the write may answer from what the replica saw of the agent
+ * in the last minute; the check after it reads the database, so a deletion made on another replica since is seen there.
+ * Two repositories over one database stand for two management replicas.
+ */
+let nats: NatsServer;
+let nc: Awaited<ReturnType<typeof connectAs>>;
+let db: Connection;
+let outbox: Outbox;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  nc = await connectAs(nats.url, 'admin', { name: 'agent-liveness-test' });
+  await ensureStream(await nc.jetstreamManager(), platformEventsStream);
+  db = await connectMongo({ url: testStack().env.MONGO_URL!, dbPrefix: 'test', service: 'management-agent-liveness' });
+  outbox = new Outbox({ publisher: publisher(nc), instance: 'agent-liveness-test' });
+});
+afterAll(async () => {
+  await outbox?.stop();
+  await db?.close();
+  await nc?.close();
+  await nats?.destroy();
+});
+
+const livenessOf = (agents: AgentRepo): AgentLiveness => ({
+  seenLive: (a) => agents.seenLive(a, a.agentId),
+  isLive: (a) => agents.isLive(a, a.agentId),
+});
+
+test('when another replica deleted the agent after this one saw it live, then a key created here is answered 422 at /agentId and is not kept', async () => {
+  const here = agentRepo(db, outbox);
+  const there = agentRepo(db, outbox);
+  const scope = { tenantId: `t-${randomId(8).toLowerCase()}`, projectId: 'p1' };
+  const now = new Date();
+  await here.insert(
+    { ...scope, id: 'a1', name: 'agent', body: '{}', skillIds: [], changeId: null, createdAt: now, updatedAt: now },
+    [],
+  );
+  const revoked: string[] = [];
+  const deps: ApiKeyDeps = {
+    apiKeys: apiKeyRepo(db, outbox),
+    pepper: 'test-pepper',
+    announceRevoked: (r) => void revoked.push(r.apiKeyId ?? ''),
+    agents: livenessOf(here),
+  };
+  const first = await issueApiKey(deps, scope, { agentId: 'a1', name: 'first' });
+  // The other replica deletes the agent; this one saw it live a moment ago.
+  const latest = (await there.findById(scope, 'a1'))!;
+  expect(await there.insertTombstone(latest, new Date(), [])).not.toBeNull();
+
+  const refused = await issueApiKey(deps, scope, { agentId: 'a1', name: 'second' }).catch((err: unknown) => err);
+  expect(refused).toBeInstanceOf(AppError);
+  expect((refused as AppError).status).toBe(422);
+  expect((refused as AppError).errors?.map((e) => e.pointer)).toEqual(['/agentId']);
+  const listed = await deps.apiKeys.list(scope, {}, 1, 10);
+  expect(listed.rows.map((k) => k.id)).toEqual([first.apiKey.id]);
+  expect(revoked).toHaveLength(1);
+
+  // The refusal was read from the database: the next check before a write reads it again and refuses before writing.
+  const again = await issueApiKey(deps, scope, { agentId: 'a1', name: 'third' }).catch((err: unknown) => err);
+  expect((again as AppError).status).toBe(422);
+  expect(revoked).toHaveLength(1);
+});
