@@ -84,9 +84,10 @@ async function listRows(ctx: BenchContext, label: string, p: Project, size: numb
     raw,
     `finds/s, ${load.connections} concurrent callers; ${raw.returned} rows a page`,
   );
-  const row = table.add(
+  // Read against B measured beside it, as create is.
+  const row = table.addPaired(
     `management list API keys (10 a page of ${label})`,
-    await measure({ url: `${gw}${projectPath(p)}/api-keys?limit=10`, headers: adminH }, load),
+    await measurePaired({ url: `${gw}${projectPath(p)}/api-keys?limit=10`, headers: adminH }, [besideB(ctx)], load),
   );
   table.target(
     table.againstCeiling(row, `find of a key page (${label} keys)`),
@@ -95,9 +96,13 @@ async function listRows(ctx: BenchContext, label: string, p: Project, size: numb
   );
   if (size !== 21) return;
   // The upstream figure (issue 20): one Hono process on PostgreSQL, 10 connections, 1,080 req/s on this machine.
-  const ten = table.add(
+  const ten = table.addPaired(
     `management list API keys (10 a page of 21), 10 connections`,
-    await measure({ url: `${gw}${projectPath(p)}/api-keys?limit=10`, headers: adminH, connections: 10 }, load),
+    await measurePaired(
+      { url: `${gw}${projectPath(p)}/api-keys?limit=10`, headers: adminH, connections: 10 },
+      [besideB(ctx)],
+      load,
+    ),
   );
   table.target(ten, '> upstream 1,080 req/s', (r) => (r.rps ?? 0) > 1080);
   // The CPU each process spends on a listed page: a cached page is mostly the gateway and the bus.
