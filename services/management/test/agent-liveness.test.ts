@@ -1,37 +1,17 @@
-import { ensureStream, platformEventsStream, publisher } from '@platform/bus';
-import { connectMongo, type Connection } from '@platform/mongo';
-import { Outbox } from '@platform/outbox';
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import { connectAs, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
 import { agentRepo, type AgentRepo } from '../src/data/agent.repo';
 import { apiKeyRepo } from '../src/data/api-key.repo';
 import type { AgentLiveness } from '../src/domain/agents';
 import { issueApiKey, type ApiKeyDeps } from '../src/domain/api-keys';
+import { repositoryParts } from './repository-parts';
 
 /**
  * A key is written only for a live agent. The check before the write may answer from what the replica saw of the agent
  * in the last minute; the check after it reads the database, so a deletion made on another replica since is seen there.
  * Two repositories over one database stand for two management replicas.
  */
-let nats: NatsServer;
-let nc: Awaited<ReturnType<typeof connectAs>>;
-let db: Connection;
-let outbox: Outbox;
-
-beforeAll(async () => {
-  nats = await startNatsServer();
-  nc = await connectAs(nats.url, 'admin', { name: 'agent-liveness-test' });
-  await ensureStream(await nc.jetstreamManager(), platformEventsStream);
-  db = await connectMongo({ url: testStack().env.MONGO_URL!, dbPrefix: 'test', service: 'management-agent-liveness' });
-  outbox = new Outbox({ publisher: publisher(nc), instance: 'agent-liveness-test' });
-});
-afterAll(async () => {
-  await outbox?.stop();
-  await db?.close();
-  await nc?.close();
-  await nats?.destroy();
-});
+const parts = repositoryParts('agent-liveness');
 
 const livenessOf = (agents: AgentRepo): AgentLiveness => ({
   seenLive: (a) => agents.seenLive(a, a.agentId),
@@ -39,8 +19,8 @@ const livenessOf = (agents: AgentRepo): AgentLiveness => ({
 });
 
 test('when another replica deleted the agent after this one saw it live, then a key created here is answered 422 at /agentId and is not kept', async () => {
-  const here = agentRepo(db, outbox);
-  const there = agentRepo(db, outbox);
+  const here = agentRepo(parts.db, parts.outbox);
+  const there = agentRepo(parts.db, parts.outbox);
   const scope = { tenantId: `t-${randomId(8).toLowerCase()}`, projectId: 'p1' };
   const now = new Date();
   await here.insert(
@@ -49,7 +29,7 @@ test('when another replica deleted the agent after this one saw it live, then a 
   );
   const revoked: string[] = [];
   const deps: ApiKeyDeps = {
-    apiKeys: apiKeyRepo(db, outbox),
+    apiKeys: apiKeyRepo(parts.db, parts.outbox),
     pepper: 'test-pepper',
     announceRevoked: (r) => void revoked.push(r.apiKeyId ?? ''),
     agents: livenessOf(here),

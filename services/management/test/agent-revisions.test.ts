@@ -1,9 +1,7 @@
-import { ensureStream, platformEventsStream, publisher } from '@platform/bus';
-import { connectMongo, type Connection } from '@platform/mongo';
-import { Outbox } from '@platform/outbox';
 import { randomId } from '@platform/secrets';
-import { connectAs, eventually, startNatsServer, testStack, type NatsServer } from '@platform/testkit';
+import { eventually } from '@platform/testkit';
 import { agentRepo } from '../src/data/agent.repo';
+import { repositoryParts } from './repository-parts';
 
 /**
  * Agents are stored as insert-only revisions (`<agent>#<n>` is the key, so two writers of revision n+1 cannot both
@@ -11,27 +9,10 @@ import { agentRepo } from '../src/data/agent.repo';
  * n+1 must still fail on key n+1: had the prune freed the key, its change would be stored behind n+2 while the caller
  * is told it was stored (seen as an attachment missing after 8 concurrent attaches all answered 201).
  */
-let nats: NatsServer;
-let nc: Awaited<ReturnType<typeof connectAs>>;
-let db: Connection;
-let outbox: Outbox;
-
-beforeAll(async () => {
-  nats = await startNatsServer();
-  nc = await connectAs(nats.url, 'admin', { name: 'agent-revisions-test' });
-  await ensureStream(await nc.jetstreamManager(), platformEventsStream);
-  db = await connectMongo({ url: testStack().env.MONGO_URL!, dbPrefix: 'test', service: 'management-agent-revisions' });
-  outbox = new Outbox({ publisher: publisher(nc), instance: 'agent-revisions-test' });
-});
-afterAll(async () => {
-  await outbox?.stop();
-  await db?.close();
-  await nc?.close();
-  await nats?.destroy();
-});
+const parts = repositoryParts('agent-revisions');
 
 test('when a writer read a revision whose successor was written and pruned since, then its write is refused (null) and the latest revision keeps every change', async () => {
-  const repo = agentRepo(db, outbox);
+  const repo = agentRepo(parts.db, parts.outbox);
   const scope = { tenantId: `t-${randomId(8).toLowerCase()}`, projectId: 'p1' };
   const now = new Date();
   await repo.insert(
