@@ -28,7 +28,7 @@ import { registerSubAgentAttachmentHandlers } from './handlers/sub-agent-attachm
 import { apiKeyRepo } from './data/api-key.repo';
 import { registerApiKeyHandlers } from './handlers/api-keys';
 import { revokeKeysOfAgent } from './domain/api-keys';
-import { finishAgentDeletions, type AgentLiveness } from './domain/agents';
+import { finishAgentDeletions } from './domain/agents';
 import { appRepo } from './data/app.repo';
 import { registerAppHandlers } from './handlers/apps';
 import { credentialStoreEntryRepo } from './data/credential-store-entry.repo';
@@ -78,11 +78,7 @@ export const management = defineService({
 
     const announceRevoked = (r: CredentialRevoked) => publishNotice(nc, credentialRevoked, r);
     // Triggers and API keys belong to a live agent (docs/management.md, "Deleting an agent").
-    const agentLiveness: AgentLiveness = {
-      seenLive: (a) => agents.seenLive(a, a.agentId),
-      isLive: (a) => agents.isLive(a, a.agentId),
-    };
-    const keyDeps = { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked, agents: agentLiveness };
+    const keyDeps = { apiKeys, pepper: config.TOKEN_PEPPER, announceRevoked, agents };
     const agentDeps = { agents, skills, lock: entityLock(redis) };
     // Deleting an agent also removes its triggers and revokes the keys bound to it (docs/management.md).
     const deletionDeps = {
@@ -121,7 +117,7 @@ export const management = defineService({
     registerSubAgentAttachmentHandlers(bus, agentDeps);
     registerSkillHandlers(bus, agentDeps);
     registerCredentialHandlers(bus, { credentials, entries, triggers, box });
-    registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER, agents: agentLiveness });
+    registerTriggerHandlers(bus, { triggers, credentials, pepper: config.TOKEN_PEPPER, agents });
     registerTriggerInvocationHandlers(bus, {
       triggers,
       invocations,

@@ -1,8 +1,7 @@
 import { AppError } from '@platform/problems';
 import { randomId } from '@platform/secrets';
-import { agentRepo, type AgentRepo } from '../src/data/agent.repo';
+import { agentRepo } from '../src/data/agent.repo';
 import { apiKeyRepo } from '../src/data/api-key.repo';
-import type { AgentLiveness } from '../src/domain/agents';
 import { issueApiKey, type ApiKeyDeps } from '../src/domain/api-keys';
 import { repositoryParts } from './repository-parts';
 
@@ -12,11 +11,6 @@ import { repositoryParts } from './repository-parts';
  * Two repositories over one database stand for two management replicas.
  */
 const parts = repositoryParts('agent-liveness');
-
-const livenessOf = (agents: AgentRepo): AgentLiveness => ({
-  seenLive: (a) => agents.seenLive(a, a.agentId),
-  isLive: (a) => agents.isLive(a, a.agentId),
-});
 
 test('when another replica deleted the agent after this one saw it live, then a key created here is answered 422 at /agentId and is not kept', async () => {
   const here = agentRepo(parts.db, parts.outbox);
@@ -32,7 +26,7 @@ test('when another replica deleted the agent after this one saw it live, then a 
     apiKeys: apiKeyRepo(parts.db, parts.outbox),
     pepper: 'test-pepper',
     announceRevoked: (r) => void revoked.push(r.apiKeyId ?? ''),
-    agents: livenessOf(here),
+    agents: here,
   };
   const first = await issueApiKey(deps, scope, { agentId: 'a1', name: 'first' });
   // The other replica deletes the agent; this one saw it live a moment ago.

@@ -1,4 +1,4 @@
-import type { PendingEvent, ProjectScope } from '@platform/contracts';
+import type { AgentPath, PendingEvent, ProjectScope } from '@platform/contracts';
 import { scoped, scopedId, type Connection } from '@platform/mongo';
 import type { Outbox } from '@platform/outbox';
 import { getLogger } from '@platform/logger';
@@ -118,21 +118,22 @@ export function agentRepo(db: Connection, outbox: Outbox) {
       return doc && !doc.deleted ? doc : null;
     },
     /** Whether the agent is live now (its latest revision is not a tombstone): one read of that revision's flag. */
-    async isLive(scope: ProjectScope, id: string): Promise<boolean> {
-      const latest = await Model.findOne({ ...scoped(scope), id }, { _id: 0, deleted: 1 })
+    async isLive(agent: AgentPath): Promise<boolean> {
+      const key = scopedId(agent, agent.agentId);
+      const latest = await Model.findOne({ ...scoped(agent), id: agent.agentId }, { _id: 0, deleted: 1 })
         .sort({ revision: -1 })
         .lean();
       const live = latest !== null && latest.deleted !== true;
-      if (live) seenLive.set(scopedId(scope, id), true);
-      else seenLive.delete(scopedId(scope, id));
+      if (live) seenLive.set(key, true);
+      else seenLive.delete(key);
       return live;
     },
     /**
      * `isLive`, or true without a read when a read of this process found the agent live in the last minute (a deletion
      * since then, here or on another replica, is seen by the `isLive` that follows the write).
      */
-    async seenLive(scope: ProjectScope, id: string): Promise<boolean> {
-      return seenLive.has(scopedId(scope, id)) || this.isLive(scope, id);
+    async seenLive(agent: AgentPath): Promise<boolean> {
+      return seenLive.has(scopedId(agent, agent.agentId)) || this.isLive(agent);
     },
     /** Writes the revision after `current`; null when another writer took that revision first. */
     async replaceBody(
