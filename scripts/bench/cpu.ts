@@ -21,10 +21,16 @@ export interface CpuSnapshot {
   procs: Map<number, { comm: string; ticks: number; reads: number; writes: number }>;
 }
 
-/** The whole machine's ticks so far (/proc/stat): in all, idle (iowait included) and stolen by the host. */
-export function machineTicks(): { total: number; idle: number; steal: number } {
+/**
+ * The whole machine's ticks so far (/proc/stat): in all, idle (iowait included), stolen by the host, and busy (the
+ * rest: neither idle nor stolen).
+ */
+export function machineTicks(): { total: number; idle: number; steal: number; busy: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return { total: fields.reduce((a, b) => a + b, 0), idle: (fields[3] ?? 0) + (fields[4] ?? 0), steal: fields[7] ?? 0 };
+  const total = fields.reduce((a, b) => a + b, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  const steal = fields[7] ?? 0;
+  return { total, idle, steal, busy: total - idle - steal };
 }
 
 /** The share of the machine's time stolen by the host while `job` ran. */
@@ -36,7 +42,7 @@ export async function withSteal<T>(job: () => Promise<T>): Promise<{ value: T; s
 }
 
 export function cpuSnapshot(): CpuSnapshot {
-  const { total, idle, steal } = machineTicks();
+  const { total, busy, steal } = machineTicks();
   const procs = new Map<number, { comm: string; ticks: number; reads: number; writes: number }>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -67,7 +73,7 @@ export function cpuSnapshot(): CpuSnapshot {
       /* the process ended meanwhile */
     }
   }
-  return { at: Date.now(), busy: total - idle - steal, steal, total, procs };
+  return { at: Date.now(), busy, steal, total, procs };
 }
 
 export interface CpuUse {

@@ -324,8 +324,7 @@ async function soak(env: Env, receiver: Receiver, signal: AbortSignal): Promise<
   const sampleMachine = () => {
     const now = machineTicks();
     const total = now.total - cpuBefore.total;
-    // Busy as the bench counts it: neither idle nor stolen by the host.
-    const busy = total - (now.idle - cpuBefore.idle) - (now.steal - cpuBefore.steal);
+    const busy = now.busy - cpuBefore.busy;
     machine.push({
       atS: (Date.now() - started) / 1000,
       cpuBusyPct: total > 0 ? Math.round((100 * busy) / total) : 0,
